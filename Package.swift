@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+// sensorkitd — SensorKit for Linux. The targets read bottom-up as the layers of docs/architecture.md:
+// C shims → pure core (SensorKitModel) → Linux edges (SensorSystem, SensorStore, bridges) →
+// the daemon (SensorDaemon) → thin executables. The client library (SensorKit) stands on the core
+// and SensorSystem only; it never sees the daemon's internals.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "sensorkitd",
+    products: [
+        .library(name: "SensorKit", targets: ["SensorKit"]),
+        .executable(name: "sensorkitd", targets: ["sensorkitd"]),
+        .executable(name: "sensorkitctl", targets: ["sensorkitctl"]),
+    ],
+    targets: [
+        // C libraries from Debian, one shim module each, nothing else inside.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        .systemLibrary(name: "CIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
+        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+
+        // Pure core: SensorKit-shaped values, units, the time model. No Glibc, no I/O.
+        .target(name: "SensorKitModel", swiftSettings: strict),
+
+        // Linux edges shared by daemon and client: the syscall funnel, clocks, host identity.
+        .target(name: "SensorSystem", dependencies: ["SensorKitModel"], swiftSettings: strict),
+
+        // The client library: `import SensorKit` mirrors Apple's framework.
+        .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
+
+        // The daemon and its tools.
+        .target(name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
+        .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
+        .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
+
+        // Tests.
+        .target(name: "SensorTestKit", dependencies: ["SensorKitModel"], path: "Tests/SensorTestKit", swiftSettings: strict),
+        .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel", "SensorTestKit"], swiftSettings: strict),
+        .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
+        // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
+        .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit"]),
+    ]
+)

@@ -1,0 +1,2 @@
+// System-library shim: the libzstd headers, nothing else (see docs/design-notes).
+#include <zstd.h>

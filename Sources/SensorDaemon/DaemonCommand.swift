@@ -1,0 +1,59 @@
+import Foundation
+
+/// `sensorkitd`'s command line.
+public enum DaemonCommand {
+    public static let help = """
+        Usage: sensorkitd [OPTIONS]
+
+        Records Linux sensors (IIO accelerometers, gyroscopes, light, pressure and step sensors;
+        Bluetooth LE heart-rate, ECG and PPG wearables) with SensorKit's semantics — a 24-hour
+        hold, a 7-day window, per-app per-sensor consent — and serves them to study apps over a
+        Unix socket.
+
+        Options:
+          --socket PATH      reader socket (default /run/sensorkit/sensorkitd.sock, env SENSORKIT_SOCKET)
+          --config PATH      configuration file (default /etc/sensorkit/sensorkitd.conf)
+          --apps-dir PATH    app manifests (default /etc/sensorkit/apps.d)
+          --state-dir PATH   store and timeline (default /var/lib/sensorkit)
+          --version          print the version and exit
+          -h, --help         print this help and exit
+
+        Status: this build provides the SensorKit model and time model; recording, the reader
+        socket and the bridges arrive with the next parts of the plan (see README.md).
+        """
+
+    public static let version = "sensorkitd 0.1.0"
+
+    /// Runs the command; returns the process exit status.
+    public static func main(arguments: [String]) -> Int32 {
+        var paths = DaemonPaths.system
+        if let socket = ProcessInfo.processInfo.environment["SENSORKIT_SOCKET"] { paths.socket = socket }
+        var iterator = arguments.makeIterator()
+        while let argument = iterator.next() {
+            func value() -> String? {
+                guard let v = iterator.next() else {
+                    FileHandle.standardError.write(Data("sensorkitd: \(argument) needs a value\n".utf8))
+                    return nil
+                }
+                return v
+            }
+            switch argument {
+            case "-h", "--help":
+                print(help)
+                return 0
+            case "--version":
+                print(version)
+                return 0
+            case "--socket": guard let v = value() else { return 2 }; paths.socket = v
+            case "--config": guard let v = value() else { return 2 }; paths.config = v
+            case "--apps-dir": guard let v = value() else { return 2 }; paths.appsDirectory = v
+            case "--state-dir": guard let v = value() else { return 2 }; paths.stateDirectory = v
+            default:
+                FileHandle.standardError.write(Data("sensorkitd: unknown option '\(argument)' (see --help)\n".utf8))
+                return 2
+            }
+        }
+        FileHandle.standardError.write(Data("sensorkitd: recording is not built yet; see --help\n".utf8))
+        return 1
+    }
+}

@@ -1,0 +1,9 @@
+import SensorKitModel
+import SensorSystem
+
+extension SRDevice {
+    private static let host = HostIdentity.read().device
+
+    /// `+[SRDevice currentDevice]`: this Linux host (hostname, DMI/device-tree model, kernel release).
+    public static var current: SRDevice { host }
+}
