@@ -28,17 +28,31 @@ let package = Package(
         // Linux edges shared by daemon and client: the syscall funnel, clocks, host identity.
         .target(name: "SensorSystem", dependencies: ["SensorKitModel"], swiftSettings: strict),
 
+        // The embargo store: SQLite catalog + compressed columnar chunks.
+        .target(name: "SensorStore", dependencies: ["SensorKitModel", "SensorSystem", "CSQLite", "CZstd"],
+                swiftSettings: strict),
+
+        // The IIO bridge: udev discovery, scan decoding, buffered and polled capture.
+        .target(name: "IIOBridge", dependencies: ["SensorKitModel", "SensorSystem", "CUdev", "CIIO"],
+                swiftSettings: strict),
+
         // The client library: `import SensorKit` mirrors Apple's framework.
         .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
 
         // The daemon and its tools.
-        .target(name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
+        .target(name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge"],
+                swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
+        // `make bench`: figures beside anchors measured in the same run.
+        .executableTarget(name: "sensorkit-bench", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge"],
+                          swiftSettings: strict),
 
         // Tests.
         .target(name: "SensorTestKit", dependencies: ["SensorKitModel"], path: "Tests/SensorTestKit", swiftSettings: strict),
         .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel", "SensorTestKit"], swiftSettings: strict),
+        .testTarget(name: "SensorStoreTests", dependencies: ["SensorStore", "SensorTestKit"], swiftSettings: strict),
+        .testTarget(name: "IIOBridgeTests", dependencies: ["IIOBridge", "SensorTestKit"], swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
         .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit"]),

@@ -1,0 +1,1 @@
+// The IIO bridge (DESIGN §8, issue 5). Being built.
