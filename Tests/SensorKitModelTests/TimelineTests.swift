@@ -1,0 +1,127 @@
+import Testing
+import SensorKitModel
+import SensorTestKit
+
+@Suite struct TimelineTests {
+    let hour: Int64 = 3_600_000_000_000
+    let day: Int64 = 86_400_000_000_000
+
+    @Test func foundedAtMidnightUTCAndStartsSmall() {
+        let clock = FakeClock()
+        var timeline = Timeline.founded(by: clock)
+        #expect(timeline.origin % day == 0)
+        timeline.adoptCurrentBoot(of: clock)
+        let now = timeline.now(clock)!
+        #expect(now.rawValue >= 0 && now.rawValue < 86_400)
+    }
+
+    @Test func steppingTheWallClockDoesNotMoveSRTime() {
+        let clock = FakeClock()
+        var timeline = Timeline.founded(by: clock)
+        timeline.adoptCurrentBoot(of: clock)
+        let before = timeline.now(clock)!
+        clock.stepWallClock(nanoseconds: -2 * hour)  // NTP steps the clock back two hours
+        #expect(timeline.now(clock) == before)
+        clock.stepWallClock(nanoseconds: 5 * hour)
+        clock.advance(nanoseconds: 1_000)
+        #expect(timeline.now(clock)!.nanoseconds == before.nanoseconds! + 1_000)
+        // A daemon restart within the same boot keeps the anchor, whatever the wall clock says.
+        #expect(timeline.adoptCurrentBoot(of: clock) == .kept(anchor: timeline.anchors[clock.bootID]!))
+    }
+
+    @Test func keepsIncreasingAcrossAReboot() {
+        let clock = FakeClock()
+        var timeline = Timeline.founded(by: clock)
+        timeline.adoptCurrentBoot(of: clock)
+        clock.advance(nanoseconds: 3 * hour)
+        let lastOfFirstBoot = timeline.now(clock)!.nanoseconds!
+        timeline.advanceHighWater(to: lastOfFirstBoot)
+        let firstBoot = clock.bootID
+
+        clock.reboot(downtime: 10 * 60 * 1_000_000_000)
+        let adoption = timeline.adoptCurrentBoot(of: clock)
+        guard case .anchored = adoption else { Issue.record("expected a fresh anchor, got \(adoption)"); return }
+        let firstOfSecondBoot = timeline.now(clock)!.nanoseconds!
+        #expect(firstOfSecondBoot > lastOfFirstBoot)
+        // The gap equals the real downtime plus the new boot's uptime: the wall clock was right.
+        #expect(firstOfSecondBoot - lastOfFirstBoot == 10 * 60 * 1_000_000_000 + 3_000_000_000)
+        // Instants of the first boot still convert with that boot's own anchor.
+        let old = BootInstant(boot: firstBoot, nanoseconds: 5_000_000_000)
+        #expect(timeline.srNanoseconds(of: old) == timeline.anchors[firstBoot]! + 5_000_000_000)
+    }
+
+    @Test func aWallClockBehindAfterRebootCannotRunTheTimelineBackwards() {
+        let clock = FakeClock()
+        var timeline = Timeline.founded(by: clock)
+        timeline.adoptCurrentBoot(of: clock)
+        clock.advance(nanoseconds: 2 * hour)
+        let last = timeline.now(clock)!.nanoseconds!
+        timeline.advanceHighWater(to: last)
+        clock.reboot()
+        clock.stepWallClock(nanoseconds: -day)  // the RTC came back a day late (dead battery)
+        let adoption = timeline.adoptCurrentBoot(of: clock)
+        guard case .raised(_, let raisedBy) = adoption else { Issue.record("expected raised, got \(adoption)"); return }
+        #expect(raisedBy > 0)
+        #expect(timeline.now(clock)!.nanoseconds! == last + 1)
+    }
+
+    @Test func cfConversionsUseTheCurrentOffset() {
+        let clock = FakeClock()
+        var timeline = Timeline.founded(by: clock)
+        timeline.adoptCurrentBoot(of: clock)
+        let sample = timeline.now(clock)!
+        let cfNow = Double(clock.realtimeCFNanoseconds()) / 1e9
+        #expect(abs(timeline.toCFAbsoluteTime(sample, clock: clock)! - cfNow) < 1e-6)
+        // The wall clock is 5 s fast from now on: conversions are 5 s fast too (Apple's words).
+        clock.stepWallClock(nanoseconds: 5_000_000_000)
+        #expect(abs(timeline.toCFAbsoluteTime(sample, clock: clock)! - (cfNow + 5)) < 1e-6)
+        let back = timeline.fromCFAbsoluteTime(cfNow + 5, clock: clock)!
+        #expect(abs(back.rawValue - sample.rawValue) < 1e-6)
+    }
+
+    @Test func nanosecondRoundTripIsExactOverSevenDays() {
+        // Deterministic sweep over the first 7 days of a timeline plus both edges.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return state
+        }
+        let span = 7 * day
+        var checked = 0
+        for ns in [Int64(0), 1, 999_999_999, 1_000_000_000, span - 1, span, -1, -span] {
+            #expect(SRAbsoluteTime(nanoseconds: ns).nanoseconds == ns)
+        }
+        for _ in 0..<200_000 {
+            let ns = Int64(next() % UInt64(span))
+            let back = SRAbsoluteTime(nanoseconds: ns).nanoseconds
+            if back != ns { Issue.record("\(ns) came back as \(String(describing: back))"); break }
+            checked += 1
+        }
+        #expect(checked == 200_000)
+    }
+
+    @Test func bootInstantRoundTripsThroughTheTimeline() {
+        let clock = FakeClock()
+        var timeline = Timeline.founded(by: clock)
+        timeline.adoptCurrentBoot(of: clock)
+        let boot = clock.bootID
+        for step in 0...977 {
+            let boottime = 7 * day / 977 * Int64(step)
+            let instant = BootInstant(boot: boot, nanoseconds: boottime + 123)
+            let sr = timeline.srTime(of: instant)!
+            #expect(timeline.bootInstant(srNanoseconds: sr.nanoseconds!, in: boot) == instant)
+        }
+    }
+
+    @Test func unsetAndNonFiniteTimesHaveNoInstant() {
+        #expect(SRAbsoluteTime(.nan).nanoseconds == nil)
+        #expect(SRAbsoluteTime(.infinity).nanoseconds == nil)
+        #expect(SRAbsoluteTime(1e300).nanoseconds == nil)
+    }
+
+    @Test func unknownBootHasNoSRTime() {
+        let clock = FakeClock()
+        let timeline = Timeline.founded(by: clock)
+        #expect(timeline.srTime(of: BootInstant(boot: BootID("other"), nanoseconds: 1)) == nil)
+    }
+}

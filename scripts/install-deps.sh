@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sensorkitd builds, tests and demos with. Idempotent: does nothing
+# when everything is present. Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libsqlite3-dev libzstd-dev libudev-dev libiio-dev libbluetooth-dev   # linked C libraries
+  umockdev libumockdev-dev                                            # fake IIO hardware for tests
+  libiio-utils iiod                                                   # iio_readdev anchor, remote contexts
+  util-linux procps                                                   # setpriv/runuser for cross-user tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all Debian packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
