@@ -1,0 +1,189 @@
+/// A binary batch of fetched samples (docs/protocol.md §5), the payload of a `batch` frame:
+///
+///     u32 request id · u8 layout · u8 0 · u16 column count k · u32 sample count n
+///     i64[n] sensor time (SR ns) · i64[n] write time (SR ns)
+///     f64[k][n] columns, column after column · u32 m · f64[m] ragged values
+///
+/// All little-endian. Values are in SensorKit's units (g, rad/s, kPa, °C, lux, µV, BPM); the
+/// layout says which columns a sensor has. Columnar, so a client in any language unpacks each
+/// column with one call (`numpy.frombuffer`, `struct.unpack`).
+public struct SampleBatchFrame: Hashable, Sendable {
+    public var requestID: UInt32
+    public var layout: BatchLayout
+    /// When the sensor measured each sample (SR ns).
+    public var sensorTimes: [Int64]
+    /// When the daemon received and recorded each sample (SR ns): `SRFetchResult.timestamp`.
+    public var writeTimes: [Int64]
+    /// `layout.columns.count` columns of `sensorTimes.count` values each.
+    public var columns: [[Double]]
+    /// Per-sample lists flattened (heart rate RR intervals), split by the layout's count column.
+    public var ragged: [Double]
+
+    public init(requestID: UInt32, layout: BatchLayout, sensorTimes: [Int64], writeTimes: [Int64],
+                columns: [[Double]], ragged: [Double] = []) {
+        precondition(columns.count == layout.columns.count, "layout \(layout) has \(layout.columns.count) columns")
+        precondition(writeTimes.count == sensorTimes.count && columns.allSatisfy { $0.count == sensorTimes.count })
+        self.requestID = requestID
+        self.layout = layout
+        self.sensorTimes = sensorTimes
+        self.writeTimes = writeTimes
+        self.columns = columns
+        self.ragged = ragged
+    }
+
+    public var count: Int { sensorTimes.count }
+
+    public static let fixedHeaderSize = 12
+
+    /// The payload's size in bytes.
+    public var payloadSize: Int {
+        Self.fixedHeaderSize + count * 16 + columns.count * count * 8 + 4 + ragged.count * 8
+    }
+
+    /// Appends a whole `batch` frame (header and payload) to `bytes`.
+    public func appendFrame(to bytes: inout [UInt8]) {
+        Frame.appendHeader(kind: .batch, payloadCount: payloadSize, to: &bytes)
+        bytes.reserveCapacity(bytes.count + payloadSize)
+        appendLittleEndian(requestID, to: &bytes)
+        bytes.append(layout.rawValue)
+        bytes.append(0)
+        appendLittleEndian(UInt16(columns.count), to: &bytes)
+        appendLittleEndian(UInt32(count), to: &bytes)
+        appendArray(sensorTimes, to: &bytes)
+        appendArray(writeTimes, to: &bytes)
+        for column in columns { appendArray(column, to: &bytes) }
+        appendLittleEndian(UInt32(ragged.count), to: &bytes)
+        appendArray(ragged, to: &bytes)
+    }
+
+    public enum DecodeError: Error, Hashable, Sendable {
+        case truncated(needed: Int, have: Int)
+        case unknownLayout(UInt8)
+        case columnCount(layout: BatchLayout, got: Int)
+        case trailingBytes(Int)
+    }
+
+    /// Decodes a `batch` frame's payload; rejects anything short, long or inconsistent.
+    public static func decode(_ payload: [UInt8]) throws(DecodeError) -> SampleBatchFrame {
+        let result = payload.withUnsafeBytes { raw in
+            Result { () throws(DecodeError) in try decode(raw) }
+        }
+        return try result.get()
+    }
+
+    static func decode(_ raw: UnsafeRawBufferPointer) throws(DecodeError) -> SampleBatchFrame {
+            var reader = ByteReader(raw)
+            let requestID: UInt32 = try reader.read()
+            let layoutByte: UInt8 = try reader.read()
+            _ = try reader.read() as UInt8
+            let columnCount = Int(try reader.read() as UInt16)
+            let count = Int(try reader.read() as UInt32)
+            guard let layout = BatchLayout(rawValue: layoutByte) else { throw .unknownLayout(layoutByte) }
+            guard columnCount == layout.columns.count else { throw .columnCount(layout: layout, got: columnCount) }
+            let sensorTimes: [Int64] = try reader.readArray(count)
+            let writeTimes: [Int64] = try reader.readArray(count)
+            var columns: [[Double]] = []
+            columns.reserveCapacity(columnCount)
+            for _ in 0..<columnCount { columns.append(try reader.readArray(count)) }
+            let raggedCount = Int(try reader.read() as UInt32)
+            let ragged: [Double] = try reader.readArray(raggedCount)
+            guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
+            return SampleBatchFrame(requestID: requestID, layout: layout, sensorTimes: sensorTimes,
+                                    writeTimes: writeTimes, columns: columns, ragged: ragged)
+    }
+}
+
+#if _endian(big)
+#error("the wire format is little-endian; add byte swapping for big-endian hosts")
+#endif
+
+@inline(__always)
+func appendLittleEndian<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+    withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+}
+
+@inline(__always)
+func appendArray<T: BitwiseCopyable>(_ values: [T], to bytes: inout [UInt8]) {
+    values.withUnsafeBytes { bytes.append(contentsOf: $0) }
+}
+
+/// Reads fixed-size values from a byte buffer, throwing on truncation. Little-endian host only.
+struct ByteReader {
+    let base: UnsafeRawBufferPointer
+    var offset = 0
+    init(_ base: UnsafeRawBufferPointer) { self.base = base }
+
+    var remaining: Int { base.count - offset }
+
+    mutating func read<T: FixedWidthInteger>() throws(SampleBatchFrame.DecodeError) -> T {
+        let size = MemoryLayout<T>.size
+        guard remaining >= size else { throw .truncated(needed: size, have: remaining) }
+        let value = base.loadUnaligned(fromByteOffset: offset, as: T.self)
+        offset += size
+        return T(littleEndian: value)
+    }
+
+    mutating func readArray<T: BitwiseCopyable>(_ count: Int) throws(SampleBatchFrame.DecodeError) -> [T] {
+        let (size, overflow) = count.multipliedReportingOverflow(by: MemoryLayout<T>.stride)
+        guard !overflow, remaining >= size else { throw .truncated(needed: size, have: remaining) }
+        let values = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(
+                from: UnsafeRawBufferPointer(rebasing: base[offset..<(offset + size)]))
+            initialized = count
+        }
+        offset += size
+        return values
+    }
+}
+
+/// Which columns a batch carries, one layout per sample family (docs/protocol.md §5.2).
+public enum BatchLayout: UInt8, Hashable, Sendable, CaseIterable {
+    /// accelerometer (g) and rotationRate (rad/s): x, y, z.
+    case motion = 1
+    /// ambientPressure: pressure (kPa), temperature (°C; NaN when the chip has none).
+    case pressure = 2
+    /// ambientLightSensor: lux, chromaticity x, chromaticity y, placement.
+    case ambientLight = 3
+    /// pedometerData: end time (SR ns as Double), steps; the sensor time is the interval's start.
+    case pedometer = 4
+    /// heartRate: BPM, confidence, RR-interval count; the RR intervals (s) are the ragged values.
+    case heartRate = 5
+    /// onWristState: on wrist (0/1), wrist location, crown orientation.
+    case wrist = 6
+    /// electrocardiogram: µV, lead, flags, frequency (Hz), session state.
+    case electrocardiogram = 7
+    /// photoplethysmogram: four optical channels and ambient (raw counts).
+    case photoplethysmogram = 8
+    /// Deletion records: end time (SR ns as Double), reason; the sensor time is the start.
+    case deletionRecords = 9
+
+    public var columns: [String] {
+        switch self {
+        case .motion: return ["x", "y", "z"]
+        case .pressure: return ["pressure", "temperature"]
+        case .ambientLight: return ["lux", "chromaticityX", "chromaticityY", "placement"]
+        case .pedometer: return ["endTime", "steps"]
+        case .heartRate: return ["bpm", "confidence", "rrCount"]
+        case .wrist: return ["onWrist", "wristLocation", "crownOrientation"]
+        case .electrocardiogram: return ["microvolts", "lead", "flags", "frequency", "sessionState"]
+        case .photoplethysmogram: return ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"]
+        case .deletionRecords: return ["endTime", "reason"]
+        }
+    }
+
+    /// The layout of a sensor's fetch results; nil for sensors with no Linux source.
+    public static func of(_ sensor: SRSensor) -> BatchLayout? {
+        if sensor.parentOfDeletionRecords != nil { return .deletionRecords }
+        switch sensor {
+        case .accelerometer, .rotationRate: return .motion
+        case .ambientPressure: return .pressure
+        case .ambientLightSensor: return .ambientLight
+        case .pedometerData: return .pedometer
+        case .heartRate: return .heartRate
+        case .onWristState: return .wrist
+        case .electrocardiogram: return .electrocardiogram
+        case .photoplethysmogram: return .photoplethysmogram
+        default: return nil
+        }
+    }
+}
