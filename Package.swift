@@ -20,13 +20,15 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        // Linux calls that need _GNU_SOURCE (accept4, SO_PEERCRED's struct ucred): two tiny functions.
+        .target(name: "CSensorLinux"),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
 
         // Pure core: SensorKit-shaped values, units, the time model. No Glibc, no I/O.
         .target(name: "SensorKitModel", swiftSettings: strict),
 
         // Linux edges shared by daemon and client: the syscall funnel, clocks, host identity.
-        .target(name: "SensorSystem", dependencies: ["SensorKitModel"], swiftSettings: strict),
+        .target(name: "SensorSystem", dependencies: ["SensorKitModel", "CSensorLinux"], swiftSettings: strict),
 
         // The embargo store: SQLite catalog + compressed columnar chunks.
         .target(name: "SensorStore", dependencies: ["SensorKitModel", "SensorSystem", "CSQLite", "CZstd"],
@@ -40,7 +42,7 @@ let package = Package(
         .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
 
         // The daemon and its tools.
-        .target(name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge"],
+        .target(name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem"],
                 swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),

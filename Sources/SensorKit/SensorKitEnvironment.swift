@@ -45,6 +45,18 @@ public struct SensorKitEnvironment: Sendable {
         }
     }
 
+    /// Takes the daemon's timeline from its hello, so SR times here and there agree exactly.
+    static func adopt(_ wire: WireTimeline) {
+        shared.withLock { value in
+            guard var environment = value else { return }
+            let boot = BootID(wire.boot)
+            guard boot == environment.clock.bootID else { return }
+            environment.timeline = Timeline(origin: wire.origin, anchors: [boot: wire.anchor],
+                                            highWater: Int64.min, currentBoot: boot)
+            value = environment
+        }
+    }
+
     /// Replaces the environment (tests, or an app that talks to a daemon on another socket).
     public static func install(_ environment: SensorKitEnvironment) {
         shared.withLock { $0 = environment }

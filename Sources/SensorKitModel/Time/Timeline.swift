@@ -19,7 +19,7 @@ public struct Timeline: Hashable, Sendable, Codable {
     public private(set) var currentBoot: BootID?
 
     /// A timeline founded now: the origin is midnight UTC of the clock's wall time.
-    public static func founded(by clock: some SystemClock) -> Timeline {
+    public static func founded(by clock: any SystemClock) -> Timeline {
         let day: Int64 = 86_400 * 1_000_000_000
         let origin = clock.realtimeCFNanoseconds().floorDividedBy(day).quotient * day
         return Timeline(origin: origin, anchors: [:], highWater: Int64.min)
@@ -45,7 +45,7 @@ public struct Timeline: Hashable, Sendable, Codable {
 
     /// Makes the clock's current boot part of the timeline; call once at daemon start.
     @discardableResult
-    public mutating func adoptCurrentBoot(of clock: some SystemClock) -> Adoption {
+    public mutating func adoptCurrentBoot(of clock: any SystemClock) -> Adoption {
         let boot = clock.bootID
         currentBoot = boot
         if let anchor = anchors[boot] { return .kept(anchor: anchor) }
@@ -81,24 +81,24 @@ public struct Timeline: Hashable, Sendable, Codable {
     }
 
     /// The SR time now, read from the clock's current boot (nil until that boot is adopted).
-    public func now(_ clock: some SystemClock) -> SRAbsoluteTime? {
+    public func now(_ clock: any SystemClock) -> SRAbsoluteTime? {
         srTime(of: clock.now())
     }
 
     /// `CFAbsoluteTime − SRAbsoluteTime` right now, in seconds: the *current* offset that Apple's
     /// `SRAbsoluteTimeToCFAbsoluteTime`/`FromCFAbsoluteTime` use. It changes when the wall clock
     /// is stepped, exactly as Apple documents ("relative to the current wall clock").
-    public func cfOffsetNanoseconds(_ clock: some SystemClock) -> Int64? {
+    public func cfOffsetNanoseconds(_ clock: any SystemClock) -> Int64? {
         let instant = clock.now()
         guard let sr = srNanoseconds(of: instant) else { return nil }
         return clock.realtimeCFNanoseconds() - sr
     }
 
-    public func toCFAbsoluteTime(_ time: SRAbsoluteTime, clock: some SystemClock) -> CFAbsoluteTime? {
+    public func toCFAbsoluteTime(_ time: SRAbsoluteTime, clock: any SystemClock) -> CFAbsoluteTime? {
         cfOffsetNanoseconds(clock).map { time.rawValue + Double($0) / 1e9 }
     }
 
-    public func fromCFAbsoluteTime(_ cf: CFAbsoluteTime, clock: some SystemClock) -> SRAbsoluteTime? {
+    public func fromCFAbsoluteTime(_ cf: CFAbsoluteTime, clock: any SystemClock) -> SRAbsoluteTime? {
         cfOffsetNanoseconds(clock).map { SRAbsoluteTime(cf - Double($0) / 1e9) }
     }
 }

@@ -150,7 +150,7 @@ public enum BatchLayout: UInt8, Hashable, Sendable, CaseIterable {
     case heartRate = 5
     /// onWristState: on wrist (0/1), wrist location, crown orientation.
     case wrist = 6
-    /// electrocardiogram: µV, lead, flags, frequency (Hz), session state.
+    /// electrocardiogram: µV, lead, flags, frequency (Hz), session start (SR ns as Double).
     case electrocardiogram = 7
     /// photoplethysmogram: four optical channels and ambient (raw counts).
     case photoplethysmogram = 8
@@ -165,7 +165,7 @@ public enum BatchLayout: UInt8, Hashable, Sendable, CaseIterable {
         case .pedometer: return ["endTime", "steps"]
         case .heartRate: return ["bpm", "confidence", "rrCount"]
         case .wrist: return ["onWrist", "wristLocation", "crownOrientation"]
-        case .electrocardiogram: return ["microvolts", "lead", "flags", "frequency", "sessionState"]
+        case .electrocardiogram: return ["microvolts", "lead", "flags", "frequency", "sessionStart"]
         case .photoplethysmogram: return ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"]
         case .deletionRecords: return ["endTime", "reason"]
         }

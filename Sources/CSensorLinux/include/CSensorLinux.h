@@ -1,0 +1,13 @@
+// Linux calls Glibc's Swift overlay does not import, because they need _GNU_SOURCE
+// (accept4, struct ucred). Each is one small prefixed function, nothing more.
+#ifndef CSENSORLINUX_H
+#define CSENSORLINUX_H
+#include <sys/types.h>
+
+/// accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC); -1 and errno on failure.
+int csl_accept_nonblocking(int fd);
+
+/// getsockopt(fd, SOL_SOCKET, SO_PEERCRED): the peer's pid, uid, gid; -1 and errno on failure.
+int csl_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+#endif

@@ -1,0 +1,115 @@
+import Foundation
+import SensorKitModel
+
+/// A study app as an administrator installs it: `apps.d/<bundle-id>/` holding the app's own
+/// `Info.plist` and `*.entitlements` with Apple's keys, plus `Binding.plist`, the Linux binding that
+/// says which Unix users (and optionally which executable) may act as the app (DESIGN §6.2).
+public struct AppManifest: Hashable, Sendable {
+    public struct UsageDetail: Hashable, Sendable {
+        public var description: String?
+        public var required: Bool
+    }
+
+    public var bundleID: String
+    /// `NSSensorKitUsageDescription`: the study's purpose, shown on the consent sheet.
+    public var purpose: String?
+    /// `NSSensorKitPrivacyPolicyURL`.
+    public var privacyPolicyURL: String?
+    /// `NSSensorKitUsageDetail`, keyed by Apple's usage keys (`SRSensorUsageMotion`, …).
+    public var usageDetails: [String: UsageDetail]
+    /// Sensors the entitlement `com.apple.developer.sensorkit.reader.allow` lists.
+    public var entitledSensors: Set<SRSensor>
+    /// Unix users that may act as this app (names as written; numeric strings are uids).
+    public var users: [String]
+    /// Resolved uids of `users`.
+    public var uids: Set<UInt32>
+    /// If set, only this executable (`/proc/<pid>/exe`) may act as the app.
+    public var executable: String?
+
+    /// The usage detail that applies to a sensor (Apple groups accelerometer and gyroscope under
+    /// `SRSensorUsageMotion`).
+    public func usageDetail(for sensor: SRSensor) -> UsageDetail? {
+        SensorCatalog.descriptor(for: sensor)?.usageDetailKey.flatMap { usageDetails[$0] }
+    }
+
+    public static let entitlementKey = "com.apple.developer.sensorkit.reader.allow"
+    public static let bindingFile = "Binding.plist"
+
+    public enum LoadError: Error, Hashable, Sendable, CustomStringConvertible {
+        case missingFile(String)
+        case unreadable(String, reason: String)
+        case invalid(String, reason: String)
+
+        public var description: String {
+            switch self {
+            case .missingFile(let path): return "\(path) is missing"
+            case .unreadable(let path, let reason): return "\(path) cannot be read: \(reason)"
+            case .invalid(let path, let reason): return "\(path): \(reason)"
+            }
+        }
+    }
+
+    /// Loads `directory` (named after the bundle id). `resolveUser` maps a user name to a uid.
+    public static func load(directory: String, resolveUser: (String) -> UInt32?) throws(LoadError) -> AppManifest {
+        let bundleID = (directory as NSString).lastPathComponent
+        let info = try dictionary(at: directory + "/Info.plist")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        guard let entitlementsName = files.sorted().first(where: { $0.hasSuffix(".entitlements") }) else {
+            throw .missingFile(directory + "/<name>.entitlements")
+        }
+        let entitlementsPath = directory + "/" + entitlementsName
+        let entitlements = try dictionary(at: entitlementsPath)
+        let binding = try dictionary(at: directory + "/" + bindingFile)
+
+        guard let allowed = entitlements[entitlementKey] as? [String] else {
+            throw .invalid(entitlementsPath, reason: "\(entitlementKey) must be an array of strings")
+        }
+        var details: [String: UsageDetail] = [:]
+        if let raw = info["NSSensorKitUsageDetail"] {
+            guard let table = raw as? [String: Any] else {
+                throw .invalid(directory + "/Info.plist", reason: "NSSensorKitUsageDetail must be a dictionary")
+            }
+            for (key, value) in table {
+                guard let entry = value as? [String: Any] else {
+                    throw .invalid(directory + "/Info.plist", reason: "NSSensorKitUsageDetail.\(key) must be a dictionary")
+                }
+                details[key] = UsageDetail(description: entry["Description"] as? String,
+                                           required: (entry["Required"] as? Bool) ?? false)
+            }
+        }
+        guard let users = binding["Users"] as? [String], !users.isEmpty else {
+            throw .invalid(directory + "/" + bindingFile, reason: "Users must be a non-empty array of user names or uids")
+        }
+        var uids = Set<UInt32>()
+        for user in users {
+            if let uid = UInt32(user) ?? resolveUser(user) {
+                uids.insert(uid)
+            } else {
+                throw .invalid(directory + "/" + bindingFile, reason: "no such user '\(user)'")
+            }
+        }
+        let executable = binding["Executable"] as? String
+        if let executable, !executable.hasPrefix("/") {
+            throw .invalid(directory + "/" + bindingFile, reason: "Executable must be an absolute path")
+        }
+        return AppManifest(
+            bundleID: bundleID, purpose: info["NSSensorKitUsageDescription"] as? String,
+            privacyPolicyURL: info["NSSensorKitPrivacyPolicyURL"] as? String, usageDetails: details,
+            entitledSensors: SensorCatalog.sensors(allowedBy: allowed), users: users, uids: uids,
+            executable: executable)
+    }
+
+    private static func dictionary(at path: String) throws(LoadError) -> [String: Any] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw .missingFile(path) }
+        let object: Any
+        do {
+            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            throw .unreadable(path, reason: "not a property list (\(error.localizedDescription))")
+        }
+        guard let dictionary = object as? [String: Any] else {
+            throw .invalid(path, reason: "the top level must be a dictionary")
+        }
+        return dictionary
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import SensorKitModel
+import SensorSystem
+
+/// Consent decisions, pending consent requests and recording stakes: the small, rarely changing
+/// control state of the reader API (DESIGN §6.1–6.2). Persisted as `control.json` in the state
+/// directory with an atomic write on every change, so a crash keeps the old or the new state and
+/// stakes survive daemon restarts. A value type; `ReaderService` owns the one instance.
+public struct ControlLedger: Codable, Hashable, Sendable {
+    public struct Key: Codable, Hashable, Sendable, Comparable {
+        public var app: String
+        public var sensor: SRSensor
+        public init(app: String, sensor: SRSensor) {
+            self.app = app
+            self.sensor = sensor
+        }
+        public static func < (a: Key, b: Key) -> Bool { (a.app, a.sensor.rawValue) < (b.app, b.sensor.rawValue) }
+    }
+
+    public struct Decision: Codable, Hashable, Sendable {
+        public var status: SRAuthorizationStatus
+        /// SR ns of the decision.
+        public var decidedAt: Int64
+        /// Who decided: a uid, or "config" for an administrator's pre-grant.
+        public var decidedBy: String
+    }
+
+    public struct Stake: Codable, Hashable, Sendable {
+        /// SR ns of the app's first `startRecording` for the sensor: it sees data from then on.
+        public var firstStart: Int64
+        public var active: Bool
+    }
+
+    public private(set) var decisions: [Key: Decision] = [:]
+    /// Sensors an app asked for and nobody has answered yet.
+    public private(set) var pending: Set<Key> = []
+    public private(set) var stakes: [Key: Stake] = [:]
+
+    public init() {}
+
+    public func status(_ key: Key) -> SRAuthorizationStatus { decisions[key]?.status ?? .notDetermined }
+
+    public mutating func request(_ key: Key) { if decisions[key] == nil { pending.insert(key) } }
+
+    public mutating func decide(_ key: Key, granted: Bool, at time: Int64, by who: String) {
+        decisions[key] = Decision(status: granted ? .authorized : .denied, decidedAt: time, decidedBy: who)
+        pending.remove(key)
+        if !granted, var stake = stakes[key] {
+            stake.active = false  // consent withdrawn: the app's stake goes with it
+            stakes[key] = stake
+        }
+    }
+
+    /// Adds or renews a stake; the first start time is kept forever.
+    public mutating func startRecording(_ key: Key, at time: Int64) {
+        let first = stakes[key]?.firstStart ?? time
+        stakes[key] = Stake(firstStart: first, active: true)
+    }
+
+    public mutating func stopRecording(_ key: Key) {
+        if var stake = stakes[key] {
+            stake.active = false
+            stakes[key] = stake
+        }
+    }
+
+    /// Sensors with at least one active stake: the ones that must be recording.
+    public var sensorsToRecord: Set<SRSensor> {
+        Set(stakes.filter { $0.value.active }.map(\.key.sensor))
+    }
+
+    public static let fileName = "control.json"
+
+    public static func load(_ path: String) throws -> ControlLedger {
+        guard let data = FileManager.default.contents(atPath: path) else { return ControlLedger() }
+        return try JSONDecoder().decode(ControlLedger.self, from: data)
+    }
+
+    public func save(_ path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        try SystemFiles.writeAtomically(path, contents: Array(try encoder.encode(self)), mode: 0o600)
+    }
+}

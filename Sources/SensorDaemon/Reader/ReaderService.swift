@@ -1,0 +1,423 @@
+import Dispatch
+import Foundation
+import SensorKitModel
+import SensorSystem
+
+/// The reader API's logic (DESIGN §6): who a connection is, consent, stakes, fetches, push events.
+/// Confined to one serial control queue; fetches run on their own queues (`FetchStream`).
+public final class ReaderService: @unchecked Sendable {
+    // @unchecked: every mutable field is touched only on `queue` (dispatchPrecondition).
+    public struct Dependencies: Sendable {
+        public var registry: AppRegistry
+        public var archive: any SampleArchive
+        public var recorder: any RecordingControl
+        public var clock: any SystemClock
+        public var timeline: @Sendable () -> Timeline
+        /// Where `control.json` lives; nil keeps the ledger in memory (never in production).
+        public var ledgerPath: String?
+        /// Administrator pre-grants from the config (lab rigs): (app, sensor) pairs.
+        public var preGranted: [ControlLedger.Key]
+        public var log: @Sendable (String) -> Void
+
+        public init(registry: AppRegistry, archive: any SampleArchive, recorder: any RecordingControl,
+                    clock: any SystemClock, timeline: @escaping @Sendable () -> Timeline, ledgerPath: String?,
+                    preGranted: [ControlLedger.Key] = [], log: @escaping @Sendable (String) -> Void) {
+            self.registry = registry
+            self.archive = archive
+            self.recorder = recorder
+            self.clock = clock
+            self.timeline = timeline
+            self.ledgerPath = ledgerPath
+            self.preGranted = preGranted
+            self.log = log
+        }
+    }
+
+    private final class Session {
+        let connection: ClientConnection
+        var app: AppManifest?
+        var helloDone = false
+        var fetches: [UInt32: FetchStream] = [:]
+        /// requestAuthorization requests waiting for a person's answer: id → sensors.
+        var waitingConsent: [UInt32: Set<SRSensor>] = [:]
+        init(connection: ClientConnection) { self.connection = connection }
+        var isAdmin: Bool { connection.peer.uid == 0 }
+    }
+
+    let queue = DispatchQueue(label: "sensorkitd.reader.control")
+    private let dependencies: Dependencies
+    private var ledger: ControlLedger
+    private var sessions: [Int: Session] = [:]
+
+    public init(_ dependencies: Dependencies) throws {
+        self.dependencies = dependencies
+        ledger = try dependencies.ledgerPath.map(ControlLedger.load) ?? ControlLedger()
+        let now = Self.srNow(dependencies)
+        for key in dependencies.preGranted where ledger.status(key) == .notDetermined {
+            ledger.decide(key, granted: true, at: now, by: "config")
+        }
+        try persist()
+        dependencies.recorder.record(ledger.sensorsToRecord)
+    }
+
+    private static func srNow(_ dependencies: Dependencies) -> Int64 {
+        dependencies.timeline().srNanoseconds(of: dependencies.clock.now()) ?? 0
+    }
+    private var now: Int64 { Self.srNow(dependencies) }
+
+    // MARK: connections
+
+    func attach(_ connection: ClientConnection) {
+        queue.async {
+            self.sessions[connection.id] = Session(connection: connection)
+            connection.start(
+                onFrame: { [weak self] frame in
+                    guard let self else { return }
+                    self.queue.async { self.receive(frame, from: connection.id) }
+                },
+                onClose: { [weak self] reason in
+                    guard let self else { return }
+                    self.queue.async { self.detach(connection.id, reason: reason) }
+                })
+        }
+    }
+
+    private func detach(_ id: Int, reason: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let session = sessions.removeValue(forKey: id) else { return }
+        for fetch in session.fetches.values { fetch.cancel(silently: true) }
+        if reason != "client closed the connection" {
+            dependencies.log("<6>connection \(id) (uid \(session.connection.peer.uid)) closed: \(reason)")
+        }
+    }
+
+    private func send(_ reply: WireReply, to session: Session) {
+        session.connection.send(WireJSON.frame(reply).encoded())
+    }
+
+    private func fail(_ id: UInt32?, _ code: WireErrorCode, _ message: String, _ session: Session) {
+        send(.failure(id, WireError(code, message)), to: session)
+    }
+
+    private func receive(_ frame: Frame, from connectionID: Int) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let session = sessions[connectionID] else { return }
+        guard frame.kind == .message else {
+            return fail(nil, .malformedRequest, "clients send JSON message frames only (kind 1)", session)
+        }
+        let request: WireRequest
+        do {
+            request = try WireJSON.decode(WireRequest.self, from: frame.payload)
+        } catch {
+            return fail(nil, .malformedRequest, "not a request object: \(error)", session)
+        }
+        guard let operation = request.operation else {
+            return fail(request.id, .unknownOperation, "unknown operation '\(request.op)'", session)
+        }
+        if operation != .hello && !session.helloDone {
+            return fail(request.id, .malformedRequest, "send hello first", session)
+        }
+        switch operation {
+        case .hello: hello(request, session)
+        case .status: status(request, session)
+        case .requestAuthorization: requestAuthorization(request, session)
+        case .startRecording, .stopRecording: changeStake(request, session, start: operation == .startRecording)
+        case .fetchDevices: fetchDevices(request, session)
+        case .fetch: fetch(request, session)
+        case .cancel:
+            if let target = request.target, let stream = session.fetches[target] { stream.cancel(silently: false) }
+        case .ack:
+            if let target = request.target, let stream = session.fetches[target] { stream.acknowledge(request.batches ?? 1) }
+        case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes:
+            administer(operation, request, session)
+        }
+    }
+
+    // MARK: study-app operations
+
+    private func hello(_ request: WireRequest, _ session: Session) {
+        guard request.v == WireLimits.version else {
+            return fail(request.id, .unsupportedVersion,
+                        "protocol version \(request.v.map(String.init) ?? "missing") is not supported; this daemon speaks \(WireLimits.version)", session)
+        }
+        if let app = request.app {
+            do {
+                session.app = try dependencies.registry.authenticate(app: app, peer: session.connection.peer)
+            } catch {
+                dependencies.log("<5>refused connection from uid \(session.connection.peer.uid) pid \(session.connection.peer.pid): \(error)")
+                fail(request.id, error.isUnknownApp ? .unknownApp : .notPermitted, error.description, session)
+                let connection = session.connection
+                connection.queue.async { connection.close(reason: "refused: \(error)", flushFirst: true) }
+                return
+            }
+        }
+        session.helloDone = true
+        var reply = WireReply(id: request.id, ok: true)
+        reply.version = WireLimits.version
+        reply.app = session.app?.bundleID
+        let timeline = dependencies.timeline()
+        if let boot = timeline.currentBoot, let anchor = timeline.anchors[boot] {
+            reply.timeline = WireTimeline(origin: timeline.origin, boot: boot.rawValue, anchor: anchor)
+        }
+        send(reply, to: session)
+    }
+
+    /// The app and sensor of an app request, checked for entitlement; nil after replying an error.
+    private func entitledSensor(_ request: WireRequest, _ session: Session) -> (AppManifest, SRSensor)? {
+        guard let app = session.app else {
+            fail(request.id, .notPermitted, "this connection did not say which app it is (hello with app)", session)
+            return nil
+        }
+        guard let raw = request.sensor else {
+            fail(request.id, .malformedRequest, "the request needs a sensor", session)
+            return nil
+        }
+        let sensor = SRSensor(raw)
+        let recorded = sensor.parentOfDeletionRecords ?? sensor
+        guard app.entitledSensors.contains(recorded) else {
+            fail(request.id, .invalidEntitlement,
+                 "\(app.bundleID)'s entitlement \(AppManifest.entitlementKey) does not list \(SensorCatalog.descriptor(for: recorded)?.entitlement ?? recorded.rawValue)", session)
+            return nil
+        }
+        if case .unsupported(let reason) = SensorCatalog.support(for: sensor) {
+            fail(request.id, .unsupportedSensor, reason, session)
+            return nil
+        }
+        return (app, recorded)
+    }
+
+    private func status(_ request: WireRequest, _ session: Session) {
+        guard let app = session.app else { return fail(request.id, .notPermitted, "hello with an app first", session) }
+        let sensors = request.sensor.map { [SRSensor($0)] } ?? app.entitledSensors.sorted { $0.rawValue < $1.rawValue }
+        var reply = WireReply(id: request.id, ok: true)
+        reply.states = sensors.map { sensor in
+            let key = ControlLedger.Key(app: app.bundleID, sensor: sensor)
+            let stake = ledger.stakes[key]
+            return WireSensorState(sensor: sensor.rawValue, authorizationStatus: ledger.status(key).rawValue,
+                                   recording: stake?.active ?? false, firstRecording: stake?.firstStart)
+        }
+        send(reply, to: session)
+    }
+
+    private func requestAuthorization(_ request: WireRequest, _ session: Session) {
+        guard let app = session.app else { return fail(request.id, .notPermitted, "hello with an app first", session) }
+        let sensors = Set((request.sensors ?? []).map(SRSensor.init(rawValue:)))
+        guard !sensors.isEmpty else { return fail(request.id, .malformedRequest, "requestAuthorization needs sensors", session) }
+        let notEntitled = sensors.filter { !app.entitledSensors.contains($0) }
+        guard notEntitled.isEmpty else {
+            return fail(request.id, .invalidEntitlement,
+                        "\(app.bundleID) is not entitled to \(notEntitled.map(\.rawValue).sorted().joined(separator: ", "))", session)
+        }
+        let undecided = sensors.filter { ledger.status(.init(app: app.bundleID, sensor: $0)) == .notDetermined }
+        guard !undecided.isEmpty else {
+            // Apple: when every sensor was already decided no prompt is shown and the completion
+            // gets an error; the statuses are unchanged.
+            return fail(request.id, .promptDeclined, "no prompt shown: every requested sensor was already decided (sensorkitctl consent changes decisions)", session)
+        }
+        for sensor in undecided { ledger.request(.init(app: app.bundleID, sensor: sensor)) }
+        persistOrLog()
+        session.waitingConsent[request.id] = undecided
+        dependencies.log("<6>\(app.bundleID) asks for consent to \(undecided.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }.sorted().joined(separator: ", ")); answer with: sensorkitctl consent \(app.bundleID)")
+    }
+
+    private func changeStake(_ request: WireRequest, _ session: Session, start: Bool) {
+        guard let (app, sensor) = entitledSensor(request, session) else { return }
+        let key = ControlLedger.Key(app: app.bundleID, sensor: sensor)
+        guard ledger.status(key) == .authorized else {
+            return fail(request.id, .noAuthorization, "\(app.bundleID) is not authorized for \(sensor.rawValue) (status \(ledger.status(key)))", session)
+        }
+        if start { ledger.startRecording(key, at: now) } else { ledger.stopRecording(key) }
+        do {
+            try persist()
+        } catch {
+            return fail(request.id, .internalError, "could not save the stake: \(error)", session)
+        }
+        dependencies.recorder.record(ledger.sensorsToRecord)
+        send(WireReply(id: request.id, ok: true), to: session)
+        var event = WireReply(event: (start ? WireReply.Event.recordingStarted : .recordingStopped).rawValue)
+        event.sensor = sensor.rawValue
+        broadcast(event, toApp: app.bundleID)
+    }
+
+    private func fetchDevices(_ request: WireRequest, _ session: Session) {
+        guard let (app, sensor) = entitledSensor(request, session) else { return }
+        guard ledger.status(.init(app: app.bundleID, sensor: sensor)) == .authorized else {
+            return fail(request.id, .noAuthorization, "\(app.bundleID) is not authorized for \(sensor.rawValue)", session)
+        }
+        var reply = WireReply(id: request.id, ok: true)
+        reply.devices = dependencies.archive.devices(for: sensor).map(WireDevice.init)
+        send(reply, to: session)
+    }
+
+    private func fetch(_ request: WireRequest, _ session: Session) {
+        guard let (app, recorded) = entitledSensor(request, session) else { return }
+        let sensor = SRSensor(request.sensor!)
+        let key = ControlLedger.Key(app: app.bundleID, sensor: recorded)
+        guard ledger.status(key) == .authorized else {
+            return fail(request.id, .noAuthorization, "\(app.bundleID) is not authorized for \(recorded.rawValue)", session)
+        }
+        guard let from = request.from, let to = request.to else {
+            return fail(request.id, .fetchRequestInvalid, "the fetch request's from and to must both be set", session)
+        }
+        guard to >= from else {
+            return fail(request.id, .fetchRequestInvalid, "the fetch request's range is inverted: to (\(to)) is before from (\(from))", session)
+        }
+        guard session.fetches[request.id] == nil, session.fetches.count < WireLimits.maxOpenRequests else {
+            return fail(request.id, .tooManyRequests, "at most \(WireLimits.maxOpenRequests) fetches per connection, with distinct ids", session)
+        }
+        guard let layout = BatchLayout.of(sensor) else {
+            return fail(request.id, .unsupportedSensor, "\(sensor.rawValue) has no sample layout", session)
+        }
+        let retention = dependencies.archive.retention(for: recorded)
+        let verdict = FetchPolicy.decide(from: from, to: to, now: now, hold: retention.hold, window: retention.window,
+                                         firstStart: ledger.stakes[key]?.firstStart)
+        switch verdict {
+        case .empty(let notice):
+            var done = WireReply(id: request.id, ok: true)
+            done.count = 0
+            done.notice = notice
+            send(done, to: session)
+        case .read(let from, let to, let notBefore):
+            let cursor: any FetchCursor
+            do {
+                cursor = try dependencies.archive.cursor(sensor: sensor, device: request.device ?? SRDevice.hostIdentifier,
+                                                         from: from, to: to, notBefore: notBefore)
+            } catch {
+                return fail(request.id, .dataInaccessible, "the store cannot be read: \(error)", session)
+            }
+            let connectionID = session.connection.id
+            let stream = FetchStream(
+                requestID: request.id, cursor: cursor, layout: layout, connection: session.connection,
+                window: max(1, min(request.window ?? WireLimits.defaultFetchWindow, 64)), notice: nil,
+                onFinish: { [weak self] id in
+                    guard let self else { return }
+                    self.queue.async { self.sessions[connectionID]?.fetches[id] = nil }
+                })
+            session.fetches[request.id] = stream
+            stream.start()
+        }
+    }
+
+    private func broadcast(_ event: WireReply, toApp app: String) {
+        for session in sessions.values where session.app?.bundleID == app { send(event, to: session) }
+    }
+
+    // MARK: people and scripts (sensorkitctl)
+
+    /// Apps this session may see: all for root; otherwise the apps its uid is bound to.
+    private func visibleApps(_ session: Session) -> [AppManifest] {
+        dependencies.registry.apps.values
+            .filter { session.isAdmin || $0.uids.contains(session.connection.peer.uid) }
+            .sorted { $0.bundleID < $1.bundleID }
+    }
+
+    private func administer(_ operation: WireRequest.Operation, _ request: WireRequest, _ session: Session) {
+        var reply = WireReply(id: request.id, ok: true)
+        switch operation {
+        case .daemonStatus:
+            reply.info = ["version": DaemonCommand.version, "now": String(now),
+                          "boot": dependencies.clock.bootID.rawValue,
+                          "connections": String(sessions.count),
+                          "recording": ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",")]
+        case .sensors:
+            reply.states = SensorCatalog.all.map {
+                WireSensorState(sensor: $0.sensor.rawValue, authorizationStatus: 0,
+                                recording: ledger.sensorsToRecord.contains($0.sensor), firstRecording: nil)
+            }
+        case .devices:
+            reply.sources = dependencies.recorder.sources()
+        case .apps:
+            reply.apps = visibleApps(session).map {
+                WireApp(app: $0.bundleID, purpose: $0.purpose, entitledSensors: $0.entitledSensors.map(\.rawValue).sorted(),
+                        users: $0.users, executable: $0.executable)
+            }
+        case .consentList:
+            reply.consent = visibleApps(session).filter { request.app == nil || $0.bundleID == request.app }.map(consentSheet)
+        case .stakes:
+            let visible = Set(visibleApps(session).map(\.bundleID))
+            reply.stakes = ledger.stakes.filter { visible.contains($0.key.app) }.sorted { $0.key < $1.key }.map {
+                WireStake(app: $0.key.app, sensor: $0.key.sensor.rawValue, active: $0.value.active, firstRecording: $0.value.firstStart)
+            }
+        case .consentDecide:
+            return decide(request, session)
+        default:
+            return fail(request.id, .unknownOperation, "not an administrative operation", session)
+        }
+        send(reply, to: session)
+    }
+
+    private func consentSheet(_ app: AppManifest) -> WireConsentRequest {
+        let items = app.entitledSensors.sorted { $0.rawValue < $1.rawValue }.map { sensor in
+            let detail = app.usageDetail(for: sensor)
+            return WireConsentRequest.Item(
+                sensor: sensor.rawValue, name: SensorCatalog.descriptor(for: sensor)?.name ?? sensor.rawValue,
+                description: detail?.description, required: detail?.required ?? false,
+                status: ledger.status(.init(app: app.bundleID, sensor: sensor)).rawValue)
+        }
+        return WireConsentRequest(app: app.bundleID, purpose: app.purpose, privacyPolicyURL: app.privacyPolicyURL, items: items)
+    }
+
+    private func decide(_ request: WireRequest, _ session: Session) {
+        guard let bundleID = request.app, let decisions = request.decisions, !decisions.isEmpty else {
+            return fail(request.id, .malformedRequest, "consentDecide needs app and decisions", session)
+        }
+        guard let app = visibleApps(session).first(where: { $0.bundleID == bundleID }) else {
+            return fail(request.id, .notPermitted, "uid \(session.connection.peer.uid) may not decide for '\(bundleID)'", session)
+        }
+        var changed: [(SRSensor, SRAuthorizationStatus)] = []
+        for (raw, granted) in decisions {
+            let sensor = SRSensor(raw)
+            guard app.entitledSensors.contains(sensor) else {
+                return fail(request.id, .invalidEntitlement, "\(bundleID) is not entitled to \(raw)", session)
+            }
+            let key = ControlLedger.Key(app: bundleID, sensor: sensor)
+            ledger.decide(key, granted: granted, at: now, by: "uid \(session.connection.peer.uid)")
+            changed.append((sensor, ledger.status(key)))
+        }
+        do {
+            try persist()
+        } catch {
+            return fail(request.id, .internalError, "could not save the decision: \(error)", session)
+        }
+        dependencies.recorder.record(ledger.sensorsToRecord)
+        let declinedRequired = changed.filter { $0.1 == .denied && app.usageDetail(for: $0.0)?.required == true }
+        var reply = WireReply(id: request.id, ok: true)
+        if !declinedRequired.isEmpty {
+            reply.notice = "declined sensors the study marks Required: \(declinedRequired.map { $0.0.rawValue }.joined(separator: ", ")); the study may not be able to continue"
+        }
+        send(reply, to: session)
+        for (sensor, status) in changed {
+            var event = WireReply(event: WireReply.Event.authorizationChanged.rawValue)
+            event.sensor = sensor.rawValue
+            event.authorizationStatus = status.rawValue
+            broadcast(event, toApp: bundleID)
+        }
+        answerWaitingRequests(of: bundleID)
+    }
+
+    /// Completes `requestAuthorization` requests whose sensors all have an answer now.
+    private func answerWaitingRequests(of app: String) {
+        for session in sessions.values where session.app?.bundleID == app {
+            for (id, sensors) in session.waitingConsent
+            where sensors.allSatisfy({ ledger.status(.init(app: app, sensor: $0)) != .notDetermined }) {
+                session.waitingConsent[id] = nil
+                send(WireReply(id: id, ok: true), to: session)
+            }
+        }
+    }
+
+    private func persist() throws {
+        if let path = dependencies.ledgerPath { try ledger.save(path) }
+    }
+
+    private func persistOrLog() {
+        do { try persist() } catch { dependencies.log("<3>could not save control.json: \(error)") }
+    }
+}
+
+extension AppRegistry.Refusal {
+    var isUnknownApp: Bool {
+        if case .unknownApp = self { return true }
+        return false
+    }
+}

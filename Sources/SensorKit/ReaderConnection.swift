@@ -1,0 +1,183 @@
+import Dispatch
+import Foundation
+import Glibc
+import SensorKitModel
+import SensorSystem
+import Synchronization
+
+/// The client's end of the reader socket (docs/protocol.md): one connection per process and app,
+/// several requests in flight, replies routed by id, push events to every subscriber. Reads on
+/// its own queue; handlers run there too, so they must hand off quickly.
+public final class ReaderConnection: Sendable {
+    /// What a request's handler receives: batches (fetch), then exactly one final reply.
+    public enum Incoming: Sendable {
+        case batch(SampleBatchFrame)
+        case reply(WireReply)
+    }
+
+    private struct State {
+        var nextID: UInt32 = 1
+        var handlers: [UInt32: @Sendable (Incoming) -> Void] = [:]
+        var eventHandlers: [UUID: @Sendable (WireReply) -> Void] = [:]
+        var closed: String?
+    }
+
+    public let app: String?
+    private let fd: Int32
+    private let readQueue = DispatchQueue(label: "sensorkit.connection.read")
+    private let state = Mutex(State())
+    private let writeLock = Mutex(())
+    /// The hello reply: protocol version and the daemon's timeline.
+    public let welcome: WireReply
+
+    /// Connects and says hello; throws the daemon's refusal (`SRError`) or the socket error.
+    public init(socketPath: String, app: String?) throws {
+        self.app = app
+        do {
+            fd = try UnixSocket.connect(path: socketPath)
+        } catch {
+            throw SRError(.dataInaccessible, message: "cannot reach sensorkitd at \(socketPath): \(error)")
+        }
+        var hello = WireRequest(id: 0, op: .hello)
+        hello.v = WireLimits.version
+        hello.app = app
+        do {
+            try UnixSocket.writeAll(fd, WireJSON.frame(hello).encoded())
+            welcome = try Self.readReply(fd)
+        } catch {
+            Glibc.close(fd)
+            throw SRError(.dataInaccessible, message: "sensorkitd at \(socketPath) did not answer hello: \(error)")
+        }
+        if let error = welcome.error {
+            Glibc.close(fd)
+            throw error.srError
+        }
+        readQueue.async { [self] in readLoop() }
+    }
+
+    deinit { shutdown(fd, Int32(SHUT_RDWR)) }
+
+    /// Whether the daemon closed the connection (a new one must be opened).
+    public var isClosed: Bool { state.withLock { $0.closed != nil } }
+
+    /// Ends the connection; pending requests fail.
+    public func close() { shutdown(fd, Int32(SHUT_RDWR)) }
+
+    /// Sends a request; `handler` gets its batches and its final reply (on the read queue).
+    @discardableResult
+    public func send(_ build: (inout WireRequest) -> Void, op: WireRequest.Operation,
+                     handler: @escaping @Sendable (Incoming) -> Void) -> UInt32 {
+        let (id, closed) = state.withLock { state -> (UInt32, String?) in
+            let id = state.nextID
+            state.nextID &+= 1
+            if state.closed == nil { state.handlers[id] = handler }
+            return (id, state.closed)
+        }
+        if let closed {
+            handler(.reply(.failure(id, WireError(.dataInaccessible, "connection to sensorkitd closed: \(closed)"))))
+            return id
+        }
+        var request = WireRequest(id: id, op: op)
+        build(&request)
+        write(request)
+        return id
+    }
+
+    /// Sends a request that has no reply of its own (`ack`, `cancel`).
+    public func notify(_ op: WireRequest.Operation, target: UInt32, batches: Int? = nil) {
+        var request = WireRequest(id: 0, op: op)
+        request.target = target
+        request.batches = batches
+        write(request)
+    }
+
+    /// One round trip, blocking the caller until the final reply.
+    public func call(_ op: WireRequest.Operation, _ build: (inout WireRequest) -> Void = { _ in }) -> WireReply {
+        let box = Mutex<WireReply?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        send(build, op: op) { incoming in
+            if case .reply(let reply) = incoming {
+                box.withLock { $0 = reply }
+                done.signal()
+            }
+        }
+        done.wait()
+        return box.withLock { $0! }
+    }
+
+    /// Subscribes to push events (authorization changes, recording started/stopped).
+    @discardableResult
+    public func onEvent(_ handler: @escaping @Sendable (WireReply) -> Void) -> UUID {
+        let token = UUID()
+        state.withLock { $0.eventHandlers[token] = handler }
+        return token
+    }
+
+    private func write(_ request: WireRequest) {
+        let bytes = WireJSON.frame(request).encoded()
+        writeLock.withLock { _ in
+            do { try UnixSocket.writeAll(fd, bytes) } catch { /* the read loop reports the closed socket */ }
+        }
+    }
+
+    private func readLoop() {
+        var decoder = FrameDecoder(limit: WireLimits.maxServerFrame)
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        var reason = "sensorkitd closed the connection"
+        reading: while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                if n < 0 { reason = "read failed: \(String(cString: strerror(errno)))" }
+                break
+            }
+            decoder.feed(chunk[0..<n])
+            do {
+                while let frame = try decoder.next() { dispatch(frame) }
+            } catch {
+                reason = "bad frame from sensorkitd: \(error)"
+                break reading
+            }
+        }
+        let handlers = state.withLock { state -> [UInt32: @Sendable (Incoming) -> Void] in
+            state.closed = reason
+            defer { state.handlers = [:] }
+            return state.handlers
+        }
+        for (id, handler) in handlers { handler(.reply(.failure(id, WireError(.dataInaccessible, reason)))) }
+        Glibc.close(fd)
+    }
+
+    private func dispatch(_ frame: Frame) {
+        switch frame.kind {
+        case .batch:
+            guard let batch = try? SampleBatchFrame.decode(frame.payload) else { return }
+            let handler = state.withLock { $0.handlers[batch.requestID] }
+            handler?(.batch(batch))
+        case .message:
+            guard let reply = try? WireJSON.decode(WireReply.self, from: frame.payload) else { return }
+            if reply.event != nil {
+                for handler in state.withLock({ Array($0.eventHandlers.values) }) { handler(reply) }
+                return
+            }
+            guard let id = reply.id else { return }
+            let handler = state.withLock { $0.handlers.removeValue(forKey: id) }
+            handler?(.reply(reply))
+        }
+    }
+
+    private static func readReply(_ fd: Int32) throws -> WireReply {
+        var decoder = FrameDecoder(limit: WireLimits.maxServerFrame)
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let frame = try decoder.next(), frame.kind == .message {
+                return try WireJSON.decode(WireReply.self, from: frame.payload)
+            }
+            // Read one byte at a time until the hello reply is complete: nothing after it is consumed.
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 1) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw SRError(.dataInaccessible, message: "connection closed during hello") }
+            decoder.feed(chunk[0..<n])
+        }
+    }
+}

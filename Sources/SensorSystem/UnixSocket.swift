@@ -1,0 +1,119 @@
+import CSensorLinux
+import Glibc
+
+/// The Unix-domain stream sockets of the reader API, through the syscall funnel. Every fd is
+/// non-blocking and close-on-exec; reads and writes report `.wouldBlock` instead of waiting.
+public enum UnixSocket {
+    /// Credentials of the process at the other end (`getsockopt(SO_PEERCRED)`), taken by the kernel
+    /// at `connect`: they cannot be forged by the client.
+    public struct PeerCredentials: Hashable, Sendable {
+        public var pid: Int32
+        public var uid: UInt32
+        public var gid: UInt32
+        public init(pid: Int32, uid: UInt32, gid: UInt32) {
+            self.pid = pid
+            self.uid = uid
+            self.gid = gid
+        }
+    }
+
+    /// `socket` + `bind` + `listen` on `path`, replacing a stale socket file; the file gets `mode`
+    /// (access is decided per connection from peer credentials, so 0666 is the norm).
+    public static func listen(path: String, mode: mode_t = 0o666, backlog: Int32 = 128) throws(SystemError) -> Int32 {
+        let fd = try syscall("socket(AF_UNIX)") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        do {
+            unlink(path)
+            var address = try socketAddress(path)
+            _ = try syscall("bind(\(path))") {
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                }
+            }
+            _ = try syscall("chmod(\(path))") { chmod(path, mode) }
+            _ = try syscall("listen(\(path))") { Glibc.listen(fd, backlog) }
+            return fd
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// `accept4` of one pending connection, non-blocking and close-on-exec.
+    public static func accept(_ listener: Int32) throws(SystemError) -> IOResult<Int32> {
+        try nonBlockingSyscall("accept4") { csl_accept_nonblocking(listener) }
+    }
+
+    /// Connects to the socket at `path` (blocking connect, then the fd is made non-blocking if asked).
+    public static func connect(path: String, nonBlocking: Bool = false) throws(SystemError) -> Int32 {
+        let fd = try syscall("socket(AF_UNIX)") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        do {
+            var address = try socketAddress(path)
+            _ = try syscall("connect(\(path))") {
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                }
+            }
+            if nonBlocking { try setNonBlocking(fd) }
+            return fd
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    public static func setNonBlocking(_ fd: Int32) throws(SystemError) {
+        let flags = try syscall("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
+        _ = try syscall("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+    }
+
+    /// `getsockopt(SO_PEERCRED)`.
+    public static func peerCredentials(_ fd: Int32) throws(SystemError) -> PeerCredentials {
+        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+        _ = try syscall("getsockopt(SO_PEERCRED)") { csl_peer_credentials(fd, &pid, &uid, &gid) }
+        return PeerCredentials(pid: pid, uid: uid, gid: gid)
+    }
+
+    /// `read` into `buffer`; `.done(0)` is end of stream.
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        try nonBlockingSyscall("read(socket)") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// `send` with `MSG_NOSIGNAL` (a vanished peer is an EPIPE error, not a SIGPIPE).
+    public static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+        try nonBlockingSyscall("send(socket)") { send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Writes all of `bytes` to a blocking fd.
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {
+        var offset = 0
+        while offset < bytes.count {
+            let result = bytes.withUnsafeBytes { raw in
+                Result { () throws(SystemError) in try write(fd, UnsafeRawBufferPointer(rebasing: raw[offset...])) }
+            }
+            switch try result.get() {
+            case .done(let n): offset += n
+            case .wouldBlock: _ = poll(fd: fd, events: Int16(POLLOUT), timeoutMilliseconds: 1000)
+            }
+        }
+    }
+
+    /// `poll` one fd; returns the revents (0 on timeout).
+    public static func poll(fd: Int32, events: Int16, timeoutMilliseconds: Int32) -> Int16 {
+        var entry = pollfd(fd: fd, events: events, revents: 0)
+        let n = Glibc.poll(&entry, 1, timeoutMilliseconds)
+        return n > 0 ? entry.revents : 0
+    }
+
+    static func socketAddress(_ path: String) throws(SystemError) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else { throw SystemError("socket path too long (\(bytes.count) ≥ \(capacity)): \(path)", errno: ENAMETOOLONG) }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+}
