@@ -55,6 +55,7 @@ let package = Package(
         .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel", "SensorTestKit"], swiftSettings: strict),
         .testTarget(name: "SensorStoreTests", dependencies: ["SensorStore", "SensorTestKit"], swiftSettings: strict),
         .testTarget(name: "IIOBridgeTests", dependencies: ["IIOBridge", "SensorTestKit"], swiftSettings: strict),
+        .testTarget(name: "SensorDaemonTests", dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit"], swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
         .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit"]),

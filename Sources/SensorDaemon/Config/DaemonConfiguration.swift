@@ -1,0 +1,144 @@
+import SensorKitModel
+
+/// `sensorkitd.conf` (docs/configuration.md): INI-style sections of `key = value` lines.
+///
+///     profile = lab                      # "study" (default): 24 h hold; "lab": hold 0
+///     [store]   hold = 24h  window = 7d  max-bytes = 20G  min-free = 1G
+///     [sensor accelerometer]   hold = 0  window = 3d
+///     [grant com.example.rig]  sensors = accelerometer, rotationRate
+///
+/// Durations take ns, us, ms, s, m, h, d; sizes take K, M, G, T (powers of 1024). Unknown keys and
+/// sections are errors with their line number, so a typo never silently changes a study's rules.
+public struct DaemonConfiguration: Hashable, Sendable {
+    public enum Profile: String, Sendable { case study, lab }
+
+    public struct Retention: Hashable, Sendable {
+        public var hold: Int64
+        public var window: Int64
+    }
+
+    public var profile: Profile = .study
+    public var defaultRetention = Retention(hold: 86_400 * 1_000_000_000, window: 7 * 86_400 * 1_000_000_000)
+    public var sensorRetention: [SRSensor: Retention] = [:]
+    public var maxStoreBytes: Int64?
+    public var minFreeBytes: Int64 = 512 * 1024 * 1024
+    public var grants: [ControlLedger.Key] = []
+    /// IIO devices to leave alone (by name or sysfs device folder).
+    public var ignoredDevices: [String] = []
+
+    public init() {}
+
+    public func retention(for sensor: SRSensor) -> Retention {
+        sensorRetention[sensor] ?? defaultRetention
+    }
+
+    public struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        public var line: Int
+        public var message: String
+        public var description: String { "line \(line): \(message)" }
+    }
+
+    public static func parse(_ text: String) throws(ParseError) -> DaemonConfiguration {
+        var config = DaemonConfiguration()
+        var section = ""
+        var explicitHold = false
+        for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = offset + 1
+            let content = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
+                .map { $0.trimmingCharacters(in: " \t\r") } ?? ""
+            if content.isEmpty { continue }
+            if content.hasPrefix("[") {
+                guard content.hasSuffix("]") else { throw ParseError(line: line, message: "section header must end with ]") }
+                section = String(content.dropFirst().dropLast()).trimmingCharacters(in: " \t")
+                let parts = section.split(separator: " ", maxSplits: 1).map(String.init)
+                switch parts.first {
+                case "store", "iio": guard parts.count == 1 else { throw ParseError(line: line, message: "[\(parts[0])] takes no name") }
+                case "sensor":
+                    guard parts.count == 2, SensorCatalog.sensor(named: parts[1]) != nil else {
+                        throw ParseError(line: line, message: "unknown sensor in [\(section)]; use names like accelerometer or rotationRate")
+                    }
+                case "grant":
+                    guard parts.count == 2 else { throw ParseError(line: line, message: "[grant] needs an app bundle id") }
+                default: throw ParseError(line: line, message: "unknown section [\(section)]")
+                }
+                continue
+            }
+            let pair = content.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: " \t") }
+            guard pair.count == 2, !pair[0].isEmpty else { throw ParseError(line: line, message: "expected key = value") }
+            let (key, value) = (pair[0], pair[1])
+            func duration() throws(ParseError) -> Int64 {
+                guard let d = parseDuration(value) else { throw ParseError(line: line, message: "\(key): '\(value)' is not a duration (e.g. 24h, 7d, 0)") }
+                return d
+            }
+            func size() throws(ParseError) -> Int64 {
+                guard let s = parseSize(value) else { throw ParseError(line: line, message: "\(key): '\(value)' is not a size (e.g. 20G, 512M)") }
+                return s
+            }
+            let parts = section.split(separator: " ", maxSplits: 1).map(String.init)
+            switch (parts.first ?? "", key) {
+            case ("", "profile"):
+                guard let profile = Profile(rawValue: value) else { throw ParseError(line: line, message: "profile must be study or lab") }
+                config.profile = profile
+            case ("store", "hold"): config.defaultRetention.hold = try duration(); explicitHold = true
+            case ("store", "window"): config.defaultRetention.window = try duration()
+            case ("store", "max-bytes"): config.maxStoreBytes = try size()
+            case ("store", "min-free"): config.minFreeBytes = try size()
+            case ("sensor", "hold"), ("sensor", "window"):
+                let sensor = SensorCatalog.sensor(named: parts[1])!
+                var retention = config.sensorRetention[sensor] ?? config.defaultRetention
+                if key == "hold" { retention.hold = try duration() } else { retention.window = try duration() }
+                config.sensorRetention[sensor] = retention
+            case ("grant", "sensors"):
+                for name in value.split(separator: ",").map({ $0.trimmingCharacters(in: " \t") }) where !name.isEmpty {
+                    guard let sensor = SensorCatalog.sensor(named: name) else {
+                        throw ParseError(line: line, message: "unknown sensor '\(name)' in [\(section)]")
+                    }
+                    config.grants.append(ControlLedger.Key(app: parts[1], sensor: sensor))
+                }
+            case ("iio", "ignore"):
+                config.ignoredDevices += value.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
+            default:
+                throw ParseError(line: line, message: "unknown key '\(key)'\(section.isEmpty ? "" : " in [\(section)]")")
+            }
+        }
+        if config.profile == .lab && !explicitHold { config.defaultRetention.hold = 0 }
+        return config
+    }
+
+    /// "24h", "7d", "90s", "250ms", "0" → nanoseconds.
+    public static func parseDuration(_ text: String) -> Int64? {
+        let units: [(String, Int64)] = [("ns", 1), ("us", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000),
+                                        ("m", 60_000_000_000), ("h", 3_600_000_000_000), ("d", 86_400_000_000_000)]
+        if text == "0" { return 0 }
+        for (suffix, factor) in units.sorted(by: { $0.0.count > $1.0.count }) where text.hasSuffix(suffix) {
+            guard let number = Int64(text.dropLast(suffix.count)), number >= 0 else { return nil }
+            let (product, overflow) = number.multipliedReportingOverflow(by: factor)
+            return overflow ? nil : product
+        }
+        return nil
+    }
+
+    /// "20G", "512M", "4096" → bytes.
+    public static func parseSize(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        if let last = text.last, let factor = units[last] {
+            guard let number = Int64(text.dropLast()), number >= 0 else { return nil }
+            let (product, overflow) = number.multipliedReportingOverflow(by: factor)
+            return overflow ? nil : product
+        }
+        return Int64(text).flatMap { $0 >= 0 ? $0 : nil }
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        var view = Substring(self)
+        while let first = view.first, set.contains(first) { view = view.dropFirst() }
+        while let last = view.last, set.contains(last) { view = view.dropLast() }
+        return String(view)
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: String) -> String { String(self).trimmingCharacters(in: set) }
+}

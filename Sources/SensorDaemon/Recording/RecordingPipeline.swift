@@ -1,0 +1,129 @@
+import Dispatch
+import SensorKitModel
+import SensorSystem
+
+/// Connects sources to the store and turns recording on and off as stakes come and go
+/// (DESIGN §3). Each source's events run on that stream's own serial queue; a stop → start gap
+/// becomes a `noInterestedClients` deletion record, a source's own gap a `systemInitiated` one.
+public final class RecordingPipeline: RecordingControl, @unchecked Sendable {
+    // @unchecked: `streams` and `wanted` are confined to `queue`; each StreamState's fields are
+    // confined to its stream queue.
+    private final class StreamState: @unchecked Sendable {
+        let source: any SensorSource
+        let streamID: Int64
+        let queue: DispatchQueue
+        var recording = false
+        var stoppedAt: BootInstant?
+        var samples = 0
+        init(source: any SensorSource, streamID: Int64, queue: DispatchQueue) {
+            self.source = source
+            self.streamID = streamID
+            self.queue = queue
+        }
+    }
+
+    private let queue = DispatchQueue(label: "sensorkitd.pipeline")
+    private let sink: any RecordingSink
+    private let clock: any SystemClock
+    private let journal: Journal
+    private var streams: [String: StreamState] = [:]
+    private var wanted: Set<SRSensor> = []
+
+    public init(sink: any RecordingSink, clock: any SystemClock, journal: Journal) {
+        self.sink = sink
+        self.clock = clock
+        self.journal = journal
+    }
+
+    /// Adds a source (a driver found it); it records at once if its sensor is wanted.
+    public func add(_ source: any SensorSource) {
+        queue.async {
+            let key = source.descriptor.source + "|" + source.descriptor.sensor.rawValue
+            do {
+                let id = try self.sink.openStream(source.descriptor)
+                let state = StreamState(source: source, streamID: id,
+                                        queue: DispatchQueue(label: "sensorkitd.stream.\(id)"))
+                self.streams[key] = state
+                self.journal.info("source \(source.descriptor.source) (\(source.descriptor.sensor.rawValue)) added as stream \(id)")
+                self.apply(state)
+            } catch {
+                self.journal.error("cannot open a store stream for \(source.descriptor.source): \(error); not recording it")
+            }
+        }
+    }
+
+    /// Removes a source (unplugged): it is closed; the store keeps its data.
+    public func remove(source: String) {
+        queue.async {
+            for (key, state) in self.streams where state.source.descriptor.source == source {
+                self.streams[key] = nil
+                state.queue.async { state.source.close() }
+                self.journal.info("source \(source) removed")
+            }
+        }
+    }
+
+    public func record(_ sensors: Set<SRSensor>) {
+        queue.async {
+            self.wanted = sensors
+            for state in self.streams.values { self.apply(state) }
+        }
+    }
+
+    public func sources() -> [WireSource] {
+        queue.sync {
+            streams.values.map { state in
+                let d = state.source.descriptor
+                return WireSource(sensor: d.sensor.rawValue, device: d.device, source: d.source, details: d.details,
+                                  recording: wanted.contains(d.sensor))
+            }.sorted { ($0.source, $0.sensor) < ($1.source, $1.sensor) }
+        }
+    }
+
+    /// Stops every source and waits until they are stopped (shutdown).
+    public func stopAll() {
+        let states = queue.sync { Array(streams.values) }
+        for state in states {
+            state.queue.sync {
+                state.source.setRecording(false) { _ in }
+                state.source.close()
+            }
+        }
+    }
+
+    private func apply(_ state: StreamState) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let on = wanted.contains(state.source.descriptor.sensor)
+        let sink = self.sink
+        let clock = self.clock
+        state.queue.async {
+            guard state.recording != on else { return }
+            state.recording = on
+            let now = clock.now()
+            if on {
+                if let stoppedAt = state.stoppedAt, stoppedAt.boot == now.boot {
+                    sink.recordGap(stream: state.streamID, from: stoppedAt, to: now, reason: .noInterestedClients)
+                }
+                state.source.setRecording(true) { event in
+                    state.queue.async { Self.handle(event, state: state, sink: sink) }
+                }
+            } else {
+                state.source.setRecording(false) { _ in }
+                state.stoppedAt = now
+            }
+        }
+    }
+
+    private static func handle(_ event: SourceEvent, state: StreamState, sink: any RecordingSink) {
+        dispatchPrecondition(condition: .onQueue(state.queue))
+        guard state.recording else { return }  // late events after a stop are dropped with the stop
+        switch event {
+        case .samples(let batch):
+            guard batch.count > 0 else { return }
+            state.samples += batch.count
+            sink.append(stream: state.streamID, batch)
+        case .gap(let from, let to, let reason, _):
+            sink.recordGap(stream: state.streamID, from: from, to: to, reason: reason)
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import SensorKitModel
+
+/// One column of raw values a source produces: lossless integers with the scale and offset that
+/// turn them into `unit` (`(raw + offset) × scale`, the IIO convention).
+public struct SourceColumn: Hashable, Sendable, Codable {
+    public var name: String
+    public var scale: Double
+    public var offset: Double
+    public var unit: String
+    public init(name: String, scale: Double = 1, offset: Double = 0, unit: String) {
+        self.name = name
+        self.scale = scale
+        self.offset = offset
+        self.unit = unit
+    }
+}
+
+/// What a source records and who it is: the stream's identity in the store and in
+/// `sensorkitd devices` (chip name, udev path, mount matrix, rate, buffered or polled…).
+public struct SourceDescriptor: Hashable, Sendable {
+    public var sensor: SRSensor
+    /// The `SRDevice` identifier: "host" for IIO chips, the wearable's for BLE.
+    public var device: String
+    /// Stable identity of the source within the device (e.g. "iio:bmi160@/sys/devices/…/iio:device0").
+    public var source: String
+    public var columns: [SourceColumn]
+    /// Free-form metadata kept with the stream (mount matrix, sampling frequency, clock mapping).
+    public var details: [String: String]
+
+    public init(sensor: SRSensor, device: String, source: String, columns: [SourceColumn], details: [String: String]) {
+        self.sensor = sensor
+        self.device = device
+        self.source = source
+        self.columns = columns
+        self.details = details
+    }
+}
+
+/// Samples as a source delivers them: kernel/sensor times on the boot clock, receive times, and
+/// raw integer columns (one array per `SourceDescriptor.columns` entry, all the same length).
+public struct SourceBatch: Hashable, Sendable {
+    public var boot: BootID
+    public var sensorTimes: [Int64]
+    public var receiveTimes: [Int64]
+    public var columns: [[Int64]]
+
+    public init(boot: BootID, sensorTimes: [Int64], receiveTimes: [Int64], columns: [[Int64]]) {
+        self.boot = boot
+        self.sensorTimes = sensorTimes
+        self.receiveTimes = receiveTimes
+        self.columns = columns
+    }
+
+    public var count: Int { sensorTimes.count }
+}
+
+/// What a source reports to the pipeline, on the source's own queue.
+public enum SourceEvent: Sendable {
+    case samples(SourceBatch)
+    /// An interval the source knows it lost (FIFO overflow, device removed, link dropped).
+    case gap(from: BootInstant, to: BootInstant, reason: SRDeletionReason, why: String)
+}
+
+/// A driver instance (STYLE 10): opened by its driver's discovery, then `setRecording` turns
+/// capture on and off (idempotent), `close` stops first and releases everything.
+public protocol SensorSource: AnyObject, Sendable {
+    var descriptor: SourceDescriptor { get }
+    /// Starts delivering events to `deliver` (or stops). Never blocks the caller.
+    func setRecording(_ recording: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void)
+    func close()
+}
+
+/// Where recorded samples go (the store). Calls never block on disk: the store queues writes.
+public protocol RecordingSink: Sendable {
+    /// The store's stream for a source (the same descriptor always maps to the same stream).
+    func openStream(_ descriptor: SourceDescriptor) throws -> Int64
+    func append(stream: Int64, _ batch: SourceBatch)
+    func recordGap(stream: Int64, from: BootInstant, to: BootInstant, reason: SRDeletionReason)
+}

@@ -1,0 +1,69 @@
+import Foundation
+import SensorKit
+
+/// The command line of sensorkitctl: `[--json] [--socket PATH] COMMAND [ARGS…] [OPTIONS]`.
+struct CommandLineOptions {
+    var json = false
+    var socket = ProcessInfo.processInfo.environment["SENSORKIT_SOCKET"] ?? SensorKitEnvironment.defaultSocketPath
+    var command = "help"
+    var arguments: [String] = []
+    var values: [String: String] = [:]
+    var grants: [String] = []
+    var denials: [String] = []
+
+    static let help = """
+        Usage: sensorkitctl [--json] [--socket PATH] COMMAND [ARGUMENTS]
+
+        Talks to sensorkitd over its socket (default /run/sensorkit/sensorkitd.sock, or
+        $SENSORKIT_SOCKET). Output is for people; --json gives one JSON document for scripts.
+
+        Commands:
+          status                      the daemon: version, boot, SR time now, what is recording
+          sensors                     every SensorKit sensor, its Linux source, whether it records
+          devices                     recording sources (IIO chips, wearables) with their details
+          apps                        installed study apps you may see, their purpose and sensors
+          consent [APP]               answer pending consent requests like the authorization sheet:
+                                      purpose, privacy policy, each sensor's description, a warning
+                                      when a Required sensor is declined
+            --grant S1,S2 --deny S3   decide without asking (scripts); sensors by name or raw value
+          stakes                      which apps hold recording stakes, since when
+          fetch --app APP --sensor S --from T --to T [--device D] [--format csv|jsonl]
+                                      fetch recorded samples as the app would (needs the app's
+                                      user); T is SR seconds, "now", "now-36h", or "-36h"
+          time                        the SR timeline here: SR time, CF time, boot id
+          help                        this text
+
+        Exit status: 0 success, 1 the daemon refused or failed, 2 bad usage.
+        """
+
+    struct UsageError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func parse(_ words: [String]) throws -> CommandLineOptions {
+        var options = CommandLineOptions()
+        var positional: [String] = []
+        var iterator = words.makeIterator()
+        func value(_ flag: String) throws -> String {
+            guard let next = iterator.next() else { throw UsageError(description: "\(flag) needs a value") }
+            return next
+        }
+        while let word = iterator.next() {
+            switch word {
+            case "--json": options.json = true
+            case "--socket": options.socket = try value(word)
+            case "-h", "--help": positional = ["help"]
+            case "--grant": options.grants += try value(word).split(separator: ",").map(String.init)
+            case "--deny": options.denials += try value(word).split(separator: ",").map(String.init)
+            case "--app", "--sensor", "--from", "--to", "--device", "--format":
+                options.values[String(word.dropFirst(2))] = try value(word)
+            default:
+                if word.hasPrefix("--") { throw UsageError(description: "unknown option \(word)") }
+                positional.append(word)
+            }
+        }
+        options.command = positional.first ?? "help"
+        options.arguments = Array(positional.dropFirst())
+        return options
+    }
+}

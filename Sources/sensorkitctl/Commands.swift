@@ -1,0 +1,147 @@
+import Foundation
+import SensorKit
+import SensorSystem
+
+/// What each sensorkitctl command does. Every command talks to the daemon through the same
+/// `ReaderConnection` a study app uses; administrative ones connect without an app.
+enum Commands {
+    static func run(_ options: CommandLineOptions) -> Int32 {
+        do {
+            switch options.command {
+            case "help":
+                print(CommandLineOptions.help)
+                return 0
+            case "time": return try time(options)
+            case "status": return try status(options)
+            case "sensors": return try sensors(options)
+            case "devices": return try devices(options)
+            case "apps": return try apps(options)
+            case "stakes": return try stakes(options)
+            case "consent": return try ConsentSheet.run(options)
+            case "fetch": return try FetchCommand.run(options)
+            default:
+                fail("unknown command '\(options.command)' (see sensorkitctl --help)")
+                return 2
+            }
+        } catch let error as CommandLineOptions.UsageError {
+            fail(error.description)
+            return 2
+        } catch {
+            fail("\(error)")
+            return 1
+        }
+    }
+
+    static func fail(_ message: String) {
+        FileHandle.standardError.write(Data("sensorkitctl: \(message)\n".utf8))
+    }
+
+    /// An administrative connection (no app); throws the daemon's refusal or an unreachable socket.
+    static func connect(_ options: CommandLineOptions, app: String? = nil) throws -> ReaderConnection {
+        try ReaderConnection(socketPath: options.socket, app: app)
+    }
+
+    /// Calls the daemon and returns the reply, or throws its error.
+    static func call(_ connection: ReaderConnection, _ op: WireRequest.Operation,
+                     _ build: (inout WireRequest) -> Void = { _ in }) throws -> WireReply {
+        let reply = connection.call(op, build)
+        if let error = reply.error { throw error }
+        return reply
+    }
+
+    static func printJSON(_ value: some Encodable) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try! encoder.encode(value), as: UTF8.self))
+    }
+
+    static func name(_ raw: String) -> String {
+        SensorCatalog.descriptor(for: SRSensor(raw))?.name ?? raw
+    }
+
+    static func seconds(_ ns: Int64) -> String { String(format: "%.3f", Double(ns) / 1e9) }
+
+    static func table(_ rows: [[String]]) {
+        guard let width = rows.map(\.count).max() else { return }
+        var widths = [Int](repeating: 0, count: width)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        for row in rows {
+            print(row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+                .joined(separator: "  "))
+        }
+    }
+
+    private static func time(_ options: CommandLineOptions) throws -> Int32 {
+        let environment = SensorKitEnvironment.current
+        let now = SRAbsoluteTime.current()
+        if options.json {
+            printJSON(["srTime": now.rawValue, "cfTime": now.toCFAbsoluteTime()])
+        } else {
+            print("SR time \(now.rawValue) s, CF time \(now.toCFAbsoluteTime()) s, boot \(environment.clock.bootID)")
+        }
+        return 0
+    }
+
+    private static func status(_ options: CommandLineOptions) throws -> Int32 {
+        let reply = try call(connect(options), .daemonStatus)
+        let info = reply.info ?? [:]
+        if options.json { printJSON(info); return 0 }
+        print("sensorkitd \(info["version"] ?? "?") — boot \(info["boot"] ?? "?"), SR time now \(seconds(Int64(info["now"] ?? "0") ?? 0)) s")
+        let recording = (info["recording"] ?? "").split(separator: ",").map { name(String($0)) }
+        print("recording: \(recording.isEmpty ? "nothing (no app holds a stake)" : recording.joined(separator: ", "))")
+        print("connections: \(info["connections"] ?? "?")")
+        return 0
+    }
+
+    private static func sensors(_ options: CommandLineOptions) throws -> Int32 {
+        let recording = Set((try? call(connect(options), .sensors))?.states?.filter(\.recording).map(\.sensor) ?? [])
+        let rows = SensorCatalog.all.map { d in
+            (d, recording.contains(d.sensor.rawValue))
+        }
+        if options.json {
+            printJSON(rows.map { d, isRecording in
+                ["name": d.name, "rawValue": d.sensor.rawValue, "source": d.source.rawValue,
+                 "linuxSource": d.sourceDescription, "entitlement": d.entitlement ?? "",
+                 "sample": d.sampleClass, "recording": isRecording ? "yes" : "no"]
+            })
+            return 0
+        }
+        table([["SENSOR", "RECORDING", "LINUX SOURCE"]] + rows.map { d, isRecording in
+            [d.name, isRecording ? "yes" : "no", d.isSupportedOnLinux ? d.sourceDescription : "— (no Linux source)"]
+        })
+        return 0
+    }
+
+    private static func devices(_ options: CommandLineOptions) throws -> Int32 {
+        let sources = try call(connect(options), .devices).sources ?? []
+        if options.json { printJSON(sources); return 0 }
+        if sources.isEmpty { print("no recording sources found"); return 0 }
+        for source in sources {
+            print("\(name(source.sensor)) on \(source.device): \(source.source)\(source.recording ? " (recording)" : "")")
+            for (key, value) in source.details.sorted(by: { $0.key < $1.key }) { print("    \(key): \(value)") }
+        }
+        return 0
+    }
+
+    private static func apps(_ options: CommandLineOptions) throws -> Int32 {
+        let apps = try call(connect(options), .apps).apps ?? []
+        if options.json { printJSON(apps); return 0 }
+        if apps.isEmpty { print("no apps you may see are installed (apps.d)"); return 0 }
+        for app in apps {
+            print("\(app.app): \(app.purpose ?? "(no NSSensorKitUsageDescription)")")
+            print("    sensors: \(app.entitledSensors.map(name).joined(separator: ", "))")
+            print("    users: \(app.users.joined(separator: ", "))\(app.executable.map { ", executable \($0)" } ?? "")")
+        }
+        return 0
+    }
+
+    private static func stakes(_ options: CommandLineOptions) throws -> Int32 {
+        let stakes = try call(connect(options), .stakes).stakes ?? []
+        if options.json { printJSON(stakes); return 0 }
+        if stakes.isEmpty { print("no stakes"); return 0 }
+        table([["APP", "SENSOR", "ACTIVE", "FIRST START (SR s)"]] + stakes.map {
+            [$0.app, name($0.sensor), $0.active ? "yes" : "no", seconds($0.firstRecording)]
+        })
+        return 0
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import SensorKit
+
+/// `sensorkitctl consent`: the Linux authorization sheet. Shows the study's purpose and privacy
+/// policy, then each sensor's description, asks Allow/Don't Allow, and warns before declining a
+/// sensor the study marks Required ("Don't Enroll in Study" / "Change Choice", as on iOS).
+/// With --grant/--deny it decides without asking.
+enum ConsentSheet {
+    static func run(_ options: CommandLineOptions) throws -> Int32 {
+        let connection = try Commands.connect(options)
+        let requests = try Commands.call(connection, .consentList) { $0.app = options.arguments.first }.consent ?? []
+        if requests.isEmpty {
+            Commands.fail(options.arguments.first.map { "no app '\($0)' that you may decide for" } ?? "no apps you may decide for")
+            return 1
+        }
+        if !options.grants.isEmpty || !options.denials.isEmpty {
+            guard let app = options.arguments.first ?? (requests.count == 1 ? requests[0].app : nil) else {
+                throw CommandLineOptions.UsageError(description: "name the app: sensorkitctl consent APP --grant …")
+            }
+            var decisions: [String: Bool] = [:]
+            for (names, granted) in [(options.grants, true), (options.denials, false)] {
+                for name in names {
+                    guard let sensor = SensorCatalog.sensor(named: name) else {
+                        throw CommandLineOptions.UsageError(description: "unknown sensor '\(name)'")
+                    }
+                    decisions[sensor.rawValue] = granted
+                }
+            }
+            return try decide(connection, app: app, decisions, options)
+        }
+        if options.json {
+            Commands.printJSON(requests)
+            return 0
+        }
+        guard isatty(STDIN_FILENO) == 1 else {
+            for request in requests { show(request) }
+            Commands.fail("standard input is not a terminal: decide with --grant/--deny")
+            return 2
+        }
+        for request in requests {
+            show(request)
+            var decisions: [String: Bool] = [:]
+            for item in request.items where item.status == SRAuthorizationStatus.notDetermined.rawValue {
+                decisions[item.sensor] = ask(item)
+            }
+            if decisions.isEmpty { print("  nothing to decide for \(request.app)\n"); continue }
+            _ = try decide(connection, app: request.app, decisions, options)
+        }
+        return 0
+    }
+
+    static func show(_ request: WireConsentRequest) {
+        print("Research Sensor & Usage Data Request — \(request.app)")
+        print("  Study purpose: \(request.purpose ?? "(not given)")")
+        print("  Privacy policy: \(request.privacyPolicyURL ?? "(not given)")")
+        for item in request.items {
+            let status = SRAuthorizationStatus(rawValue: item.status).map { "\($0)" } ?? "?"
+            print("  • \(item.name)\(item.required ? " (Required)" : ""): \(item.description ?? "(no description)") [\(status)]")
+        }
+        print("")
+    }
+
+    /// Asks about one sensor until the answer is clear; declining a Required one needs confirming.
+    static func ask(_ item: WireConsentRequest.Item) -> Bool {
+        while true {
+            print("\(item.name): \(item.description ?? "")")
+            print("  [a] Allow Collection & Sharing   [d] Don't Allow Collection & Sharing > ", terminator: "")
+            guard let answer = readLine()?.lowercased() else { return false }
+            if answer.hasPrefix("a") { return true }
+            if answer.hasPrefix("d") {
+                guard item.required else { return false }
+                print("  This study requires \(item.name). Declining means you cannot take part.")
+                print("  [x] Don't Enroll in Study   [c] Change Choice > ", terminator: "")
+                if readLine()?.lowercased().hasPrefix("x") == true { return false }
+            }
+        }
+    }
+
+    static func decide(_ connection: ReaderConnection, app: String, _ decisions: [String: Bool],
+                       _ options: CommandLineOptions) throws -> Int32 {
+        let reply = try Commands.call(connection, .consentDecide) {
+            $0.app = app
+            $0.decisions = decisions
+        }
+        if options.json {
+            Commands.printJSON(["app": app, "notice": reply.notice ?? ""])
+        } else {
+            for (sensor, granted) in decisions.sorted(by: { $0.key < $1.key }) {
+                print("\(app): \(Commands.name(sensor)) \(granted ? "allowed" : "not allowed")")
+            }
+            if let notice = reply.notice { print("warning: \(notice)") }
+        }
+        return 0
+    }
+}

@@ -1,0 +1,54 @@
+import Testing
+import SensorKitModel
+@testable import SensorDaemon
+
+@Suite struct ConfigurationTests {
+    @Test func parsesEverySection() throws {
+        let config = try DaemonConfiguration.parse("""
+            # lab rig
+            profile = lab
+            [store]
+            window = 3d
+            max-bytes = 20G
+            min-free = 512M
+            [sensor accelerometer]
+            hold = 2h   # trailing comment
+            [grant com.example.rig]
+            sensors = accelerometer, rotationRate
+            [iio]
+            ignore = iio:device3
+            """)
+        #expect(config.profile == .lab)
+        #expect(config.defaultRetention == .init(hold: 0, window: 3 * 86_400_000_000_000))
+        #expect(config.retention(for: .accelerometer).hold == 2 * 3_600_000_000_000)
+        #expect(config.retention(for: .accelerometer).window == 3 * 86_400_000_000_000)
+        #expect(config.maxStoreBytes == 20 << 30)
+        #expect(config.minFreeBytes == 512 << 20)
+        #expect(config.grants == [.init(app: "com.example.rig", sensor: .accelerometer), .init(app: "com.example.rig", sensor: .rotationRate)])
+        #expect(config.ignoredDevices == ["iio:device3"])
+    }
+
+    @Test func defaultsAreSensorKits() throws {
+        let config = try DaemonConfiguration.parse("")
+        #expect(config.defaultRetention.hold == 86_400_000_000_000)
+        #expect(config.defaultRetention.window == 7 * 86_400_000_000_000)
+    }
+
+    @Test func mistakesNameTheirLine() {
+        for (text, line) in [("holdd = 1h", 1), ("[store]\nhold = soon", 2), ("[sensor nonsense]", 1),
+                             ("[grant x]\nsensors = teleporter", 2), ("[mystery]", 1), ("profile = fast", 1), ("[store", 1)] {
+            #expect(throws: DaemonConfiguration.ParseError.self) { try DaemonConfiguration.parse(text) }
+            do { _ = try DaemonConfiguration.parse(text) } catch { #expect(error.line == line) }
+        }
+    }
+
+    @Test func durationsAndSizes() {
+        #expect(DaemonConfiguration.parseDuration("250ms") == 250_000_000)
+        #expect(DaemonConfiguration.parseDuration("90s") == 90_000_000_000)
+        #expect(DaemonConfiguration.parseDuration("-1s") == nil)
+        #expect(DaemonConfiguration.parseDuration("99999999999d") == nil)
+        #expect(DaemonConfiguration.parseSize("4096") == 4096)
+        #expect(DaemonConfiguration.parseSize("2T") == 2 << 40)
+        #expect(DaemonConfiguration.parseSize("lots") == nil)
+    }
+}
