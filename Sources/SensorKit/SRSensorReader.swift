@@ -125,23 +125,26 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
     /// Asks a person to authorize `sensors` for this app (`sensorkitctl consent` answers). The
     /// completion gets nil once every sensor has an answer, or an `SRError`: `invalidEntitlement`
     /// for a sensor the app is not entitled to, `promptDeclined` when all were already decided.
-    open class func requestAuthorization(sensors: Set<SRSensor>, completion: @escaping @Sendable ((any Error)?) -> Void) {
+    /// The completion is not `@Sendable`, exactly as in Apple's API, so study code that captures
+    /// its own state compiles unchanged; like Apple's, it runs on a queue of the framework's choosing.
+    open class func requestAuthorization(sensors: Set<SRSensor>, completion: @escaping ((any Error)?) -> Void) {
         let connection: ReaderConnection
         do {
             connection = try ReaderSession.connection()
         } catch {
             return completion(error)
         }
+        let completion = UncheckedSendable(completion)
         connection.send({ $0.sensors = sensors.map(\.rawValue).sorted() }, op: .requestAuthorization) { incoming in
             guard case .reply(let reply) = incoming else { return }
-            completion(reply.error?.srError)
+            completion.value(reply.error?.srError)
         }
     }
 
     /// Apple's auto-bridged async form of `requestAuthorization(sensors:completion:)`.
     open class func requestAuthorization(sensors: Set<SRSensor>) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            requestAuthorization(sensors: sensors) { error in
+            requestAuthorization(sensors: sensors) { (error: (any Error)?) in
                 if let error { continuation.resume(throwing: error) } else { continuation.resume() }
             }
         }
@@ -200,4 +203,11 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
             callback(delegate, self)
         }
     }
+}
+
+/// Carries a value the caller promises to use safely across queues (Apple's API hands
+/// non-`Sendable` closures to the framework, which calls them on its own queue).
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -31,7 +31,7 @@ struct SampleMaterializer {
             indices.map { SRFetchResult(sample: make($0), timestamp: SRAbsoluteTime(nanoseconds: t[$0])) }
         }
         func array(_ samples: [AnyObject]) -> [SRFetchResult<AnyObject>] {
-            [SRFetchResult(sample: samples as AnyObject, timestamp: SRAbsoluteTime(nanoseconds: t[batch.count - 1]))]
+            [SRFetchResult(sample: NSArray(array: samples), timestamp: SRAbsoluteTime(nanoseconds: t[batch.count - 1]))]
         }
         switch batch.layout {
         case .motion where sensor == .rotationRate:

@@ -16,13 +16,13 @@ enum ManifestFixture {
             "NSSensorKitUsageDetail": usage,
         ]
         let infoData = try info.map { Data($0.utf8) } ?? PropertyListSerialization.data(fromPropertyList: infoPlist, format: .xml, options: 0)
-        FileManager.default.createFile(atPath: directory + "/Info.plist", contents: infoData)
+        _ = FileManager.default.createFile(atPath: directory + "/Info.plist", contents: infoData)
         let entitlementData = try PropertyListSerialization.data(
             fromPropertyList: [AppManifest.entitlementKey: entitlements], format: .xml, options: 0)
-        FileManager.default.createFile(atPath: directory + "/Study.entitlements", contents: entitlementData)
+        _ = FileManager.default.createFile(atPath: directory + "/Study.entitlements", contents: entitlementData)
         var binding: [String: Any] = ["Users": users]
         if let executable { binding["Executable"] = executable }
-        FileManager.default.createFile(atPath: directory + "/" + AppManifest.bindingFile,
+        _ = FileManager.default.createFile(atPath: directory + "/" + AppManifest.bindingFile,
                                        contents: try PropertyListSerialization.data(fromPropertyList: binding, format: .xml, options: 0))
     }
 

@@ -1,0 +1,138 @@
+import Dispatch
+import Foundation
+import Glibc
+import SensorKitModel
+import SensorSystem
+
+/// The running daemon: starts the parts in order, stops them in reverse with a deadline
+/// (STYLE 13): timeline → store → pipeline and sources → reader service → socket; on SIGTERM or
+/// SIGINT the socket closes first, then sources stop, then the store flushes and closes.
+public final class Daemon: @unchecked Sendable {
+    // @unchecked: everything is set in init and only read afterwards; `stopped` is guarded by the
+    // signal queue.
+    public struct Parts: Sendable {
+        public var paths: DaemonPaths
+        public var configuration: DaemonConfiguration
+        public var clock: any SystemClock
+        public var journal: Journal
+        /// Opens the store in the state directory.
+        public var openStore: @Sendable (_ stateDirectory: String, _ timeline: TimelineKeeper) throws -> any DaemonStore
+        /// Discovers sources and keeps adding/removing them (IIO via udev, BLE, test sources).
+        public var startSources: @Sendable (RecordingPipeline) throws -> [any SourceDiscovery]
+
+        public init(paths: DaemonPaths, configuration: DaemonConfiguration, clock: any SystemClock, journal: Journal,
+                    openStore: @escaping @Sendable (String, TimelineKeeper) throws -> any DaemonStore,
+                    startSources: @escaping @Sendable (RecordingPipeline) throws -> [any SourceDiscovery]) {
+            self.paths = paths
+            self.configuration = configuration
+            self.clock = clock
+            self.journal = journal
+            self.openStore = openStore
+            self.startSources = startSources
+        }
+    }
+
+    public let parts: Parts
+    public let timeline: TimelineKeeper
+    public let store: any DaemonStore
+    public let pipeline: RecordingPipeline
+    public let service: ReaderService
+    public let server: ReaderServer
+    private let discoveries: [any SourceDiscovery]
+    private let notifier = ServiceManagerNotifier(environment: ProcessInfo.processInfo.environment)
+    private let housekeeping: any DispatchSourceTimer
+    private let housekeepingQueue = DispatchQueue(label: "sensorkitd.housekeeping")
+
+    /// Starts everything; throws (after undoing what started) when a part cannot start.
+    public init(_ parts: Parts) throws {
+        self.parts = parts
+        let journal = parts.journal
+        try SystemFiles.makeDirectory(parts.paths.stateDirectory, mode: 0o700)
+        timeline = try TimelineKeeper(stateDirectory: parts.paths.stateDirectory, clock: parts.clock, journal: journal)
+        store = try parts.openStore(parts.paths.stateDirectory, timeline)
+        pipeline = RecordingPipeline(sink: store, clock: parts.clock, journal: journal)
+        let (registry, problems) = AppRegistry.load(directory: parts.paths.appsDirectory)
+        for problem in problems { journal.warning(problem + ", ignoring") }
+        journal.info("\(registry.apps.count) app(s) installed from \(parts.paths.appsDirectory)")
+        let keeper = timeline
+        service = try ReaderService(.init(
+            registry: registry, archive: store, recorder: pipeline, clock: parts.clock,
+            timeline: { keeper.current }, ledgerPath: parts.paths.stateDirectory + "/" + ControlLedger.fileName,
+            preGranted: parts.configuration.grants, log: { journal($0) }))
+        server = try ReaderServer(path: parts.paths.socket, service: service, log: { journal($0) })
+        try timeline.publish(besideSocket: parts.paths.socket)
+        do {
+            discoveries = try parts.startSources(pipeline)
+        } catch {
+            server.stop()
+            store.close()
+            throw error
+        }
+        housekeeping = DispatchSource.makeTimerSource(queue: housekeepingQueue)
+        housekeeping.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(200))
+        let store = self.store
+        let clock = parts.clock
+        let watchdog = ServiceManagerNotifier.watchdogInterval(environment: ProcessInfo.processInfo.environment)
+        let notifier = self.notifier
+        var ticks = 0
+        housekeeping.setEventHandler {
+            ticks += 1
+            keeper.advance(to: clock.now())
+            if ticks % 10 == 0 { keeper.saveOrLog() }
+            if ticks % 60 == 0 { store.maintain() }
+            if watchdog != nil { notifier.notify("WATCHDOG=1") }
+        }
+        housekeeping.resume()
+        server.start()
+        notifier.notify("READY=1\nSTATUS=recording for \(registry.apps.count) app(s)")
+        journal.notice("sensorkitd ready on \(parts.paths.socket) (state \(parts.paths.stateDirectory))")
+    }
+
+    /// Stops in reverse start order: no new clients, sources stopped, store flushed and closed.
+    public func stop() {
+        notifier.notify("STOPPING=1")
+        server.stop()
+        for discovery in discoveries.reversed() { discovery.stop() }
+        pipeline.stopAll()
+        housekeeping.cancel()
+        housekeepingQueue.sync {}
+        timeline.advance(to: parts.clock.now())
+        timeline.saveOrLog()
+        store.close()
+        parts.journal.notice("sensorkitd stopped; store flushed and closed")
+    }
+
+    /// Runs until SIGTERM or SIGINT, then stops. Blocks the calling thread (dispatchMain-free).
+    public func runUntilSignalled() {
+        let done = DispatchSemaphore(value: 0)
+        let queue = DispatchQueue(label: "sensorkitd.signals")
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGTERM, SIGINT] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler {
+                self.parts.journal.notice("received signal \(number), stopping")
+                done.signal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        signal(SIGPIPE, SIG_IGN)
+        done.wait()
+        stop()
+        for source in sources { source.cancel() }
+    }
+}
+
+/// Finds sources and keeps the pipeline's set current (udev hotplug, BLE reconnects).
+public protocol SourceDiscovery: Sendable {
+    func stop()
+}
+
+/// The store as the daemon uses it: an ingest sink, a fetch archive, and housekeeping.
+public protocol DaemonStore: RecordingSink, SampleArchive {
+    /// Retention purge and disk budget (runs on the store's own queue; never blocks the caller).
+    func maintain()
+    /// Flushes everything appended and closes; nothing appended before is lost.
+    func close()
+}

@@ -1,0 +1,66 @@
+import Foundation
+import SensorKitModel
+import SensorSystem
+import Synchronization
+
+/// The daemon's one timeline (docs/design-notes/0001-time.md): loaded from or founded in the
+/// state directory, the current boot adopted at start, the high-water mark advanced every second
+/// and saved every ten, a copy published beside the socket for clients.
+public final class TimelineKeeper: Sendable {
+    private let state: Mutex<Timeline>
+    private let path: String
+    private let publishedPath = Mutex<String?>(nil)
+    private let journal: Journal
+
+    public init(stateDirectory: String, clock: any SystemClock, journal: Journal) throws {
+        self.journal = journal
+        path = stateDirectory + "/" + TimelineFile.fileName
+        var timeline: Timeline
+        if let loaded = try TimelineFile.load(path) {
+            timeline = loaded
+        } else {
+            timeline = Timeline.founded(by: clock)
+            journal.notice("founded a new SR timeline at origin \(timeline.origin) (CF ns)")
+        }
+        switch timeline.adoptCurrentBoot(of: clock) {
+        case .kept: break
+        case .anchored(let anchor): journal.info("boot \(clock.bootID) anchored at SR \(anchor) ns")
+        case .raised(let anchor, let raisedBy):
+            journal.warning("the wall clock is behind the recorded timeline; boot \(clock.bootID) anchored \(raisedBy) ns later than the wall clock says (SR \(anchor) ns) so time never runs backwards")
+        }
+        state = Mutex(timeline)
+        try TimelineFile.save(timeline, to: path)
+    }
+
+    public var current: Timeline { state.withLock { $0 } }
+
+    /// SR nanoseconds of a boot instant (nil for a boot this timeline never adopted).
+    public func srNanoseconds(of instant: BootInstant) -> Int64? {
+        state.withLock { $0.srNanoseconds(of: instant) }
+    }
+
+    public func advance(to instant: BootInstant) {
+        state.withLock { timeline in
+            if let sr = timeline.srNanoseconds(of: instant) { timeline.advanceHighWater(to: sr) }
+        }
+    }
+
+    /// Writes the timeline (and the published copy); logs instead of throwing, for timers.
+    public func saveOrLog() {
+        let timeline = current
+        do {
+            try TimelineFile.save(timeline, to: path)
+            if let published = publishedPath.withLock({ $0 }) { try TimelineFile.save(timeline, to: published) }
+        } catch {
+            journal.error("could not save the timeline: \(error)")
+        }
+    }
+
+    /// Publishes a world-readable copy beside the socket, for `SRAbsoluteTime.current()` in clients.
+    public func publish(besideSocket socket: String) throws {
+        let folder = (socket as NSString).deletingLastPathComponent
+        let published = (folder.isEmpty ? "." : folder) + "/" + TimelineFile.fileName
+        publishedPath.withLock { $0 = published }
+        try TimelineFile.save(current, to: published)
+    }
+}
