@@ -1,1 +1,0 @@
-// The IIO bridge (DESIGN §8, issue 5). Being built.

@@ -1,0 +1,93 @@
+import Dispatch
+import Glibc
+import SensorSystem
+
+/// Reads scans from `/dev/iio:deviceN` without ever blocking: the fd is opened `O_NONBLOCK`,
+/// every `read` goes through `nonBlockingSyscall` (EAGAIN is "nothing more now", not an error),
+/// and bytes are cut into whole scans by a `ScanAssembler`, so partial reads (umockdev's PTY)
+/// work as well as the kernel's whole-scan reads.
+///
+/// Meant to be driven by a `DispatchSourceRead` on `queue`: call `drain` when the fd is readable.
+/// The kernel drops **new** scans when its FIFO is full (research §1.5), so a reader that falls
+/// behind loses data it cannot see here; the caller detects that from timestamp gaps.
+public final class IIOScanReader: @unchecked Sendable {
+    // @unchecked: the fd, assembler and buffer are touched only on `queue` (dispatchPrecondition).
+    public let queue: DispatchQueue
+    public let layout: ScanLayout
+    public let fileDescriptor: Int32
+    private var assembler: ScanAssembler
+    private var buffer: [UInt8]
+    private var isClosed = false
+
+    /// Opens `devnode` (`open(O_RDONLY|O_NONBLOCK|O_CLOEXEC)`; does not block) for scans of
+    /// `layout`. `readSize` bytes are read per call (rounded up to whole scans).
+    public init(devnode: String, layout: ScanLayout, queue: DispatchQueue, readSize: Int = 16_384) throws(SystemError) {
+        self.queue = queue
+        self.layout = layout
+        fileDescriptor = try syscall("open(\(devnode))") { open(devnode, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+        assembler = ScanAssembler(scanBytes: layout.scanBytes)
+        let scans = max(1, (readSize + layout.scanBytes - 1) / layout.scanBytes)
+        buffer = [UInt8](repeating: 0, count: scans * layout.scanBytes)
+    }
+
+    deinit {
+        if !isClosed { Glibc.close(fileDescriptor) }
+    }
+
+    /// What one `drain` did.
+    public struct Drained: Hashable, Sendable {
+        /// Bytes read.
+        public var bytes: Int
+        /// Whole scans handed to the body.
+        public var scans: Int
+        /// `read` returned 0: the end of a regular file (umockdev `N: …=HEX` nodes). A real
+        /// IIO fd never does this; the caller stops the read source.
+        public var endOfFile: Bool
+    }
+
+    /// Reads until the fd has nothing more (EAGAIN) or `maxReads` reads were made (so one busy
+    /// device cannot starve its queue), calling `body` with each whole scan in stream order.
+    /// Throws on real errors (ENODEV when the device is unplugged).
+    public func drain(maxReads: Int = 64, _ body: (UnsafeRawBufferPointer) -> Void) throws(SystemError) -> Drained {
+        dispatchPrecondition(condition: .onQueue(queue))
+        precondition(!isClosed, "drain after close")
+        var drained = Drained(bytes: 0, scans: 0, endOfFile: false)
+        for _ in 0..<maxReads {
+            let fd = fileDescriptor
+            let result: Result<IOResult<Int>, SystemError> = buffer.withUnsafeMutableBytes { storage in
+                do throws(SystemError) {
+                    return .success(try nonBlockingSyscall("read(iio fd)") { Glibc.read(fd, storage.baseAddress, storage.count) })
+                } catch {
+                    return .failure(error)
+                }
+            }
+            guard case let .done(count) = try result.get() else { break }
+            if count == 0 {
+                drained.endOfFile = true
+                break
+            }
+            drained.bytes += count
+            buffer.withUnsafeBytes { storage in
+                assembler.feed(UnsafeRawBufferPointer(rebasing: storage[0..<count])) { scan in
+                    drained.scans += 1
+                    body(scan)
+                }
+            }
+        }
+        return drained
+    }
+
+    /// Bytes of a scan begun but not finished.
+    public var pendingByteCount: Int {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return assembler.pendingByteCount
+    }
+
+    /// Closes the fd (`close`). The caller cancels its read source first.
+    public func close() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !isClosed else { return }
+        isClosed = true
+        Glibc.close(fileDescriptor)
+    }
+}

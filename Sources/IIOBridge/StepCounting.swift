@@ -1,0 +1,12 @@
+/// Steps per polling interval from a cumulative `in_steps_input` counter (steps "since the last
+/// reboot while activated", sysfs-bus-iio), for `CMPedometerData.numberOfSteps`. Pure.
+public enum StepCounting {
+    /// The steps taken between two reads. The first read after start has no predecessor and
+    /// counts nothing (the counter's history is not ours). A counter that went backwards was
+    /// reset (chip power-cycle, `in_steps_en` toggled, resume): the new value is what was counted
+    /// since the reset, the best lower bound available.
+    public static func steps(previous: Int64?, current: Int64) -> Int64 {
+        guard let previous else { return 0 }
+        return current >= previous ? current - previous : max(0, current)
+    }
+}
