@@ -42,22 +42,30 @@ let package = Package(
         .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
 
         // The daemon and its tools.
-        .target(name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem"],
+        .target(name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge"],
                 swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
         // `make bench`: figures beside anchors measured in the same run.
-        .executableTarget(name: "sensorkit-bench", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge"],
+        .executableTarget(name: "sensorkit-bench", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge",
+                                                         "SensorDaemon", "SensorKit", "DaemonTestKit"],
                           swiftSettings: strict),
 
         // Tests.
         .target(name: "SensorTestKit", dependencies: ["SensorKitModel"], path: "Tests/SensorTestKit", swiftSettings: strict),
         .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel", "SensorTestKit"], swiftSettings: strict),
         .testTarget(name: "SensorStoreTests", dependencies: ["SensorStore", "SensorTestKit"], swiftSettings: strict),
+        // Killed with SIGKILL mid-ingest by SensorStoreTests' crash test (found beside the test bundle).
+        .executableTarget(name: "store-ingest-child", dependencies: ["SensorStore", "SensorSystem"],
+                          path: "Tests/StoreIngestChild", swiftSettings: strict),
         .testTarget(name: "IIOBridgeTests", dependencies: ["IIOBridge", "SensorTestKit"], swiftSettings: strict),
-        .testTarget(name: "SensorDaemonTests", dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit"], swiftSettings: strict),
+        // A real daemon in the test process, fed through its own pipeline (used by the suites below).
+        .target(name: "DaemonTestKit", dependencies: ["SensorDaemon", "SensorKit", "SensorSystem", "SensorTestKit"],
+                path: "Tests/DaemonTestKit", swiftSettings: strict),
+        .testTarget(name: "SensorDaemonTests", dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "DaemonTestKit"],
+                    swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
-        .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit"]),
+        .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "DaemonTestKit"]),
     ]
 )

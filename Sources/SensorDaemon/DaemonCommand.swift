@@ -1,4 +1,6 @@
 import Foundation
+import SensorKitModel
+import SensorSystem
 
 /// `sensorkitd`'s command line.
 public enum DaemonCommand {
@@ -18,8 +20,8 @@ public enum DaemonCommand {
           --version          print the version and exit
           -h, --help         print this help and exit
 
-        Status: this build provides the SensorKit model and time model; recording, the reader
-        socket and the bridges arrive with the next parts of the plan (see README.md).
+        Signals: SIGTERM and SIGINT stop it cleanly (socket closed, sources stopped, store flushed).
+        Logs go to stderr with journald priority prefixes.
         """
 
     public static let version = "sensorkitd 0.1.0"
@@ -53,7 +55,38 @@ public enum DaemonCommand {
                 return 2
             }
         }
-        FileHandle.standardError.write(Data("sensorkitd: recording is not built yet; see --help\n".utf8))
-        return 1
+        let journal = Journal.standardError
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try loadConfiguration(paths.config)
+        } catch {
+            journal.error("configuration \(paths.config): \(error)")
+            return 1
+        }
+        let clock = LinuxSystemClock()
+        let host = HostIdentity.read().device
+        let parts = Daemon.Parts(
+            paths: paths, configuration: configuration, clock: clock, journal: journal,
+            openStore: { directory, timeline in
+                try StoreBackend.open(stateDirectory: directory, configuration: configuration, clock: clock,
+                                      timeline: timeline.current, hostDevice: host, journal: journal)
+            },
+            startSources: { registry in try DaemonSources.start(configuration: configuration, registry: registry, journal: journal) })
+        let daemon: Daemon
+        do {
+            daemon = try Daemon(parts)
+        } catch {
+            journal.error("cannot start: \(error)")
+            return 1
+        }
+        daemon.runUntilSignalled()
+        return 0
+    }
+
+    /// The configuration file; a missing file means the defaults (SensorKit's 24 h hold, 7 d window).
+    public static func loadConfiguration(_ path: String) throws -> DaemonConfiguration {
+        guard FileManager.default.fileExists(atPath: path) else { return DaemonConfiguration() }
+        let text = try SystemFiles.read(path, limit: 1 << 20)
+        return try DaemonConfiguration.parse(text)
     }
 }

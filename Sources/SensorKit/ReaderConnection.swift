@@ -7,7 +7,7 @@ import Synchronization
 
 /// The client's end of the reader socket (docs/protocol.md): one connection per process and app,
 /// several requests in flight, replies routed by id, push events to every subscriber. Reads on
-/// its own queue; handlers run there too, so they must hand off quickly.
+/// its own thread; handlers run there too, so they must hand off quickly.
 public final class ReaderConnection: Sendable {
     /// What a request's handler receives: batches (fetch), then exactly one final reply.
     public enum Incoming: Sendable {
@@ -24,7 +24,6 @@ public final class ReaderConnection: Sendable {
 
     public let app: String?
     private let fd: Int32
-    private let readQueue = DispatchQueue(label: "sensorkit.connection.read")
     private let state = Mutex(State())
     private let writeLock = Mutex(())
     /// The hello reply: protocol version and the daemon's timeline.
@@ -52,10 +51,15 @@ public final class ReaderConnection: Sendable {
             Glibc.close(fd)
             throw error.srError
         }
-        readQueue.async { [self] in readLoop() }
+        // A thread of its own: the loop blocks in read(2), which must not hold a Dispatch worker.
+        let thread = Thread { [self] in readLoop() }
+        thread.name = "sensorkit.connection.read"
+        thread.start()
     }
 
-    deinit { shutdown(fd, Int32(SHUT_RDWR)) }
+    /// The fd lives exactly as long as this object (the read loop holds it until the socket
+    /// ends), so no call here can ever reach another socket that reused the number.
+    deinit { Glibc.close(fd) }
 
     /// Whether the daemon closed the connection (a new one must be opened).
     public var isClosed: Bool { state.withLock { $0.closed != nil } }
@@ -145,13 +149,20 @@ public final class ReaderConnection: Sendable {
             return state.handlers
         }
         for (id, handler) in handlers { handler(.reply(.failure(id, WireError(.dataInaccessible, reason)))) }
-        Glibc.close(fd)
     }
 
     private func dispatch(_ frame: Frame) {
         switch frame.kind {
         case .batch:
-            guard let batch = try? SampleBatchFrame.decode(frame.payload) else { return }
+            guard let batch = try? SampleBatchFrame.decode(frame.payload) else {
+                // A layout this build does not know (a newer daemon): skip it but return the
+                // credit, so the fetch goes on (docs/protocol.md §8).
+                if frame.payload.count >= 4 {
+                    let id = UInt32(frame.payload[0]) | UInt32(frame.payload[1]) << 8 | UInt32(frame.payload[2]) << 16 | UInt32(frame.payload[3]) << 24
+                    notify(.ack, target: id, batches: 1)
+                }
+                return
+            }
             let handler = state.withLock { $0.handlers[batch.requestID] }
             handler?(.batch(batch))
         case .message:

@@ -37,8 +37,7 @@ public struct SensorKitEnvironment: Sendable {
     public static var current: SensorKitEnvironment {
         shared.withLock { value in
             if let value { return value }
-            // New fetch requests target this host, as Apple's `-[SRFetchRequest init]` does.
-            SRFetchRequest.setDefaultDevice { SRDevice.current }
+            installDefaults()
             let made = fromProcess()
             value = made
             return made
@@ -59,6 +58,12 @@ public struct SensorKitEnvironment: Sendable {
 
     /// Replaces the environment (tests, or an app that talks to a daemon on another socket).
     public static func install(_ environment: SensorKitEnvironment) {
+        installDefaults()
         shared.withLock { $0 = environment }
+    }
+
+    /// New fetch requests target this host, as Apple's `-[SRFetchRequest init]` does.
+    static func installDefaults() {
+        SRFetchRequest.setDefaultDevice { SRDevice.current }
     }
 }

@@ -1,1 +1,223 @@
-// The embargo store (DESIGN §7, issue 3). Being built.
+import Dispatch
+import SensorKitModel
+import Synchronization
+
+/// The embargo store (DESIGN §7): where recorded samples wait out the hold and live for the
+/// window. A SQLite catalog (WAL) and compressed, checksummed columnar chunks.
+///
+/// Threads: `append`, `recordGap` and `reportCorrupt…` only enqueue work on the store's own
+/// serial writer queue and return at once (they never wait for SQLite or the codec). Queries run
+/// on the caller's thread on a read connection of their own. Registration, `flush`, `purge`,
+/// `close` and the study-registry calls wait for the writer queue (and may block on disk I/O):
+/// call them from control paths, never from a sampling queue.
+///
+/// Crash contract: samples are committed at least every `commitInterval` (0.5 s by default), so
+/// a SIGKILL or (with `.powerLoss` durability) a power cut loses at most the samples appended in
+/// the last interval; `close()` loses nothing. A chunk whose checksum fails is never returned; it
+/// becomes a `systemInitiated` deletion record.
+public final class SensorStore: Sendable {
+    /// What the store was opened with.
+    public let configuration: StoreConfiguration
+    private let clock: any SystemClock
+    private let timeline: SharedTimeline
+    private let registry = StreamRegistry()
+    private let writer: StoreWriter
+    private let readers: ReaderPool
+    private let pendingSamples = PendingCount()
+    private let isClosed = Mutex(false)
+
+    /// Opens (or creates) the store in `configuration.directory`: migrates the catalog, seals
+    /// pieces left by a crash, starts the commit timer. `timeline` must have adopted `clock`'s
+    /// current boot. Write failures that happen later, off the caller's thread, are passed to
+    /// `onWriteFailure` (on the writer queue) and rethrown by the next `flush()`.
+    public init(
+        configuration: StoreConfiguration, clock: any SystemClock, timeline: Timeline,
+        onWriteFailure: @escaping @Sendable (any Error) -> Void = { _ in }
+    ) throws {
+        guard timeline.srNanoseconds(of: clock.now()) != nil else { throw StoreError.currentBootNotAdopted }
+        self.configuration = configuration
+        self.clock = clock
+        self.timeline = SharedTimeline(timeline)
+        self.readers = ReaderPool(path: configuration.databasePath)
+        self.writer = StoreWriter(
+            configuration: configuration, registry: registry, timeline: self.timeline, clock: clock,
+            onFailure: onWriteFailure)
+        let writer = self.writer
+        try writer.queue.sync { try writer.start() }
+    }
+
+    deinit {
+        if !isClosed.withLock({ $0 }) { try? close() }
+    }
+
+    /// Replaces the timeline (the daemon adopted a boot or moved the high-water mark).
+    public func updateTimeline(_ timeline: Timeline) {
+        self.timeline.withLock { $0 = timeline }
+    }
+
+    /// SR nanoseconds now, from the injected clock and the timeline.
+    public func now() throws -> Int64 {
+        guard let now = timeline.withLock({ $0.srNanoseconds(of: clock.now()) }) else {
+            throw StoreError.currentBootNotAdopted
+        }
+        return now
+    }
+
+    // MARK: Streams
+
+    /// Registers a stream (or finds it: an equal descriptor gives the same id). Waits for the
+    /// writer queue.
+    public func register(_ descriptor: StreamDescriptor) throws -> StreamID {
+        if let id = registry.id(forKey: descriptor.canonicalJSON()) { return id }
+        return try onWriter { try $0.register(descriptor) }
+    }
+
+    /// Every registered stream.
+    public var streams: [StoredStream] { registry.all }
+
+    /// The descriptor of a stream.
+    public func descriptor(of stream: StreamID) -> StreamDescriptor? { registry.descriptor(stream) }
+
+    // MARK: Writing
+
+    /// Hands samples to the store. Returns at once: the batch is converted, buffered and committed
+    /// on the writer queue. The batch's columns must match the stream's schema (a mismatch is a
+    /// bug and traps). If the writer has fallen more than `maxPendingSamples` behind, the batch
+    /// is dropped and recorded as a `systemInitiated` gap.
+    public func append(_ batch: SampleBatch, to stream: StreamID) {
+        guard !batch.isEmpty else { return }
+        guard let descriptor = registry.descriptor(stream) else {
+            preconditionFailure("append to unregistered \(stream)")
+        }
+        precondition(batch.columns.count == descriptor.schema.columns.count, "batch columns differ from the schema")
+        for (values, column) in zip(batch.columns, descriptor.schema.columns) {
+            switch (values, column) {
+            case (.integers, .integer), (.floats, .float): continue
+            default: preconditionFailure("batch column kind differs from \(column.name)")
+            }
+        }
+        let count = batch.count
+        let pendingSamples = self.pendingSamples
+        let admitted = pendingSamples.value.withLock { pending in
+            guard pending + count <= configuration.maxPendingSamples else { return false }
+            pending += count
+            return true
+        }
+        let writer = self.writer
+        guard admitted else {
+            writer.queue.async { writer.recordDropped(batch, from: stream) }
+            return
+        }
+        writer.queue.async {
+            writer.append(batch, to: stream)
+            pendingSamples.value.withLock { $0 -= count }
+        }
+    }
+
+    /// Records an interval without data that the pipeline knows of: a sensor unplugged or a FIFO
+    /// overflow (`systemInitiated`), no stakes (`noInterestedClients`). Times are SR nanoseconds.
+    /// Returns at once.
+    public func recordGap(sensor: SRSensor, device: String, from start: Int64, to end: Int64, reason: SRDeletionReason) {
+        let writer = self.writer
+        writer.queue.async { writer.record(sensor: sensor, device: device, start: start, end: end, reason: reason) }
+    }
+
+    /// `recordGap` with boot-clock instants (converted with the timeline; an unknown boot throws).
+    public func recordGap(sensor: SRSensor, device: String, from start: BootInstant, to end: BootInstant, reason: SRDeletionReason) throws {
+        guard let from = timeline.withLock({ $0.srNanoseconds(of: start) }) else { throw StoreError.unknownBoot(start.boot) }
+        guard let to = timeline.withLock({ $0.srNanoseconds(of: end) }) else { throw StoreError.unknownBoot(end.boot) }
+        recordGap(sensor: sensor, device: device, from: from, to: to, reason: reason)
+    }
+
+    /// Commits everything appended so far (waits for the writer queue and an fsync); rethrows the
+    /// first write failure since the previous flush.
+    public func flush() throws {
+        try onWriter { try $0.flush() }
+    }
+
+    /// Purges by window (`ageLimit`) and disk budget (`lowDiskSpace`) now. The writer also does
+    /// this every `purgeInterval` on its own.
+    @discardableResult
+    public func purge() throws -> PurgeReport {
+        try onWriter { try $0.purge() }
+    }
+
+    /// The store's size and the free space beside it.
+    public func diskUsage() throws -> DiskUsage {
+        try onWriter { try $0.diskUsage() }
+    }
+
+    /// Seals every open chunk, commits and checkpoints. Nothing appended before is lost. Further
+    /// calls do nothing; appends after it are dropped and reported to `onWriteFailure`.
+    public func close() throws {
+        guard !isClosed.withLock({ closed in defer { closed = true }; return closed }) else { return }
+        let writer = self.writer
+        try writer.queue.sync { try writer.close() }
+        readers.closeAll()
+    }
+
+    // MARK: Reading
+
+    /// The samples of `sensor` on `device` with `from < time ≤ to` (SR ns), in time order,
+    /// as a streaming cursor, with SensorKit's rules applied at the moment of the call:
+    /// - a range that reaches into the hold (`to > now − hold`, hold > 0) yields nothing;
+    /// - samples at or before `now − window` are not returned;
+    /// - samples before `notBefore` are not returned (an app sees only data recorded after its
+    ///   own first `startRecording`).
+    /// Samples still buffered (appended less than one commit interval ago) are not yet visible.
+    public func samples(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64 = .min) throws -> SampleCursor {
+        let now = try now()
+        let policy = configuration.retention(for: sensor)
+        let streams = registry.streams(sensor: sensor, device: device)
+        guard !streams.isEmpty,
+              let visible = policy.visibleRange(from: from, to: to, notBefore: notBefore, now: now)
+        else { return SampleCursor(empty: readers) }
+        let writer = self.writer
+        return SampleCursor(pool: readers, streams: streams, after: visible.after, through: visible.through) { id, stream, min, max in
+            writer.queue.async { writer.dropCorruptChunk(id: id, stream: stream, minTime: min, maxTime: max) }
+        }
+    }
+
+    /// Deletion records of `sensor` on `device` that overlap `(from, to]` (SR ns), oldest first.
+    /// The hold applies as for samples (a range reaching into it yields nothing); the window does
+    /// not (records explain data that is gone, and are kept for one window longer than it).
+    public func deletionRecords(sensor: SRSensor, device: String, from: Int64, to: Int64) throws -> [StoredDeletionRecord] {
+        let now = try now()
+        let policy = configuration.retention(for: sensor)
+        if policy.hold > 0, to > now.subtractingSaturating(policy.hold) { return [] }
+        let db = try readers.checkOut()
+        defer { readers.checkIn(db) }
+        let query = try db.prepare(
+            """
+            SELECT start_time, end_time, reason FROM deletion_records
+            WHERE sensor = ? AND device = ? AND end_time > ? AND start_time <= ? ORDER BY start_time, id
+            """)
+        try query.bind(1, sensor.rawValue)
+        try query.bind(2, device)
+        try query.bind(3, from)
+        try query.bind(4, to)
+        var records: [StoredDeletionRecord] = []
+        while try query.step() {
+            records.append(StoredDeletionRecord(
+                sensor: sensor, device: device, start: query.int64(0), end: query.int64(1),
+                reason: SRDeletionReason(rawValue: query.int(2)) ?? .systemInitiated))
+        }
+        return records
+    }
+
+    // MARK: Internals
+
+    /// Runs `body` on the writer queue and waits for it.
+    @discardableResult
+    func onWriter<T: Sendable>(_ body: @Sendable (StoreWriter) throws -> T) throws -> T {
+        dispatchPrecondition(condition: .notOnQueue(writer.queue))
+        guard !isClosed.withLock({ $0 }) else { throw StoreError.closed }
+        let writer = self.writer
+        return try writer.queue.sync { try body(writer) }
+    }
+}
+
+/// Samples appended but not yet taken by the writer.
+private final class PendingCount: Sendable {
+    let value = Mutex(0)
+}

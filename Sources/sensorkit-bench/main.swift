@@ -3,4 +3,11 @@ import Foundation
 // `make bench`: each section prints its figures beside anchors measured in the same run.
 // Usage: sensorkit-bench [section …]   (sections: store, fetch, iio; default: all that exist)
 let sections = Array(CommandLine.arguments.dropFirst())
+// The fetch benchmark's daemon runs in a child process of this same binary.
+if sections.first == "serve-fetch-daemon" {
+    try FetchBenchmark.serve(samples: sections.dropFirst().first.flatMap { Int($0) } ?? FetchBenchmark.samples)
+    exit(0)
+}
 print("sensorkit-bench: sections \(sections.isEmpty ? "all" : sections.joined(separator: ", "))")
+if sections.isEmpty || sections.contains("store") { try StoreBenchmark.run() }
+if sections.isEmpty || sections.contains("fetch") { try FetchBenchmark.run() }

@@ -36,7 +36,7 @@ import SensorKitModel
 
     @Test func mistakesNameTheirLine() {
         for (text, line) in [("holdd = 1h", 1), ("[store]\nhold = soon", 2), ("[sensor nonsense]", 1),
-                             ("[grant x]\nsensors = teleporter", 2), ("[mystery]", 1), ("profile = fast", 1), ("[store", 1)] {
+                             ("[grant x]\nsensors = teleporter", 2), ("[mystery]", 1), ("profile = fast", 1), ("[store", 1), ("[store]\nwindow = 0", 2)] {
             #expect(throws: DaemonConfiguration.ParseError.self) { try DaemonConfiguration.parse(text) }
             do { _ = try DaemonConfiguration.parse(text) } catch { #expect(error.line == line) }
         }

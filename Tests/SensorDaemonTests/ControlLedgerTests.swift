@@ -4,10 +4,7 @@ import SensorKitModel
 @testable import SensorDaemon
 
 @Suite struct ControlLedgerTests {
-    @Test func stakesKeepTheirFirstStartAndSurviveReload() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+    @Test func stakesKeepTheirFirstStart() throws {
         let key = ControlLedger.Key(app: "com.example.study", sensor: .accelerometer)
         var ledger = ControlLedger()
         #expect(ledger.status(key) == .notDetermined)
@@ -19,9 +16,6 @@ import SensorKitModel
         ledger.startRecording(key, at: 500)
         #expect(ledger.stakes[key] == .init(firstStart: 100, active: true))
         #expect(ledger.sensorsToRecord == [.accelerometer])
-        let path = folder + "/control.json"
-        try ledger.save(path)
-        #expect(try ControlLedger.load(path) == ledger)
     }
 
     @Test func withdrawingConsentEndsTheStake() {

@@ -15,6 +15,7 @@ import SensorKitModel
     @Test func aRangeEndingExactlyAtTheHoldIsReadAndOneNanosecondLaterIsNot() {
         let edge = now - hold
         #expect(decide(edge - hour, edge) == .read(from: edge - hour, to: edge, notBefore: 0))
+        #expect(decide(edge - hour, edge, first: edge - 10) == .read(from: edge - 11, to: edge, notBefore: edge - 10))
         guard case .empty(let notice) = decide(edge - hour, edge + 1) else {
             Issue.record("a range 1 ns into the hold must return nothing"); return
         }
@@ -39,8 +40,9 @@ import SensorKitModel
 
     @Test func appsSeeOnlyDataFromTheirOwnFirstStart() {
         let first = now - 3 * 24 * hour
+        // The read range starts just before the first start: samples at exactly `first` are the app's.
         #expect(decide(now - 5 * 24 * hour, now - 2 * 24 * hour, first: first)
-                == .read(from: now - 5 * 24 * hour, to: now - 2 * 24 * hour, notBefore: first))
+                == .read(from: first - 1, to: now - 2 * 24 * hour, notBefore: first))
         guard case .empty = decide(now - 5 * 24 * hour, first - 1, first: first) else {
             Issue.record("a range ending before the first start is empty"); return
         }
@@ -50,9 +52,11 @@ import SensorKitModel
         #expect(notice.contains("startRecording"))
     }
 
-    @Test func holdZeroReadsUpToNow() {
+    @Test func holdZeroReadsUpToNowAndBeyond() {
         #expect(FetchPolicy.decide(from: now - hour, to: now, now: now, hold: 0, window: window, firstStart: 0)
                 == .read(from: now - hour, to: now, notBefore: 0))
+        #expect(FetchPolicy.decide(from: now - hour, to: now + hour, now: now, hold: 0, window: window, firstStart: 0)
+                == .read(from: now - hour, to: now + hour, notBefore: 0))
     }
 }
 

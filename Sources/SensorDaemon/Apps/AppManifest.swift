@@ -3,7 +3,8 @@ import SensorKitModel
 
 /// A study app as an administrator installs it: `apps.d/<bundle-id>/` holding the app's own
 /// `Info.plist` and `*.entitlements` with Apple's keys, plus `Binding.plist`, the Linux binding that
-/// says which Unix users (and optionally which executable) may act as the app (DESIGN §6.2).
+/// says which Unix users (and optionally which executable) may act as the app, and which users may
+/// answer its consent requests (DESIGN §6.2).
 public struct AppManifest: Hashable, Sendable {
     public struct UsageDetail: Hashable, Sendable {
         public var description: String?
@@ -25,6 +26,9 @@ public struct AppManifest: Hashable, Sendable {
     public var uids: Set<UInt32>
     /// If set, only this executable (`/proc/<pid>/exe`) may act as the app.
     public var executable: String?
+    /// Uids that may answer this app's consent requests and see its consent and stakes
+    /// (`Binding.plist` `Consenters`; root always may). Never the app's own connection.
+    public var consenters: Set<UInt32>
 
     /// The usage detail that applies to a sensor (Apple groups accelerometer and gyroscope under
     /// `SRSensorUsageMotion`).
@@ -80,14 +84,21 @@ public struct AppManifest: Hashable, Sendable {
         guard let users = binding["Users"] as? [String], !users.isEmpty else {
             throw .invalid(directory + "/" + bindingFile, reason: "Users must be a non-empty array of user names or uids")
         }
-        var uids = Set<UInt32>()
-        for user in users {
-            if let uid = UInt32(user) ?? resolveUser(user) {
+        func resolve(_ names: [String]) throws(LoadError) -> Set<UInt32> {
+            var uids = Set<UInt32>()
+            for user in names {
+                guard let uid = UInt32(user) ?? resolveUser(user) else {
+                    throw .invalid(directory + "/" + bindingFile, reason: "no such user '\(user)'")
+                }
                 uids.insert(uid)
-            } else {
-                throw .invalid(directory + "/" + bindingFile, reason: "no such user '\(user)'")
             }
+            return uids
         }
+        let uids = try resolve(users)
+        guard binding["Consenters"] == nil || binding["Consenters"] is [String] else {
+            throw .invalid(directory + "/" + bindingFile, reason: "Consenters must be an array of user names or uids")
+        }
+        let consenters = try resolve(binding["Consenters"] as? [String] ?? [])
         let executable = binding["Executable"] as? String
         if let executable, !executable.hasPrefix("/") {
             throw .invalid(directory + "/" + bindingFile, reason: "Executable must be an absolute path")
@@ -96,7 +107,7 @@ public struct AppManifest: Hashable, Sendable {
             bundleID: bundleID, purpose: info["NSSensorKitUsageDescription"] as? String,
             privacyPolicyURL: info["NSSensorKitPrivacyPolicyURL"] as? String, usageDetails: details,
             entitledSensors: SensorCatalog.sensors(allowedBy: allowed), users: users, uids: uids,
-            executable: executable)
+            executable: executable, consenters: consenters)
     }
 
     private static func dictionary(at path: String) throws(LoadError) -> [String: Any] {

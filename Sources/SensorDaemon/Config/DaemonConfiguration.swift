@@ -70,6 +70,11 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 guard let d = parseDuration(value) else { throw ParseError(line: line, message: "\(key): '\(value)' is not a duration (e.g. 24h, 7d, 0)") }
                 return d
             }
+            func positiveDuration() throws(ParseError) -> Int64 {
+                let d = try duration()
+                guard d > 0 else { throw ParseError(line: line, message: "\(key) must be longer than 0") }
+                return d
+            }
             func size() throws(ParseError) -> Int64 {
                 guard let s = parseSize(value) else { throw ParseError(line: line, message: "\(key): '\(value)' is not a size (e.g. 20G, 512M)") }
                 return s
@@ -80,13 +85,13 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 guard let profile = Profile(rawValue: value) else { throw ParseError(line: line, message: "profile must be study or lab") }
                 config.profile = profile
             case ("store", "hold"): config.defaultRetention.hold = try duration(); explicitHold = true
-            case ("store", "window"): config.defaultRetention.window = try duration()
+            case ("store", "window"): config.defaultRetention.window = try positiveDuration()
             case ("store", "max-bytes"): config.maxStoreBytes = try size()
             case ("store", "min-free"): config.minFreeBytes = try size()
             case ("sensor", "hold"), ("sensor", "window"):
                 let sensor = SensorCatalog.sensor(named: parts[1])!
                 var retention = config.sensorRetention[sensor] ?? config.defaultRetention
-                if key == "hold" { retention.hold = try duration() } else { retention.window = try duration() }
+                if key == "hold" { retention.hold = try duration() } else { retention.window = try positiveDuration() }
                 config.sensorRetention[sensor] = retention
             case ("grant", "sensors"):
                 for name in value.split(separator: ",").map({ $0.trimmingCharacters(in: " \t") }) where !name.isEmpty {

@@ -21,9 +21,11 @@ final class ClientConnection: @unchecked Sendable {
     private var onFrame: (@Sendable (Frame) -> Void)?
     private var onClose: (@Sendable (String) -> Void)?
 
-    /// Bytes of replies a client may leave unread before it is dropped. Fetch batches are limited
-    /// separately by the client's credit, so this only trips for a client that never reads.
-    static let maxPendingBytes = 16 * 1024 * 1024
+    /// Bytes of replies a client may leave unread before it is dropped. Fetch batches are bounded
+    /// by credit (≤ `WireLimits.maxFetchWindow` batches of ≤ `maxServerFrame` for each of at most
+    /// `maxConcurrentFetches`), which stays below this, so it only trips for a client that sends
+    /// requests and never reads the replies.
+    static let maxPendingBytes = 96 * 1024 * 1024
 
     init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials) {
         self.id = id
@@ -41,6 +43,15 @@ final class ClientConnection: @unchecked Sendable {
             read.setEventHandler { [weak self] in self?.readAvailable() }
             let write = DispatchSource.makeWriteSource(fileDescriptor: self.fd, queue: self.queue)
             write.setEventHandler { [weak self] in self?.flush() }
+            // libdispatch may still watch the fd until both cancel handlers ran: close it only then,
+            // or a new connection that reuses the fd number never gets its events.
+            let fd = self.fd
+            let cancelled = DispatchGroup()
+            cancelled.enter()
+            cancelled.enter()
+            read.setCancelHandler { cancelled.leave() }
+            write.setCancelHandler { cancelled.leave() }
+            cancelled.notify(queue: self.queue) { Glibc.close(fd) }
             self.readSource = read
             self.writeSource = write
             read.resume()
@@ -162,7 +173,7 @@ final class ClientConnection: @unchecked Sendable {
         }
         readSource = nil
         writeSource = nil
-        Glibc.close(fd)
+        shutdown(fd, Int32(SHUT_RDWR))  // the peer sees the end now; the fd closes after the cancel handlers
         pending = []
         let onClose = self.onClose
         self.onFrame = nil

@@ -1,11 +1,9 @@
-import Foundation
 import SensorKitModel
-import SensorSystem
 
 /// Consent decisions, pending consent requests and recording stakes: the small, rarely changing
-/// control state of the reader API (DESIGN §6.1–6.2). Persisted as `control.json` in the state
-/// directory with an atomic write on every change, so a crash keeps the old or the new state and
-/// stakes survive daemon restarts. A value type; `ReaderService` owns the one instance.
+/// control state of the reader API (DESIGN §6.1–6.2), kept in memory by `ReaderService` and
+/// persisted through `ControlStorage` (the store's catalog tables) on every change, so stakes and
+/// decisions survive daemon restarts. A value type; `ReaderService` owns the one instance.
 public struct ControlLedger: Codable, Hashable, Sendable {
     public struct Key: Codable, Hashable, Sendable, Comparable {
         public var app: String
@@ -69,16 +67,17 @@ public struct ControlLedger: Codable, Hashable, Sendable {
         Set(stakes.filter { $0.value.active }.map(\.key.sensor))
     }
 
-    public static let fileName = "control.json"
-
-    public static func load(_ path: String) throws -> ControlLedger {
-        guard let data = FileManager.default.contents(atPath: path) else { return ControlLedger() }
-        return try JSONDecoder().decode(ControlLedger.self, from: data)
+    /// Puts back a stake read from storage.
+    public mutating func restoreStake(_ key: Key, firstStart: Int64, active: Bool) {
+        stakes[key] = Stake(firstStart: firstStart, active: active)
     }
+}
 
-    public func save(_ path: String) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        try SystemFiles.writeAtomically(path, contents: Array(try encoder.encode(self)), mode: 0o600)
-    }
+/// Where the ledger is kept (the store's apps/consent/stakes tables). Calls may block on disk;
+/// `ReaderService` makes them on its control queue, never on a data path.
+public protocol ControlStorage: Sendable {
+    func loadLedger() throws -> ControlLedger
+    /// `notDetermined` records a pending request.
+    func saveConsent(_ key: ControlLedger.Key, status: SRAuthorizationStatus, at time: Int64) throws
+    func saveStake(_ key: ControlLedger.Key, active: Bool, at time: Int64) throws
 }

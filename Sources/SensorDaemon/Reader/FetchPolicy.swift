@@ -1,10 +1,12 @@
 import SensorKitModel
+import SensorStore
 
 /// Decides what a fetch may return (DESIGN §6.1), as a pure function so every boundary is tested
 /// to the nanosecond:
 /// - the range is `(from, to]`; both must be set, `to ≥ from`;
 /// - if `(from, to]` overlaps the hold `(now − hold, now]` — that is, `to > now − hold` — the
-///   fetch returns nothing at all, exactly like SensorKit (no partial results);
+///   fetch returns nothing at all, exactly like SensorKit (no partial results); a hold of 0
+///   (lab rigs) checks nothing, so a range may end in the future;
 /// - nothing older than the window (`now − window`) is returned;
 /// - an app sees only data recorded at or after its own first `startRecording` of the sensor.
 public enum FetchPolicy {
@@ -17,23 +19,27 @@ public enum FetchPolicy {
 
     public static func decide(from: Int64, to: Int64, now: Int64, hold: Int64, window: Int64,
                               firstStart: Int64?) -> Verdict {
-        let holdStart = now - hold
-        if to > holdStart {
-            return .empty(notice: "the range ends \(describe(to - holdStart)) inside the \(describe(hold)) hold; "
-                          + "SensorKit returns nothing for a range that overlaps the hold — ask for data up to \(holdStart) (now − hold)")
-        }
         guard let firstStart else {
             return .empty(notice: "this app never started recording this sensor (startRecording), so it has no data")
         }
-        let windowStart = now - window
-        let effectiveFrom = max(from, windowStart)
-        if to <= effectiveFrom {
+        // The range arithmetic is the store's own (one rule, applied again by the store itself);
+        // this adds the explanation a person reads when nothing comes back.
+        if let visible = RetentionPolicy(hold: hold, window: max(window, 1))
+            .visibleRange(from: from, to: to, notBefore: firstStart, now: now) {
+            return .read(from: visible.after, to: visible.through, notBefore: firstStart)
+        }
+        let holdStart = now - hold
+        if hold > 0 && to > holdStart {
+            return .empty(notice: "the range ends \(describe(to - holdStart)) inside the \(describe(hold)) hold; "
+                          + "SensorKit returns nothing for a range that overlaps the hold — ask for data up to \(holdStart) (now − hold)")
+        }
+        if to == from {
+            return .empty(notice: "the range (from, to] is empty: from equals to")
+        }
+        if to <= now - window {
             return .empty(notice: "the range lies entirely before the \(describe(window)) window; older data was deleted (ageLimit)")
         }
-        if to < firstStart {
-            return .empty(notice: "the range ends before this app first started recording this sensor")
-        }
-        return .read(from: effectiveFrom, to: to, notBefore: firstStart)
+        return .empty(notice: "the range ends before this app first started recording this sensor")
     }
 
     /// "36 h", "90 s", "250 ms" — for notices.

@@ -13,7 +13,12 @@ final class FetchStream: @unchecked Sendable {
     private let layout: BatchLayout
     private let connection: ClientConnection
     private var credit: Int
+    private let window: Int
     private var finished = false
+    /// The next batch, read ahead so the final reply goes out as soon as the last batch does,
+    /// even while the client has no credit left.
+    private var lookahead: FetchedColumns?
+    private var exhausted = false
     private var sent = 0
     private let notice: String?
     private let onFinish: @Sendable (UInt32) -> Void
@@ -27,6 +32,7 @@ final class FetchStream: @unchecked Sendable {
         self.layout = layout
         self.connection = connection
         self.credit = window
+        self.window = window
         self.notice = notice
         self.onFinish = onFinish
         self.queue = DispatchQueue(label: "sensorkitd.reader.fetch.\(requestID)", target: FetchStream.sharedQueue)
@@ -38,7 +44,7 @@ final class FetchStream: @unchecked Sendable {
     func acknowledge(_ batches: Int) {
         queue.async {
             let wasBlocked = self.credit <= 0
-            self.credit += max(0, min(batches, WireLimits.maxOpenRequests * 64))
+            self.credit = min(self.window, self.credit + max(0, batches))
             if wasBlocked { self.produce() }
         }
     }
@@ -57,31 +63,46 @@ final class FetchStream: @unchecked Sendable {
 
     private func produce() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !finished, credit > 0 else { return }
+        guard !finished else { return }
         do {
-            guard let columns = try cursor.next(maxSamples: WireLimits.samplesPerBatch) else {
-                finished = true
-                var done = WireReply(id: requestID, ok: true)
-                done.count = sent
-                done.notice = notice
-                reply(done)
-                onFinish(requestID)
-                return
+            if lookahead == nil && !exhausted {
+                lookahead = try cursor.next(maxSamples: WireLimits.samplesPerBatch)
+                exhausted = lookahead == nil
             }
-            let frame = SampleBatchFrame(requestID: requestID, layout: layout, sensorTimes: columns.sensorTimes,
-                                         writeTimes: columns.writeTimes, columns: columns.columns, ragged: columns.ragged)
-            var bytes: [UInt8] = []
-            frame.appendFrame(to: &bytes)
-            sent += frame.count
-            credit -= 1
-            connection.send(bytes)
+            if let columns = lookahead, credit > 0 {
+                lookahead = nil
+                send(columns)
+                if !exhausted {
+                    lookahead = try cursor.next(maxSamples: WireLimits.samplesPerBatch)
+                    exhausted = lookahead == nil
+                }
+            }
         } catch {
             finished = true
             reply(WireReply.failure(requestID, WireError(.dataInaccessible, "reading the store failed: \(error)")))
             onFinish(requestID)
             return
         }
-        queue.async { self.produce() }  // yield between batches so cancel and ack get a turn
+        if exhausted && lookahead == nil {
+            finished = true
+            var done = WireReply(id: requestID, ok: true)
+            done.count = sent
+            done.notice = notice
+            reply(done)
+            onFinish(requestID)
+            return
+        }
+        if credit > 0 { queue.async { self.produce() } }  // yield between batches so cancel and ack get a turn
+    }
+
+    private func send(_ columns: FetchedColumns) {
+        let frame = SampleBatchFrame(requestID: requestID, layout: layout, sensorTimes: columns.sensorTimes,
+                                     writeTimes: columns.writeTimes, columns: columns.columns, ragged: columns.ragged)
+        var bytes: [UInt8] = []
+        frame.appendFrame(to: &bytes)
+        sent += frame.count
+        credit -= 1
+        connection.send(bytes)
     }
 
     private func reply(_ reply: WireReply) {

@@ -13,21 +13,21 @@ public final class ReaderService: @unchecked Sendable {
         public var recorder: any RecordingControl
         public var clock: any SystemClock
         public var timeline: @Sendable () -> Timeline
-        /// Where `control.json` lives; nil keeps the ledger in memory (never in production).
-        public var ledgerPath: String?
+        /// Where consent and stakes are kept.
+        public var storage: any ControlStorage
         /// Administrator pre-grants from the config (lab rigs): (app, sensor) pairs.
         public var preGranted: [ControlLedger.Key]
         public var log: @Sendable (String) -> Void
 
         public init(registry: AppRegistry, archive: any SampleArchive, recorder: any RecordingControl,
-                    clock: any SystemClock, timeline: @escaping @Sendable () -> Timeline, ledgerPath: String?,
+                    clock: any SystemClock, timeline: @escaping @Sendable () -> Timeline, storage: any ControlStorage,
                     preGranted: [ControlLedger.Key] = [], log: @escaping @Sendable (String) -> Void) {
             self.registry = registry
             self.archive = archive
             self.recorder = recorder
             self.clock = clock
             self.timeline = timeline
-            self.ledgerPath = ledgerPath
+            self.storage = storage
             self.preGranted = preGranted
             self.log = log
         }
@@ -41,7 +41,8 @@ public final class ReaderService: @unchecked Sendable {
         /// requestAuthorization requests waiting for a person's answer: id → sensors.
         var waitingConsent: [UInt32: Set<SRSensor>] = [:]
         init(connection: ClientConnection) { self.connection = connection }
-        var isAdmin: Bool { connection.peer.uid == 0 }
+        var isRoot: Bool { connection.peer.uid == 0 }
+        var openRequests: Int { fetches.count + waitingConsent.count }
     }
 
     let queue = DispatchQueue(label: "sensorkitd.reader.control")
@@ -51,12 +52,12 @@ public final class ReaderService: @unchecked Sendable {
 
     public init(_ dependencies: Dependencies) throws {
         self.dependencies = dependencies
-        ledger = try dependencies.ledgerPath.map(ControlLedger.load) ?? ControlLedger()
+        ledger = try dependencies.storage.loadLedger()
         let now = Self.srNow(dependencies)
         for key in dependencies.preGranted where ledger.status(key) == .notDetermined {
             ledger.decide(key, granted: true, at: now, by: "config")
+            try dependencies.storage.saveConsent(key, status: .authorized, at: now)
         }
-        try persist()
         dependencies.recorder.record(ledger.sensorsToRecord)
     }
 
@@ -136,6 +137,9 @@ public final class ReaderService: @unchecked Sendable {
     // MARK: study-app operations
 
     private func hello(_ request: WireRequest, _ session: Session) {
+        guard !session.helloDone else {
+            return fail(request.id, .malformedRequest, "hello was already answered on this connection; open a new one to act as another app", session)
+        }
         guard request.v == WireLimits.version else {
             return fail(request.id, .unsupportedVersion,
                         "protocol version \(request.v.map(String.init) ?? "missing") is not supported; this daemon speaks \(WireLimits.version)", session)
@@ -203,6 +207,9 @@ public final class ReaderService: @unchecked Sendable {
         guard let app = session.app else { return fail(request.id, .notPermitted, "hello with an app first", session) }
         let sensors = Set((request.sensors ?? []).map(SRSensor.init(rawValue:)))
         guard !sensors.isEmpty else { return fail(request.id, .malformedRequest, "requestAuthorization needs sensors", session) }
+        guard session.openRequests < WireLimits.maxOpenRequests else {
+            return fail(request.id, .tooManyRequests, "at most \(WireLimits.maxOpenRequests) open requests per connection", session)
+        }
         let notEntitled = sensors.filter { !app.entitledSensors.contains($0) }
         guard notEntitled.isEmpty else {
             return fail(request.id, .invalidEntitlement,
@@ -214,24 +221,33 @@ public final class ReaderService: @unchecked Sendable {
             // gets an error; the statuses are unchanged.
             return fail(request.id, .promptDeclined, "no prompt shown: every requested sensor was already decided (sensorkitctl consent changes decisions)", session)
         }
-        for sensor in undecided { ledger.request(.init(app: app.bundleID, sensor: sensor)) }
-        persistOrLog()
+        for sensor in undecided {
+            let key = ControlLedger.Key(app: app.bundleID, sensor: sensor)
+            ledger.request(key)
+            do { try dependencies.storage.saveConsent(key, status: .notDetermined, at: now) } catch {
+                dependencies.log("<3>could not save the consent request of \(app.bundleID): \(error)")
+            }
+        }
         session.waitingConsent[request.id] = undecided
         dependencies.log("<6>\(app.bundleID) asks for consent to \(undecided.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }.sorted().joined(separator: ", ")); answer with: sensorkitctl consent \(app.bundleID)")
     }
 
     private func changeStake(_ request: WireRequest, _ session: Session, start: Bool) {
         guard let (app, sensor) = entitledSensor(request, session) else { return }
+        guard SRSensor(request.sensor!).parentOfDeletionRecords == nil else {
+            return fail(request.id, .malformedRequest, "deletion-record streams are fetched, never recorded; record \(sensor.rawValue)", session)
+        }
         let key = ControlLedger.Key(app: app.bundleID, sensor: sensor)
         guard ledger.status(key) == .authorized else {
             return fail(request.id, .noAuthorization, "\(app.bundleID) is not authorized for \(sensor.rawValue) (status \(ledger.status(key)))", session)
         }
-        if start { ledger.startRecording(key, at: now) } else { ledger.stopRecording(key) }
+        let time = now
         do {
-            try persist()
+            try dependencies.storage.saveStake(key, active: start, at: time)
         } catch {
             return fail(request.id, .internalError, "could not save the stake: \(error)", session)
         }
+        if start { ledger.startRecording(key, at: time) } else { ledger.stopRecording(key) }
         dependencies.recorder.record(ledger.sensorsToRecord)
         send(WireReply(id: request.id, ok: true), to: session)
         var event = WireReply(event: (start ? WireReply.Event.recordingStarted : .recordingStopped).rawValue)
@@ -262,8 +278,9 @@ public final class ReaderService: @unchecked Sendable {
         guard to >= from else {
             return fail(request.id, .fetchRequestInvalid, "the fetch request's range is inverted: to (\(to)) is before from (\(from))", session)
         }
-        guard session.fetches[request.id] == nil, session.fetches.count < WireLimits.maxOpenRequests else {
-            return fail(request.id, .tooManyRequests, "at most \(WireLimits.maxOpenRequests) fetches per connection, with distinct ids", session)
+        guard session.fetches[request.id] == nil, session.fetches.count < WireLimits.maxConcurrentFetches,
+              session.openRequests < WireLimits.maxOpenRequests else {
+            return fail(request.id, .tooManyRequests, "at most \(WireLimits.maxConcurrentFetches) fetches at once per connection, each with its own id", session)
         }
         guard let layout = BatchLayout.of(sensor) else {
             return fail(request.id, .unsupportedSensor, "\(sensor.rawValue) has no sample layout", session)
@@ -288,7 +305,7 @@ public final class ReaderService: @unchecked Sendable {
             let connectionID = session.connection.id
             let stream = FetchStream(
                 requestID: request.id, cursor: cursor, layout: layout, connection: session.connection,
-                window: max(1, min(request.window ?? WireLimits.defaultFetchWindow, 64)), notice: nil,
+                window: max(1, min(request.window ?? WireLimits.defaultFetchWindow, WireLimits.maxFetchWindow)), notice: nil,
                 onFinish: { [weak self] id in
                     guard let self else { return }
                     self.queue.async { self.sessions[connectionID]?.fetches[id] = nil }
@@ -304,10 +321,13 @@ public final class ReaderService: @unchecked Sendable {
 
     // MARK: people and scripts (sensorkitctl)
 
-    /// Apps this session may see: all for root; otherwise the apps its uid is bound to.
+    /// Apps whose consent and stakes this session may see and decide: none for an app's own
+    /// connection (an app never sees another's, nor answers its own consent); all for root;
+    /// otherwise the apps that name this uid among their `Consenters`.
     private func visibleApps(_ session: Session) -> [AppManifest] {
-        dependencies.registry.apps.values
-            .filter { session.isAdmin || $0.uids.contains(session.connection.peer.uid) }
+        guard session.app == nil else { return [] }
+        return dependencies.registry.apps.values
+            .filter { session.isRoot || $0.consenters.contains(session.connection.peer.uid) }
             .sorted { $0.bundleID < $1.bundleID }
     }
 
@@ -315,10 +335,16 @@ public final class ReaderService: @unchecked Sendable {
         var reply = WireReply(id: request.id, ok: true)
         switch operation {
         case .daemonStatus:
+            // Bytes queued for clients that have not read them yet: bounded by credit and the
+            // per-connection limit, whatever clients ask for.
+            let queued = sessions.values.reduce(0) { total, session in
+                total + session.connection.queue.sync { session.connection.pendingCount }
+            }
             reply.info = ["version": DaemonCommand.version, "now": String(now),
                           "boot": dependencies.clock.bootID.rawValue,
                           "connections": String(sessions.count),
-                          "recording": ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",")]
+                          "queuedReplyBytes": String(queued),
+                          "recording": session.app == nil ? ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",") : ""]
         case .sensors:
             reply.states = SensorCatalog.all.map {
                 WireSensorState(sensor: $0.sensor.rawValue, authorizationStatus: 0,
@@ -364,20 +390,23 @@ public final class ReaderService: @unchecked Sendable {
         guard let app = visibleApps(session).first(where: { $0.bundleID == bundleID }) else {
             return fail(request.id, .notPermitted, "uid \(session.connection.peer.uid) may not decide for '\(bundleID)'", session)
         }
-        var changed: [(SRSensor, SRAuthorizationStatus)] = []
-        for (raw, granted) in decisions {
-            let sensor = SRSensor(raw)
-            guard app.entitledSensors.contains(sensor) else {
-                return fail(request.id, .invalidEntitlement, "\(bundleID) is not entitled to \(raw)", session)
-            }
-            let key = ControlLedger.Key(app: bundleID, sensor: sensor)
-            ledger.decide(key, granted: granted, at: now, by: "uid \(session.connection.peer.uid)")
-            changed.append((sensor, ledger.status(key)))
+        let notEntitled = decisions.keys.filter { !app.entitledSensors.contains(SRSensor($0)) }.sorted()
+        guard notEntitled.isEmpty else {
+            return fail(request.id, .invalidEntitlement, "\(bundleID) is not entitled to \(notEntitled.joined(separator: ", ")); nothing was changed", session)
         }
-        do {
-            try persist()
-        } catch {
-            return fail(request.id, .internalError, "could not save the decision: \(error)", session)
+        var changed: [(SRSensor, SRAuthorizationStatus)] = []
+        for (raw, granted) in decisions.sorted(by: { $0.key < $1.key }) {
+            let sensor = SRSensor(raw)
+            let key = ControlLedger.Key(app: bundleID, sensor: sensor)
+            let time = now
+            do {
+                try dependencies.storage.saveConsent(key, status: granted ? .authorized : .denied, at: time)
+                if !granted, ledger.stakes[key]?.active == true { try dependencies.storage.saveStake(key, active: false, at: time) }
+            } catch {
+                return fail(request.id, .internalError, "could not save the decision: \(error)", session)
+            }
+            ledger.decide(key, granted: granted, at: time, by: "uid \(session.connection.peer.uid)")
+            changed.append((sensor, ledger.status(key)))
         }
         dependencies.recorder.record(ledger.sensorsToRecord)
         let declinedRequired = changed.filter { $0.1 == .denied && app.usageDetail(for: $0.0)?.required == true }
@@ -404,14 +433,6 @@ public final class ReaderService: @unchecked Sendable {
                 send(WireReply(id: id, ok: true), to: session)
             }
         }
-    }
-
-    private func persist() throws {
-        if let path = dependencies.ledgerPath { try ledger.save(path) }
-    }
-
-    private func persistOrLog() {
-        do { try persist() } catch { dependencies.log("<3>could not save control.json: \(error)") }
     }
 }
 

@@ -5,7 +5,7 @@ import SensorSystem
 /// Connects sources to the store and turns recording on and off as stakes come and go
 /// (DESIGN §3). Each source's events run on that stream's own serial queue; a stop → start gap
 /// becomes a `noInterestedClients` deletion record, a source's own gap a `systemInitiated` one.
-public final class RecordingPipeline: RecordingControl, @unchecked Sendable {
+public final class RecordingPipeline: RecordingControl, SourceRegistry, @unchecked Sendable {
     // @unchecked: `streams` and `wanted` are confined to `queue`; each StreamState's fields are
     // confined to its stream queue.
     private final class StreamState: @unchecked Sendable {
@@ -28,6 +28,10 @@ public final class RecordingPipeline: RecordingControl, @unchecked Sendable {
     private let journal: Journal
     private var streams: [String: StreamState] = [:]
     private var wanted: Set<SRSensor> = []
+    /// Sources (by source|sensor key) that vanished while recording (unplugged): when the source
+    /// comes back — with the same descriptor or a new one (renumbered device, new scale) — the
+    /// time in between becomes a `systemInitiated` deletion record.
+    private var vanished: [String: BootInstant] = [:]
 
     public init(sink: any RecordingSink, clock: any SystemClock, journal: Journal) {
         self.sink = sink
@@ -44,6 +48,13 @@ public final class RecordingPipeline: RecordingControl, @unchecked Sendable {
                 let state = StreamState(source: source, streamID: id,
                                         queue: DispatchQueue(label: "sensorkitd.stream.\(id)"))
                 self.streams[key] = state
+                if let since = self.vanished.removeValue(forKey: key) {
+                    let now = self.clock.now()
+                    if since.boot == now.boot {
+                        self.sink.recordGap(stream: id, from: since, to: now, reason: .systemInitiated)
+                        self.journal.notice("source \(source.descriptor.source) is back after \(FetchPolicy.describe(now.nanoseconds - since.nanoseconds)); the gap is recorded")
+                    }
+                }
                 self.journal.info("source \(source.descriptor.source) (\(source.descriptor.sensor.rawValue)) added as stream \(id)")
                 self.apply(state)
             } catch {
@@ -57,8 +68,12 @@ public final class RecordingPipeline: RecordingControl, @unchecked Sendable {
         queue.async {
             for (key, state) in self.streams where state.source.descriptor.source == source {
                 self.streams[key] = nil
-                state.queue.async { state.source.close() }
-                self.journal.info("source \(source) removed")
+                if self.wanted.contains(state.source.descriptor.sensor) { self.vanished[key] = self.clock.now() }
+                state.queue.async {
+                    state.recording = false
+                    state.source.close()
+                }
+                self.journal.warning("source \(source) removed while \(self.wanted.contains(state.source.descriptor.sensor) ? "recording" : "idle")")
             }
         }
     }
@@ -104,8 +119,9 @@ public final class RecordingPipeline: RecordingControl, @unchecked Sendable {
                 if let stoppedAt = state.stoppedAt, stoppedAt.boot == now.boot {
                     sink.recordGap(stream: state.streamID, from: stoppedAt, to: now, reason: .noInterestedClients)
                 }
+                let journal = self.journal
                 state.source.setRecording(true) { event in
-                    state.queue.async { Self.handle(event, state: state, sink: sink) }
+                    state.queue.async { Self.handle(event, state: state, sink: sink, journal: journal) }
                 }
             } else {
                 state.source.setRecording(false) { _ in }
@@ -114,7 +130,7 @@ public final class RecordingPipeline: RecordingControl, @unchecked Sendable {
         }
     }
 
-    private static func handle(_ event: SourceEvent, state: StreamState, sink: any RecordingSink) {
+    private static func handle(_ event: SourceEvent, state: StreamState, sink: any RecordingSink, journal: Journal) {
         dispatchPrecondition(condition: .onQueue(state.queue))
         guard state.recording else { return }  // late events after a stop are dropped with the stop
         switch event {
@@ -122,8 +138,9 @@ public final class RecordingPipeline: RecordingControl, @unchecked Sendable {
             guard batch.count > 0 else { return }
             state.samples += batch.count
             sink.append(stream: state.streamID, batch)
-        case .gap(let from, let to, let reason, _):
+        case .gap(let from, let to, let reason, let why):
             sink.recordGap(stream: state.streamID, from: from, to: to, reason: reason)
+            journal.warning("\(state.source.descriptor.source): lost \(FetchPolicy.describe(to.nanoseconds - from.nanoseconds)) of data (\(why)); recorded as \(reason)")
         }
     }
 }

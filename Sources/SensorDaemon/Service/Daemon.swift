@@ -57,7 +57,7 @@ public final class Daemon: @unchecked Sendable {
         let keeper = timeline
         service = try ReaderService(.init(
             registry: registry, archive: store, recorder: pipeline, clock: parts.clock,
-            timeline: { keeper.current }, ledgerPath: parts.paths.stateDirectory + "/" + ControlLedger.fileName,
+            timeline: { keeper.current }, storage: store,
             preGranted: parts.configuration.grants, log: { journal($0) }))
         server = try ReaderServer(path: parts.paths.socket, service: service, log: { journal($0) })
         try timeline.publish(besideSocket: parts.paths.socket)
@@ -78,6 +78,7 @@ public final class Daemon: @unchecked Sendable {
         housekeeping.setEventHandler {
             ticks += 1
             keeper.advance(to: clock.now())
+            store.timelineChanged(keeper.current)
             if ticks % 10 == 0 { keeper.saveOrLog() }
             if ticks % 60 == 0 { store.maintain() }
             if watchdog != nil { notifier.notify("WATCHDOG=1") }
@@ -130,9 +131,11 @@ public protocol SourceDiscovery: Sendable {
 }
 
 /// The store as the daemon uses it: an ingest sink, a fetch archive, and housekeeping.
-public protocol DaemonStore: RecordingSink, SampleArchive {
+public protocol DaemonStore: RecordingSink, SampleArchive, ControlStorage {
     /// Retention purge and disk budget (runs on the store's own queue; never blocks the caller).
     func maintain()
     /// Flushes everything appended and closes; nothing appended before is lost.
     func close()
+    /// The daemon's timeline moved (its high-water mark); the store converts with it.
+    func timelineChanged(_ timeline: Timeline)
 }

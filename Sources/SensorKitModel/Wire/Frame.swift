@@ -49,8 +49,12 @@ public enum WireLimits {
     public static let samplesPerBatch = 4096
     /// Batch frames a fetch may have in flight before the client acknowledges (default credit).
     public static let defaultFetchWindow = 8
-    /// Requests a connection may have open at once.
+    /// Requests a connection may have open at once (fetches and waiting authorization requests).
     public static let maxOpenRequests = 64
+    /// Fetches a connection may run at once.
+    public static let maxConcurrentFetches = 16
+    /// The largest fetch window (credit) a client may ask for or accumulate.
+    public static let maxFetchWindow = 16
 }
 
 /// Why bytes could not be framed. Each ends the connection after an error message.

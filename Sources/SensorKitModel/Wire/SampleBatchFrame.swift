@@ -10,9 +10,10 @@
 public struct SampleBatchFrame: Hashable, Sendable {
     public var requestID: UInt32
     public var layout: BatchLayout
-    /// When the sensor measured each sample (SR ns).
+    /// When the sensor measured each sample (SR ns): the fetch range selects on it, and the
+    /// client's `SRFetchResult.timestamp` is it (docs/design-notes/0003-result-timestamps.md).
     public var sensorTimes: [Int64]
-    /// When the daemon received and recorded each sample (SR ns): `SRFetchResult.timestamp`.
+    /// When the daemon received and recorded each sample (SR ns).
     public var writeTimes: [Int64]
     /// `layout.columns.count` columns of `sensorTimes.count` values each.
     public var columns: [[Double]]

@@ -78,14 +78,35 @@ public enum WireErrorCode: Int, Codable, Hashable, Sendable, CaseIterable {
 }
 
 public struct WireError: Codable, Hashable, Sendable, Error, CustomStringConvertible {
+    /// The code as this build knows it; a code from a newer daemon reads as `internalError`
+    /// (its number stays in `rawCode`), so an unknown code never makes a reply unreadable.
     public var code: WireErrorCode
+    public var rawCode: Int
     public var domain: String
     public var message: String
 
     public init(_ code: WireErrorCode, _ message: String) {
         self.code = code
+        self.rawCode = code.rawValue
         self.domain = code.rawValue < 100 ? SRErrorDomain : "sensorkitd"
         self.message = message
+    }
+
+    private enum CodingKeys: String, CodingKey { case code, domain, message }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        rawCode = try container.decode(Int.self, forKey: .code)
+        code = WireErrorCode(rawValue: rawCode) ?? .internalError
+        domain = try container.decodeIfPresent(String.self, forKey: .domain) ?? "sensorkitd"
+        message = try container.decodeIfPresent(String.self, forKey: .message) ?? ""
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(rawCode, forKey: .code)
+        try container.encode(domain, forKey: .domain)
+        try container.encode(message, forKey: .message)
     }
 
     public init(_ error: SRError) { self.init(WireErrorCode(error.code), error.message) }

@@ -1,5 +1,3 @@
-import SensorKitModel
-
 /// One column of raw values a source produces: lossless integers with the scale and offset that
 /// turn them into `unit` (`(raw + offset) × scale`, the IIO convention).
 public struct SourceColumn: Hashable, Sendable, Codable {
@@ -70,10 +68,9 @@ public protocol SensorSource: AnyObject, Sendable {
     func close()
 }
 
-/// Where recorded samples go (the store). Calls never block on disk: the store queues writes.
-public protocol RecordingSink: Sendable {
-    /// The store's stream for a source (the same descriptor always maps to the same stream).
-    func openStream(_ descriptor: SourceDescriptor) throws -> Int64
-    func append(stream: Int64, _ batch: SourceBatch)
-    func recordGap(stream: Int64, from: BootInstant, to: BootInstant, reason: SRDeletionReason)
+/// Where sources are added and removed as hardware comes and goes (the recording pipeline).
+public protocol SourceRegistry: Sendable {
+    func add(_ source: any SensorSource)
+    /// Removes (and closes) every source whose `descriptor.source` is `source`.
+    func remove(source: String)
 }

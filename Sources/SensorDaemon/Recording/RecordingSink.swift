@@ -1,0 +1,9 @@
+import SensorKitModel
+
+/// Where recorded samples go (the store). Calls never block on disk: the store queues writes.
+public protocol RecordingSink: Sendable {
+    /// The store's stream for a source (the same descriptor always maps to the same stream).
+    func openStream(_ descriptor: SourceDescriptor) throws -> Int64
+    func append(stream: Int64, _ batch: SourceBatch)
+    func recordGap(stream: Int64, from: BootInstant, to: BootInstant, reason: SRDeletionReason)
+}

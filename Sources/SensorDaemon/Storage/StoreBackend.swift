@@ -1,0 +1,195 @@
+import Foundation
+import SensorKitModel
+import SensorStore
+import SensorSystem
+import Synchronization
+
+/// The daemon's view of the `SensorStore`: an ingest sink for the pipeline, a fetch archive for
+/// the reader service (mapping stored counts to SensorKit units), and the persistence of consent
+/// and stakes. The only file in the daemon that talks to the store.
+public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendable {
+    // @unchecked: `store` is Sendable; `hostDevice` and `configuration` are immutable.
+    public let store: SensorStore
+    private let configuration: DaemonConfiguration
+    private let hostDevice: SRDevice
+    private let journal: Journal
+
+    public init(store: SensorStore, configuration: DaemonConfiguration, hostDevice: SRDevice, journal: Journal) {
+        self.store = store
+        self.configuration = configuration
+        self.hostDevice = hostDevice
+        self.journal = journal
+    }
+
+    /// Opens the store in `stateDirectory` with the configuration's retention and budget.
+    public static func open(stateDirectory: String, configuration: DaemonConfiguration, clock: any SystemClock,
+                            timeline: Timeline, hostDevice: SRDevice, journal: Journal) throws -> StoreBackend {
+        var storeConfiguration = StoreConfiguration(directory: stateDirectory)
+        storeConfiguration.retention = RetentionPolicy(hold: configuration.defaultRetention.hold,
+                                                       window: configuration.defaultRetention.window)
+        storeConfiguration.retentionOverrides = configuration.sensorRetention.mapValues {
+            RetentionPolicy(hold: $0.hold, window: $0.window)
+        }
+        storeConfiguration.maxBytes = configuration.maxStoreBytes
+        storeConfiguration.minFreeBytes = configuration.minFreeBytes
+        let store = try SensorStore(configuration: storeConfiguration, clock: clock, timeline: timeline) { error in
+            journal.error("store write failed: \(error)")
+        }
+        return StoreBackend(store: store, configuration: configuration, hostDevice: hostDevice, journal: journal)
+    }
+
+    // MARK: RecordingSink
+
+    public func openStream(_ descriptor: SourceDescriptor) throws -> Int64 {
+        var identity: SourceIdentity = descriptor.details.mapValues { .string($0) }
+        identity["source"] = .string(descriptor.source)
+        let schema = SampleSchema(descriptor.columns.map {
+            // IIO: value = (raw + offset) × scale; the store: value = raw × scale + offset'.
+            .integer(name: $0.name, scale: $0.scale, offset: $0.offset * $0.scale, unit: $0.unit)
+        })
+        return try store.register(StreamDescriptor(sensor: descriptor.sensor, device: descriptor.device,
+                                                   source: identity, schema: schema)).rawValue
+    }
+
+    public func append(stream: Int64, _ batch: SourceBatch) {
+        store.append(SampleBatch(boot: batch.boot, sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes,
+                                 columns: batch.columns.map { .integers($0) }), to: StreamID(rawValue: stream))
+    }
+
+    public func recordGap(stream: Int64, from: BootInstant, to: BootInstant, reason: SRDeletionReason) {
+        guard let descriptor = store.descriptor(of: StreamID(rawValue: stream)) else { return }
+        do {
+            try store.recordGap(sensor: descriptor.sensor, device: descriptor.device, from: from, to: to, reason: reason)
+        } catch {
+            journal.warning("gap on \(descriptor.sensor.rawValue) not recorded: \(error), ignoring")
+        }
+    }
+
+    // MARK: DaemonStore
+
+    public func maintain() {
+        do {
+            let report = try store.purge()
+            journal("<7>purge: \(report)")
+        } catch {
+            journal.error("store purge failed: \(error)")
+        }
+    }
+
+    public func close() {
+        do { try store.close() } catch { journal.error("store close failed: \(error)") }
+    }
+
+    public func timelineChanged(_ timeline: Timeline) { store.updateTimeline(timeline) }
+
+    // MARK: SampleArchive
+
+    public func devices(for sensor: SRSensor) -> [SRDevice] {
+        let identifiers = Set(store.streams.filter { $0.descriptor.sensor == sensor }.map(\.descriptor.device))
+        return identifiers.sorted().map { identifier in
+            identifier == SRDevice.hostIdentifier
+                ? hostDevice
+                : SRDevice(identifier: identifier, name: identifier, model: "", systemName: "", systemVersion: "", productType: "")
+        }
+    }
+
+    public func retention(for sensor: SRSensor) -> (hold: Int64, window: Int64) {
+        let retention = configuration.retention(for: sensor)
+        return (retention.hold, retention.window)
+    }
+
+    public func cursor(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64) throws -> any FetchCursor {
+        if let parent = sensor.parentOfDeletionRecords {
+            let records = try store.deletionRecords(sensor: parent, device: device, from: from, to: to)
+            return DeletionRecordCursor(records: records)
+        }
+        guard let layout = BatchLayout.of(sensor) else { throw SRError(.dataInaccessible, message: "\(sensor.rawValue) has no layout") }
+        let cursor = try store.samples(sensor: sensor, device: device, from: from, to: to, notBefore: notBefore)
+        return StoreFetchCursor(cursor: cursor, layout: layout, store: store)
+    }
+
+    // MARK: ControlStorage
+
+    public func loadLedger() throws -> ControlLedger {
+        var ledger = ControlLedger()
+        for consent in try store.consents() {
+            let key = ControlLedger.Key(app: consent.bundleID, sensor: consent.sensor)
+            if consent.status == .notDetermined {
+                ledger.request(key)
+            } else {
+                ledger.decide(key, granted: consent.status == .authorized, at: consent.decidedAt, by: "stored")
+            }
+        }
+        for stake in try store.stakes() {
+            let key = ControlLedger.Key(app: stake.bundleID, sensor: stake.sensor)
+            ledger.restoreStake(key, firstStart: stake.firstStart, active: stake.active)
+        }
+        return ledger
+    }
+
+    public func saveConsent(_ key: ControlLedger.Key, status: SRAuthorizationStatus, at time: Int64) throws {
+        try store.setConsent(bundleID: key.app, sensor: key.sensor, status: status, decidedAt: time)
+    }
+
+    public func saveStake(_ key: ControlLedger.Key, active: Bool, at time: Int64) throws {
+        try store.setStake(bundleID: key.app, sensor: key.sensor, active: active, at: time)
+    }
+}
+
+/// Fetch batches from a store cursor, at most `maxSamples` at a time, mapped to SensorKit units.
+final class StoreFetchCursor: FetchCursor {
+    private let cursor: SampleCursor
+    private let layout: BatchLayout
+    private let store: SensorStore
+    private var block: SampleBlock?
+    private var position = 0
+    private var mappers: [StreamID: SampleMapper] = [:]
+
+    init(cursor: SampleCursor, layout: BatchLayout, store: SensorStore) {
+        self.cursor = cursor
+        self.layout = layout
+        self.store = store
+    }
+
+    func next(maxSamples: Int) throws -> FetchedColumns? {
+        while block == nil || position >= block!.count {
+            guard let next = try cursor.next() else { return nil }
+            block = next
+            position = 0
+        }
+        let block = self.block!
+        let range = position..<min(block.count, position + maxSamples)
+        position = range.upperBound
+        let mapper = try mapper(for: block)
+        let base = block.sensorTimes.startIndex
+        return FetchedColumns(
+            sensorTimes: Array(block.sensorTimes[(base + range.lowerBound)..<(base + range.upperBound)]),
+            writeTimes: Array(block.receiveTimes[(base + range.lowerBound)..<(base + range.upperBound)]),
+            columns: mapper.columns(block, range))
+    }
+
+    private func mapper(for block: SampleBlock) throws -> SampleMapper {
+        if let mapper = mappers[block.stream] { return mapper }
+        guard let descriptor = store.descriptor(of: block.stream) else {
+            throw SRError(.dataInaccessible, message: "stream \(block.stream) vanished")
+        }
+        let mapper = try SampleMapper(descriptor: descriptor, layout: layout)
+        mappers[block.stream] = mapper
+        return mapper
+    }
+}
+
+/// Deletion records as fetch batches (layout `.deletionRecords`: start, end, reason).
+final class DeletionRecordCursor: FetchCursor {
+    private var records: ArraySlice<StoredDeletionRecord>
+
+    init(records: [StoredDeletionRecord]) { self.records = records[...] }
+
+    func next(maxSamples: Int) throws -> FetchedColumns? {
+        guard !records.isEmpty else { return nil }
+        let page = records.prefix(maxSamples)
+        records = records.dropFirst(page.count)
+        return FetchedColumns(sensorTimes: page.map(\.start), writeTimes: page.map(\.start),
+                              columns: [page.map { Double($0.end) }, page.map { Double($0.reason.rawValue) }])
+    }
+}

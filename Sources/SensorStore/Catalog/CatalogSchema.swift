@@ -1,0 +1,88 @@
+// The catalog's tables and how a database moves from one schema version to the next. The
+// version lives in the one-row table `schema_version`; each migration runs in the transaction
+// that bumps it, so a crash mid-migration leaves the old version intact.
+
+enum CatalogSchema {
+    /// Migration N takes a database from version N to N + 1. Append, never edit a shipped step.
+    static let migrations: [String] = [
+        // 0 → 1: the first catalog.
+        """
+        CREATE TABLE devices (
+            id INTEGER PRIMARY KEY,
+            identifier TEXT NOT NULL UNIQUE
+        );
+        CREATE TABLE streams (
+            id INTEGER PRIMARY KEY,
+            descriptor TEXT NOT NULL UNIQUE,         -- canonical JSON of StreamDescriptor
+            sensor TEXT NOT NULL,
+            device INTEGER NOT NULL REFERENCES devices(id),
+            max_chunk_span INTEGER NOT NULL DEFAULT 0 -- widest (max_time - min_time) of its chunks
+        );
+        CREATE INDEX streams_by_sensor ON streams(sensor, device);
+        CREATE TABLE boots (
+            id INTEGER PRIMARY KEY,
+            boot_id TEXT NOT NULL UNIQUE,
+            anchor INTEGER NOT NULL                  -- SR ns at which this boot's CLOCK_BOOTTIME was 0
+        );
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            stream INTEGER NOT NULL REFERENCES streams(id),
+            boot INTEGER NOT NULL REFERENCES boots(id),
+            tier INTEGER NOT NULL,                   -- 0: piece of an open chunk, 1: sealed
+            min_time INTEGER NOT NULL,               -- SR ns
+            max_time INTEGER NOT NULL,
+            sample_count INTEGER NOT NULL,
+            byte_count INTEGER NOT NULL,
+            bytes BLOB NOT NULL                      -- ChunkCodec format, last so scans skip it
+        );
+        CREATE INDEX chunks_by_time ON chunks(stream, min_time);
+        CREATE TABLE deletion_records (
+            id INTEGER PRIMARY KEY,
+            sensor TEXT NOT NULL,
+            device TEXT NOT NULL,
+            start_time INTEGER NOT NULL,             -- SR ns
+            end_time INTEGER NOT NULL,
+            reason INTEGER NOT NULL                  -- SRDeletionReason raw value
+        );
+        CREATE INDEX deletion_records_by_time ON deletion_records(sensor, device, end_time);
+        CREATE TABLE apps (
+            id INTEGER PRIMARY KEY,
+            bundle_id TEXT NOT NULL UNIQUE
+        );
+        CREATE TABLE consent (
+            app INTEGER NOT NULL REFERENCES apps(id),
+            sensor TEXT NOT NULL,
+            status INTEGER NOT NULL,                 -- SRAuthorizationStatus raw value
+            decided_at INTEGER NOT NULL,             -- SR ns
+            PRIMARY KEY (app, sensor)
+        );
+        CREATE TABLE stakes (
+            app INTEGER NOT NULL REFERENCES apps(id),
+            sensor TEXT NOT NULL,
+            first_start INTEGER NOT NULL,            -- SR ns of the app's first startRecording
+            active INTEGER NOT NULL,
+            PRIMARY KEY (app, sensor)
+        );
+        """
+    ]
+
+    static var currentVersion: Int64 { Int64(migrations.count) }
+
+    /// Brings the database to `currentVersion`. A database from a newer build is refused rather
+    /// than guessed at.
+    static func migrate(_ db: SQLiteDatabase) throws {
+        try db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        var version = try db.scalar("SELECT version FROM schema_version") ?? 0
+        guard version <= currentVersion else { throw StoreError.newerSchema(found: version, supported: currentVersion) }
+        while version < currentVersion {
+            let step = migrations[Int(version)]
+            let next = version + 1
+            try db.transaction {
+                try db.execute(step)
+                try db.execute("DELETE FROM schema_version")
+                try db.execute("INSERT INTO schema_version (version) VALUES (\(next))")
+            }
+            version = next
+        }
+    }
+}

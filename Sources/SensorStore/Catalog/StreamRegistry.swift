@@ -1,0 +1,31 @@
+import SensorKitModel
+import Synchronization
+
+/// The registered streams, readable from any thread (queries, appends) while only the writer
+/// adds to it. Small and hot, so it lives in memory behind a `Mutex`.
+final class StreamRegistry: Sendable {
+    private struct State {
+        var byID: [StreamID: StreamDescriptor] = [:]
+        var byKey: [String: StreamID] = [:]
+    }
+    private let state = Mutex(State())
+
+    func add(_ id: StreamID, _ descriptor: StreamDescriptor, key: String) {
+        state.withLock {
+            $0.byID[id] = descriptor
+            $0.byKey[key] = id
+        }
+    }
+
+    func descriptor(_ id: StreamID) -> StreamDescriptor? { state.withLock { $0.byID[id] } }
+    func id(forKey key: String) -> StreamID? { state.withLock { $0.byKey[key] } }
+
+    var all: [StoredStream] {
+        state.withLock { $0.byID.map { StoredStream(id: $0.key, descriptor: $0.value) } }.sorted { $0.id < $1.id }
+    }
+
+    /// The streams of one sensor on one device, in id order.
+    func streams(sensor: SRSensor, device: String) -> [StoredStream] {
+        all.filter { $0.descriptor.sensor == sensor && $0.descriptor.device == device }
+    }
+}

@@ -1,0 +1,239 @@
+// The chunk format: a run of one stream's samples, columnar, compressed, checksummed. Pure
+// functions over bytes; docs/store.md describes the format for readers in other languages.
+//
+//   byte 0       format version (1)
+//   byte 1       flags: bit 0 body is a zstd frame, bit 1 sensor times never decrease
+//   varint       sample count n
+//   varint       value column count c
+//   varint       (only when bit 0) the body's uncompressed length
+//   body         for each of the c + 2 columns (sensor time, receive offset, values…):
+//                varint section length, then the section (see ColumnCoding)
+//   4 bytes      CRC-32C (little endian) of everything before it
+//
+// Samples keep their arrival order; nothing is sorted on write, so duplicate and out-of-order
+// timestamps round-trip exactly. Receive times are stored as offsets from the sensor time.
+
+/// The samples of one chunk, column by column. Times are SR nanoseconds; float columns hold
+/// `Double.bitPattern`s, so every payload (NaN included) round-trips bit for bit.
+struct ChunkSamples: Equatable, Sendable {
+    var times: [Int64]
+    var receiveTimes: [Int64]
+    var columns: [[Int64]]
+
+    init(times: [Int64] = [], receiveTimes: [Int64] = [], columns: [[Int64]]) {
+        self.times = times
+        self.receiveTimes = receiveTimes
+        self.columns = columns
+    }
+
+    /// Empty, with `columnCount` value columns.
+    init(columnCount: Int) {
+        self.init(columns: Array(repeating: [], count: columnCount))
+    }
+
+    var count: Int { times.count }
+
+    /// Samples `range` as a new chunk.
+    func slice(_ range: Range<Int>) -> ChunkSamples {
+        ChunkSamples(
+            times: Array(times[range]), receiveTimes: Array(receiveTimes[range]),
+            columns: columns.map { Array($0[range]) })
+    }
+
+    mutating func append(contentsOf other: ChunkSamples) {
+        precondition(other.columns.count == columns.count, "column count differs")
+        times += other.times
+        receiveTimes += other.receiveTimes
+        for index in columns.indices { columns[index] += other.columns[index] }
+    }
+
+    mutating func removeAll() {
+        times.removeAll(keepingCapacity: true)
+        receiveTimes.removeAll(keepingCapacity: true)
+        for index in columns.indices { columns[index].removeAll(keepingCapacity: true) }
+    }
+}
+
+/// Why a chunk could not be decoded. Any of these means the chunk is lost: the store reports it
+/// as a `systemInitiated` deletion record and never returns its data.
+enum ChunkCodecError: Error, Equatable, Sendable {
+    case checksumMismatch
+    case unsupportedVersion(UInt8)
+    case malformed(String)
+}
+
+enum ChunkCodec {
+    static let formatVersion: UInt8 = 1
+    static let compressedFlag: UInt8 = 1
+    static let nonDecreasingFlag: UInt8 = 2
+
+    /// How hard the encoder tries. `.fast` is for the short-lived pieces written every commit;
+    /// `.best` for sealed chunks that live for the whole window.
+    enum Effort: Sendable {
+        case fast
+        case best
+    }
+
+    /// Encodes samples; `roles` gives `.integer` or `.float` for each value column.
+    static func encode(_ samples: ChunkSamples, roles: [ColumnRole], effort: Effort) -> [UInt8] {
+        precondition(roles.count == samples.columns.count, "one role per value column")
+        let count = samples.count
+        precondition(samples.receiveTimes.count == count && samples.columns.allSatisfy { $0.count == count })
+        let fast = effort == .fast
+
+        var body: [UInt8] = []
+        body.reserveCapacity(count * 4 + 64)
+        func appendSection(_ section: [UInt8]) {
+            ByteVarint.append(UInt64(section.count), to: &body)
+            body += section
+        }
+        samples.times.withUnsafeBufferPointer { times in
+            appendSection(ColumnCoding.encode(times, role: .sensorTime, times: nil, fast: fast))
+            var offsets = [Int64](repeating: 0, count: count)
+            for index in 0..<count { offsets[index] = samples.receiveTimes[index] &- times[index] }
+            offsets.withUnsafeBufferPointer { offsets in
+                appendSection(ColumnCoding.encode(offsets, role: .receiveOffset, times: times, fast: fast))
+            }
+        }
+        for (column, role) in zip(samples.columns, roles) {
+            column.withUnsafeBufferPointer { appendSection(ColumnCoding.encode($0, role: role, times: nil, fast: fast)) }
+        }
+
+        var flags: UInt8 = 0
+        if samples.times.indices.dropFirst().allSatisfy({ samples.times[$0 - 1] <= samples.times[$0] }) {
+            flags |= nonDecreasingFlag
+        }
+        var compressed: [UInt8]?
+        if !fast, body.count >= 64, let packed = body.withUnsafeBytes({ Zstd.compress($0, level: 3) }),
+           packed.count + 4 < body.count - body.count / 32 {
+            compressed = packed
+            flags |= compressedFlag
+        }
+
+        var out: [UInt8] = [formatVersion, flags]
+        out.reserveCapacity((compressed?.count ?? body.count) + 24)
+        ByteVarint.append(UInt64(count), to: &out)
+        ByteVarint.append(UInt64(samples.columns.count), to: &out)
+        if let compressed {
+            ByteVarint.append(UInt64(body.count), to: &out)
+            out += compressed
+        } else {
+            out += body
+        }
+        let crc = CRC32C.checksum(out)
+        withUnsafeBytes(of: crc.littleEndian) { out += $0 }
+        return out
+    }
+
+    /// True when the trailing CRC-32C matches the bytes before it.
+    static func checksumMatches(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= 6 else { return false }
+        let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count - 4, as: UInt32.self))
+        return CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<bytes.count - 4])) == stored
+    }
+
+    /// What a chunk says about itself without decoding the columns.
+    struct Header: Equatable {
+        var count: Int
+        var columnCount: Int
+        var timesNonDecreasing: Bool
+    }
+
+    /// Verifies the checksum and decodes every column.
+    static func decode(_ bytes: [UInt8]) throws(ChunkCodecError) -> (header: Header, samples: ChunkSamples) {
+        let result: Result<(Header, ChunkSamples), ChunkCodecError> = bytes.withUnsafeBytes { raw in
+            do throws(ChunkCodecError) {
+                return .success(try decode(raw))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    static func decode(_ raw: UnsafeRawBufferPointer) throws(ChunkCodecError) -> (header: Header, samples: ChunkSamples) {
+        guard checksumMatches(raw) else { throw .checksumMismatch }
+        guard raw[0] == formatVersion else { throw .unsupportedVersion(raw[0]) }
+        let flags = raw[1]
+        let end = raw.count - 4
+        var offset = 2
+        guard let count = ByteVarint.read(raw, at: &offset), count <= 1 << 24,
+              let columnCount = ByteVarint.read(raw, at: &offset), columnCount <= 4096
+        else { throw .malformed("header") }
+        var body: [UInt8]
+        if flags & compressedFlag != 0 {
+            guard let size = ByteVarint.read(raw, at: &offset), size <= 1 << 34, offset <= end else {
+                throw .malformed("compressed body length")
+            }
+            body = try Zstd.decompress(
+                UnsafeRawBufferPointer(rebasing: raw[offset..<end]), size: Int(size), padding: BitReader.padding)
+        } else {
+            guard offset <= end else { throw .malformed("header runs past the end") }
+            body = [UInt8](repeating: 0, count: end - offset + BitReader.padding)
+            body.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[offset..<end])) }
+        }
+        let n = Int(count)
+        let bodyLength = body.count - BitReader.padding
+        // Every 256 values of a column take at least 16 bits, every column at least a length byte:
+        // a header claiming more is damaged (and must not make us allocate for it).
+        guard n <= 128 * bodyLength + 256, Int(columnCount) + 2 <= bodyLength else {
+            throw .malformed("header claims more than the body holds")
+        }
+        let header = Header(count: n, columnCount: Int(columnCount), timesNonDecreasing: flags & nonDecreasingFlag != 0)
+        let samples = try typedCodecError { try body.withUnsafeBytes { (body) throws(ChunkCodecError) -> ChunkSamples in
+            var cursor = 0
+            func nextSection() throws(ChunkCodecError) -> UnsafeRawBufferPointer {
+                let limited = UnsafeRawBufferPointer(rebasing: body[0..<bodyLength])
+                guard let length = ByteVarint.read(limited, at: &cursor), length <= bodyLength - cursor else {
+                    throw .malformed("section length")
+                }
+                defer { cursor += Int(length) }
+                return UnsafeRawBufferPointer(rebasing: body[cursor..<cursor + Int(length)])
+            }
+            let times = try decodeColumn(try nextSection(), count: n, times: nil)
+            let offsetSection = try nextSection()
+            let offsets = try typedCodecError {
+                try times.withUnsafeBufferPointer { (t) throws(ChunkCodecError) in
+                    try decodeColumn(offsetSection, count: n, times: t.baseAddress)
+                }
+            }
+            var receiveTimes = offsets
+            for index in 0..<n { receiveTimes[index] = offsets[index] &+ times[index] }
+            var columns: [[Int64]] = []
+            columns.reserveCapacity(Int(columnCount))
+            for _ in 0..<columnCount { columns.append(try decodeColumn(try nextSection(), count: n, times: nil)) }
+            return ChunkSamples(times: times, receiveTimes: receiveTimes, columns: columns)
+        } }
+        return (header, samples)
+    }
+
+    /// Runs a closure whose typed throws got erased by a standard-library `rethrows` call.
+    private static func typedCodecError<T>(_ body: () throws -> T) throws(ChunkCodecError) -> T {
+        do {
+            return try body()
+        } catch let error as ChunkCodecError {
+            throw error
+        } catch {
+            throw .malformed("\(error)")
+        }
+    }
+
+    private static func decodeColumn(
+        _ section: UnsafeRawBufferPointer, count: Int, times: UnsafePointer<Int64>?
+    ) throws(ChunkCodecError) -> [Int64] {
+        var failure: ChunkCodecError?
+        let values = [Int64](unsafeUninitializedCapacity: count) { buffer, initialized in
+            do throws(ChunkCodecError) {
+                if let base = buffer.baseAddress {
+                    try ColumnCoding.decode(section: section, count: count, times: times, into: base)
+                }
+            } catch {
+                failure = error
+                buffer.initialize(repeating: 0)
+            }
+            initialized = count
+        }
+        if let failure { throw failure }
+        return values
+    }
+}

@@ -1,0 +1,29 @@
+import Glibc
+import SensorSystem
+
+/// How much room the store takes and how much its file system has left.
+public struct DiskUsage: Hashable, Sendable {
+    /// Pages in use by the catalog and chunks (`(page_count − freelist_count) × page_size`): what
+    /// the disk budget counts. Free pages are reused before the file grows.
+    public var storeBytes: Int64
+    /// The write-ahead log's current size (bounded by checkpoints; not counted by the budget).
+    public var walBytes: Int64
+    /// Bytes the file system still offers an unprivileged writer (`statvfs`: `f_bavail × f_frsize`).
+    public var availableBytes: Int64
+
+    /// Reads the page counts (SQLite pragmas) and `statvfs(2)` of the store's folder. May block
+    /// on disk I/O briefly.
+    static func measure(_ db: SQLiteDatabase, directory: String) throws -> DiskUsage {
+        let pageSize = try db.scalar("PRAGMA page_size") ?? 4096
+        let pages = try db.scalar("PRAGMA page_count") ?? 0
+        let free = try db.scalar("PRAGMA freelist_count") ?? 0
+        var walBytes: Int64 = 0
+        var status = stat()
+        if stat(db.path + "-wal", &status) == 0 { walBytes = Int64(status.st_size) }
+        var fs = statvfs()
+        _ = try syscall("statvfs(\(directory))") { statvfs(directory, &fs) }
+        return DiskUsage(
+            storeBytes: (pages - free) * pageSize, walBytes: walBytes,
+            availableBytes: Int64(fs.f_bavail) * Int64(fs.f_frsize))
+    }
+}

@@ -1,0 +1,225 @@
+import SensorKitModel
+
+/// A streaming query: the samples of one sensor on one device in `(after, through]`, in time
+/// order, delivered block by block as chunks are decoded — a day is never held in memory, only
+/// the chunks that overlap the current position.
+///
+/// Order: by sensor time. Samples with equal times keep the order they were appended in: within a
+/// chunk by a stable sort, across chunks by chunk id (chunks are written in append order; after a
+/// crash, recovered pieces get new ids, so ties across that boundary may come out of order).
+/// Chunks that overlap in time (late or out-of-order data, several streams of one sensor) are
+/// merged sample by sample.
+///
+/// The cursor reads one consistent snapshot (a read transaction on its own connection) from the
+/// first `next()` until it returns nil or is released; keep it short-lived, since the write-ahead
+/// log cannot be checkpointed past an open snapshot. `next()` may block on disk reads. Not
+/// thread-safe: use it from one thread at a time.
+public final class SampleCursor {
+    private struct ChunkRef {
+        let id: Int64
+        let stream: StreamID
+        let bootRow: Int64
+        let minTime: Int64
+        let maxTime: Int64
+        let sampleCount: Int
+    }
+
+    private struct Run {
+        let ref: ChunkRef
+        let stream: StoredStream
+        let boot: BootID
+        let anchor: Int64
+        let samples: ChunkSamples
+        var position: Int
+        let end: Int
+        var head: Int64 { samples.times[position] }
+    }
+
+    private let pool: ReaderPool
+    private var db: SQLiteDatabase?
+    private let streams: [StreamID: StoredStream]
+    private let after: Int64
+    private let through: Int64
+    private let reportCorrupt: (Int64, StreamID, Int64, Int64) -> Void
+    private var index: [ChunkRef] = []
+    private var nextIndex = 0
+    private var active: [Run] = []
+    private var boots: [Int64: (BootID, Int64)] = [:]
+    private var fetchBytes: SQLiteStatement?
+    private var started = false
+
+    /// A cursor that yields nothing (range in the hold, empty range, unknown sensor).
+    init(empty pool: ReaderPool) {
+        self.pool = pool
+        streams = [:]
+        after = 0
+        through = 0
+        reportCorrupt = { _, _, _, _ in }
+        started = true
+    }
+
+    init(
+        pool: ReaderPool, streams: [StoredStream], after: Int64, through: Int64,
+        reportCorrupt: @escaping (Int64, StreamID, Int64, Int64) -> Void
+    ) {
+        self.pool = pool
+        self.streams = Dictionary(uniqueKeysWithValues: streams.map { ($0.id, $0) })
+        self.after = after
+        self.through = through
+        self.reportCorrupt = reportCorrupt
+    }
+
+    deinit { finish() }
+
+    /// The next block of samples, or nil when the query is done.
+    public func next() throws -> SampleBlock? {
+        if !started { try start() }
+        while true {
+            if active.isEmpty {
+                guard nextIndex < index.count else {
+                    finish()
+                    return nil
+                }
+                try load(index[nextIndex])
+                nextIndex += 1
+                continue
+            }
+            // The run with the earliest head (ties: the older chunk).
+            var chosen = 0
+            for candidate in active.indices.dropFirst() {
+                let a = active[candidate], b = active[chosen]
+                if a.head < b.head || (a.head == b.head && a.ref.id < b.ref.id) { chosen = candidate }
+            }
+            let head = active[chosen].head
+            // A chunk not yet loaded may hold samples before (or tied with) this one.
+            if nextIndex < index.count, index[nextIndex].minTime <= head {
+                try load(index[nextIndex])
+                nextIndex += 1
+                continue
+            }
+            // Emit up to the point where another run (or the next chunk) must take over.
+            let run = active[chosen]
+            var limit = Int64.max  // emit times ≤ limit
+            // (The next chunk starts after `head` here, so the subtractions cannot wrap.)
+            if nextIndex < index.count { limit = index[nextIndex].minTime - 1 }
+            for (position, other) in active.enumerated() where position != chosen {
+                let otherHead = other.head
+                // An older run wins ties, so stop before its head; a newer one from its head on.
+                // (An older run's head is > ours here, so the subtraction cannot wrap.)
+                limit = min(limit, other.ref.id < run.ref.id ? otherHead - 1 : otherHead)
+            }
+            var end = run.samples.times[run.position..<run.end].partitioningIndex { $0 > limit }
+            if end == run.position { end = run.position + 1 }
+            let block = SampleBlock(
+                stream: run.stream.id, schema: run.stream.descriptor.schema, boot: run.boot, bootAnchor: run.anchor,
+                samples: run.samples, range: run.position..<end)
+            if end == run.end {
+                active.remove(at: chosen)
+            } else {
+                active[chosen].position = end
+            }
+            return block
+        }
+    }
+
+    /// Reads the chunk index of the range inside a read transaction that stays open (the snapshot).
+    private func start() throws {
+        started = true
+        let db = try pool.checkOut()
+        self.db = db
+        try db.execute("BEGIN")
+        let bootRows = try db.prepare("SELECT id, boot_id, anchor FROM boots")
+        while try bootRows.step() { boots[bootRows.int64(0)] = (BootID(bootRows.string(1)), bootRows.int64(2)) }
+        let span = try db.prepare("SELECT max_chunk_span FROM streams WHERE id = ?")
+        let chunks = try db.prepare(
+            """
+            SELECT id, boot, min_time, max_time, sample_count FROM chunks
+            WHERE stream = ? AND min_time >= ? AND min_time <= ? AND max_time > ? ORDER BY min_time, id
+            """)
+        var refs: [(ChunkRef)] = []
+        for stream in streams.keys.sorted() {
+            span.reset()
+            try span.bind(1, stream.rawValue)
+            guard try span.step() else { continue }
+            let widest = span.int64(0)
+            chunks.reset()
+            try chunks.bind([stream.rawValue, after.subtractingSaturating(widest), through, after])
+            while try chunks.step() {
+                refs.append(ChunkRef(
+                    id: chunks.int64(0), stream: stream, bootRow: chunks.int64(1), minTime: chunks.int64(2),
+                    maxTime: chunks.int64(3), sampleCount: chunks.int(4)))
+            }
+        }
+        refs.sort { ($0.minTime, $0.id) < ($1.minTime, $1.id) }
+        index = refs
+        fetchBytes = try db.prepare("SELECT bytes FROM chunks WHERE id = ?")
+    }
+
+    /// Decodes one chunk; a chunk that fails its checksum or does not match its stream is
+    /// reported (it becomes a `systemInitiated` deletion record) and skipped.
+    private func load(_ ref: ChunkRef) throws {
+        guard let fetch = fetchBytes, let stream = streams[ref.stream], let (boot, anchor) = boots[ref.bootRow] else { return }
+        fetch.reset()
+        try fetch.bind(1, ref.id)
+        guard try fetch.step() else { return }
+        var samples: ChunkSamples
+        do {
+            let decoded = try fetch.withBlob(0) { try ChunkCodec.decode($0) }
+            guard decoded.header.columnCount == stream.descriptor.schema.columns.count,
+                  decoded.samples.count == ref.sampleCount
+            else { throw ChunkCodecError.malformed("chunk does not match its stream") }
+            samples = decoded.samples
+            if !decoded.header.timesNonDecreasing { samples = samples.sortedByTime() }
+        } catch is ChunkCodecError {
+            fetch.reset()
+            reportCorrupt(ref.id, ref.stream, ref.minTime, ref.maxTime)
+            return
+        }
+        fetch.reset()
+        let start = samples.times.partitioningIndex { $0 > after }
+        let end = samples.times.partitioningIndex { $0 > through }
+        guard start < end else { return }
+        active.append(Run(ref: ref, stream: stream, boot: boot, anchor: anchor, samples: samples, position: start, end: end))
+    }
+
+    /// Ends the snapshot and returns the connection to the pool.
+    private func finish() {
+        active.removeAll()
+        index.removeAll()
+        fetchBytes = nil
+        guard let db else { return }
+        self.db = nil
+        try? db.execute("COMMIT")
+        pool.checkIn(db)
+    }
+}
+
+extension ChunkSamples {
+    /// The samples stably sorted by time (equal times keep their arrival order).
+    func sortedByTime() -> ChunkSamples {
+        let order = times.indices.sorted { (times[$0], $0) < (times[$1], $1) }
+        return ChunkSamples(
+            times: order.map { times[$0] }, receiveTimes: order.map { receiveTimes[$0] },
+            columns: columns.map { column in order.map { column[$0] } })
+    }
+}
+
+extension Collection {
+    /// The first index whose element satisfies `predicate`, for a collection partitioned so that
+    /// all non-satisfying elements come first (binary search).
+    func partitioningIndex(where predicate: (Element) -> Bool) -> Index {
+        var low = startIndex
+        var length = count
+        while length > 0 {
+            let half = length / 2
+            let middle = index(low, offsetBy: half)
+            if predicate(self[middle]) {
+                length = half
+            } else {
+                low = index(after: middle)
+                length -= half + 1
+            }
+        }
+        return low
+    }
+}

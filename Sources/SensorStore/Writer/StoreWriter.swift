@@ -1,0 +1,529 @@
+import Dispatch
+import Foundation
+import SensorKitModel
+import SensorSystem
+import Synchronization
+
+/// The store's single writer: owns the read-write connection, the open chunks, the commit timer,
+/// purge and eviction. Everything here runs on `queue`, so appends never wait for SQLite or the
+/// codec on the caller's queue (STYLE 9).
+///
+/// `@unchecked Sendable`: every stored `var` is touched only on `queue`, which each entry point
+/// asserts with `dispatchPrecondition`.
+final class StoreWriter: @unchecked Sendable {
+    let queue = DispatchQueue(label: "sensorkit.store.writer", qos: .utility)
+    private let configuration: StoreConfiguration
+    private let registry: StreamRegistry
+    private let timeline: SharedTimeline
+    private let clock: any SystemClock
+    private let onFailure: @Sendable (any Error) -> Void
+
+    private var db: SQLiteDatabase?
+    private var open: [StreamID: OpenChunk] = [:]
+    private var bootRows: [BootID: Int64] = [:]
+    private var timer: (any DispatchSourceTimer)?
+    private var sinceLastPurge: Double = 0
+    /// The first failure since the last `flush()`, which rethrows it.
+    private var pendingFailure: (any Error)?
+    private var statements: Statements?
+
+    private struct Statements {
+        let insertChunk: SQLiteStatement
+        let deleteChunk: SQLiteStatement
+        let widenSpan: SQLiteStatement
+        let insertRecord: SQLiteStatement
+    }
+
+    init(
+        configuration: StoreConfiguration, registry: StreamRegistry, timeline: SharedTimeline,
+        clock: any SystemClock, onFailure: @escaping @Sendable (any Error) -> Void
+    ) {
+        self.clock = clock
+        self.configuration = configuration
+        self.registry = registry
+        self.timeline = timeline
+        self.onFailure = onFailure
+    }
+
+    // MARK: Opening and closing
+
+    /// Opens the database, migrates it, loads the streams, seals the pieces a crash left behind
+    /// and starts the commit timer.
+    func start() throws {
+        dispatchPrecondition(condition: .onQueue(queue))
+        try SystemFiles.makeDirectory(configuration.directory)
+        let db = try SQLiteDatabase(path: configuration.databasePath)
+        // auto_vacuum only takes effect before the first table exists; harmless afterwards.
+        try db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        try db.execute("PRAGMA journal_mode = WAL")
+        try db.execute(configuration.durability == .powerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+        try db.execute("PRAGMA journal_size_limit = 67108864")
+        try db.execute("PRAGMA foreign_keys = ON")
+        try CatalogSchema.migrate(db)
+        self.db = db
+        statements = Statements(
+            insertChunk: try db.prepare(
+                "INSERT INTO chunks (stream, boot, tier, min_time, max_time, sample_count, byte_count, bytes) VALUES (?,?,?,?,?,?,?,?)",
+                persistent: true),
+            deleteChunk: try db.prepare("DELETE FROM chunks WHERE id = ?", persistent: true),
+            widenSpan: try db.prepare("UPDATE streams SET max_chunk_span = ?2 WHERE id = ?1 AND max_chunk_span < ?2", persistent: true),
+            insertRecord: try db.prepare(
+                "INSERT INTO deletion_records (sensor, device, start_time, end_time, reason) VALUES (?,?,?,?,?)",
+                persistent: true))
+
+        let streams = try db.prepare("SELECT id, descriptor FROM streams")
+        while try streams.step() {
+            let key = streams.string(1)
+            guard let descriptor = try? StreamDescriptor.fromJSON(key) else {
+                throw StoreError.unreadableCatalog("stream \(streams.int64(0))")
+            }
+            registry.add(StreamID(rawValue: streams.int64(0)), descriptor, key: key)
+        }
+        try recoverPieces()
+
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let interval = configuration.commitInterval
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
+        timer.setEventHandler { [weak self] in self?.tick() }
+        timer.resume()
+        self.timer = timer
+    }
+
+    /// Seals every open chunk, commits, checkpoints the WAL into the database and closes it.
+    /// Nothing appended before `close` is lost.
+    func close() throws {
+        dispatchPrecondition(condition: .onQueue(queue))
+        timer?.cancel()
+        timer = nil
+        guard let db else { return }
+        defer {
+            statements = nil
+            self.db = nil
+        }
+        for stream in open.keys.sorted() {
+            guard var chunk = open.removeValue(forKey: stream), !chunk.isEmpty else { continue }
+            try seal(&chunk, count: chunk.count)
+        }
+        try commit()
+        try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if let failure = pendingFailure {
+            pendingFailure = nil
+            throw failure
+        }
+    }
+
+    // MARK: Streams
+
+    func register(_ descriptor: StreamDescriptor) throws -> StreamID {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let key = descriptor.canonicalJSON()
+        if let id = registry.id(forKey: key) { return id }
+        let db = try database()
+        try begin()
+        let device = try db.prepare("INSERT OR IGNORE INTO devices (identifier) VALUES (?)")
+        try device.bind(1, descriptor.device)
+        try device.run()
+        let insert = try db.prepare(
+            "INSERT INTO streams (descriptor, sensor, device) SELECT ?, ?, id FROM devices WHERE identifier = ?")
+        try insert.bind(1, key)
+        try insert.bind(2, descriptor.sensor.rawValue)
+        try insert.bind(3, descriptor.device)
+        try insert.run()
+        let id = StreamID(rawValue: db.lastInsertRowID)
+        try commit()
+        registry.add(id, descriptor.normalized, key: key)
+        return id
+    }
+
+    // MARK: Appending
+
+    /// Takes a batch into the stream's open chunk; seals the chunk when it is full.
+    func append(_ batch: SampleBatch, to stream: StreamID) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard db != nil else { return fail(StoreError.closed) }
+        guard let descriptor = registry.descriptor(stream) else { return fail(StoreError.unknownStream(stream)) }
+        guard let anchor = timeline.withLock({ $0.anchors[batch.boot] }) else {
+            return fail(StoreError.unknownBoot(batch.boot))
+        }
+        do {
+            let bootRow = try bootRow(batch.boot, anchor: anchor)
+            // Taken out of the dictionary while mutated, so appending does not copy its arrays.
+            var chunk = open.removeValue(forKey: stream)
+                ?? OpenChunk(stream: stream, roles: descriptor.columnRoles, bootRow: bootRow)
+            if chunk.bootRow != bootRow {
+                if !chunk.isEmpty { try seal(&chunk, count: chunk.count) }
+                chunk.bootRow = bootRow
+            }
+            chunk.append(
+                times: batch.sensorTimes.map { anchor &+ $0 },
+                receiveTimes: batch.receiveTimes.map { anchor &+ $0 },
+                columns: batch.columns.map(\.storage))
+            while chunk.count >= configuration.chunkMaxSamples {
+                try seal(&chunk, count: configuration.chunkMaxSamples)
+            }
+            if !chunk.isEmpty, chunk.maxTime.subtractingSaturating(chunk.minTime) >= configuration.chunkMaxDuration {
+                try seal(&chunk, count: chunk.count)
+            }
+            open[stream] = chunk
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Records a batch the store refused to buffer (the writer fell too far behind).
+    func recordDropped(_ batch: SampleBatch, from stream: StreamID) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let descriptor = registry.descriptor(stream),
+              let anchor = timeline.withLock({ $0.anchors[batch.boot] }),
+              let first = batch.sensorTimes.min(), let last = batch.sensorTimes.max()
+        else { return }
+        record(sensor: descriptor.sensor, device: descriptor.device, start: anchor &+ first, end: anchor &+ last,
+               reason: .systemInitiated)
+    }
+
+    /// Commits pieces of every open chunk and, when due, purges. Runs every commit interval.
+    private func tick() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard db != nil else { return }
+        do {
+            try writePieces()
+            sinceLastPurge += configuration.commitInterval
+            if configuration.purgeInterval > 0, sinceLastPurge >= configuration.purgeInterval {
+                sinceLastPurge = 0
+                try purge()
+            }
+            try commit()
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Makes everything appended so far durable; rethrows the first failure since the last flush.
+    func flush() throws {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard db != nil else { throw StoreError.closed }
+        do {
+            try writePieces()
+            try commit()
+        } catch {
+            fail(error)
+        }
+        if let failure = pendingFailure {
+            pendingFailure = nil
+            throw failure
+        }
+    }
+
+    private func writePieces() throws {
+        for stream in open.keys.sorted() where open[stream]?.hasUncommittedSamples == true {
+            guard var chunk = open.removeValue(forKey: stream) else { continue }
+            defer { open[stream] = chunk }
+            try writePiece(&chunk, through: chunk.count)
+        }
+    }
+
+    /// Commits samples `durableCount..<end` as a tier-0 piece.
+    private func writePiece(_ chunk: inout OpenChunk, through end: Int) throws {
+        let part = chunk.samples.slice(chunk.durableCount..<end)
+        let bytes = ChunkCodec.encode(part, roles: chunk.roles, effort: .fast)
+        let id = try insertChunk(stream: chunk.stream, bootRow: chunk.bootRow, tier: 0, samples: part, bytes: bytes)
+        chunk.pieceIDs.append(id)
+        chunk.durableCount = end
+    }
+
+    /// Seals the first `count` samples into a tier-1 chunk, replacing the pieces; samples that
+    /// were durable beyond `count` are written again as a piece of the remainder.
+    private func seal(_ chunk: inout OpenChunk, count: Int) throws {
+        let part = count == chunk.count ? chunk.samples : chunk.samples.slice(0..<count)
+        let bytes = ChunkCodec.encode(part, roles: chunk.roles, effort: .best)
+        try insertChunk(stream: chunk.stream, bootRow: chunk.bootRow, tier: 1, samples: part, bytes: bytes)
+        for id in chunk.pieceIDs { try deleteChunk(id) }
+        let durableRemainder = chunk.durableCount - count
+        chunk.removeSealedPrefix(count)
+        if durableRemainder > 0 { try writePiece(&chunk, through: durableRemainder) }
+    }
+
+    // MARK: Gaps and corruption
+
+    /// Records an interval without data (sensor unplugged, FIFO overflow, no stakes).
+    func record(sensor: SRSensor, device: String, start: Int64, end: Int64, reason: SRDeletionReason) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        do {
+            try insertRecord(sensor: sensor, device: device, start: start, end: end, reason: reason)
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// A query found a chunk whose checksum or structure is wrong: it is deleted and its interval
+    /// becomes a `systemInitiated` deletion record.
+    func dropCorruptChunk(id: Int64, stream: StreamID, minTime: Int64, maxTime: Int64) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let descriptor = registry.descriptor(stream), db != nil else { return }
+        do {
+            try deleteChunk(id)
+            guard try database().changes > 0 else { return }  // already dropped by another query
+            try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: minTime, end: maxTime,
+                             reason: .systemInitiated)
+            for key in open.keys { open[key]?.pieceIDs.removeAll { $0 == id } }
+            try commit()
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Seals the pieces a crash left behind (tier-0 rows) into sealed chunks, per stream and
+    /// boot, in arrival order. Pieces that fail their checksum become `systemInitiated` records.
+    private func recoverPieces() throws {
+        let db = try database()
+        let pieces = try db.prepare("SELECT id, stream, boot, min_time, max_time, bytes FROM chunks WHERE tier = 0 ORDER BY stream, id")
+        var groups: [(stream: StreamID, boot: Int64, ids: [Int64], samples: ChunkSamples)] = []
+        var corrupt: [(id: Int64, stream: StreamID, min: Int64, max: Int64)] = []
+        while try pieces.step() {
+            let id = pieces.int64(0)
+            let stream = StreamID(rawValue: pieces.int64(1))
+            let boot = pieces.int64(2)
+            guard let descriptor = registry.descriptor(stream) else { continue }
+            let decoded: ChunkSamples
+            do {
+                decoded = try ChunkCodec.decode(pieces.blob(5)).samples
+                guard decoded.columns.count == descriptor.schema.columns.count else { throw ChunkCodecError.malformed("column count") }
+            } catch {
+                corrupt.append((id, stream, pieces.int64(3), pieces.int64(4)))
+                continue
+            }
+            if let last = groups.last, last.stream == stream, last.boot == boot {
+                groups[groups.count - 1].ids.append(id)
+                groups[groups.count - 1].samples.append(contentsOf: decoded)
+            } else {
+                groups.append((stream, boot, [id], decoded))
+            }
+        }
+        guard !groups.isEmpty || !corrupt.isEmpty else { return }
+        try begin()
+        for piece in corrupt {
+            try deleteChunk(piece.id)
+            if let descriptor = registry.descriptor(piece.stream) {
+                try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: piece.min, end: piece.max,
+                                 reason: .systemInitiated)
+            }
+        }
+        for group in groups {
+            guard let descriptor = registry.descriptor(group.stream) else { continue }
+            var chunk = OpenChunk(stream: group.stream, roles: descriptor.columnRoles, bootRow: group.boot)
+            chunk.append(times: group.samples.times, receiveTimes: group.samples.receiveTimes, columns: group.samples.columns)
+            chunk.pieceIDs = group.ids
+            chunk.durableCount = chunk.count
+            while !chunk.isEmpty { try seal(&chunk, count: min(chunk.count, configuration.chunkMaxSamples)) }
+        }
+        try commit()
+    }
+
+    // MARK: Purge and budget
+
+    /// Deletes whole sealed chunks older than each sensor's window (`ageLimit` records), old
+    /// deletion records, and then the oldest chunks while over the disk budget (`lowDiskSpace`).
+    @discardableResult
+    func purge() throws -> PurgeReport {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let db = try database()
+        guard let now = timeline.withLock({ $0.srNanoseconds(of: clock.now()) }) else {
+            throw StoreError.currentBootNotAdopted
+        }
+        var report = PurgeReport()
+        try begin()
+        let range = try db.prepare(
+            "SELECT min(min_time), max(max_time), count(*), coalesce(sum(sample_count), 0) FROM chunks WHERE stream = ? AND tier = 1 AND max_time <= ?")
+        let delete = try db.prepare("DELETE FROM chunks WHERE stream = ? AND tier = 1 AND max_time <= ?")
+        var longestWindow: Int64 = configuration.retention.window
+        for stream in registry.all {
+            let window = configuration.retention(for: stream.descriptor.sensor).window
+            longestWindow = max(longestWindow, window)
+            let cutoff = now.subtractingSaturating(window)
+            range.reset()
+            try range.bind([stream.id.rawValue, cutoff])
+            guard try range.step(), range.int64(2) > 0 else { continue }
+            let (first, last, chunks, samples) = (range.int64(0), range.int64(1), range.int(2), range.int(3))
+            range.reset()
+            delete.reset()
+            try delete.bind([stream.id.rawValue, cutoff])
+            try delete.run()
+            try insertRecord(sensor: stream.descriptor.sensor, device: stream.descriptor.device, start: first, end: last,
+                             reason: .ageLimit)
+            report.purgedChunks += chunks
+            report.purgedSamples += samples
+        }
+        // Deletion records outlive the data they explain by one window, then go too.
+        try db.execute("DELETE FROM deletion_records WHERE end_time < \(now.subtractingSaturating(2 * longestWindow))")
+        try evictOverBudget(&report)
+        try commit()
+        // Pages freed by the window are left in the file: at a full window the next day's chunks
+        // reuse them. Only eviction for free space hands pages back (incremental_vacuum there).
+        return report
+    }
+
+    private func evictOverBudget(_ report: inout PurgeReport) throws {
+        guard configuration.maxBytes != nil || configuration.minFreeBytes != nil else { return }
+        let db = try database()
+        let oldest = try db.prepare(
+            "SELECT id, stream, min_time, max_time, sample_count, byte_count FROM chunks WHERE tier = 1 ORDER BY min_time, id LIMIT 64")
+        while true {
+            let usage = try DiskUsage.measure(db, directory: configuration.directory)
+            var excess: Int64 = 0
+            if let maxBytes = configuration.maxBytes { excess = max(excess, usage.storeBytes - maxBytes) }
+            if let minFree = configuration.minFreeBytes { excess = max(excess, minFree - usage.availableBytes) }
+            guard excess > 0 else { return }
+            var freed: Int64 = 0
+            var ranges: [StreamID: (min: Int64, max: Int64)] = [:]
+            oldest.reset()
+            var victims: [Int64] = []
+            while freed < excess, try oldest.step() {
+                victims.append(oldest.int64(0))
+                let stream = StreamID(rawValue: oldest.int64(1))
+                let span = ranges[stream] ?? (.max, .min)
+                ranges[stream] = (min(span.min, oldest.int64(2)), max(span.max, oldest.int64(3)))
+                report.evictedSamples += oldest.int(4)
+                freed += oldest.int64(5) + 64
+            }
+            oldest.reset()
+            guard !victims.isEmpty else { return }  // nothing sealed left to give
+            for id in victims { try deleteChunk(id) }
+            report.evictedChunks += victims.count
+            for (stream, span) in ranges {
+                guard let descriptor = registry.descriptor(stream) else { continue }
+                try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: span.min, end: span.max,
+                                 reason: .lowDiskSpace)
+            }
+            if configuration.minFreeBytes != nil {
+                // Free pages only help the file system once handed back.
+                try commit()
+                try db.execute("PRAGMA incremental_vacuum")
+                try begin()
+            }
+        }
+    }
+
+    /// Pages in use and free space on the store's file system.
+    func diskUsage() throws -> DiskUsage {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return try DiskUsage.measure(try database(), directory: configuration.directory)
+    }
+
+    // MARK: Catalog access for the study registry
+
+    /// Runs `body` with the writer's connection in a transaction of its own (pending sample
+    /// writes are committed first, so a failing body rolls back only its own statements).
+    func withTransaction<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let db = try database()
+        do {
+            try commit()
+        } catch {
+            fail(error)
+            throw error
+        }
+        return try db.transaction { try body(db) }
+    }
+
+    // MARK: SQL
+
+    private func database() throws -> SQLiteDatabase {
+        guard let db else { throw StoreError.closed }
+        return db
+    }
+
+    private func begin() throws {
+        let db = try database()
+        if db.isAutocommit { try db.execute("BEGIN IMMEDIATE") }
+    }
+
+    private func commit() throws {
+        guard let db, !db.isAutocommit else { return }
+        try db.execute("COMMIT")
+    }
+
+    @discardableResult
+    private func insertChunk(stream: StreamID, bootRow: Int64, tier: Int64, samples: ChunkSamples, bytes: [UInt8]) throws -> Int64 {
+        guard let statements else { throw StoreError.closed }
+        try begin()
+        let bounds = samples.timeBounds
+        let insert = statements.insertChunk
+        insert.reset()
+        try insert.bind([stream.rawValue, bootRow, tier, bounds.min, bounds.max, Int64(samples.count), Int64(bytes.count)])
+        try insert.bind(8, blob: bytes)
+        try insert.run()
+        let id = try database().lastInsertRowID
+        let widen = statements.widenSpan
+        widen.reset()
+        try widen.bind([stream.rawValue, bounds.max.subtractingSaturating(bounds.min)])
+        try widen.run()
+        return id
+    }
+
+    private func deleteChunk(_ id: Int64) throws {
+        guard let statements else { throw StoreError.closed }
+        try begin()
+        statements.deleteChunk.reset()
+        try statements.deleteChunk.bind(1, id)
+        try statements.deleteChunk.run()
+    }
+
+    private func insertRecord(sensor: SRSensor, device: String, start: Int64, end: Int64, reason: SRDeletionReason) throws {
+        guard let statements else { throw StoreError.closed }
+        try begin()
+        let insert = statements.insertRecord
+        insert.reset()
+        try insert.bind(1, sensor.rawValue)
+        try insert.bind(2, device)
+        try insert.bind(3, start)
+        try insert.bind(4, end)
+        try insert.bind(5, Int64(reason.rawValue))
+        try insert.run()
+    }
+
+    private func bootRow(_ boot: BootID, anchor: Int64) throws -> Int64 {
+        if let row = bootRows[boot] { return row }
+        let db = try database()
+        try begin()
+        let insert = try db.prepare("INSERT OR IGNORE INTO boots (boot_id, anchor) VALUES (?, ?)")
+        try insert.bind(1, boot.rawValue)
+        try insert.bind(2, anchor)
+        try insert.run()
+        let select = try db.prepare("SELECT id FROM boots WHERE boot_id = ?")
+        try select.bind(1, boot.rawValue)
+        guard try select.step() else { throw StoreError.unknownBoot(boot) }
+        let row = select.int64(0)
+        bootRows[boot] = row
+        return row
+    }
+
+    /// A write failed: roll back the open transaction and forget the open chunks (their pieces
+    /// committed earlier stay and are sealed at the next start); what was only in memory is
+    /// recorded as a `systemInitiated` gap where possible. Reported once to the owner.
+    private func fail(_ error: any Error) {
+        if pendingFailure == nil { pendingFailure = error }
+        onFailure(error)
+        guard let db, !db.isAutocommit else { return }
+        try? db.execute("ROLLBACK")
+        let lost = open.values.filter { !$0.isEmpty }
+        open.removeAll()
+        bootRows.removeAll()
+        for chunk in lost {
+            guard let descriptor = registry.descriptor(chunk.stream) else { continue }
+            try? insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: chunk.minTime, end: chunk.maxTime,
+                              reason: .systemInitiated)
+        }
+        try? commit()
+    }
+}
+
+/// What a purge removed.
+public struct PurgeReport: Hashable, Sendable {
+    /// Sealed chunks (and their samples) older than the window.
+    public var purgedChunks = 0
+    public var purgedSamples = 0
+    /// Sealed chunks (and their samples) evicted for the disk budget.
+    public var evictedChunks = 0
+    public var evictedSamples = 0
+    public init() {}
+}

@@ -1,0 +1,272 @@
+import DaemonTestKit
+import Dispatch
+import Foundation
+import Glibc
+import SensorDaemon
+import SensorKit
+import SensorSystem
+import Synchronization
+
+/// Section "fetch" (issue 4): one day of 100 Hz accelerometer (8.64 M samples) fetched end to end
+/// through the daemon's socket, into typed values (async batches) and into per-sample objects
+/// (delegate API), beside a plain copy of the same uncompressed bytes over a Unix socket; then 64
+/// clients fetching at once while recording continues, checking no recorded sample is lost.
+enum FetchBenchmark {
+    static let samples = 8_640_000
+
+    /// The daemon side, in a child process (`sensorkit-bench serve-fetch-daemon`), so its memory
+    /// is measured apart from the clients': a daemon with a 1 kHz generated accelerometer, plus a
+    /// day of 100 Hz data appended through its store backend. Prints one line
+    /// `READY <socket> <from SR ns> <to SR ns>` and runs until standard input closes.
+    static func serve(samples: Int = samples) throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 1000, perTick: 50)])
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
+        let app = try harness.connect(app: DaemonHarness.studyApp)
+        _ = app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }
+        // Stamped from now on (after the app's first start), 10 ms ± 20 µs apart, slow motion and noise.
+        let clock = LinuxSystemClock()
+        let dayStream = try harness.daemon.store.openStream(SourceDescriptor(
+            sensor: .accelerometer, device: SRDevice.hostIdentifier, source: "bench:day",
+            columns: ["x", "y", "z"].map { SourceColumn(name: $0, scale: 0.00980665, unit: "m/s^2") }, details: [:]))
+        let start = clock.boottimeNanoseconds()
+        var generator = BenchRandom(seed: 42)
+        for offset in stride(from: 0, to: samples, by: 10_000) {
+            let n = min(10_000, samples - offset)
+            var times = [Int64](), xs = [Int64](), ys = [Int64](), zs = [Int64]()
+            times.reserveCapacity(n); xs.reserveCapacity(n); ys.reserveCapacity(n); zs.reserveCapacity(n)
+            for i in offset..<(offset + n) {
+                times.append(start + Int64(i) * 10_000_000 + generator.integer(in: -20_000...20_000))
+                let t = Double(i) / 100
+                xs.append(Int64(800 * sin(2 * .pi * t / 37) + generator.gaussian() * 2.5))
+                ys.append(Int64(300 * sin(2 * .pi * t / 3.1) + generator.gaussian() * 2.5))
+                zs.append(Int64(16_384 + generator.gaussian() * 2.5))
+            }
+            harness.daemon.store.append(stream: dayStream, SourceBatch(boot: clock.bootID, sensorTimes: times,
+                                                                        receiveTimes: times, columns: [xs, ys, zs]))
+        }
+        try (harness.daemon.store as! StoreBackend).store.flush()
+        let from = harness.daemon.timeline.srNanoseconds(of: BootInstant(boot: clock.bootID, nanoseconds: start))! - 1_000_000_000
+        print("READY \(harness.socket) \(from) \(from + Int64(samples) * 10_000_000 + 2_000_000_000)")
+        fflush(nil)
+        while readLine() != nil {}
+    }
+
+    static func run(samples: Int = samples) throws {
+        print("\n== fetch: \(samples) accelerometer samples (one day at 100 Hz) end to end")
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        daemon.arguments = ["serve-fetch-daemon", String(samples)]
+        let toChild = Pipe(), fromChild = Pipe()
+        daemon.standardInput = toChild
+        daemon.standardOutput = fromChild
+        let prepare = Stopwatch()
+        try daemon.run()
+        defer {
+            try? toChild.fileHandleForWriting.close()
+            daemon.waitUntilExit()
+        }
+        var line = ""
+        while !line.hasSuffix("\n") {
+            let byte = fromChild.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty { throw SRError(.dataInaccessible, message: "the benchmark daemon exited") }
+            line += String(decoding: byte, as: UTF8.self)
+        }
+        let words = line.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
+        guard words.count == 4, words[0] == "READY", let from = Int64(words[2]), let to = Int64(words[3]) else {
+            throw SRError(.dataInaccessible, message: "unexpected line from the benchmark daemon: \(line)")
+        }
+        let socket = words[1]
+        print("prepared: daemon started and \(samples) samples ingested in \(prepare.seconds.formatted2) s (wall)")
+        setenv("SENSORKIT_APP", DaemonHarness.studyApp, 1)
+        SensorKitEnvironment.install(SensorKitEnvironment(socketPath: socket, clock: LinuxSystemClock(),
+                                                          timeline: SensorKitEnvironment.current.timeline))
+        ReaderSession.reset()
+        defer { ReaderSession.reset() }
+        let request = SRFetchRequest()
+        request.from = SRAbsoluteTime(nanoseconds: from)
+        request.to = SRAbsoluteTime(nanoseconds: to)
+        let reader = SRReader(sensor: .accelerometer)
+
+        // (1) Batches into typed Swift values.
+        let batchClock = Stopwatch()
+        let (batchCount, checksum) = try blocking {
+            var count = 0
+            var sum = 0.0
+            for try await batch in try reader.batches(request, window: 16) {
+                count += batch.count
+                if let x = batch.columns["x"] { sum += x.reduce(0, +) }
+            }
+            return (count, sum)
+        }
+        let batchRate = Double(batchCount) / batchClock.seconds
+
+        // (2) Per-sample objects through the delegate API.
+        let counter = CountingDelegate()
+        let delegateReader = SRSensorReader(sensor: .accelerometer)
+        delegateReader.delegate = counter
+        let objectClock = Stopwatch()
+        delegateReader.fetch(request)
+        counter.done.wait()
+        let objectRate = Double(counter.count.withLock { $0 }) / objectClock.seconds
+
+        // Anchor: the same uncompressed bytes (40 B a sample: two i64 times, three f64) copied
+        // over a Unix socket pair in 256 KiB writes.
+        let copyRate = plainCopy(samples: batchCount)
+
+        print("typed batches (async API):   \(batchCount) samples, \(Int(batchRate)) samples/s (checksum \(Int(checksum)))")
+        print("objects (delegate API):      \(counter.count.withLock { $0 }) samples, \(Int(objectRate)) samples/s")
+        print("anchor: plain socket copy:   \(Int(copyRate)) samples/s of the same 40-byte samples")
+        print("ratio copy/batch: \((copyRate / batchRate).formatted2)× (target ≤ 2×); copy/objects: \((copyRate / objectRate).formatted2)×")
+
+        try concurrentClients(socket: socket, daemonPID: daemon.processIdentifier, from: from, to: to, expected: batchCount)
+    }
+
+    /// 64 clients fetch the day at once while the 1 kHz generated source keeps recording; then
+    /// the generated stream must be gap-free (its x counts up by one per sample).
+    static func concurrentClients(socket: String, daemonPID: Int32, from: Int64, to: Int64, expected: Int) throws {
+        let rssBefore = residentKilobytes(pid: daemonPID, field: "VmRSS")
+        let probe = try ReaderConnection(socketPath: socket, app: DaemonHarness.studyApp)
+        let srNow = { () -> Int64 in
+            let clock = LinuxSystemClock()
+            return probe.welcome.timeline!.anchor + clock.boottimeNanoseconds()
+        }
+        let recordFrom = srNow()
+        let clock = Stopwatch()
+        let totals = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 64) { _ in
+            guard let connection = try? ReaderConnection(socketPath: socket, app: DaemonHarness.studyApp) else { return }
+            let count = countingFetch(connection, from: from, to: to)
+            connection.close()
+            totals.withLock { $0.append(count) }
+        }
+        let seconds = clock.seconds
+        let recordTo = srNow()
+        usleep(1_200_000)  // let the last recorded second commit
+        let counts = totals.withLock { $0 }
+        // The 1 kHz generated stream over the busy period must have no hole: its samples are
+        // exactly 1 ms apart (the day stream's are 10 ms ± 20 µs and are told apart by phase).
+        let times = timesOf(probe, from: recordFrom, to: recordTo)
+        let phase = times.first.map { ($0 - recordFrom) % 1_000_000 }
+        let live = times.filter { ($0 - recordFrom) % 1_000_000 == phase }
+        let gaps = zip(live, live.dropFirst()).filter { $1 - $0 != 1_000_000 }.count
+        print("64 clients at once: \(counts.count) finished, each \(counts.min() ?? 0)…\(counts.max() ?? 0) samples (≥ \(expected) expected), \(seconds.formatted2) s, \(Int(Double(counts.reduce(0, +)) / seconds)) samples/s in total")
+        print("recording meanwhile: \(live.count) samples at 1 kHz over \((Double(recordTo - recordFrom) / 1e9).formatted2) s, \(gaps) gaps (must be 0)")
+        print("daemon RSS: \(rssBefore / 1024) MB before, peak \(residentKilobytes(pid: daemonPID, field: "VmHWM") / 1024) MB")
+    }
+
+    /// Fetches `(from, to]` counting samples, acknowledging each batch; keeps nothing.
+    static func countingFetch(_ connection: ReaderConnection, from: Int64, to: Int64) -> Int {
+        timesOrCount(connection, from: from, to: to, keepTimes: false).count
+    }
+
+    static func timesOf(_ connection: ReaderConnection, from: Int64, to: Int64) -> [Int64] {
+        timesOrCount(connection, from: from, to: to, keepTimes: true).times
+    }
+
+    private static func timesOrCount(_ connection: ReaderConnection, from: Int64, to: Int64, keepTimes: Bool) -> (count: Int, times: [Int64]) {
+        let state = Mutex((count: 0, times: [Int64](), id: UInt32(0)))
+        let done = DispatchSemaphore(value: 0)
+        let id = connection.send({
+            $0.sensor = SRSensor.accelerometer.rawValue
+            $0.device = SRDevice.hostIdentifier
+            $0.from = from
+            $0.to = to
+            $0.window = 8
+        }, op: .fetch) { incoming in
+            switch incoming {
+            case .batch(let batch):
+                let id = state.withLock { state -> UInt32 in
+                    state.count += batch.count
+                    if keepTimes { state.times += batch.sensorTimes }
+                    return state.id
+                }
+                connection.notify(.ack, target: id, batches: 1)
+            case .reply:
+                done.signal()
+            }
+        }
+        state.withLock { $0.id = id }
+        done.wait()
+        return state.withLock { ($0.count, $0.times) }
+    }
+
+    static func plainCopy(samples: Int) -> Double {
+        var pair: [Int32] = [0, 0]
+        socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair)
+        let fds = pair
+        let total = samples * 40
+        let chunk = [UInt8](repeating: 7, count: 256 * 1024)
+        let clock = Stopwatch()
+        let writer = Thread {
+            var sent = 0
+            while sent < total {
+                let n = chunk.withUnsafeBytes { Glibc.write(fds[0], $0.baseAddress, min($0.count, total - sent)) }
+                if n <= 0 { break }
+                sent += n
+            }
+        }
+        writer.start()
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        var received = 0
+        while received < total {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fds[1], $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            received += n
+        }
+        let seconds = clock.seconds
+        close(fds[0])
+        close(fds[1])
+        return Double(received / 40) / seconds
+    }
+
+    static func residentKilobytes(pid: Int32, field: String) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+
+    /// Runs async work to completion from synchronous code.
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let result = Mutex<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let outcome: Result<T, any Error>
+            do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        return try result.withLock { $0! }.get()
+    }
+}
+
+/// Counts the objects the delegate API delivers.
+final class CountingDelegate: NSObject, SRSensorReaderDelegate, @unchecked Sendable {
+    let count = Mutex(0)
+    let done = DispatchSemaphore(value: 0)
+
+    func sensorReader(_ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest, didFetchResult result: SRFetchResult<AnyObject>) -> Bool {
+        if let samples = result.sample as? [CMRecordedAccelerometerData] {
+            count.withLock { $0 += samples.count }
+        }
+        return true
+    }
+
+    func sensorReader(_ reader: SRSensorReader, didCompleteFetch fetchRequest: SRFetchRequest) { done.signal() }
+
+    func sensorReader(_ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest, failedWithError error: any Error) {
+        print("delegate fetch failed: \(error)")
+        done.signal()
+    }
+}
+
+/// Wall-clock seconds since creation.
+struct Stopwatch {
+    private let start = DispatchTime.now().uptimeNanoseconds
+    var seconds: Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+}
+
+extension Double {
+    var formatted2: String { String(format: "%.2f", self) }
+}

@@ -1,0 +1,137 @@
+import DaemonTestKit
+import Foundation
+import Glibc
+import SensorKit
+import SensorSystem
+import Testing
+
+/// Every test that uses the process-wide client (`ReaderSession`, `SENSORKIT_APP`) lives in this
+/// one serialized suite, so two never share it at once.
+///
+/// The Apple-style `StudyRecorder` against a running sensorkitd: authorization through the
+/// consent flow, startRecording, fetchDevices → fetch per device, results cast to SensorKit's
+/// classes. The daemon records generated accelerometer and light signals through its own pipeline.
+@Suite(.serialized) struct LiveDaemonTests {
+    @Test func appleStyleStudyCodeFetchesRecordedData() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource(), GeneratedSource(sensor: .ambientLightSensor, rate: 10, perTick: 1)])
+        defer {
+            ReaderSession.reset()
+            harness.stop()
+        }
+        setenv("SENSORKIT_APP", DaemonHarness.studyApp, 1)
+        SensorKitEnvironment.install(SensorKitEnvironment(socketPath: harness.socket, clock: LinuxSystemClock(),
+                                                          timeline: harness.daemon.timeline.current))
+        ReaderSession.reset()
+
+        let recorder = StudyRecorder()
+        let answered = DispatchSemaphore(value: 0)
+        let outcome = UncheckedBox<(any Error)?>(nil)
+        recorder.requestAccess { error in
+            outcome.value = error
+            answered.signal()
+        }
+        // A person answers on the "authorization sheet" (sensorkitctl consent, as root).
+        #expect(DaemonHarness.eventually(5) {
+            (try? harness.connect(app: nil).call(.consentList).consent?.first { $0.app == DaemonHarness.studyApp }) != nil
+        })
+        usleep(200_000)
+        try harness.grant([.accelerometer, .ambientLightSensor], to: DaemonHarness.studyApp)
+        #expect(answered.wait(timeout: .now() + 5) == .success)
+        #expect(outcome.value == nil, "completion gets nil once the person answered")
+
+        recorder.startRecording()
+        #expect(DaemonHarness.eventually(5) { recorder.locked { $0.startedRecording } == 2 })
+        usleep(1_500_000)  // recorded data becomes visible after the store's commit interval
+
+        recorder.ambientLightReader.fetchDevices()
+        recorder.accelerometerReader.fetchDevices()
+        #expect(DaemonHarness.eventually(10) { recorder.locked { $0.completedFetches } == 2 },
+                "errors: \(recorder.locked { $0.errors })")
+        let (lux, accelerations, devices, errors) = recorder.locked { ($0.luxValues, $0.accelerations, $0.devicesSeen, $0.errors) }
+        #expect(errors.isEmpty)
+        #expect(devices == [SRDevice.current.model, SRDevice.current.model])
+        #expect(lux.count >= 5)
+        #expect(lux.allSatisfy { ($0 * 2).rounded() == $0 * 2 }, "0.5 lux per count")
+        #expect(accelerations.count >= 50)
+        #expect(accelerations.allSatisfy { $0.z == 1 && $0.x == -$0.y })
+        let timestamps = recorder.locked { $0.resultTimestamps }.map(\.rawValue)
+        #expect(timestamps.allSatisfy { abs($0 - SRAbsoluteTime.current().rawValue) < 60 })
+    }
+
+    @Test func returningFalseStopsTheFetch() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 1000, perTick: 100)])
+        defer {
+            ReaderSession.reset()
+            harness.stop()
+        }
+        setenv("SENSORKIT_APP", DaemonHarness.studyApp, 1)
+        SensorKitEnvironment.install(SensorKitEnvironment(socketPath: harness.socket, clock: LinuxSystemClock(),
+                                                          timeline: harness.daemon.timeline.current))
+        ReaderSession.reset()
+        try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
+        let recorder = StudyRecorder()
+        recorder.stopAfterFirstResult = true
+        recorder.startRecording()
+        #expect(DaemonHarness.eventually(5) { recorder.locked { $0.startedRecording } == 1 })
+        usleep(2_500_000)  // > 2 000 samples: several batches
+        recorder.fetch(reader: recorder.accelerometerReader, device: SRDevice.current, hoursBack: 1)
+        usleep(1_000_000)
+        recorder.accelerometerReader.delegateQueue.sync {}
+        let (results, completed) = recorder.locked { ($0.resultTimestamps.count, $0.completedFetches) }
+        #expect(results == 1, "no callbacks after the delegate returned false")
+        #expect(completed == 0)
+    }
+
+    // The async API (`SRReader`): try await recording, typed batches with flow control, objects.
+    @Test func batchesAndObjectsThroughTheAsyncReader() async throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 1000, perTick: 50)])
+        defer {
+            ReaderSession.reset()
+            harness.stop()
+        }
+        setenv("SENSORKIT_APP", DaemonHarness.studyApp, 1)
+        SensorKitEnvironment.install(SensorKitEnvironment(socketPath: harness.socket, clock: LinuxSystemClock(),
+                                                          timeline: harness.daemon.timeline.current))
+        ReaderSession.reset()
+        let reader = SRReader(sensor: .accelerometer)
+        await #expect(throws: SRError.self) { try await reader.startRecording() }  // no consent yet
+        try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
+        #expect(try await reader.authorizationStatus == .authorized)
+        try await reader.startRecording()
+        try await Task.sleep(nanoseconds: 2_500_000_000)
+        let request = SRFetchRequest()
+        request.from = SRAbsoluteTime.fromCFAbsoluteTime(_cf: CFAbsoluteTimeGetCurrent() - 60)
+        request.to = SRAbsoluteTime.current()
+        var samples = 0
+        var batches = 0
+        for try await batch in try reader.batches(request, window: 2) {
+            #expect(batch.layout == .motion)
+            #expect(batch.columns["z"]?.allSatisfy { $0 == 1 } == true)
+            samples += batch.count
+            batches += 1
+        }
+        #expect(samples >= 2000 && batches >= 1)
+        // Breaking out early cancels the fetch; the connection stays usable.
+        for try await _ in try reader.batches(request, window: 1) { break }
+        var objects = 0
+        for try await result in try reader.fetch(request) {
+            if let array = result.sample as? [CMRecordedAccelerometerData] { objects += array.count }
+        }
+        #expect(objects >= samples)
+        #expect(try await reader.devices().map(\.identifier) == [SRDevice.hostIdentifier])
+    }
+}
+
+/// A mutable box for a test's callback result.
+final class UncheckedBox<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+extension StudyRecorder {
+    func locked<T>(_ body: (StudyRecorder) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(self)
+    }
+}

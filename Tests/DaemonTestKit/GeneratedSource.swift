@@ -1,0 +1,81 @@
+import Dispatch
+import SensorKitModel
+import SensorSystem
+import Synchronization
+
+/// A source that samples a deterministic signal on a strict timer, stamped with the real boot
+/// clock: what a buffered IIO accelerometer delivers, without hardware. Sample i has raw columns
+/// `(i mod 1000, −(i mod 1000), 1000)` so a test can check every value it fetches.
+public final class GeneratedSource: SensorSource, @unchecked Sendable {
+    // @unchecked: `timer` and `index` are confined to `queue`.
+    public let descriptor: SourceDescriptor
+    private let queue = DispatchQueue(label: "test.generated-source")
+    private let clock: LinuxSystemClock
+    private let period: Int64
+    private let perTick: Int
+    private var timer: (any DispatchSourceTimer)?
+    private var index: Int64 = 0
+    private var nextTime: Int64 = 0
+
+    /// `rate` samples per second, delivered `perTick` at a time.
+    public init(sensor: SRSensor = .accelerometer, rate: Int = 100, perTick: Int = 10, clock: LinuxSystemClock = LinuxSystemClock()) {
+        self.clock = clock
+        self.period = 1_000_000_000 / Int64(rate)
+        self.perTick = perTick
+        // Motion: scale 9.80665/1000 m/s² per count, so 1000 counts = 1 g exactly. Light: the
+        // first column is illuminance in lux (0.5 lux per count).
+        let columns = sensor == .ambientLightSensor
+            ? [SourceColumn(name: "illuminance", scale: 0.5, unit: "lx"), SourceColumn(name: "red", unit: "counts"),
+               SourceColumn(name: "green", unit: "counts")]
+            : ["x", "y", "z"].map { SourceColumn(name: $0, scale: 0.00980665, unit: "m/s^2") }
+        descriptor = SourceDescriptor(
+            sensor: sensor, device: SRDevice.hostIdentifier, source: "generated:\(sensor.rawValue)",
+            columns: columns, details: ["driver": "generated", "rate": "\(rate)"])
+    }
+
+    /// The raw values of sample `i`.
+    public static func raw(_ i: Int64) -> (Int64, Int64, Int64) { (i % 1000, -(i % 1000), 1000) }
+
+    public func setRecording(_ recording: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void) {
+        queue.async {
+            if !recording {
+                self.timer?.cancel()
+                self.timer = nil
+                return
+            }
+            guard self.timer == nil else { return }
+            let timer = DispatchSource.makeTimerSource(queue: self.queue)
+            let interval = Double(self.period * Int64(self.perTick)) / 1e9
+            timer.schedule(deadline: .now(), repeating: interval, leeway: .never)
+            self.nextTime = self.clock.boottimeNanoseconds()
+            timer.setEventHandler { [weak self] in self?.tick(deliver) }
+            self.timer = timer
+            timer.resume()
+        }
+    }
+
+    private func tick(_ deliver: @Sendable (SourceEvent) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let now = clock.boottimeNanoseconds()
+        var times: [Int64] = [], xs: [Int64] = [], ys: [Int64] = [], zs: [Int64] = []
+        while nextTime <= now {
+            let (x, y, z) = Self.raw(index)
+            times.append(nextTime)
+            xs.append(x)
+            ys.append(y)
+            zs.append(z)
+            index += 1
+            nextTime += period
+        }
+        guard !times.isEmpty else { return }
+        deliver(.samples(SourceBatch(boot: clock.bootID, sensorTimes: times, receiveTimes: Array(repeating: now, count: times.count),
+                                     columns: [xs, ys, zs])))
+    }
+
+    public func close() {
+        queue.sync {
+            timer?.cancel()
+            timer = nil
+        }
+    }
+}

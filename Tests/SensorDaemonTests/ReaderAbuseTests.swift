@@ -1,0 +1,150 @@
+import DaemonTestKit
+import Foundation
+import Glibc
+import SensorDaemon
+import SensorKit
+import SensorKitModel
+import SensorSystem
+import Testing
+
+/// Hostile and broken clients: each gets a clear error or is dropped, and the daemon keeps
+/// recording and serving others with bounded memory.
+@Suite(.serialized) struct ReaderAbuseTests {
+    /// A raw socket client speaking bytes.
+    final class RawClient {
+        let fd: Int32
+        init(_ socket: String) throws { fd = try UnixSocket.connect(path: socket) }
+        deinit { close(fd) }
+        func send(_ bytes: [UInt8]) { try? UnixSocket.writeAll(fd, bytes) }
+        func send(json: String) { send(Frame(kind: .message, payload: Array(json.utf8)).encoded()) }
+        /// Replies until the connection closes or `seconds` pass.
+        func replies(within seconds: Int32 = 2, max: Int = 100) -> (replies: [WireReply], closed: Bool) {
+            var decoder = FrameDecoder(limit: WireLimits.maxServerFrame)
+            var out: [WireReply] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while out.count < max {
+                guard UnixSocket.poll(fd: fd, events: Int16(POLLIN), timeoutMilliseconds: seconds * 1000) != 0 else { return (out, false) }
+                let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+                if n <= 0 { return (out, true) }
+                decoder.feed(buffer[0..<n])
+                while let frame = try? decoder.next() {
+                    if frame.kind == .message, let reply = try? WireJSON.decode(WireReply.self, from: frame.payload) { out.append(reply) }
+                }
+            }
+            return (out, false)
+        }
+        func hello(app: String?) -> WireReply? {
+            let appField = app.map { ",\"app\":\"\($0)\"" } ?? ""
+            send(json: "{\"id\":1,\"op\":\"hello\",\"v\":1\(appField)}")
+            return replies(max: 1).replies.first
+        }
+    }
+
+    func recordingCount(_ harness: DaemonHarness) -> Int {
+        guard let connection = try? harness.connect(app: DaemonHarness.studyApp) else { return -1 }
+        defer { connection.close() }
+        return harness.fetchAll(connection, sensor: .accelerometer, from: 0, to: harness.now).batches.reduce(0) { $0 + $1.count }
+    }
+
+    func recordingHarness() throws -> DaemonHarness {
+        let harness = try DaemonHarness(sources: [GeneratedSource()])
+        try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
+        let app = try harness.connect(app: DaemonHarness.studyApp)
+        #expect(app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        app.close()
+        return harness
+    }
+
+    @Test func malformedUnknownAndWrongVersionRequestsGetClearErrors() throws {
+        let harness = try recordingHarness()
+        defer { harness.stop() }
+        let client = try RawClient(harness.socket)
+        client.send(json: "{\"id\":1,\"op\":\"status\"}")  // before hello
+        client.send(json: "{\"id\":2,\"op\":\"hello\",\"v\":99}")
+        client.send(json: "not json at all")
+        client.send(json: "{\"id\":3,\"op\":\"teleport\"}")
+        client.send(json: "{\"id\":4,\"op\":\"hello\",\"v\":1,\"app\":\"com.example.study\"}")
+        client.send(json: "{\"id\":5,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\"}")
+        client.send(json: "{\"id\":6,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":10,\"to\":5}")
+        client.send(Frame(kind: .batch, payload: [1, 2, 3]).encoded())
+        let (replies, closed) = client.replies(max: 8)
+        #expect(!closed)
+        let codes = replies.map { $0.error?.code }
+        #expect(codes == [.malformedRequest, .unsupportedVersion, .malformedRequest, .unknownOperation, nil,
+                          .fetchRequestInvalid, .fetchRequestInvalid, .malformedRequest], "\(replies)")
+        #expect(replies[1].error?.message.contains("version 99") == true)
+    }
+
+    @Test func oversizedAndBrokenFramesEndTheConnectionNotTheDaemon() throws {
+        let harness = try recordingHarness()
+        defer { harness.stop() }
+        let oversized = try RawClient(harness.socket)
+        oversized.send([0xFF, 0xFF, 0xFF, 0x7F, 1])  // announces 2 GiB
+        let (replies, closed) = oversized.replies()
+        #expect(closed)
+        #expect(replies.first?.error?.code == .malformedRequest)
+        #expect(replies.first?.error?.message.contains("exceeds the limit") == true)
+        let unknownKind = try RawClient(harness.socket)
+        unknownKind.send([1, 0, 0, 0, 77])
+        #expect(unknownKind.replies().closed)
+        let truncated = try RawClient(harness.socket)
+        truncated.send([200, 0, 0, 0, 1, 123])  // a frame cut short, then the client leaves
+        _ = truncated
+        // Everyone else is still served and recording goes on.
+        let before = recordingCount(harness)
+        usleep(700_000)
+        #expect(recordingCount(harness) > before)
+    }
+
+    @Test func aClientThatNeverReadsIsBoundedAndOthersAreUnaffected() throws {
+        let harness = try recordingHarness()
+        defer { harness.stop() }
+        usleep(1_000_000)
+        let lazy = try RawClient(harness.socket)
+        #expect(lazy.hello(app: DaemonHarness.studyApp)?.ok == true)
+        // Sixteen fetches with the largest window, and never a read or an ack.
+        for id in 10..<26 {
+            lazy.send(json: "{\"id\":\(id),\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":1000}")
+        }
+        // A flood of requests it never reads the replies of.
+        let flood = (0..<20_000).flatMap { Frame(kind: .message, payload: Array("{\"id\":\($0 + 100),\"op\":\"status\"}".utf8)).encoded() }
+        lazy.send(flood)
+        usleep(500_000)
+        let before = recordingCount(harness)
+        usleep(700_000)
+        #expect(recordingCount(harness) > before, "recording must go on")
+        // What the daemon holds for the lazy client is capped by credit (16 fetches × 16 batches
+        // of ≤ 4096 samples × 40 B ≈ 42 MB) plus the small replies, whatever it asked for.
+        let admin = try harness.connect(app: nil)
+        let queued = Int(admin.call(.daemonStatus).info?["queuedReplyBytes"] ?? "") ?? -1
+        #expect(queued >= 0 && queued < 48 * 1024 * 1024, "\(queued) bytes queued for one client that never reads")
+    }
+
+    @Test func aClientThatLeavesMidFetchIsForgotten() throws {
+        let harness = try recordingHarness()
+        defer { harness.stop() }
+        usleep(1_500_000)
+        for _ in 0..<5 {
+            let leaver = try RawClient(harness.socket)
+            #expect(leaver.hello(app: DaemonHarness.studyApp)?.ok == true)
+            leaver.send(json: "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":1}")
+            usleep(50_000)
+        }
+        let admin = try harness.connect(app: nil)
+        #expect(DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "1" },
+                "sessions of departed clients must be released")
+        #expect(recordingCount(harness) > 0)
+    }
+
+    @Test func manyConnectionsComeAndGoWithoutLosingAny() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        // fd numbers are reused quickly; every connection must still get its reply.
+        for _ in 0..<300 {
+            let client = try RawClient(harness.socket)
+            #expect(client.hello(app: nil)?.ok == true)
+        }
+        let admin = try harness.connect(app: nil)
+        #expect(DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "1" })
+    }
+}

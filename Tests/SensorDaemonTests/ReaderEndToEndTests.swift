@@ -1,0 +1,182 @@
+import DaemonTestKit
+import Foundation
+import Glibc
+import SensorDaemon
+import SensorKit
+import SensorKitModel
+import SensorSystem
+import Testing
+
+/// The reader API end to end: a real daemon (in this process) recording a generated 100 Hz
+/// accelerometer through its pipeline and store, clients on its Unix socket.
+@Suite(.serialized) struct ReaderEndToEndTests {
+    let study = DaemonHarness.studyApp
+    let other = DaemonHarness.otherApp
+
+    /// Starts recording for `app` and waits until at least `samples` are fetchable.
+    func record(_ harness: DaemonHarness, app: String, samples: Int) throws -> (ReaderConnection, Int64) {
+        let connection = try harness.connect(app: app)
+        let started = connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }
+        #expect(started.error == nil, "startRecording: \(String(describing: started.error))")
+        let start = harness.now
+        let enough = DaemonHarness.eventually(10) {
+            harness.fetchAll(connection, sensor: .accelerometer, from: start - 1_000_000_000, to: harness.now).batches
+                .reduce(0) { $0 + $1.count } >= samples
+        }
+        #expect(enough, "no \(samples) samples within 10 s; log:\n\(harness.logLines().joined(separator: "\n"))")
+        return (connection, start)
+    }
+
+    @Test func recordedSamplesArriveExactlyInSensorKitUnits() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource()])
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: study)
+        let (connection, start) = try record(harness, app: study, samples: 150)
+        let (batches, reply) = harness.fetchAll(connection, sensor: .accelerometer, from: start - 1_000_000_000, to: harness.now)
+        #expect(reply.ok == true && reply.error == nil)
+        let count = batches.reduce(0) { $0 + $1.count }
+        #expect(reply.count == count && count >= 150)
+        var previous = Int64.min
+        for batch in batches {
+            #expect(batch.layout == .motion)
+            for i in 0..<batch.count {
+                let time = batch.sensorTimes[i]
+                if previous != .min { #expect(time - previous == 10_000_000, "100 Hz: 10 ms apart") }
+                previous = time
+                // 1000 counts × 0.00980665 m/s² = 1 g; x = −y = (i mod 1000)/1000 g.
+                #expect(batch.columns[2][i] == 1.0)
+                #expect(batch.columns[0][i] == -batch.columns[1][i])
+                #expect(abs(batch.columns[0][i] * 1000 - (batch.columns[0][i] * 1000).rounded()) < 1e-9)
+                #expect(batch.writeTimes[i] >= time)
+            }
+        }
+    }
+
+    @Test func aUserNotBoundToTheAppIsRefused() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource()])
+        defer { harness.stop() }
+        // sensorkitctl as nobody: bound to com.example.other only.
+        let ctl = harness.folder + "/sensorkitctl"
+        try FileManager.default.copyItem(atPath: DaemonHarness.productsFolder + "/sensorkitctl", toPath: ctl)
+        func asNobody(_ arguments: [String]) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--", ctl, "--socket", harness.socket] + arguments
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+        let refused = try asNobody(["fetch", "--app", study, "--sensor", "accelerometer", "--from", "0", "--to", "now"])
+        #expect(refused.status == 1)
+        #expect(refused.output.contains("uid 65534 is not bound to app 'com.example.study'"), "\(refused.output)")
+        // Bound, but without consent: the daemon answers noAuthorization, not a refusal.
+        let bound = try asNobody(["fetch", "--app", other, "--sensor", "accelerometer", "--from", "0", "--to", "now"])
+        #expect(bound.status == 1)
+        #expect(bound.output.contains("SRErrorDomain 1"), "\(bound.output)")
+        // nobody may not decide consent for any app (not root, not a Consenter).
+        let consent = try asNobody(["consent", other, "--grant", "accelerometer"])
+        #expect(consent.status == 1 && consent.output.contains("may decide"), "\(consent.output)")
+        #expect(harness.logLines().contains { $0.contains("refused connection from uid 65534") })
+    }
+
+    @Test func entitlementAndAuthorizationAreChecked() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let app = try harness.connect(app: study)
+        let gyro = app.call(.startRecording) { $0.sensor = SRSensor.rotationRate.rawValue }
+        #expect(gyro.error?.code == .invalidEntitlement)
+        #expect(gyro.error?.srError.code == .invalidEntitlement)
+        let notYet = app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }
+        #expect(notYet.error?.code == .noAuthorization)
+        let fetch = harness.fetchAll(app, sensor: .accelerometer, from: 0, to: harness.now)
+        #expect(fetch.reply.error?.code == .noAuthorization)
+        let keyboard = app.call(.startRecording) { $0.sensor = SRSensor.keyboardMetrics.rawValue }
+        #expect(keyboard.error?.code == .invalidEntitlement)
+        let nonsense = app.call(.startRecording) { $0.sensor = "nonsense" }
+        #expect(nonsense.error?.code == .invalidEntitlement)
+        // A denied sensor stays unauthorized.
+        try harness.grant([.accelerometer], to: study, granted: false)
+        #expect(app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error?.code == .noAuthorization)
+    }
+
+    @Test func nothingInsideTheHoldIsReturnedByAnyRangeShape() throws {
+        let hold: Int64 = 1_500_000_000
+        let harness = try DaemonHarness(config: "[store]\nhold = 1500ms\n", sources: [GeneratedSource()])
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: study)
+        let connection = try harness.connect(app: study)
+        #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        let start = harness.now
+        usleep(3_200_000)
+        var generator = SystemRandomNumberGenerator()
+        var sawData = false
+        for shape in 0..<40 {
+            let now = harness.now
+            let to: Int64
+            switch shape % 4 {
+            case 0: to = now - hold            // exactly at the hold's edge
+            case 1: to = now - hold + 1        // one nanosecond into it
+            case 2: to = now + 3_600_000_000_000
+            default: to = start + Int64.random(in: 0...(now - start), using: &generator)
+            }
+            let from = start - Int64.random(in: 0...2_000_000_000, using: &generator)
+            let (batches, reply) = harness.fetchAll(connection, sensor: .accelerometer, from: from, to: to)
+            let fetchedAt = harness.now
+            #expect(reply.error == nil)
+            let times = batches.flatMap(\.sensorTimes)
+            // The hold is judged when the request arrives: nothing younger than that moment − hold.
+            if to > now - hold + 2_000_000 { #expect(times.isEmpty, "range ending \(to - (now - hold)) ns into the hold returned \(times.count)") }
+            for time in times {
+                #expect(time <= to && time > from)
+                #expect(time <= fetchedAt - hold, "a sample \(time - (fetchedAt - hold)) ns inside the hold")
+            }
+            if !times.isEmpty { sawData = true }
+            if to > now - hold, times.isEmpty, shape % 4 == 1 { #expect(reply.notice?.contains("hold") == true) }
+        }
+        #expect(sawData, "some ranges before the hold must return data")
+    }
+
+    @Test func appsSeeOnlyDataFromTheirOwnFirstStart() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource()])
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: study)
+        try harness.grant([.accelerometer], to: other)
+        _ = try record(harness, app: study, samples: 100)
+        let late = try harness.connect(app: other)
+        #expect(late.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        let firstStart = try #require(late.call(.status) { $0.sensor = SRSensor.accelerometer.rawValue }.states?.first?.firstRecording)
+        usleep(1_200_000)
+        let (batches, reply) = harness.fetchAll(late, sensor: .accelerometer, from: 0, to: harness.now)
+        #expect(reply.error == nil)
+        let times = batches.flatMap(\.sensorTimes)
+        #expect(!times.isEmpty)
+        #expect(times.allSatisfy { $0 >= firstStart }, "data from before the app's first startRecording leaked")
+        let study = try harness.connect(app: self.study)
+        let theirs = harness.fetchAll(study, sensor: .accelerometer, from: 0, to: harness.now).batches.flatMap(\.sensorTimes)
+        #expect(theirs.count > times.count, "the earlier app sees more")
+    }
+
+    @Test func oneAppCannotSeeAnothersConsentOrStakes() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: study)
+        let studyConnection = try harness.connect(app: study)
+        #expect(studyConnection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        let otherConnection = try harness.connect(app: other)
+        #expect(otherConnection.call(.stakes).stakes == [])
+        #expect(otherConnection.call(.consentList).consent == [])
+        #expect(otherConnection.call(.apps).apps == [])
+        let status = otherConnection.call(.status)
+        #expect(status.states?.map(\.sensor) == [SRSensor.accelerometer.rawValue])
+        #expect(status.states?.first?.authorizationStatus == SRAuthorizationStatus.notDetermined.rawValue)
+        let decide = otherConnection.call(.consentDecide) { $0.app = other; $0.decisions = [SRSensor.accelerometer.rawValue: true] }
+        #expect(decide.error?.code == .notPermitted, "an app must not answer its own consent request")
+        // Root sees both.
+        let admin = try harness.connect(app: nil)
+        #expect(admin.call(.stakes).stakes?.map(\.app) == [study])
+    }
+}
