@@ -1,0 +1,95 @@
+import DaemonTestKit
+import Foundation
+import SensorKitModel
+import Testing
+
+/// sensorkitctl against a running daemon, as a person or a script runs it (here as root).
+@Suite(.serialized) struct SensorkitctlTests {
+    func ctl(_ harness: DaemonHarness, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: DaemonHarness.productsFolder + "/sensorkitctl")
+        process.arguments = ["--socket", harness.socket] + arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+
+    @Test func consentStakesFetchAndJSON() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource()])
+        defer { harness.stop() }
+        let app = DaemonHarness.studyApp
+
+        // Without a terminal the sheet is shown and the person is told how to decide.
+        let sheet = try ctl(harness, ["consent", app])
+        #expect(sheet.status == 2)
+        #expect(sheet.out.contains("Study purpose: Movement and light during the day"))
+        #expect(sheet.out.contains("accelerometer (Required): How you move"))
+        #expect(sheet.err.contains("--grant/--deny"))
+
+        let declined = try ctl(harness, ["consent", app, "--deny", "accelerometer", "--grant", "ambientLightSensor"])
+        #expect(declined.status == 0)
+        #expect(declined.out.contains("warning: declined sensors the study marks Required"))
+        let granted = try ctl(harness, ["--json", "consent", app, "--grant", "accelerometer"])
+        #expect(granted.status == 0)
+
+        let connection = try harness.connect(app: app)
+        #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        usleep(1_500_000)
+
+        let stakes = try ctl(harness, ["--json", "stakes"])
+        let rows = try JSONDecoder().decode([WireStake].self, from: Data(stakes.out.utf8))
+        #expect(rows.map(\.app) == [app] && rows.first?.active == true)
+
+        let status = try ctl(harness, ["status"])
+        #expect(status.out.contains("recording: accelerometer"))
+
+        let csv = try ctl(harness, ["fetch", "--app", app, "--sensor", "accelerometer", "--from", "now-1h", "--to", "now"])
+        #expect(csv.status == 0, "\(csv.err)")
+        let lines = csv.out.split(separator: "\n")
+        #expect(lines.first == "sensorTime,writeTime,x,y,z")
+        #expect(lines.count > 50)
+        #expect(lines.dropFirst().allSatisfy { $0.hasSuffix(",1.0") }, "z is 1 g")
+        #expect(csv.err.contains("fetched \(lines.count - 1) samples of accelerometer"))
+
+        let jsonl = try ctl(harness, ["fetch", "--app", app, "--sensor", "accelerometer", "--from", "now-1h", "--to", "now", "--format", "jsonl"])
+        let first = try JSONSerialization.jsonObject(with: Data(jsonl.out.split(separator: "\n").first!.utf8)) as? [String: Any]
+        #expect(first?["z"] as? Double == 1.0)
+
+        // Unknown sensors, bad times and options are usage errors (exit 2) with a reason.
+        let bad = try ctl(harness, ["fetch", "--app", app, "--sensor", "teleporter", "--from", "0", "--to", "now"])
+        #expect(bad.status == 2 && bad.err.contains("unknown sensor 'teleporter'"))
+        let badOption = try ctl(harness, ["stakes", "--frobnicate"])
+        #expect(badOption.status == 2 && badOption.err.contains("unknown option --frobnicate"))
+    }
+
+    @Test func explainsWhyAFetchInsideTheHoldIsEmpty() throws {
+        let harness = try DaemonHarness(config: "[store]\nhold = 24h\n", sources: [GeneratedSource()])
+        defer { harness.stop() }
+        _ = try ctl(harness, ["consent", DaemonHarness.studyApp, "--grant", "accelerometer"])
+        let connection = try harness.connect(app: DaemonHarness.studyApp)
+        #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        let fetch = try ctl(harness, ["fetch", "--app", DaemonHarness.studyApp, "--sensor", "accelerometer", "--from", "now-2h", "--to", "now"])
+        #expect(fetch.status == 0)
+        #expect(fetch.err.contains("fetched 0 samples"))
+        #expect(fetch.err.contains("why: the range ends 24 h inside the 24 h hold"), "\(fetch.err)")
+    }
+
+    @Test func unreachableDaemonIsAClearError() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: DaemonHarness.productsFolder + "/sensorkitctl")
+        process.arguments = ["--socket", "/tmp/no-such-sensorkitd.sock", "status"]
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(text.contains("cannot reach sensorkitd at /tmp/no-such-sensorkitd.sock"))
+    }
+}
