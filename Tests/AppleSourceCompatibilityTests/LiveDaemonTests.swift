@@ -18,10 +18,7 @@ import Testing
             ReaderSession.reset()
             harness.stop()
         }
-        setenv("SENSORKIT_APP", DaemonHarness.studyApp, 1)
-        SensorKitEnvironment.install(SensorKitEnvironment(socketPath: harness.socket, clock: LinuxSystemClock(),
-                                                          timeline: harness.daemon.timeline.current))
-        ReaderSession.reset()
+        actAsStudyApp(on: harness)
 
         let recorder = StudyRecorder()
         let answered = DispatchSemaphore(value: 0)
@@ -64,10 +61,7 @@ import Testing
             ReaderSession.reset()
             harness.stop()
         }
-        setenv("SENSORKIT_APP", DaemonHarness.studyApp, 1)
-        SensorKitEnvironment.install(SensorKitEnvironment(socketPath: harness.socket, clock: LinuxSystemClock(),
-                                                          timeline: harness.daemon.timeline.current))
-        ReaderSession.reset()
+        actAsStudyApp(on: harness)
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
         let recorder = StudyRecorder()
         recorder.stopAfterFirstResult = true
@@ -89,10 +83,7 @@ import Testing
             ReaderSession.reset()
             harness.stop()
         }
-        setenv("SENSORKIT_APP", DaemonHarness.studyApp, 1)
-        SensorKitEnvironment.install(SensorKitEnvironment(socketPath: harness.socket, clock: LinuxSystemClock(),
-                                                          timeline: harness.daemon.timeline.current))
-        ReaderSession.reset()
+        actAsStudyApp(on: harness)
         let reader = SRReader(sensor: .accelerometer)
         await #expect(throws: SRError.self) { try await reader.startRecording() }  // no consent yet
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
@@ -120,6 +111,14 @@ import Testing
         #expect(objects >= samples)
         #expect(try await reader.devices().map(\.identifier) == [SRDevice.hostIdentifier])
     }
+}
+
+/// Points this process's SensorKit client at the harness daemon, acting as the study app.
+func actAsStudyApp(on harness: DaemonHarness) {
+    setenv("SENSORKIT_APP", DaemonHarness.studyApp, 1)
+    SensorKitEnvironment.install(SensorKitEnvironment(socketPath: harness.socket, clock: LinuxSystemClock(),
+                                                      timeline: harness.daemon.timeline.current))
+    ReaderSession.reset()
 }
 
 /// A mutable box for a test's callback result.
