@@ -26,8 +26,9 @@ public enum BufferedCapture {
         public var timestamp: Bool
         /// The clock to select in `current_timestamp_clock`; nil leaves it alone.
         public var timestampClock: IIOTimestampClock?
-        /// The rate to write, e.g. `in_accel_sampling_frequency` = 100; nil leaves it alone.
-        public var samplingFrequency: SamplingFrequencySetting?
+        /// Rates to write, e.g. `in_accel_sampling_frequency` = 100 (one per attribute: a BMI160
+        /// has separate accel and gyro rates); empty leaves them alone.
+        public var samplingFrequencies: [SamplingFrequencySetting]
         /// A trigger name to select (HID `accel_3d-dev0`, `bmi160-trigger`); nil for devices with a
         /// hardware FIFO or a trigger already set.
         public var trigger: String?
@@ -37,13 +38,13 @@ public enum BufferedCapture {
         public var watermark: Int
 
         public init(channels: [IIOChannelID], timestamp: Bool = true, timestampClock: IIOTimestampClock? = .boottime,
-                    samplingFrequency: SamplingFrequencySetting? = nil, trigger: String? = nil,
+                    samplingFrequencies: [SamplingFrequencySetting] = [], trigger: String? = nil,
                     length: Int = 1024, watermark: Int = 16) {
             precondition(length > 0 && watermark > 0 && watermark <= length, "watermark must be within the buffer length")
             self.channels = channels
             self.timestamp = timestamp
             self.timestampClock = timestampClock
-            self.samplingFrequency = samplingFrequency
+            self.samplingFrequencies = samplingFrequencies
             self.trigger = trigger
             self.length = length
             self.watermark = watermark
@@ -79,7 +80,7 @@ public enum BufferedCapture {
         if let clock = plan.timestampClock, device.timestampClock != nil {
             writes.append(Write(attribute: "current_timestamp_clock", value: clock.rawValue, required: false))
         }
-        if let rate = plan.samplingFrequency {
+        for rate in plan.samplingFrequencies {
             writes.append(Write(attribute: rate.attribute, value: format(rate.hertz), required: true))
         }
         let wanted = Set(plan.channels.map(\.prefix))

@@ -24,6 +24,9 @@ public struct IIODeviceDescription: Hashable, Sendable {
     public var scanElementDirectory: String?
     /// `trigger/current_trigger`, nil when absent or empty.
     public var currentTrigger: String?
+    /// The device has a `trigger/` directory: it can be given a trigger (HID sensor hubs and
+    /// data-ready-interrupt drivers need one; hardware-FIFO drivers have none).
+    public var acceptsTrigger: Bool
     /// Mount matrices found in sysfs, by attribute name (`mount_matrix`, `in_mount_matrix`,
     /// `in_accel_mount_matrix`, `in_anglvel_mount_matrix`).
     public var sysfsMountMatrices: [String: MountMatrix]
@@ -35,7 +38,7 @@ public struct IIODeviceDescription: Hashable, Sendable {
                 timestampClock: IIOTimestampClock? = nil,
                 channels: [IIOChannel] = [], timestampElement: ScanElementSpec? = nil,
                 bufferDirectory: String? = nil, scanElementDirectory: String? = nil, currentTrigger: String? = nil,
-                sysfsMountMatrices: [String: MountMatrix] = [:], degradations: [IIOAttributeError] = []) {
+                acceptsTrigger: Bool = false, sysfsMountMatrices: [String: MountMatrix] = [:], degradations: [IIOAttributeError] = []) {
         self.deviceName = deviceName
         self.name = name
         self.label = label
@@ -46,6 +49,7 @@ public struct IIODeviceDescription: Hashable, Sendable {
         self.bufferDirectory = bufferDirectory
         self.scanElementDirectory = scanElementDirectory
         self.currentTrigger = currentTrigger
+        self.acceptsTrigger = acceptsTrigger
         self.sysfsMountMatrices = sysfsMountMatrices
         self.degradations = degradations
     }

@@ -107,6 +107,7 @@ public struct IIOSysfsDevice: Hashable, Sendable {
         }
 
         if entries.contains("trigger") {
+            description.acceptsTrigger = true
             let trigger = try read("trigger/current_trigger")
             description.currentTrigger = (trigger?.isEmpty ?? true) ? nil : trigger
         }
@@ -147,6 +148,17 @@ public struct IIOSysfsDevice: Hashable, Sendable {
     /// `<prefix>_raw` as an integer count. May block until the sensor converts a sample.
     public func readRaw(_ channel: IIOChannelID) throws(IIOAttributeError) -> Int64 {
         let attribute = channel.prefix + "_raw"
+        guard let text = try read(attribute) else { throw error(attribute, .missing) }
+        do throws(SysfsNumberError) {
+            return try SysfsNumber.integer(text)
+        } catch {
+            throw self.error(attribute, .malformed(value: text, reason: "not \(error.expected)"))
+        }
+    }
+
+    /// `<prefix>_input` holding a count (`in_steps_input`) as an integer. May block.
+    public func readInputCount(_ channel: IIOChannelID) throws(IIOAttributeError) -> Int64 {
+        let attribute = channel.prefix + "_input"
         guard let text = try read(attribute) else { throw error(attribute, .missing) }
         do throws(SysfsNumberError) {
             return try SysfsNumber.integer(text)

@@ -11,3 +11,4 @@ if sections.first == "serve-fetch-daemon" {
 print("sensorkit-bench: sections \(sections.isEmpty ? "all" : sections.joined(separator: ", "))")
 if sections.isEmpty || sections.contains("store") { try StoreBenchmark.run() }
 if sections.isEmpty || sections.contains("fetch") { try FetchBenchmark.run() }
+try IIOBenchmark.main(sections)

@@ -12,7 +12,7 @@ import Testing
     }
 
     static func plan(trigger: String? = nil) -> BufferedCapture.Plan {
-        BufferedCapture.Plan(channels: accel, samplingFrequency: .init(attribute: "in_accel_sampling_frequency", hertz: 100),
+        BufferedCapture.Plan(channels: accel, samplingFrequencies: [.init(attribute: "in_accel_sampling_frequency", hertz: 100)],
                              trigger: trigger, length: 512, watermark: 8)
     }
 

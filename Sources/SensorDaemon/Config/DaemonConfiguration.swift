@@ -25,6 +25,8 @@ public struct DaemonConfiguration: Hashable, Sendable {
     public var grants: [ControlLedger.Key] = []
     /// IIO devices to leave alone (by name or sysfs device folder).
     public var ignoredDevices: [String] = []
+    /// Lab rigs' libiio contexts served by `iiod` (`ip:host[:port]`), recorded like local devices.
+    public var remoteIIOContexts: [String] = []
 
     public init() {}
 
@@ -102,6 +104,8 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 }
             case ("iio", "ignore"):
                 config.ignoredDevices += value.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
+            case ("iio", "remote"):
+                config.remoteIIOContexts += value.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
             default:
                 throw ParseError(line: line, message: "unknown key '\(key)'\(section.isEmpty ? "" : " in [\(section)]")")
             }

@@ -1,0 +1,205 @@
+import SensorKitModel
+
+/// Everything discovery knows about one IIO device, and the `SourceDescriptor` of each stream it
+/// offers: which functions, buffered or polled, at which rate, with which mount matrix, location
+/// and placement. Built from udev's facts and the sysfs description; pure, so what
+/// `sensorkitctl devices` shows is tested without hardware.
+public struct IIOChip: Hashable, Sendable {
+    public let udev: UdevIIODevice
+    public let description: IIODeviceDescription
+    public let functions: [IIOSensorFunction]
+    /// The shared buffer's plan, when at least one function is buffered.
+    public let capturePlan: DeviceCapturePlan?
+    /// hwdb `ACCEL_MOUNT_MATRIX` when present and valid; it wins over sysfs (research §1.4).
+    public let udevMountMatrix: MountMatrix?
+    /// Polling interval of each polled function, in nanoseconds.
+    public let pollIntervals: [IIOSensorFunction.Kind: Int64]
+    /// One line each for the log: degradations and rate fix-ups.
+    public let problems: [String]
+
+    /// How often polled functions are read when the device says nothing better.
+    public struct Polling: Hashable, Sendable {
+        /// `in_steps_input` (cumulative): each read closes one `CMPedometerData` interval.
+        public var steps: Int64 = 5_000_000_000
+        /// Light sensors without an integration time or rate.
+        public var light: Int64 = 500_000_000
+        /// Anything else without a rate (motion, pressure).
+        public var other: Int64 = 100_000_000
+        public init() {}
+    }
+
+    /// Examines a device. Throws when its buffered layout is impossible (two elements claim one
+    /// `_index`); otherwise degraded parts are reported in `problems` and left out.
+    public init(udev: UdevIIODevice, description: IIODeviceDescription, triggers: [String] = [],
+                integrationTime: Double? = nil, polling: Polling = Polling()) throws(ScanLayoutError) {
+        self.udev = udev
+        self.description = description
+        var problems = description.degradations.map { problem in
+            problem.attribute.hasPrefix((description.scanElementDirectory ?? "scan_elements") + "/")
+                ? "\(problem); not using the buffer of \(description.name), polling its sysfs values instead"
+                : "\(problem), ignoring"
+        }
+        var matrix: MountMatrix?
+        do throws(MountMatrixError) {
+            matrix = try udev.accelMountMatrix()
+        } catch {
+            problems.append("\(description.deviceName): udev ACCEL_MOUNT_MATRIX: \(error); using the sysfs matrix instead")
+        }
+        udevMountMatrix = matrix
+        functions = IIOSensorFunction.functions(of: description)
+        let plan = try DeviceCapturePlan(description: description, functions: functions, triggers: triggers)
+        capturePlan = plan
+        problems += plan?.notes ?? []
+        var intervals: [IIOSensorFunction.Kind: Int64] = [:]
+        for function in functions where function.capture == .polled {
+            let rate = FunctionRate(function: function, description: description)
+            switch function.kind {
+            case .stepCounter:
+                intervals[function.kind] = polling.steps
+            case .ambientLight:
+                let seconds = integrationTime ?? rate.hertz.map { 1 / $0 }
+                intervals[function.kind] = seconds.map { Self.clamp($0, 0.1, 2) } ?? polling.light
+            default:
+                intervals[function.kind] = rate.hertz.map { Self.clamp(1 / $0, 0.01, 1) } ?? polling.other
+            }
+        }
+        pollIntervals = intervals
+        self.problems = problems
+    }
+
+    /// Stable identity of the chip's streams: part name and the parent device's sysfs path, which
+    /// survives a replug on the same port even when the kernel numbers it `iio:device1` this time.
+    /// A remote chip (its "syspath" is `<uri>/iio:deviceN`) is named by the whole of it.
+    public var sourceID: String {
+        guard udev.syspath.hasPrefix("/") else { return "iio:\(description.name)@\(udev.syspath)" }
+        let parent = udev.syspath.split(separator: "/").dropLast().joined(separator: "/")
+        return "iio:\(description.name)@/\(parent)"
+    }
+
+    /// `display` or `base` for motion sensors: hwdb `ACCEL_LOCATION`, else the `label`
+    /// (`accel-base`, `accel-display`), else unknown.
+    public var location: String? {
+        if let location = udev.accelLocation, !location.isEmpty { return location }
+        switch description.label {
+        case "accel-base"?: return "base"
+        case "accel-display"?: return "display"
+        default: return nil
+        }
+    }
+
+    /// `SRAmbientLightSample.SensorPlacement` raw value for a light sensor, from our udev property
+    /// `SENSORKIT_ALS_PLACEMENT` (hwdb/udev rules: `frontTop`, `front-top`, or the number) or a
+    /// `label` such as `als-front-top`; nil when neither says.
+    public var placement: Int? {
+        for text in [udev.properties["SENSORKIT_ALS_PLACEMENT"], description.label].compactMap({ $0 }) {
+            if let number = Int(text), SRAmbientLightSample.SensorPlacement(rawValue: number) != nil { return number }
+            var key = text.lowercased().filter { $0 != "-" && $0 != "_" }
+            if key.hasPrefix("als") { key.removeFirst(3) }
+            if let match = SRAmbientLightSample.SensorPlacement.allCases.first(where: { "\($0)".lowercased() == key }) {
+                return match.rawValue
+            }
+        }
+        return nil
+    }
+
+    /// The mount matrix a motion function is mapped with and where it came from.
+    public func mountMatrix(for function: IIOSensorFunction) -> (matrix: MountMatrix, source: MotionConversion.MatrixSource) {
+        let conversion = MotionConversion(function: function, device: description, udevMountMatrix: udevMountMatrix)
+        return (conversion.matrix, conversion.matrixSource)
+    }
+
+    /// How the scans get boottime stamps, as predicted before the buffer runs: `boottime` where the
+    /// kernel has `current_timestamp_clock` (we select it), else realtime mapped (kernels < 4.5).
+    public var predictedTimestamps: TimestampMapping {
+        TimestampMapping(hasTimestamp: description.timestampElement != nil,
+                         clock: description.timestampClock == nil ? nil : .boottime)
+    }
+
+    // MARK: Streams
+
+    /// How one column's integers are read.
+    public enum ColumnSource: Hashable, Sendable {
+        /// Raw counts: from the scan (buffered) or `<prefix>_raw` (polled), with the channel's
+        /// scale and offset kept as the column's.
+        case raw(IIOChannelID)
+        /// `<prefix>_input`, already in the ABI unit, stored in millionths (scale 1e-6).
+        case input(IIOChannelID)
+        /// `<prefix>_input` that is a count (`in_steps_input`), stored as is.
+        case inputCount(IIOChannelID)
+        /// The polling interval's end, `CLOCK_BOOTTIME` ns (pedometer `end`).
+        case intervalEnd
+    }
+
+    /// One stream's columns in order, each with where its integers come from.
+    public func columns(for function: IIOSensorFunction) -> [(SourceColumn, ColumnSource)] {
+        var columns: [(SourceColumn, ColumnSource)] = []
+        for role in IIOSensorFunction.Role.allCases {
+            guard let id = function.channels[role], let channel = description.channel(id.prefix) else { continue }
+            let name = role == .steps ? "steps" : role.rawValue
+            let unit = Self.unit(role, kind: function.kind)
+            let useInput = function.capture == .polled && channel.hasInput
+            if useInput && role == .steps {
+                columns.append((SourceColumn(name: name, unit: unit), .inputCount(id)))
+            } else if useInput {
+                columns.append((SourceColumn(name: name, scale: 1e-6, offset: 0, unit: unit), .input(id)))
+            } else {
+                columns.append((SourceColumn(name: name, scale: channel.scale ?? 1, offset: channel.offset ?? 0, unit: unit), .raw(id)))
+            }
+        }
+        if function.kind == .stepCounter {
+            columns.append((SourceColumn(name: "end", unit: "ns"), .intervalEnd))
+        }
+        return columns
+    }
+
+    /// The descriptor of the stream `function` feeds.
+    public func descriptor(for function: IIOSensorFunction) -> SourceDescriptor {
+        var details: [String: String] = [
+            "chip": description.name,
+            "iioDevice": description.deviceName,
+            "syspath": udev.syspath,
+            "capture": function.capture.rawValue,
+            "channels": function.orderedChannels.map(\.prefix).joined(separator: ", "),
+        ]
+        if let label = description.label { details["label"] = label }
+        if let devnode = udev.devnode { details["devnode"] = devnode }
+        switch function.capture {
+        case .buffered:
+            let rate = capturePlan?.rates[function.kind] ?? FunctionRate(function: function, description: description)
+            details["samplingFrequency"] = rate.summary
+            details["timestamps"] = predictedTimestamps.description
+            if let plan = capturePlan {
+                details["scanBytes"] = String(plan.layout.scanBytes)
+                if let trigger = plan.plan.trigger ?? description.currentTrigger { details["trigger"] = trigger }
+            }
+        case .polled:
+            let interval = pollIntervals[function.kind] ?? 1_000_000_000
+            details["samplingFrequency"] = "polled every \(SampleBatcher.milliseconds(interval))"
+            details["timestamps"] = "read time (sysfs polled)"
+        }
+        if function.kind == .accelerometer || function.kind == .gyroscope {
+            let (matrix, source) = mountMatrix(for: function)
+            details["mountMatrix"] = matrix.description
+            details["mountMatrixSource"] = source.description
+            if let location { details["location"] = location }
+        }
+        if function.kind == .ambientLight, let placement { details["placement"] = String(placement) }
+        return SourceDescriptor(sensor: function.kind.sensor, device: SRDevice.hostIdentifier, source: sourceID,
+                                columns: columns(for: function).map(\.0), details: details)
+    }
+
+    static func unit(_ role: IIOSensorFunction.Role, kind: IIOSensorFunction.Kind) -> String {
+        switch role {
+        case .x, .y, .z: kind == .accelerometer ? "m/s^2" : "rad/s"
+        case .illuminance: "lux"
+        case .red, .green, .blue, .clear: "counts"
+        case .pressure: "kPa"
+        case .temperature: "m°C"
+        case .steps: "steps"
+        }
+    }
+
+    private static func clamp(_ seconds: Double, _ low: Double, _ high: Double) -> Int64 {
+        Int64((min(max(seconds, low), high) * 1e9).rounded())
+    }
+}

@@ -1,0 +1,269 @@
+import Dispatch
+import Glibc
+import SensorKitModel
+import SensorSystem
+
+/// One IIO device's buffer, run for every stream of the chip that records (a BMI160's
+/// accelerometer and gyroscope share it): the buffer is enabled when the first stream subscribes
+/// and disabled when the last one leaves (DESIGN §6.1: on only while someone records).
+///
+/// Two queues, so the data path never waits for sysfs (research §1.3):
+/// - `controlQueue` runs the sysfs sequences of `BufferedCapture` (they may block) and the
+///   subscriber bookkeeping. Discovery gives every generation of captures of one sysfs path the
+///   same control queue, so an old capture's teardown can never land after a new one's enable.
+/// - `dataQueue` owns the open `/dev/iio:deviceN` (`IIOScanReader`, non-blocking) and its
+///   `DispatchSourceRead`: each wake-up drains what is queued, decodes every scan once, stamps it
+///   (`TimestampMapping`), hands each stream its channels through its `SampleBatcher` (≤ 1 s per
+///   batch, gaps from timestamp jumps) and delivers the batches when the read drains.
+///
+/// A read error stops reading. ENODEV (unplugged) waits for discovery to retire the capture; other
+/// errors restart the buffer after a second, with the interval recorded as a gap, at most three
+/// times in a row without data.
+public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
+    // @unchecked: `subscribers`, `running`, `retired` are touched only on `controlQueue`;
+    // `reader`, `readSource`, `fanOut`, `mapping`, `values`, `stamps`, `sensorTimes` and
+    // `failuresWithoutData` only on `dataQueue`. Each method asserts its queue.
+
+    public let sysfs: IIOSysfsDevice
+    public let devnode: String
+    public let description: IIODeviceDescription
+    public let plan: DeviceCapturePlan
+    public let controlQueue: DispatchQueue
+    public let dataQueue: DispatchQueue
+    private let clock: any SystemClock
+    private let pairing: ClockPairing
+    private let log: IIOLog
+    /// For `.estimated` stamps: the fastest function's period.
+    private let estimatedPeriod: Int64?
+    private let restartDelay: DispatchTimeInterval
+
+    // controlQueue
+    private var subscribers: [ObjectIdentifier: ScanConsumer] = [:]
+    private var running = false
+    private var retired = false
+
+    // dataQueue
+    private var reader: IIOScanReader?
+    private var readSource: (any DispatchSourceRead)?
+    private var fanOut: ScanFanOut
+    private var mapping: TimestampMapping = .boottime
+    private let decoder: ScanDecoder
+    private var values: [Int64] = []
+    private var stamps: [Int64] = []
+    private var sensorTimes: [Int64] = []
+    private var failuresWithoutData = 0
+
+    public init(sysfs: IIOSysfsDevice, devnode: String, description: IIODeviceDescription, plan: DeviceCapturePlan,
+                controlQueue: DispatchQueue, clock: any SystemClock, pairing: ClockPairing = .system, log: IIOLog,
+                restartDelay: DispatchTimeInterval = .seconds(1)) {
+        self.sysfs = sysfs
+        self.devnode = devnode
+        self.description = description
+        self.plan = plan
+        self.controlQueue = controlQueue
+        self.dataQueue = DispatchQueue(label: "sensorkitd.iio.data.\(description.deviceName)", qos: .userInitiated)
+        self.clock = clock
+        self.pairing = pairing
+        self.log = log
+        self.restartDelay = restartDelay
+        decoder = ScanDecoder(layout: plan.layout)
+        fanOut = ScanFanOut(layout: plan.layout, boot: clock.bootID)
+        estimatedPeriod = plan.rates.values.compactMap(\.period).min()
+    }
+
+    /// The consumer starts receiving scans; the buffer is enabled if it is the first. Returns at
+    /// once (the sysfs writes run on `controlQueue`).
+    public func subscribe(_ consumer: ScanConsumer) {
+        for channel in consumer.channels {
+            precondition(plan.layout.slot(for: channel) != nil, "\(channel) is not in \(description.deviceName)'s capture plan")
+        }
+        controlQueue.async { [self] in
+            guard !retired else { return }
+            subscribers[consumer.id] = consumer
+            if running {
+                dataQueue.async { [self] in fanOut.adopt([consumer]) }
+            } else {
+                start()
+            }
+        }
+    }
+
+    /// The consumer stops receiving; the buffer is disabled if it was the last. Returns at once.
+    public func unsubscribe(_ id: ObjectIdentifier) {
+        controlQueue.async { [self] in
+            guard subscribers.removeValue(forKey: id) != nil, running else { return }
+            if subscribers.isEmpty {
+                stop(disableBuffer: true)
+            } else {
+                dataQueue.async { [self] in fanOut.remove(id) }
+            }
+        }
+    }
+
+    /// The device is gone or described anew: stop, turn the buffer off (best effort — an unplugged
+    /// device fails every write), and ignore every later subscription. Returns at once.
+    public func retire() {
+        controlQueue.async { [self] in
+            guard !retired else { return }
+            retired = true
+            subscribers.removeAll()
+            if running { stop(disableBuffer: true) }
+        }
+    }
+
+    /// Waits until everything queued so far on both queues has run (tests, shutdown).
+    public func settle() {
+        controlQueue.sync {}
+        dataQueue.sync {}
+    }
+
+    // MARK: Control queue
+
+    /// Enable sequence, then open the device and start reading (research §1.5: open after enable).
+    private func start() {
+        dispatchPrecondition(condition: .onQueue(controlQueue))
+        let skipped: [IIOAttributeError]
+        do throws(BufferedCaptureError) {
+            skipped = try BufferedCapture.enable(plan.plan, on: sysfs, device: description).skipped
+        } catch {
+            log.error("\(description.deviceName) (\(description.name)): cannot start buffered capture: \(error); not recording it")
+            return
+        }
+        for failure in skipped { log.notice("\(failure), ignoring") }
+        let mapping = TimestampMapping(hasTimestamp: plan.layout.timestamp != nil, clock: timestampClockInUse())
+        if mapping != .boottime {
+            log.notice("\(description.deviceName) (\(description.name)): timestamps are \(mapping)")
+        }
+        let reader: IIOScanReader
+        do throws(SystemError) {
+            reader = try IIOScanReader(devnode: devnode, layout: plan.layout, queue: dataQueue)
+        } catch {
+            log.error("\(description.deviceName) (\(description.name)): \(error); not recording it")
+            BufferedCapture.disable(plan.plan, on: sysfs, device: description)
+            return
+        }
+        running = true
+        let everyone = Array(subscribers.values)
+        dataQueue.async { [self] in beginReading(reader, mapping: mapping, consumers: everyone) }
+    }
+
+    /// Stop reading (closing the fd), then the teardown sequence.
+    private func stop(disableBuffer: Bool, keepConsumers: Bool = false) {
+        dispatchPrecondition(condition: .onQueue(controlQueue))
+        running = false
+        dataQueue.sync {
+            stopReading()
+            if !keepConsumers { fanOut.removeAll() }
+        }
+        guard disableBuffer else { return }
+        let failures = BufferedCapture.disable(plan.plan, on: sysfs, device: description)
+        if let first = failures.first, !retired {
+            log.warning("\(first) while turning the buffer off, ignoring")
+        }
+    }
+
+    /// A read failed (not an unplug): turn the buffer off and on again, keeping the streams.
+    private func restart() {
+        dispatchPrecondition(condition: .onQueue(controlQueue))
+        guard running, !retired else { return }
+        stop(disableBuffer: true, keepConsumers: true)
+        start()
+    }
+
+    /// What `current_timestamp_clock` says after the enable sequence tried to select boottime; nil
+    /// when the kernel has no such attribute (before 4.5: realtime).
+    private func timestampClockInUse() -> IIOTimestampClock? {
+        guard description.timestampClock != nil else { return nil }
+        let text = try? sysfs.directory.read("current_timestamp_clock")
+        return text.flatMap { IIOTimestampClock(rawValue: $0) } ?? description.timestampClock
+    }
+
+    // MARK: Data queue
+
+    private func beginReading(_ reader: IIOScanReader, mapping: TimestampMapping, consumers everyone: [ScanConsumer]) {
+        dispatchPrecondition(condition: .onQueue(dataQueue))
+        self.reader = reader
+        self.mapping = mapping
+        fanOut.keepOnly(Set(everyone.map(\.id)))
+        fanOut.adopt(everyone)
+        let source = DispatchSource.makeReadSource(fileDescriptor: reader.fileDescriptor, queue: dataQueue)
+        source.setEventHandler { [weak self] in self?.readable() }
+        source.setCancelHandler { reader.close() }
+        source.resume()
+        readSource = source
+    }
+
+    private func stopReading() {
+        dispatchPrecondition(condition: .onQueue(dataQueue))
+        readSource?.cancel()   // its cancel handler closes the fd
+        readSource = nil
+        reader = nil
+    }
+
+    /// The fd is readable: drain, stamp, split per stream, deliver.
+    private func readable() {
+        dispatchPrecondition(condition: .onQueue(dataQueue))
+        guard let reader else { return }
+        values.removeAll(keepingCapacity: true)
+        stamps.removeAll(keepingCapacity: true)
+        var failure: SystemError?
+        var endOfFile = false
+        let width = plan.layout.valueCount
+        do throws(SystemError) {
+            endOfFile = try reader.drain { scan in
+                let start = values.count
+                values.append(contentsOf: repeatElement(0, count: width))
+                let stamp = values.withUnsafeMutableBufferPointer { all in
+                    decoder.decode(scan, into: UnsafeMutableBufferPointer(rebasing: all[start..<(start + width)]))
+                }
+                stamps.append(stamp ?? 0)
+            }.endOfFile
+        } catch {
+            failure = error
+        }
+        distribute(receivedAt: clock.boottimeNanoseconds())
+        if let failure {
+            readFailed(failure)
+        } else if endOfFile {
+            log.notice("\(description.deviceName): \(devnode) reached end of file (a regular file or a closed mock, not a kernel buffer); no more scans")
+            stopReading()
+        }
+    }
+
+    /// Stamps the drained scans (`TimestampMapping`) and hands them to every stream.
+    private func distribute(receivedAt receive: Int64) {
+        let count = stamps.count
+        guard count > 0 else { return }
+        failuresWithoutData = 0
+        sensorTimes.removeAll(keepingCapacity: true)
+        switch mapping {
+        case .boottime:
+            sensorTimes.append(contentsOf: stamps)
+        case let .mapped(clock):
+            let offset = pairing.boottimeOffset(of: clock)
+            for stamp in stamps { sensorTimes.append(stamp &+ offset) }
+        case .estimated:
+            let period = estimatedPeriod ?? 0
+            for scan in 0..<count { sensorTimes.append(receive - Int64(count - 1 - scan) * period) }
+        }
+        fanOut.distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive)
+    }
+
+    private func readFailed(_ error: SystemError) {
+        dispatchPrecondition(condition: .onQueue(dataQueue))
+        stopReading()
+        let name = "\(description.deviceName) (\(description.name))"
+        if error.errno == ENODEV {
+            log.warning("\(name): \(error): the device is gone; no more scans until it is added again")
+            return
+        }
+        failuresWithoutData += 1
+        fanOut.interrupt("read failed: \(error)")
+        guard failuresWithoutData <= 3 else {
+            log.error("\(name): \(error) again; giving up until recording restarts")
+            return
+        }
+        log.warning("\(name): \(error); restarting the buffer")
+        controlQueue.asyncAfter(deadline: .now() + restartDelay) { [weak self] in self?.restart() }
+    }
+}

@@ -1,0 +1,98 @@
+import SensorKitModel
+
+/// Collects one stream's samples into `SourceBatch`es of at most one second of sensor time and
+/// notices the intervals the stream lost (DESIGN §3, §6.1).
+///
+/// A lost interval shows in the sensor times: the kernel's kfifo drops *new* scans when it is full
+/// (research §1.5), a polled read that hung for seconds leaves a hole, so a step between two
+/// consecutive samples of more than `gapThreshold` (eight periods, at least 25 ms — well above the
+/// jitter of a threaded interrupt's timestamp) is reported as a `.gap` between them, with reason
+/// `systemInitiated`. A read error reported with `interrupted(_:)` makes the next step a gap
+/// whatever its size, with the error as the explanation.
+///
+/// Pure and confined to its owner's queue; the caller delivers the returned events in order.
+public struct SampleBatcher: Sendable {
+    public static let maximumSpan: Int64 = 1_000_000_000
+
+    public let boot: BootID
+    public let columnCount: Int
+    /// Nanoseconds between samples from the sampling frequency or polling interval; nil when
+    /// unknown (then only `interrupted` produces gaps).
+    public let period: Int64?
+    /// What a too-long step means for this stream, e.g. "kernel FIFO overflow".
+    public let gapCause: String
+
+    private var sensorTimes: [Int64] = []
+    private var receiveTimes: [Int64] = []
+    private var columns: [[Int64]]
+    /// The last sample's sensor time, delivered or pending.
+    public private(set) var lastSensorTime: Int64?
+    private var interruption: String?
+
+    public init(boot: BootID, columnCount: Int, period: Int64?, gapCause: String = "kernel FIFO overflow") {
+        precondition(columnCount > 0, "a stream has at least one column")
+        precondition(period.map { $0 > 0 } ?? true, "a period is positive")
+        self.boot = boot
+        self.columnCount = columnCount
+        self.period = period
+        self.gapCause = gapCause
+        columns = Array(repeating: [], count: columnCount)
+    }
+
+    /// The smallest step between two samples that counts as lost data.
+    public var gapThreshold: Int64? { period.map { max($0 * 8, 25_000_000) } }
+
+    /// Samples collected and not yet returned in a batch.
+    public var pendingCount: Int { sensorTimes.count }
+
+    /// A read failed or the device stopped for a while: the step to the next sample is a gap.
+    public mutating func interrupted(_ why: String) {
+        if interruption == nil { interruption = why }
+    }
+
+    /// Adds one sample whose column `i` is `value(i)`. Events that must go out before it — the
+    /// batch it no longer fits in, the gap in front of it — are appended to `events`.
+    @inline(__always)
+    public mutating func append(sensorTime: Int64, receiveTime: Int64, into events: inout [SourceEvent],
+                                _ value: (Int) -> Int64) {
+        if let last = lastSensorTime {
+            let step = sensorTime - last
+            if let why = interruption {
+                flush(into: &events)
+                events.append(.gap(from: BootInstant(boot: boot, nanoseconds: last),
+                                   to: BootInstant(boot: boot, nanoseconds: sensorTime),
+                                   reason: .systemInitiated, why: why))
+                interruption = nil
+            } else if let threshold = gapThreshold, step > threshold, let period {
+                flush(into: &events)
+                let lost = max(0, step / period - 1)
+                events.append(.gap(from: BootInstant(boot: boot, nanoseconds: last),
+                                   to: BootInstant(boot: boot, nanoseconds: sensorTime), reason: .systemInitiated,
+                                   why: "\(gapCause): no samples for \(Self.milliseconds(step)) at a \(Self.milliseconds(period)) period, about \(lost) lost"))
+            }
+        } else {
+            interruption = nil   // nothing before the first sample to lose
+        }
+        if let first = sensorTimes.first, sensorTime - first >= Self.maximumSpan {
+            flush(into: &events)
+        }
+        sensorTimes.append(sensorTime)
+        receiveTimes.append(receiveTime)
+        for column in 0..<columnCount { columns[column].append(value(column)) }
+        lastSensorTime = sensorTime
+    }
+
+    /// Returns what is pending as one batch (nothing when empty).
+    public mutating func flush(into events: inout [SourceEvent]) {
+        guard !sensorTimes.isEmpty else { return }
+        events.append(.samples(SourceBatch(boot: boot, sensorTimes: sensorTimes, receiveTimes: receiveTimes, columns: columns)))
+        sensorTimes.removeAll(keepingCapacity: true)
+        receiveTimes.removeAll(keepingCapacity: true)
+        for column in 0..<columnCount { columns[column].removeAll(keepingCapacity: true) }
+    }
+
+    static func milliseconds(_ nanoseconds: Int64) -> String {
+        let tenths = (nanoseconds + 50_000) / 100_000
+        return "\(tenths / 10).\(tenths % 10) ms"
+    }
+}

@@ -1,0 +1,97 @@
+import SensorKitModel
+
+/// A stream that wants a chip's scans: which channels, at which rate, and where to deliver.
+public struct ScanConsumer: Sendable {
+    public let id: ObjectIdentifier
+    /// The channel prefixes of the stream's columns, in column order.
+    public let channels: [String]
+    /// Nanoseconds between scans at the function's rate (gap detection); nil when unknown.
+    public let period: Int64?
+    public let deliver: @Sendable (SourceEvent) -> Void
+
+    public init(id: ObjectIdentifier, channels: [String], period: Int64?, deliver: @escaping @Sendable (SourceEvent) -> Void) {
+        self.id = id
+        self.channels = channels
+        self.period = period
+        self.deliver = deliver
+    }
+}
+
+/// A chip's shared buffer as its buffered streams see it — the local kernel buffer
+/// (`IIODeviceCapture`) or a remote one served by `iiod` (`IIORemoteCapture`). Both calls return
+/// at once; the buffer runs while at least one consumer is subscribed.
+public protocol ScanCapture: AnyObject, Sendable {
+    var plan: DeviceCapturePlan { get }
+    func subscribe(_ consumer: ScanConsumer)
+    func unsubscribe(_ id: ObjectIdentifier)
+}
+
+/// Hands every decoded scan of a chip to each subscribed stream: the stream's channels in column
+/// order through its own `SampleBatcher` (≤ 1 s batches, gaps from timestamp jumps), delivered in
+/// order when the read is done. Confined to its owner's reading queue (or lock).
+struct ScanFanOut {
+    private struct Stream {
+        let consumer: ScanConsumer
+        let positions: [Int]
+        var batcher: SampleBatcher
+    }
+
+    let layout: ScanLayout
+    let boot: BootID
+    private var streams: [Stream] = []
+
+    init(layout: ScanLayout, boot: BootID) {
+        self.layout = layout
+        self.boot = boot
+    }
+
+    var isEmpty: Bool { streams.isEmpty }
+
+    /// Adds consumers not yet present (a restarted buffer keeps the others and their batchers).
+    mutating func adopt(_ newcomers: [ScanConsumer]) {
+        for consumer in newcomers where !streams.contains(where: { $0.consumer.id == consumer.id }) {
+            let positions = consumer.channels.map { channel -> Int in
+                guard let position = layout.slot(for: channel)?.firstValue else {
+                    preconditionFailure("\(channel) is not in the capture's scan layout")
+                }
+                return position
+            }
+            streams.append(Stream(consumer: consumer, positions: positions,
+                                  batcher: SampleBatcher(boot: boot, columnCount: positions.count, period: consumer.period)))
+        }
+    }
+
+    mutating func keepOnly(_ ids: Set<ObjectIdentifier>) { streams.removeAll { !ids.contains($0.consumer.id) } }
+
+    mutating func remove(_ id: ObjectIdentifier) { streams.removeAll { $0.consumer.id == id } }
+
+    mutating func removeAll() { streams.removeAll() }
+
+    /// Every stream's next step is a gap (a read failed; the buffer restarts).
+    mutating func interrupt(_ why: String) {
+        for index in streams.indices { streams[index].batcher.interrupted(why) }
+    }
+
+    /// `values` holds `sensorTimes.count` scans of `layout.valueCount` values each.
+    mutating func distribute(values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64) {
+        let count = sensorTimes.count
+        guard count > 0 else { return }
+        let width = layout.valueCount
+        precondition(values.count >= count * width, "fewer values than scans")
+        for index in streams.indices {
+            let positions = streams[index].positions
+            var batcher = streams[index].batcher
+            var events: [SourceEvent] = []
+            values.withUnsafeBufferPointer { values in
+                for scan in 0..<count {
+                    let base = scan * width
+                    batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) { values[base + positions[$0]] }
+                }
+            }
+            batcher.flush(into: &events)
+            streams[index].batcher = batcher
+            let deliver = streams[index].consumer.deliver
+            for event in events { deliver(event) }
+        }
+    }
+}

@@ -1,0 +1,324 @@
+import Dispatch
+import Foundation
+import Glibc
+import IIOBridge
+import SensorKitModel
+import SensorStore
+import SensorSystem
+import Synchronization
+
+/// `sensorkit-bench iio`: a 400 Hz BMI160 stream (accel + gyro + timestamp, 24-byte scans) fed by
+/// umockdev from the same script to three readers in the same run:
+///
+/// - ours: this binary's `iio-ingest` child — libudev enumeration, `IIODeviceCapture` (the
+///   daemon's non-blocking reader, reassembly, decoding, stamping, batching), both streams handed
+///   through a per-stream queue to a `SensorStore`, `close()` so every chunk is committed;
+/// - anchor: `iio_readdev -s N -b 400 iio:device0` (libiio 0.24, Debian `libiio-utils`);
+/// - reference: `head -c` copying the bytes (the cheapest possible reader).
+///
+/// Each reader runs under umockdev-run inside this binary's `iio-measure`, which reports the
+/// reader's own CPU from `getrusage(RUSAGE_CHILDREN)` — umockdev's script runner, which feeds the
+/// PTY and costs the same for everyone, is left out (and shown beside it). Each reader runs on N
+/// and on N/40 scans; the difference divided by the difference in scans is its CPU-seconds per
+/// million scans with start-up (process, libudev, SQLite, libiio context) cancelled out. The
+/// script is fed as fast as the PTY takes it (`r 0`); the timestamps say 400 Hz.
+enum IIOBenchmark {
+    static let scanBytes = 24
+    static let perLine = 64
+
+    /// main.swift's one line: the `iio` section, or the `iio-ingest` child it starts.
+    static func main(_ arguments: [String]) throws {
+        if arguments.first == "iio-ingest", arguments.count == 3, let scans = Int(arguments[2]) {
+            try ingest(storeDirectory: arguments[1], scans: scans)
+        } else if arguments.first == "iio-measure", arguments.count > 4, arguments[3] == "--" {
+            exit(try measureOne(result: arguments[1], output: arguments[2], command: Array(arguments.dropFirst(4))))
+        } else if arguments.isEmpty || arguments.contains("iio") {
+            try run()
+        }
+    }
+
+    static func run() throws {
+        print("\n== iio: 400 Hz 6-axis BMI160 stream, device read to committed chunk (issue 5) ==")
+        let scans = ProcessInfo.processInfo.environment["SENSORKIT_BENCH_IIO_SCANS"].flatMap { Int($0) } ?? 240_000
+        let small = max(400, scans / 40 / 400 * 400)
+        for tool in ["/usr/bin/umockdev-run", "/usr/bin/iio_readdev", "/usr/bin/timeout", "/usr/bin/head"]
+        where !FileManager.default.isExecutableFile(atPath: tool) {
+            print("  skipped: \(tool) is missing (Debian umockdev, libiio-utils, coreutils)")
+            return
+        }
+        let workdir = NSTemporaryDirectory() + "sensorkit-bench-iio-\(getpid())"
+        try FileManager.default.createDirectory(atPath: workdir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: workdir) }
+        let device = workdir + "/bmi160.umockdev"
+        try deviceDescription.write(toFile: device, atomically: true, encoding: .utf8)
+        let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        for count in [scans, small] {
+            try Data(streamScript(scans: count)).write(to: URL(fileURLWithPath: workdir + "/stream-\(count).script"))
+        }
+        print("  \(scans) scans (\(format(Double(scans * scanBytes) / 1e6)) MB, \(scans / 400) s of data at 400 Hz); "
+              + "each reader also runs on \(small) scans, and the difference is the per-scan cost (start-up cancels out)")
+
+        /// One reader under umockdev-run on `count` scans. The reader itself runs under this binary's
+        /// `iio-measure`, which reports the reader's own CPU (`RUSAGE_CHILDREN` of just that
+        /// process); the whole tree's CPU (umockdev's script runner included) is measured here.
+        func measure(_ name: String, _ count: Int, _ command: [String]) throws -> (reader: Double, tree: Double, wall: Double) {
+            let base = workdir + "/\(name)-\(count)"
+            let arguments = ["/usr/bin/timeout", "--kill-after=5", "300", "/usr/bin/umockdev-run", "-d", device,
+                             "-s", "/dev/iio:device0=\(workdir)/stream-\(count).script", "--",
+                             me, "iio-measure", base + ".cpu", base + ".out", "--"] + command
+            let result = try measureChild(arguments, stdout: base + ".log", stderr: base + ".log.err")
+            guard result.status == 0, let text = try? String(contentsOfFile: base + ".cpu", encoding: .utf8),
+                  let reader = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw BenchError("\(name) exited with status \(result.status); see \(base).out.err")
+            }
+            return (reader, result.cpu, result.wall)
+        }
+        typealias Reader = (name: String, file: String, command: (Int) -> [String], check: (String, Int) -> String?)
+        let sizeCheck: (String, Int) -> String? = { path, count in
+            fileSize(path) == count * scanBytes ? nil : "\(path) has \(fileSize(path)) bytes, not \(count * scanBytes)"
+        }
+        let ingested: (String, Int) -> String? = { path, count in
+            let report = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+            return report.contains("ingested \(count) \(count)") ? nil : "iio-ingest: \(report)"
+        }
+        let readers: [Reader] = [
+            ("ours: read → committed chunk", "ours", { [me, "iio-ingest", workdir + "/store-\($0)", String($0)] }, ingested),
+            ("  of which read → batches", "ours-nostore", { [me, "iio-ingest", "-", String($0)] }, ingested),
+            ("anchor: iio_readdev (libiio)", "readdev", { ["/usr/bin/iio_readdev", "-s", String($0), "-b", "400", "iio:device0"] }, sizeCheck),
+            ("reference: head -c", "head", { ["/usr/bin/head", "-c", String($0 * scanBytes), "/dev/iio:device0"] }, sizeCheck),
+        ]
+        var perMillion: [Double] = []
+        for reader in readers {
+            let big = try measure(reader.file, scans, reader.command(scans))
+            let little = try measure(reader.file, small, reader.command(small))
+            for count in [scans, small] {
+                if let problem = reader.check(workdir + "/\(reader.file)-\(count).out", count) { print("  WARNING: \(problem)") }
+            }
+            let marginal = (big.reader - little.reader) / Double(scans - small) * 1e6
+            let tree = (big.tree - little.tree) / Double(scans - small) * 1e6
+            perMillion.append(marginal)
+            print("  \(reader.name.padding(toLength: 30, withPad: " ", startingAt: 0)) \(format(marginal)) CPU-s per million scans"
+                  + " (with umockdev's feeding: \(format(tree)); this run: \(format(big.reader)) CPU-s, \(format(big.wall)) s wall)")
+        }
+        print("  ratio ours ÷ iio_readdev: \(format(perMillion[0] / max(1e-9, perMillion[2])))× "
+              + "(ours decodes, stamps, batches, compresses and commits to SQLite; iio_readdev copies raw bytes to stdout)")
+    }
+
+    /// `sensorkit-bench iio-measure RESULT OUTPUT -- COMMAND…`: runs COMMAND (stdout to OUTPUT,
+    /// stderr to OUTPUT.err), writes its CPU seconds (`getrusage(RUSAGE_CHILDREN)`) to RESULT and
+    /// exits with its status. Run under umockdev-run so only the reader is measured.
+    static func measureOne(result: String, output: String, command: [String]) throws -> Int32 {
+        let run = try measureChild(command, stdout: output, stderr: output + ".err")
+        try String(format: "%.6f\n", run.cpu).write(toFile: result, atomically: true, encoding: .utf8)
+        return run.status
+    }
+
+    // MARK: The child: our read path into the store
+
+    /// `sensorkit-bench iio-ingest STORE-DIR SCANS`, run under umockdev-run: records both streams
+    /// of the mocked chip until each has `SCANS` samples, closes the store, prints the counts.
+    /// STORE-DIR `-` drops the batches instead (the read path alone).
+    static func ingest(storeDirectory: String, scans: Int) throws {
+        let clock = LinuxSystemClock()
+        var timeline = Timeline.founded(by: clock)
+        timeline.adoptCurrentBoot(of: clock)
+        var configuration = StoreConfiguration(directory: storeDirectory == "-" ? NSTemporaryDirectory() + "iio-ingest-unused-\(getpid())" : storeDirectory)
+        configuration.retention = RetentionPolicy(hold: 0, window: 7 * 86_400 * 1_000_000_000)
+        let store: SensorStore? = storeDirectory == "-" ? nil : try SensorStore(configuration: configuration, clock: clock, timeline: timeline)
+
+        let discovery = DispatchQueue(label: "bench.discovery")
+        let monitor = try UdevIIOMonitor(queue: discovery)
+        guard let device = try discovery.sync(execute: { try monitor.enumerate() }).first else { throw BenchError("no mocked device") }
+        let chip = try IIOChip(udev: device, description: try IIOSysfsDevice(path: device.syspath).describe())
+        guard let plan = chip.capturePlan else { throw BenchError("the mocked device cannot buffer") }
+        let log = IIOLog { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+        let capture = IIODeviceCapture(sysfs: IIOSysfsDevice(path: device.syspath), devnode: device.devnode ?? "/dev/iio:device0",
+                                       description: chip.description, plan: plan, controlQueue: DispatchQueue(label: "bench.control"),
+                                       clock: clock, log: log)
+        let sources = chip.functions.filter { $0.capture == .buffered }.map { IIOBufferedSource(chip: chip, function: $0, capture: capture) }
+        let counts = Mutex([Int](repeating: 0, count: sources.count))
+        let done = DispatchSemaphore(value: 0)
+        for (index, source) in sources.enumerated() {
+            let descriptor = source.descriptor
+            var identity: SourceIdentity = descriptor.details.mapValues { .string($0) }
+            identity["source"] = .string(descriptor.source)
+            let stream = try store?.register(StreamDescriptor(sensor: descriptor.sensor, device: descriptor.device, source: identity,
+                                                             schema: SampleSchema(descriptor.columns.map {
+                                                                 .integer(name: $0.name, scale: $0.scale, offset: $0.offset * $0.scale, unit: $0.unit)
+                                                             })))
+            // One serial queue per stream, as the daemon's pipeline hands batches to the store.
+            let streamQueue = DispatchQueue(label: "bench.stream.\(index)")
+            source.setRecording(true) { event in
+                streamQueue.async {
+                    guard case let .samples(batch) = event else { return }
+                    if let store, let stream {
+                        store.append(SampleBatch(boot: batch.boot, sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes,
+                                                 columns: batch.columns.map { .integers($0) }), to: stream)
+                    }
+                    let finished = counts.withLock { counts in
+                        counts[index] += batch.count
+                        return counts.allSatisfy { $0 >= scans }
+                    }
+                    if finished { done.signal() }
+                }
+            }
+        }
+        guard done.wait(timeout: .now() + 240) == .success else { throw BenchError("only \(counts.withLock { $0 }) of \(scans) scans arrived") }
+        for source in sources { source.close() }
+        capture.retire()
+        capture.settle()
+        try store?.close()
+        print("ingested " + counts.withLock { $0 }.map(String.init).joined(separator: " "))
+    }
+
+    // MARK: Material
+
+    /// The fixture's BMI160 at 400 Hz (accel and gyro), without a trigger.
+    static let deviceDescription = """
+        P: /devices/platform/iio-bench/iio:device0
+        N: iio:device0
+        E: DEVNAME=/dev/iio:device0
+        E: SUBSYSTEM=iio
+        E: ACCEL_MOUNT_MATRIX=0, 1, 0; -1, 0, 0; 0, 0, 1
+        A: dev=244:0\\n
+        A: name=bmi160\\n
+        A: in_accel_x_raw=12\\n
+        A: in_accel_y_raw=-16392\\n
+        A: in_accel_z_raw=40\\n
+        A: in_accel_scale=0.000598\\n
+        A: in_accel_sampling_frequency=400.000000\\n
+        A: in_anglvel_x_raw=3\\n
+        A: in_anglvel_y_raw=-2\\n
+        A: in_anglvel_z_raw=1\\n
+        A: in_anglvel_scale=0.001065\\n
+        A: in_anglvel_sampling_frequency=400.000000\\n
+        A: current_timestamp_clock=realtime\\n
+        A: buffer/enable=0\\n
+        A: buffer/length=0\\n
+        A: buffer/watermark=1\\n
+        A: scan_elements/in_anglvel_x_en=0\\n
+        A: scan_elements/in_anglvel_x_index=4\\n
+        A: scan_elements/in_anglvel_x_type=le:s16/16>>0\\n
+        A: scan_elements/in_anglvel_y_en=0\\n
+        A: scan_elements/in_anglvel_y_index=5\\n
+        A: scan_elements/in_anglvel_y_type=le:s16/16>>0\\n
+        A: scan_elements/in_anglvel_z_en=0\\n
+        A: scan_elements/in_anglvel_z_index=6\\n
+        A: scan_elements/in_anglvel_z_type=le:s16/16>>0\\n
+        A: scan_elements/in_accel_x_en=0\\n
+        A: scan_elements/in_accel_x_index=7\\n
+        A: scan_elements/in_accel_x_type=le:s16/16>>0\\n
+        A: scan_elements/in_accel_y_en=0\\n
+        A: scan_elements/in_accel_y_index=8\\n
+        A: scan_elements/in_accel_y_type=le:s16/16>>0\\n
+        A: scan_elements/in_accel_z_en=0\\n
+        A: scan_elements/in_accel_z_index=9\\n
+        A: scan_elements/in_accel_z_type=le:s16/16>>0\\n
+        A: scan_elements/in_timestamp_en=0\\n
+        A: scan_elements/in_timestamp_index=10\\n
+        A: scan_elements/in_timestamp_type=le:s64/64>>0\\n
+
+        """
+
+    /// `scans` scans of a moving device (slowly turning, with noise), 2.5 ms apart, as a umockdev
+    /// script of `r 0` lines (escaped; no line starts with a space — umockdev 0.17 would eat it).
+    static func streamScript(scans: Int) -> [UInt8] {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func noise() -> Int16 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int16(truncatingIfNeeded: Int64(state >> 59) - 16)
+        }
+        var lines: [[UInt8]] = []
+        var line: [UInt8] = []
+        let start: Int64 = 1_000_000_000_000
+        for i in 0..<scans {
+            let phase = Double(i) / 400 * 0.5
+            let values: [Int16] = [
+                Int16(300 * sin(phase)) &+ noise(), Int16(200 * cos(phase)) &+ noise(), noise(),
+                Int16(8_000 * sin(phase)) &+ noise(), Int16(-16_000 * cos(phase)) &+ noise(), 40 &+ noise(),
+            ]
+            for value in values { line += [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8)] }
+            line += [0, 0, 0, 0]
+            let timestamp = start + Int64(i) * 2_500_000
+            for shift in stride(from: 0, to: 64, by: 8) { line.append(UInt8(truncatingIfNeeded: timestamp >> Int64(shift))) }
+            if (i + 1) % perLine == 0 || i == scans - 1 {
+                lines.append(line)
+                line = []
+            }
+        }
+        for index in lines.indices.dropFirst() {
+            while lines[index].first == 0x20 {
+                lines[index - 1].append(0x20)
+                lines[index].removeFirst()
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(scans * scanBytes * 2)
+        for line in lines where !line.isEmpty {
+            out += Array("r 0 ".utf8)
+            for byte in line {
+                if byte == 0x5E { out += [0x5E, 0x60] } else if byte < 0x20 { out += [0x5E, byte + 64] } else { out.append(byte) }
+            }
+            out.append(0x0A)
+        }
+        return out
+    }
+
+    // MARK: Plumbing
+
+    /// Spawns `arguments` (stdout to `stdout`, stderr appended to it; empty signal mask) and waits;
+    /// CPU is the change in `getrusage(RUSAGE_CHILDREN)`, which counts every waited-for descendant.
+    static func measureChild(_ arguments: [String], stdout: String, stderr: String) throws -> (status: Int32, cpu: Double, wall: Double) {
+        let out = open(stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let err = open(stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard out >= 0, err >= 0 else { throw BenchError("cannot create \(stdout)") }
+        defer {
+            close(out)
+            close(err)
+        }
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { close(null) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, null, 0)
+        posix_spawn_file_actions_adddup2(&actions, out, 1)
+        posix_spawn_file_actions_adddup2(&actions, err, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let before = childrenCPU()
+        let started = Date()
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
+        guard result == 0 else { throw BenchError("posix_spawn \(arguments[0]): errno \(result)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let wall = Date().timeIntervalSince(started)
+        let exited = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return (exited, childrenCPU() - before, wall)
+    }
+
+    static func childrenCPU() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    static func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? -1
+    }
+
+    static func format(_ value: Double) -> String { String(format: "%.3f", value) }
+
+    struct BenchError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}

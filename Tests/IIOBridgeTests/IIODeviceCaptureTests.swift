@@ -1,0 +1,252 @@
+import Dispatch
+import Foundation
+import SensorKitModel
+import SensorTestKit
+import Synchronization
+import Testing
+@testable import IIOBridge
+
+/// What a consumer received, collected across threads.
+final class EventLog: Sendable {
+    private let events = Mutex<[SourceEvent]>([])
+
+    var deliver: @Sendable (SourceEvent) -> Void { { event in self.events.withLock { $0.append(event) } } }
+
+    var all: [SourceEvent] { events.withLock { $0 } }
+
+    var batches: [SourceBatch] { all.compactMap { if case let .samples(batch) = $0 { batch } else { nil } } }
+
+    var sensorTimes: [Int64] { batches.flatMap(\.sensorTimes) }
+
+    func column(_ index: Int) -> [Int64] { batches.flatMap { $0.columns[index] } }
+
+    var gaps: [(from: Int64, to: Int64, why: String)] {
+        all.compactMap { if case let .gap(from, to, _, why) = $0 { (from.nanoseconds, to.nanoseconds, why) } else { nil } }
+    }
+
+    /// Waits up to `seconds` for `count` samples.
+    func waitFor(samples count: Int, seconds: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if sensorTimes.count >= count { return true }
+            usleep(5_000)
+        }
+        return sensorTimes.count >= count
+    }
+}
+
+/// Collects log lines.
+final class LogLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    var log: IIOLog { IIOLog { line in self.lines.withLock { $0.append(line) } } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+/// A BMI160 in a temporary sysfs tree whose `/dev` node is a FIFO the test writes scans into in
+/// random chunks (partial scans, as umockdev's PTY delivers them). The test holds the FIFO open
+/// read-write, so the capture's non-blocking reads see EAGAIN, never EOF, until it closes it.
+@Suite(.serialized) struct IIODeviceCaptureTests {
+    let tree = FakeSysfsTree()
+    let fifo: String
+    let end: FifoEnd
+    var writer: Int32 { end.fd }
+    static let ms: Int64 = 1_000_000
+
+    /// The test's end of the FIFO, closed when the test is done (or earlier, to make EOF).
+    final class FifoEnd {
+        private(set) var fd: Int32
+        init(_ path: String) { fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC) }
+        func close() {
+            if fd >= 0 { Glibc.close(fd) }
+            fd = -1
+        }
+        deinit { close() }
+    }
+
+    init() throws {
+        fifo = tree.root + "/iio-fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        end = FifoEnd(fifo)
+        #expect(end.fd >= 0)
+    }
+
+    func makeCapture(_ attributes: ChipFixtures.Attributes = ChipFixtures.bmi160, clock: FakeClock = FakeClock(),
+                     pairing: ClockPairing = .system, log: IIOLog = .discard) throws -> (IIOChip, IIODeviceCapture) {
+        let sysfs = tree.addDevice(0, attributes)
+        let udev = UdevIIODevice(syspath: sysfs.directory.path, sysname: "iio:device0", devnode: fifo, properties: [:])
+        let chip = try IIOChip(udev: udev, description: try sysfs.describe(), triggers: ["bmi160-trigger"])
+        let capture = IIODeviceCapture(sysfs: sysfs, devnode: fifo, description: chip.description, plan: chip.capturePlan!,
+                                       controlQueue: DispatchQueue(label: "capture-test-control"), clock: clock,
+                                       pairing: pairing, log: log)
+        return (chip, capture)
+    }
+
+    func attribute(_ name: String) -> String? {
+        (try? String(contentsOfFile: tree.root + "/iio:device0/" + name, encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Writes bytes in random pieces of 1…61 bytes (a deterministic seed).
+    func feed(_ bytes: [UInt8], seed: UInt64 = 11) {
+        var random = SeededGenerator(seed: seed)
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            let size = min(rest.count, Int(random.next() % 61) + 1)
+            let written = rest.prefix(size).withUnsafeBytes { Glibc.write(writer, $0.baseAddress, $0.count) }
+            #expect(written == size)
+            rest = rest.dropFirst(size)
+            if random.next() % 4 == 0 { usleep(200) }
+        }
+    }
+
+    /// Scans in the chip's 24-byte layout: values depend on the index so misplaced bytes show.
+    static func scans(_ layout: ScanLayout, count: Int, start: Int64, period: Int64, jumpAfter: Int? = nil) -> ([UInt8], [Int64]) {
+        var bytes: [UInt8] = []
+        var stamps: [Int64] = []
+        for i in 0..<count {
+            let t = start + Int64(i) * period + (jumpAfter.map { i > $0 ? 300 * ms : 0 } ?? 0)
+            stamps.append(t)
+            // Layout order: in_anglvel_x/y/z (index 4–6), in_accel_x/y/z (7–9).
+            let values: [Int64] = [Int64(i), -Int64(i), 7, 1_000 + Int64(i), -16_392 + Int64(i), 40]
+            bytes += ScanEncoder.encode(layout, values: values, timestamp: t)
+        }
+        return (bytes, stamps)
+    }
+
+    @Test func enablesOnFirstSubscriberSharesScansAndDisablesAfterTheLast() throws {
+        let clock = FakeClock()
+        let (chip, capture) = try makeCapture(clock: clock)
+        let accel = EventLog(), gyro = EventLog()
+        let accelSource = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
+        let gyroSource = IIOBufferedSource(chip: chip, function: chip.functions[1], capture: capture)
+        #expect(attribute("buffer/enable") == "0")
+
+        accelSource.setRecording(true, deliver: accel.deliver)
+        accelSource.setRecording(true, deliver: accel.deliver)   // idempotent
+        capture.settle()
+        // The documented enable sequence ran: everything the plan names is on.
+        #expect(attribute("buffer/enable") == "1")
+        #expect(attribute("current_timestamp_clock") == "boottime")
+        #expect(attribute("trigger/current_trigger") == "bmi160-trigger")
+        #expect(attribute("buffer/length") == "1024" && attribute("buffer/watermark") == "10")
+        for channel in ["in_accel_x", "in_accel_z", "in_anglvel_y", "in_timestamp"] {
+            #expect(attribute("scan_elements/\(channel)_en") == "1", "\(channel)")
+        }
+        gyroSource.setRecording(true, deliver: gyro.deliver)
+        capture.settle()
+
+        let start: Int64 = 7_000 * Self.ms
+        let (bytes, stamps) = Self.scans(capture.plan.layout, count: 300, start: start, period: 10 * Self.ms)
+        feed(bytes)
+        #expect(accel.waitFor(samples: 300) && gyro.waitFor(samples: 300))
+        #expect(accel.sensorTimes == stamps, "kernel boottime stamps are kept as they are")
+        #expect(accel.column(0) == (0..<300).map { 1_000 + Int64($0) })
+        #expect(accel.column(1) == (0..<300).map { -16_392 + Int64($0) })
+        #expect(accel.column(2) == Array(repeating: 40, count: 300))
+        #expect(gyro.column(1) == (0..<300).map { -Int64($0) })
+        #expect(accel.batches.allSatisfy { $0.sensorTimes.last! - $0.sensorTimes.first! < 1_000_000_000 })
+        #expect(accel.batches.allSatisfy { $0.boot == clock.bootID && $0.receiveTimes.allSatisfy { $0 == clock.boottimeNanoseconds() } })
+        #expect(accel.gaps.isEmpty)
+
+        // One leaves: the buffer stays on for the other.
+        gyroSource.setRecording(false) { _ in }
+        capture.settle()
+        #expect(attribute("buffer/enable") == "1")
+        let (more, moreStamps) = Self.scans(capture.plan.layout, count: 10, start: start + 3_000 * Self.ms, period: 10 * Self.ms)
+        feed(more)
+        #expect(accel.waitFor(samples: 310))
+        #expect(gyro.sensorTimes.count == 300)
+        #expect(Array(accel.sensorTimes.suffix(10)) == moreStamps)
+
+        // The last leaves: teardown in order, everything off.
+        accelSource.close()
+        capture.settle()
+        #expect(attribute("buffer/enable") == "0")
+        #expect(attribute("trigger/current_trigger") == "")
+        #expect(attribute("scan_elements/in_accel_x_en") == "0" && attribute("scan_elements/in_timestamp_en") == "0")
+        // Closed sources ignore later calls.
+        accelSource.setRecording(true, deliver: accel.deliver)
+        capture.settle()
+        #expect(attribute("buffer/enable") == "0")
+    }
+
+    @Test func aTimestampJumpBecomesAGap() throws {
+        let (chip, capture) = try makeCapture()
+        let accel = EventLog()
+        let source = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
+        source.setRecording(true, deliver: accel.deliver)
+        capture.settle()
+        let (bytes, stamps) = Self.scans(capture.plan.layout, count: 60, start: 1_000 * Self.ms, period: 10 * Self.ms, jumpAfter: 29)
+        feed(bytes)
+        #expect(accel.waitFor(samples: 60))
+        #expect(accel.sensorTimes == stamps)
+        #expect(accel.gaps.count == 1)
+        #expect(accel.gaps.first.map { ($0.from, $0.to) } ?? (0, 0) == (stamps[29], stamps[30]))
+        #expect(accel.gaps.first?.why.hasPrefix("kernel FIFO overflow: no samples for 310.0 ms") == true)
+        source.close()
+        capture.settle()
+    }
+
+    @Test func anotherKernelClockIsMappedWithPairedReadings() throws {
+        // The kernel keeps stamping with realtime: the attribute cannot be written (a directory
+        // stands in for a read-only file, since root may write any file).
+        let log = LogLines()
+        let offset: Int64 = -1_795_000_000 * 1_000_000_000
+        let (chip, capture) = try makeCapture(pairing: ClockPairing { clock in clock == .realtime ? offset : 0 }, log: log.log)
+        let path = tree.root + "/iio:device0/current_timestamp_clock"
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        let accel = EventLog()
+        let source = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
+        source.setRecording(true, deliver: accel.deliver)
+        capture.settle()
+        let wall: Int64 = 1_795_000_123 * 1_000_000_000
+        let (bytes, stamps) = Self.scans(capture.plan.layout, count: 20, start: wall, period: 10 * Self.ms)
+        feed(bytes)
+        #expect(accel.waitFor(samples: 20))
+        #expect(accel.sensorTimes == stamps.map { $0 + offset })
+        #expect(log.all.contains { $0.hasPrefix("<5>iio:device0: current_timestamp_clock:") && $0.hasSuffix(", ignoring") }, "\(log.all)")
+        #expect(log.all.contains("<5>iio:device0 (bmi160): timestamps are \(TimestampMapping.mapped(.realtime))"), "\(log.all)")
+        source.close()
+        capture.settle()
+    }
+
+    @Test func endOfFileStopsReadingWithOneLineAndRetireTurnsEverythingOff() throws {
+        let log = LogLines()
+        let (chip, capture) = try makeCapture(log: log.log)
+        let accel = EventLog()
+        let source = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
+        source.setRecording(true, deliver: accel.deliver)
+        capture.settle()
+        let (bytes, _) = Self.scans(capture.plan.layout, count: 5, start: 1_000 * Self.ms, period: 10 * Self.ms)
+        feed(bytes + [1, 2, 3])   // and a partial scan that never completes
+        #expect(accel.waitFor(samples: 5))
+        end.close()               // no writer left: read() returns 0
+        let deadline = Date().addingTimeInterval(5)
+        while !log.all.contains(where: { $0.contains("end of file") }) && Date() < deadline { usleep(5_000) }
+        #expect(log.all.filter { $0.contains("end of file") }.count == 1, "\(log.all)")
+        capture.retire()
+        capture.settle()
+        #expect(attribute("buffer/enable") == "0")
+        // A retired capture ignores new subscribers.
+        source.setRecording(false) { _ in }
+        source.setRecording(true, deliver: accel.deliver)
+        capture.settle()
+        #expect(attribute("buffer/enable") == "0")
+        #expect(accel.sensorTimes.count == 5)
+    }
+
+    @Test func aFailedEnableIsOneLineAndNoCapture() throws {
+        let log = LogLines()
+        let (chip, capture) = try makeCapture(log: log.log)
+        // Make a required write fail: buffer/length's folder is now a file.
+        try FileManager.default.removeItem(atPath: tree.root + "/iio:device0/buffer")
+        #expect(FileManager.default.createFile(atPath: tree.root + "/iio:device0/buffer", contents: Data()))
+        let source = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
+        source.setRecording(true) { _ in }
+        capture.settle()
+        #expect(log.all.count == 1 && log.all[0].hasPrefix("<3>iio:device0 (bmi160): cannot start buffered capture:"), "\(log.all)")
+        source.close()
+        capture.settle()
+    }
+}
