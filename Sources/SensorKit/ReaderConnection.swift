@@ -125,19 +125,19 @@ public final class ReaderConnection: Sendable {
     }
 
     private func readLoop() {
+        // Bytes land in the decoder's buffer and batches decode from there straight into their
+        // arrays: one copy on this side of the socket.
         var decoder = FrameDecoder(limit: WireLimits.maxServerFrame)
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
         var reason = "sensorkitd closed the connection"
         reading: while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            let n = decoder.fill { room in Glibc.read(fd, room.baseAddress, room.count) }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 {
                 if n < 0 { reason = "read failed: \(String(cString: strerror(errno)))" }
                 break
             }
-            decoder.feed(chunk[0..<n])
             do {
-                while let frame = try decoder.next() { dispatch(frame) }
+                while try decoder.nextFrame({ kind, payload in dispatch(kind, payload) }) != nil {}
             } catch {
                 reason = "bad frame from sensorkitd: \(error)"
                 break reading
@@ -151,22 +151,21 @@ public final class ReaderConnection: Sendable {
         for (id, handler) in handlers { handler(.reply(.failure(id, WireError(.dataInaccessible, reason)))) }
     }
 
-    private func dispatch(_ frame: Frame) {
-        switch frame.kind {
+    private func dispatch(_ kind: Frame.Kind, _ payload: UnsafeRawBufferPointer) {
+        switch kind {
         case .batch:
-            guard let batch = try? SampleBatchFrame.decode(frame.payload) else {
+            guard let batch = try? SampleBatchFrame.decode(payload) else {
                 // A layout this build does not know (a newer daemon): skip it but return the
                 // credit, so the fetch goes on (docs/protocol.md §8).
-                if frame.payload.count >= 4 {
-                    let id = UInt32(frame.payload[0]) | UInt32(frame.payload[1]) << 8 | UInt32(frame.payload[2]) << 16 | UInt32(frame.payload[3]) << 24
-                    notify(.ack, target: id, batches: 1)
+                if payload.count >= 4 {
+                    notify(.ack, target: UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)), batches: 1)
                 }
                 return
             }
             let handler = state.withLock { $0.handlers[batch.requestID] }
             handler?(.batch(batch))
         case .message:
-            guard let reply = try? WireJSON.decode(WireReply.self, from: frame.payload) else { return }
+            guard let reply = try? WireJSON.decode(WireReply.self, from: Array(payload)) else { return }
             if reply.event != nil {
                 for handler in state.withLock({ Array($0.eventHandlers.values) }) { handler(reply) }
                 return

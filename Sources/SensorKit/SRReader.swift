@@ -52,7 +52,7 @@ public final class SRReader: Sendable {
                     for try await batch in batches {
                         let frame = SampleBatchFrame(requestID: 0, layout: batch.layout, sensorTimes: batch.sensorTimes,
                                                      writeTimes: batch.receiveTimes,
-                                                     columns: batch.layout.columns.map { batch.columns[$0] ?? [] },
+                                                     columns: batch.columnValues,
                                                      ragged: batch.ragged)
                         for result in materializer.results(frame) { continuation.yield(result) }
                     }

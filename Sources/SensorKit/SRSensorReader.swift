@@ -85,12 +85,15 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
             let materializer = SampleMaterializer(sensor: self.sensor, timeline: environment.timeline, clock: environment.clock)
             let stopped = Mutex(false)
             let requestID = Mutex<UInt32>(0)
+            // Delivered batches not yet acknowledged; one `ack` per half window (docs/protocol.md §6.1).
+            let unacked = Mutex(0)
+            let window = WireLimits.defaultFetchWindow
             let id = connection.send({
                 $0.sensor = self.sensor.rawValue
                 $0.device = request.device.identifier
                 $0.from = from
                 $0.to = to
-                $0.window = WireLimits.defaultFetchWindow
+                $0.window = window
             }, op: .fetch) { incoming in
                 switch incoming {
                 case .batch(let batch):
@@ -105,7 +108,13 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
                                 return
                             }
                         }
-                        connection.notify(.ack, target: requestID.withLock { $0 }, batches: 1)
+                        let acknowledge = unacked.withLock { count -> Int in
+                            count += 1
+                            guard count >= max(1, window / 2) else { return 0 }
+                            defer { count = 0 }
+                            return count
+                        }
+                        if acknowledge > 0 { connection.notify(.ack, target: requestID.withLock { $0 }, batches: acknowledge) }
                     }
                 case .reply(let reply):
                     self.delegateQueue.async {

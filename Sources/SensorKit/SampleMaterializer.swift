@@ -10,15 +10,28 @@ struct SampleMaterializer {
     let timeline: Timeline
     let clock: any SystemClock
 
-    /// Wall-clock `Date` of an SR nanosecond, with the current offset (as Apple converts).
-    func date(_ sr: Int64) -> Date {
-        Date(timeIntervalSinceReferenceDate: timeline.toCFAbsoluteTime(SRAbsoluteTime(nanoseconds: sr), clock: clock) ?? .nan)
+    /// The clock readings a batch's conversions need, taken once per batch instead of per sample.
+    private struct Conversion {
+        /// `CFAbsoluteTime − SRAbsoluteTime` now, in seconds (NaN if the boot is unknown).
+        let cfOffset: Double
+        /// The current boot's anchor (SR ns), for CoreMotion's since-boot `timestamp`.
+        let anchor: Int64?
+
+        /// Wall-clock `Date` of an SR nanosecond, with the current offset (as Apple converts).
+        @inline(__always) func date(_ sr: Int64) -> Date {
+            Date(timeIntervalSinceReferenceDate: SRAbsoluteTime(nanoseconds: sr).rawValue + cfOffset)
+        }
+
+        /// `CMLogItem.timestamp`: seconds since this boot (negative for samples of earlier boots).
+        @inline(__always) func uptime(_ sr: Int64) -> TimeInterval {
+            guard let anchor else { return .nan }
+            return Double(sr - anchor) / 1e9
+        }
     }
 
-    /// `CMLogItem.timestamp`: seconds since this boot (negative for samples of earlier boots).
-    func uptime(_ sr: Int64) -> TimeInterval {
-        guard let boot = timeline.currentBoot, let anchor = timeline.anchors[boot] else { return .nan }
-        return Double(sr - anchor) / 1e9
+    private func conversion() -> Conversion {
+        Conversion(cfOffset: timeline.cfOffsetNanoseconds(clock).map { Double($0) / 1e9 } ?? .nan,
+                   anchor: timeline.currentBoot.flatMap { timeline.anchors[$0] })
     }
 
     func results(_ batch: SampleBatchFrame) -> [SRFetchResult<AnyObject>] {
@@ -27,28 +40,33 @@ struct SampleMaterializer {
         let c = batch.columns
         let indices = 0..<batch.count
         let batchID = UInt64(bitPattern: t[0])
+        let conversion = conversion()
         func single(_ make: (Int) -> AnyObject) -> [SRFetchResult<AnyObject>] {
             indices.map { SRFetchResult(sample: make($0), timestamp: SRAbsoluteTime(nanoseconds: t[$0])) }
         }
-        func array(_ samples: [AnyObject]) -> [SRFetchResult<AnyObject>] {
-            [SRFetchResult(sample: NSArray(array: samples), timestamp: SRAbsoluteTime(nanoseconds: t[batch.count - 1]))]
+        // An NSArray, as Apple delivers, over the typed Swift array: no per-sample bridging
+        // either way (SampleArray).
+        func array<Sample: AnyObject>(_ samples: [Sample]) -> [SRFetchResult<AnyObject>] {
+            [SRFetchResult(sample: SampleArray(samples: samples), timestamp: SRAbsoluteTime(nanoseconds: t[batch.count - 1]))]
         }
         switch batch.layout {
         case .motion where sensor == .rotationRate:
+            let (x, y, z) = (c[0], c[1], c[2])
             return array(indices.map {
-                CMRecordedRotationRateData(rotationRate: CMRotationRate(x: c[0][$0], y: c[1][$0], z: c[2][$0]),
-                                           startDate: date(t[$0]), timestamp: uptime(t[$0]))
+                CMRecordedRotationRateData(rotationRate: CMRotationRate(x: x[$0], y: y[$0], z: z[$0]),
+                                           startDate: conversion.date(t[$0]), timestamp: conversion.uptime(t[$0]))
             })
         case .motion:
+            let (x, y, z) = (c[0], c[1], c[2])
             return array(indices.map {
-                CMRecordedAccelerometerData(identifier: batchID, acceleration: CMAcceleration(x: c[0][$0], y: c[1][$0], z: c[2][$0]),
-                                            startDate: date(t[$0]), timestamp: uptime(t[$0]))
+                CMRecordedAccelerometerData(identifier: batchID, acceleration: CMAcceleration(x: x[$0], y: y[$0], z: z[$0]),
+                                            startDate: conversion.date(t[$0]), timestamp: conversion.uptime(t[$0]))
             })
         case .pressure:
             return array(indices.map {
                 CMRecordedPressureData(identifier: batchID, pressure: Measurement(value: c[0][$0], unit: .kilopascals),
                                        temperature: Measurement(value: c[1][$0], unit: .celsius),
-                                       startDate: date(t[$0]), timestamp: uptime(t[$0]))
+                                       startDate: conversion.date(t[$0]), timestamp: conversion.uptime(t[$0]))
             })
         case .ambientLight:
             return single {
@@ -58,7 +76,7 @@ struct SampleMaterializer {
             }
         case .pedometer:
             return single {
-                CMPedometerData(startDate: date(t[$0]), endDate: date(Int64(c[0][$0])),
+                CMPedometerData(startDate: conversion.date(t[$0]), endDate: conversion.date(Int64(c[0][$0])),
                                 numberOfSteps: NSNumber(value: Int(c[1][$0])))
             }
         case .heartRate:
@@ -69,7 +87,7 @@ struct SampleMaterializer {
                 offset += count
                 return CMHighFrequencyHeartRateData(
                     heartRate: c[0][i], confidence: CMHighFrequencyHeartRateDataConfidence(rawValue: Int(c[1][i])) ?? .low,
-                    date: date(t[i]), timestamp: uptime(t[i]), rrIntervals: rr)
+                    date: conversion.date(t[i]), timestamp: conversion.uptime(t[i]), rrIntervals: rr)
             }
         case .wrist:
             return single {
@@ -77,14 +95,14 @@ struct SampleMaterializer {
                 return SRWristDetection(onWrist: onWrist,
                                         wristLocation: SRWristDetection.WristLocation(rawValue: Int(c[1][$0])) ?? .left,
                                         crownOrientation: SRWristDetection.CrownOrientation(rawValue: Int(c[2][$0])) ?? .right,
-                                        onWristDate: onWrist ? date(t[$0]) : nil, offWristDate: onWrist ? nil : date(t[$0]))
+                                        onWristDate: onWrist ? conversion.date(t[$0]) : nil, offWristDate: onWrist ? nil : conversion.date(t[$0]))
             }
         case .electrocardiogram:
             let first = 0
             let session = SRElectrocardiogramSession(state: .active, sessionGuidance: .unguided,
                                                      identifier: String(Int64(c[4][first])))
             let sample = SRElectrocardiogramSample(
-                date: date(t[first]), frequency: Measurement(value: c[3][first], unit: .hertz), session: session,
+                date: conversion.date(t[first]), frequency: Measurement(value: c[3][first], unit: .hertz), session: session,
                 lead: SRElectrocardiogramSample.Lead(rawValue: Int(c[1][first])) ?? .leftArmMinusRightArm,
                 data: indices.map {
                     SRElectrocardiogramData(flags: .init(rawValue: UInt(c[2][$0])),
@@ -95,7 +113,7 @@ struct SampleMaterializer {
             let start = t[0]
             return array(indices.map { i in
                 SRPhotoplethysmogramSample(
-                    startDate: date(start), nanosecondsSinceStart: t[i] - start, usage: [],
+                    startDate: conversion.date(start), nanosecondsSinceStart: t[i] - start, usage: [],
                     opticalSamples: (0..<5).map { channel in
                         SRPhotoplethysmogramOpticalSample(
                             emitter: channel, activePhotodiodeIndexes: IndexSet(integer: 0), signalIdentifier: channel,

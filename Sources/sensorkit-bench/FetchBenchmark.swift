@@ -89,36 +89,48 @@ enum FetchBenchmark {
         let reader = SRReader(sensor: .accelerometer)
 
         // (1) Batches into typed Swift values.
+        let batchCPU = CPUMeter(daemon: daemon.processIdentifier)
         let batchClock = Stopwatch()
         let (batchCount, checksum) = try blocking {
             var count = 0
             var sum = 0.0
             for try await batch in try reader.batches(request, window: 16) {
                 count += batch.count
-                if let x = batch.columns["x"] { sum += x.reduce(0, +) }
+                if let x = batch.column("x") { sum += x.reduce(0, +) }
             }
             return (count, sum)
         }
         let batchRate = Double(batchCount) / batchClock.seconds
+        let batchCost = batchCPU.nanosecondsPerSample(batchCount)
 
         // (2) Per-sample objects through the delegate API.
         let counter = CountingDelegate()
         let delegateReader = SRSensorReader(sensor: .accelerometer)
         delegateReader.delegate = counter
+        let objectCPU = CPUMeter(daemon: daemon.processIdentifier)
         let objectClock = Stopwatch()
         delegateReader.fetch(request)
         counter.done.wait()
         let objectRate = Double(counter.count.withLock { $0 }) / objectClock.seconds
+        let objectCost = objectCPU.nanosecondsPerSample(counter.count.withLock { $0 })
 
         // Anchor: the same uncompressed bytes (40 B a sample: two i64 times, three f64) copied
         // over a Unix socket pair in 256 KiB writes.
+        let copyCPU = CPUMeter(daemon: nil)
         let copyRate = plainCopy(samples: batchCount)
+        let copyCost = copyCPU.nanosecondsPerSample(batchCount)
 
-        print("typed batches (async API):   \(batchCount) samples, \(Int(batchRate)) samples/s (checksum \(Int(checksum)))")
-        print("objects (delegate API):      \(counter.count.withLock { $0 }) samples, \(Int(objectRate)) samples/s")
-        print("anchor: plain socket copy:   \(Int(copyRate)) samples/s of the same 40-byte samples")
+        print("typed batches (async API):   \(batchCount) samples, \(Int(batchRate)) samples/s (checksum \(Int(checksum))); CPU \(batchCost)")
+        print("objects (delegate API):      \(counter.count.withLock { $0 }) samples, \(Int(objectRate)) samples/s; CPU \(objectCost)")
+        print("anchor: plain socket copy:   \(Int(copyRate)) samples/s of the same 40-byte samples; CPU \(copyCost)")
         print("ratio copy/batch: \((copyRate / batchRate).formatted2)× (target ≤ 2×); copy/objects: \((copyRate / objectRate).formatted2)×")
 
+        // SENSORKIT_BENCH_FETCH_SOLO=1 skips the ~60 s concurrent part while iterating; the
+        // default run (`make bench`) always includes it.
+        if ProcessInfo.processInfo.environment["SENSORKIT_BENCH_FETCH_SOLO"] == "1" {
+            print("64 clients at once: skipped (SENSORKIT_BENCH_FETCH_SOLO=1)")
+            return
+        }
         try concurrentClients(socket: socket, daemonPID: daemon.processIdentifier, from: from, to: to, expected: batchCount)
     }
 
@@ -261,6 +273,46 @@ final class CountingDelegate: NSObject, SRSensorReaderDelegate, @unchecked Senda
     }
 }
 
+/// CPU time spent by this process and (optionally) the daemon's since creation: the machine is
+/// shared, so next to wall-clock rates this says what each side costs per sample whoever else
+/// is running.
+struct CPUMeter {
+    let daemon: Int32?
+    private let startSelf: Int64
+    private let startDaemon: Int64
+
+    init(daemon: Int32?) {
+        self.daemon = daemon
+        startSelf = Self.selfNanoseconds()
+        startDaemon = daemon.map(Self.processNanoseconds) ?? 0
+    }
+
+    func nanosecondsPerSample(_ samples: Int) -> String {
+        let client = Double(Self.selfNanoseconds() - startSelf) / Double(max(1, samples))
+        guard let daemon else { return "\(client.formatted1) ns/sample" }
+        let served = Double(Self.processNanoseconds(daemon) - startDaemon) / Double(max(1, samples))
+        return "daemon \(served.formatted1) + client \(client.formatted1) ns/sample"
+    }
+
+    static func selfNanoseconds() -> Int64 {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let micros = (Int64(usage.ru_utime.tv_sec) + Int64(usage.ru_stime.tv_sec)) * 1_000_000
+            + Int64(usage.ru_utime.tv_usec) + Int64(usage.ru_stime.tv_usec)
+        return micros * 1000
+    }
+
+    /// utime + stime of `/proc/PID/stat` (fields 14 and 15, in clock ticks): unlike the threads'
+    /// own counters it keeps the time of worker threads that have exited.
+    static func processNanoseconds(_ pid: Int32) -> Int64 {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        guard let close = text.lastIndex(of: ")") else { return 0 }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Int64(fields[11]), let system = Int64(fields[12]) else { return 0 }
+        return (user + system) * 1_000_000_000 / Int64(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
+
 /// Wall-clock seconds since creation.
 struct Stopwatch {
     private let start = DispatchTime.now().uptimeNanoseconds
@@ -269,4 +321,5 @@ struct Stopwatch {
 
 extension Double {
     var formatted2: String { String(format: "%.2f", self) }
+    var formatted1: String { String(format: "%.1f", self) }
 }

@@ -120,11 +120,15 @@ import SensorKitModel
         #expect(decoder.bufferedCount == 0)
     }
 
-    /// The ```hex NAME blocks of docs/protocol.md, hex digits only (comments after `#` dropped).
-    static func documentBlocks() throws -> [String: String] {
+    static func documentText() throws -> String {
         let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("docs/protocol.md")
-        let text = try String(contentsOf: docs, encoding: .utf8)
+        return try String(contentsOf: docs, encoding: .utf8)
+    }
+
+    /// The ```hex NAME blocks of docs/protocol.md, hex digits only (comments after `#` dropped).
+    static func documentBlocks() throws -> [String: String] {
+        let text = try documentText()
         var blocks: [String: String] = [:]
         var current: String?
         var hex = ""
@@ -143,6 +147,52 @@ import SensorKitModel
             }
         }
         return blocks
+    }
+
+    /// The integers in a table cell, read as the document writes them: "65 536" is one number
+    /// (digit groups joined by one space), "default 8, 1…16" is 8, 1 and 16.
+    static func integers(in cell: Substring) -> [Int] {
+        var numbers: [Int] = []
+        var digits = ""
+        var afterSpace = false
+        for character in cell {
+            if character.isASCII, character.isNumber {
+                digits.append(character)
+                afterSpace = false
+            } else if character == " ", !digits.isEmpty, !afterSpace {
+                afterSpace = true
+            } else {
+                if let number = Int(digits) { numbers.append(number) }
+                digits = ""
+                afterSpace = false
+            }
+        }
+        if let number = Int(digits) { numbers.append(number) }
+        return numbers
+    }
+
+    /// §6.2's table says the numbers the code uses, so the limits cannot drift from the document
+    /// either.
+    @Test func documentedLimitsAreTheCodes() throws {
+        let rows = try Self.documentText().split(separator: "\n").filter { $0.hasPrefix("| ") }
+        func value(_ limit: String) -> [Int] {
+            guard let row = rows.first(where: { $0.hasPrefix("| \(limit) |") }) else {
+                Issue.record("docs/protocol.md §6.2 has no row '\(limit)'")
+                return []
+            }
+            return Self.integers(in: row.split(separator: "|")[1])
+        }
+        #expect(value("protocol version") == [WireLimits.version])
+        #expect(value("client frame (`length` field)") == [WireLimits.maxClientFrame])
+        #expect(value("daemon frame (`length` field)") == [WireLimits.maxServerFrame])
+        #expect(value("samples per batch").first == WireLimits.samplesPerBatch)
+        #expect(value("fetch window") == [WireLimits.defaultFetchWindow, 1, WireLimits.maxFetchWindow])
+        #expect(value("running fetches per connection") == [WireLimits.maxConcurrentFetches])
+        #expect(value("open requests per connection (fetches + waiting `requestAuthorization`)") == [WireLimits.maxOpenRequests])
+        // The size the document quotes for the widest layout's batch (≈ N KB) is the real one.
+        let widest = BatchLayout.allCases.map { $0.columns.count }.max()!
+        let kilobytes = Double(BatchFrameWriter.frameSize(columns: widest, count: WireLimits.samplesPerBatch)) / 1000
+        #expect(value("samples per batch").dropFirst().first == Int(kilobytes.rounded()))
     }
 
     @Test func documentCarriesExactlyTheseBytes() throws {

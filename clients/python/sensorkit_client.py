@@ -36,8 +36,10 @@ KIND_BATCH = 2
 MAX_CLIENT_FRAME = 64 * 1024        # largest length field a client may send
 MAX_SERVER_FRAME = 4 * 1024 * 1024  # largest length field the daemon sends
 DEFAULT_FETCH_WINDOW = 8
-MAX_FETCH_WINDOW = 64
-MAX_OPEN_FETCHES = 64
+MAX_FETCH_WINDOW = 16               # the daemon clamps a fetch's window to 1..16
+MAX_RUNNING_FETCHES = 16            # per connection, each with its own id
+MAX_OPEN_REQUESTS = 64              # per connection: fetches + waiting requestAuthorization
+SAMPLES_PER_BATCH = 8192            # most samples in one batch frame
 
 # Layout byte -> (name, column names)  (docs/protocol.md §5.2)
 LAYOUTS = {

@@ -100,6 +100,24 @@ class WorkedExampleTests(unittest.TestCase):
         for name, hex_ in BLOCKS.items():
             self.assertEqual(found.get(name), hex_, "docs/protocol.md block %r" % name)
 
+    def test_constants_are_the_documented_limits(self):
+        with open(os.path.join(HERE, "..", "..", "docs", "protocol.md"), encoding="utf-8") as f:
+            rows = [line for line in f.read().splitlines() if line.startswith("| ")]
+
+        def numbers(limit):
+            row = next(line for line in rows if line.startswith("| %s |" % limit))
+            # "65 536" is one number (digit groups joined by one space); "default 8, 1…16" is three.
+            return [int(n.replace(" ", "")) for n in re.findall(r"\d+(?: \d{3})*", row.split("|")[2])]
+
+        self.assertEqual(numbers("protocol version"), [sk.PROTOCOL_VERSION])
+        self.assertEqual(numbers("client frame (`length` field)"), [sk.MAX_CLIENT_FRAME])
+        self.assertEqual(numbers("daemon frame (`length` field)"), [sk.MAX_SERVER_FRAME])
+        self.assertEqual(numbers("samples per batch")[0], sk.SAMPLES_PER_BATCH)
+        self.assertEqual(numbers("fetch window"), [sk.DEFAULT_FETCH_WINDOW, 1, sk.MAX_FETCH_WINDOW])
+        self.assertEqual(numbers("running fetches per connection"), [sk.MAX_RUNNING_FETCHES])
+        self.assertEqual(numbers("open requests per connection (fetches + waiting `requestAuthorization`)"),
+                         [sk.MAX_OPEN_REQUESTS])
+
     def test_example_generator_matches(self):
         import protocol_example
         self.assertEqual({name: frame.hex() for name, frame in protocol_example.MESSAGES}, BLOCKS)

@@ -15,16 +15,20 @@ final class ClientConnection: @unchecked Sendable {
     private var readSource: (any DispatchSourceRead)?
     private var writeSource: (any DispatchSourceWrite)?
     private var writeSuspended = true
-    private var pending: [UInt8] = []
+    /// Frames queued for the socket, oldest first from `pendingHead`; the first has its first
+    /// `pendingOffset` bytes written. Frames are kept whole (no copying into one buffer).
+    private var pending: [Outgoing] = []
+    private var pendingHead = 0
     private var pendingOffset = 0
+    private var pendingBytes = 0
     private var closed = false
     private var onFrame: (@Sendable (Frame) -> Void)?
     private var onClose: (@Sendable (String) -> Void)?
 
-    /// Bytes of replies a client may leave unread before it is dropped. Fetch batches are bounded
-    /// by credit (≤ `WireLimits.maxFetchWindow` batches of ≤ `maxServerFrame` for each of at most
-    /// `maxConcurrentFetches`), which stays below this, so it only trips for a client that sends
-    /// requests and never reads the replies.
+    /// Bytes of replies a client may leave unread before it is dropped. A fetch queues its next
+    /// batch only once the previous one is written (`FetchStream`), so batches add at most one
+    /// frame per running fetch (≤ `maxConcurrentFetches` × one batch of ≤ ≈ 459 KB), which stays
+    /// far below this: it only trips for a client that sends requests and never reads the replies.
     static let maxPendingBytes = 96 * 1024 * 1024
 
     init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials) {
@@ -58,25 +62,39 @@ final class ClientConnection: @unchecked Sendable {
         }
     }
 
-    /// Queues bytes for the client; callable from any queue.
+    /// A frame waiting for the socket (its first `count` bytes), and who wants the bytes back
+    /// once they are written.
+    private struct Outgoing {
+        let bytes: [UInt8]
+        let count: Int
+        let written: (@Sendable ([UInt8]) -> Void)?
+    }
+
+    /// Queues a frame for the client; callable from any queue.
     func send(_ bytes: [UInt8]) {
         queue.async { self.enqueue(bytes) }
+    }
+
+    /// Queues the first `count` bytes of `bytes` for the client; callable from any queue.
+    /// `written` gets the buffer back (on `queue`) once its last byte is in the socket, for reuse
+    /// — never if the connection closes first.
+    func send(_ bytes: [UInt8], count: Int, written: @escaping @Sendable ([UInt8]) -> Void) {
+        precondition(count <= bytes.count)
+        queue.async { self.enqueue(bytes, count: count, written: written) }
     }
 
     /// Bytes queued and not yet written (on `queue`).
     var pendingCount: Int {
         dispatchPrecondition(condition: .onQueue(queue))
-        return pending.count - pendingOffset
+        return pendingBytes
     }
 
-    func enqueue(_ bytes: [UInt8]) {
+    func enqueue(_ bytes: [UInt8], count: Int? = nil, written: (@Sendable ([UInt8]) -> Void)? = nil) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !closed else { return }
-        if pendingOffset == pending.count {
-            pending.removeAll(keepingCapacity: true)
-            pendingOffset = 0
-        }
-        pending.append(contentsOf: bytes)
+        let count = count ?? bytes.count
+        pending.append(Outgoing(bytes: bytes, count: count, written: written))
+        pendingBytes += count
         if pendingCount > Self.maxPendingBytes {
             close(reason: "client left more than \(Self.maxPendingBytes) bytes of replies unread")
             return
@@ -86,13 +104,22 @@ final class ClientConnection: @unchecked Sendable {
 
     private func readAvailable() {
         dispatchPrecondition(condition: .onQueue(queue))
-        var chunk = [UInt8](repeating: 0, count: 65_536)
         while !closed {
-            let result: IOResult<Int>
-            do {
-                result = try chunk.withUnsafeMutableBytes { try UnixSocket.read(fd, into: $0) }
-            } catch {
-                close(reason: "read failed: \(error)")
+            // Straight into the decoder's buffer (requests are small; this is one read per wakeup).
+            var result: IOResult<Int> = .wouldBlock
+            var failure: (any Error)?
+            _ = decoder.fill { room in
+                do {
+                    result = try UnixSocket.read(fd, into: room)
+                } catch {
+                    failure = error
+                    return -1
+                }
+                if case .done(let n) = result { return n }
+                return -1
+            }
+            if let failure {
+                close(reason: "read failed: \(failure)")
                 return
             }
             switch result {
@@ -101,8 +128,7 @@ final class ClientConnection: @unchecked Sendable {
             case .done(0):
                 close(reason: "client closed the connection")
                 return
-            case .done(let n):
-                decoder.feed(chunk[0..<n])
+            case .done:
                 do {
                     while !closed, let frame = try decoder.next() { onFrame?(frame) }
                 } catch {
@@ -115,13 +141,15 @@ final class ClientConnection: @unchecked Sendable {
         }
     }
 
+    /// Writes queued frames straight from their own bytes until the socket is full.
     private func flush() {
         dispatchPrecondition(condition: .onQueue(queue))
-        while pendingCount > 0 {
+        while pendingHead < pending.count && !closed {
+            let frame = pending[pendingHead]
             let result: IOResult<Int>
             do {
-                result = try pending.withUnsafeBytes { raw in
-                    try UnixSocket.write(fd, UnsafeRawBufferPointer(rebasing: raw[pendingOffset...]))
+                result = try frame.bytes.withUnsafeBytes { raw in
+                    try UnixSocket.write(fd, UnsafeRawBufferPointer(rebasing: raw[pendingOffset..<frame.count]))
                 }
             } catch {
                 close(reason: "write failed: \(error)")
@@ -130,6 +158,20 @@ final class ClientConnection: @unchecked Sendable {
             switch result {
             case .done(let n):
                 pendingOffset += n
+                pendingBytes -= n
+                if pendingOffset == frame.count {
+                    pending[pendingHead] = Outgoing(bytes: [], count: 0, written: nil)  // the bytes go back or away
+                    pendingHead += 1
+                    pendingOffset = 0
+                    if pendingHead == pending.count {
+                        pending.removeAll(keepingCapacity: true)
+                        pendingHead = 0
+                    } else if pendingHead >= 64 && pendingHead * 2 >= pending.count {
+                        pending.removeFirst(pendingHead)
+                        pendingHead = 0
+                    }
+                    frame.written?(frame.bytes)
+                }
             case .wouldBlock:
                 if writeSuspended, let writeSource {
                     writeSuspended = false
@@ -175,6 +217,9 @@ final class ClientConnection: @unchecked Sendable {
         writeSource = nil
         shutdown(fd, Int32(SHUT_RDWR))  // the peer sees the end now; the fd closes after the cancel handlers
         pending = []
+        pendingHead = 0
+        pendingOffset = 0
+        pendingBytes = 0
         let onClose = self.onClose
         self.onFrame = nil
         self.onClose = nil

@@ -3,33 +3,41 @@ import SensorKitModel
 
 /// One running fetch: pulls batches from a cursor and sends them while the client has credit
 /// (DESIGN §6.3 flow control). With no credit it simply stops producing until an `ack` comes, so a
-/// slow client parks a cursor, never a thread, and the daemon buffers at most `window` batches for
-/// it. Confined to its own serial queue (which targets a shared concurrent queue).
+/// slow client parks a cursor, never a thread. Confined to its own serial queue (which targets a
+/// shared concurrent queue).
+///
+/// Reading and writing overlap: while the connection writes batch i (on its own queue), this
+/// queue decodes and encodes batch i + 1 — the lookahead. It hands the connection the next frame
+/// only once the previous one is written to the socket, so the daemon holds at most two frames
+/// per fetch (one being written, one read ahead) however much credit the client gives.
 final class FetchStream: @unchecked Sendable {
     // @unchecked: mutable state is touched only on `queue` (dispatchPrecondition in each step).
     let requestID: UInt32
     private let queue: DispatchQueue
     private let cursor: any FetchCursor
-    private let layout: BatchLayout
     private let connection: ClientConnection
     private var credit: Int
     private let window: Int
     private var finished = false
     /// The next batch, read ahead so the final reply goes out as soon as the last batch does,
     /// even while the client has no credit left.
-    private var lookahead: FetchedColumns?
+    private var lookahead: EncodedBatch?
     private var exhausted = false
+    /// A frame handed to the connection and not yet completely written to the socket.
+    private var writing = false
+    /// Frame buffers back from the connection, reused so their pages stay mapped.
+    private var spare: [[UInt8]] = []
+    private var producing = false
     private var sent = 0
     private let notice: String?
     private let onFinish: @Sendable (UInt32) -> Void
 
     static let sharedQueue = DispatchQueue(label: "sensorkitd.reader.fetch", attributes: .concurrent)
 
-    init(requestID: UInt32, cursor: any FetchCursor, layout: BatchLayout, connection: ClientConnection,
+    init(requestID: UInt32, cursor: any FetchCursor, connection: ClientConnection,
          window: Int, notice: String?, onFinish: @escaping @Sendable (UInt32) -> Void) {
         self.requestID = requestID
         self.cursor = cursor
-        self.layout = layout
         self.connection = connection
         self.credit = window
         self.window = window
@@ -43,9 +51,8 @@ final class FetchStream: @unchecked Sendable {
     /// The client acknowledged `batches` frames: it may receive that many more.
     func acknowledge(_ batches: Int) {
         queue.async {
-            let wasBlocked = self.credit <= 0
             self.credit = min(self.window, self.credit + max(0, batches))
-            if wasBlocked { self.produce() }
+            self.schedule()
         }
     }
 
@@ -54,6 +61,7 @@ final class FetchStream: @unchecked Sendable {
         queue.async {
             guard !self.finished else { return }
             self.finished = true
+            self.lookahead = nil
             if !silently {
                 self.reply(WireReply.failure(self.requestID, WireError(.cancelled, "fetch cancelled by the client after \(self.sent) samples")))
             }
@@ -61,24 +69,42 @@ final class FetchStream: @unchecked Sendable {
         }
     }
 
+    /// Runs `produce` once more if it can make progress and is not already queued. One step per
+    /// turn of the queue, so cancel and ack get a turn between batches.
+    private func schedule() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !finished, !producing else { return }
+        let canSend = lookahead != nil && credit > 0 && !writing
+        let canRead = lookahead == nil && !exhausted
+        let canFinish = exhausted && lookahead == nil
+        guard canSend || canRead || canFinish else { return }
+        producing = true
+        queue.async { self.produce() }
+    }
+
     private func produce() {
         dispatchPrecondition(condition: .onQueue(queue))
+        producing = false
         guard !finished else { return }
         do {
             if lookahead == nil && !exhausted {
-                lookahead = try cursor.next(maxSamples: WireLimits.samplesPerBatch)
+                lookahead = try cursor.nextBatch(requestID: requestID, maxSamples: WireLimits.samplesPerBatch,
+                                                 reusing: spare.popLast() ?? [])
                 exhausted = lookahead == nil
             }
-            if let columns = lookahead, credit > 0 {
+            if let batch = lookahead, credit > 0, !writing {
                 lookahead = nil
-                send(columns)
+                send(batch)
+                // Read ahead now: this overlaps with the connection writing `batch`.
                 if !exhausted {
-                    lookahead = try cursor.next(maxSamples: WireLimits.samplesPerBatch)
+                    lookahead = try cursor.nextBatch(requestID: requestID, maxSamples: WireLimits.samplesPerBatch,
+                                                     reusing: spare.popLast() ?? [])
                     exhausted = lookahead == nil
                 }
             }
         } catch {
             finished = true
+            lookahead = nil
             reply(WireReply.failure(requestID, WireError(.dataInaccessible, "reading the store failed: \(error)")))
             onFinish(requestID)
             return
@@ -92,17 +118,20 @@ final class FetchStream: @unchecked Sendable {
             onFinish(requestID)
             return
         }
-        if credit > 0 { queue.async { self.produce() } }  // yield between batches so cancel and ack get a turn
+        schedule()
     }
 
-    private func send(_ columns: FetchedColumns) {
-        let frame = SampleBatchFrame(requestID: requestID, layout: layout, sensorTimes: columns.sensorTimes,
-                                     writeTimes: columns.writeTimes, columns: columns.columns, ragged: columns.ragged)
-        var bytes: [UInt8] = []
-        frame.appendFrame(to: &bytes)
-        sent += frame.count
+    private func send(_ batch: EncodedBatch) {
+        sent += batch.count
         credit -= 1
-        connection.send(bytes)
+        writing = true
+        connection.send(batch.storage, count: batch.size) { [self] storage in
+            queue.async {
+                self.writing = false
+                if !self.finished { self.spare.append(storage) }
+                self.schedule()
+            }
+        }
     }
 
     private func reply(_ reply: WireReply) {

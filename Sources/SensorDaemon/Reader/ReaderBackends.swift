@@ -19,23 +19,26 @@ public protocol SampleArchive: Sendable {
 /// Pulls fetched samples a batch at a time, so a slow client only ever parks a cursor, never a
 /// thread. Used from one queue at a time.
 public protocol FetchCursor: AnyObject {
-    /// The next at most `maxSamples` samples; nil when the range is exhausted. A corrupt chunk is
-    /// skipped (the archive records a deletion record for it), never returned.
-    func next(maxSamples: Int) throws -> FetchedColumns?
+    /// The next at most `maxSamples` samples as a whole `batch` frame for `requestID`, built in
+    /// place (`BatchFrameWriter`) in `storage` (a buffer handed back from an earlier batch, or
+    /// empty; consumed, so it stays uniquely referenced and is written without a copy); nil
+    /// when the range is exhausted. A corrupt chunk is skipped (the archive records
+    /// a deletion record for it), never returned.
+    func nextBatch(requestID: UInt32, maxSamples: Int, reusing storage: consuming [UInt8]) throws -> EncodedBatch?
 }
 
-/// Columns of fetched samples, the body of one `SampleBatchFrame`.
-public struct FetchedColumns: Sendable {
-    public var sensorTimes: [Int64]
-    public var writeTimes: [Int64]
-    public var columns: [[Double]]
-    public var ragged: [Double]
+/// One batch frame ready to send: bytes `0..<size` of `storage` (frame header included; the
+/// storage may be longer, it is reused from batch to batch) and how many samples it holds.
+public struct EncodedBatch: Sendable {
+    public var storage: [UInt8]
+    public var size: Int
+    public var count: Int
 
-    public init(sensorTimes: [Int64], writeTimes: [Int64], columns: [[Double]], ragged: [Double] = []) {
-        self.sensorTimes = sensorTimes
-        self.writeTimes = writeTimes
-        self.columns = columns
-        self.ragged = ragged
+    public init(storage: [UInt8], size: Int, count: Int) {
+        precondition(size <= storage.count)
+        self.storage = storage
+        self.size = size
+        self.count = count
     }
 }
 

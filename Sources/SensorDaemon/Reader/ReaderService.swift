@@ -282,7 +282,7 @@ public final class ReaderService: @unchecked Sendable {
               session.openRequests < WireLimits.maxOpenRequests else {
             return fail(request.id, .tooManyRequests, "at most \(WireLimits.maxConcurrentFetches) fetches at once per connection, each with its own id", session)
         }
-        guard let layout = BatchLayout.of(sensor) else {
+        guard BatchLayout.of(sensor) != nil else {
             return fail(request.id, .unsupportedSensor, "\(sensor.rawValue) has no sample layout", session)
         }
         let retention = dependencies.archive.retention(for: recorded)
@@ -304,7 +304,7 @@ public final class ReaderService: @unchecked Sendable {
             }
             let connectionID = session.connection.id
             let stream = FetchStream(
-                requestID: request.id, cursor: cursor, layout: layout, connection: session.connection,
+                requestID: request.id, cursor: cursor, connection: session.connection,
                 window: max(1, min(request.window ?? WireLimits.defaultFetchWindow, WireLimits.maxFetchWindow)), notice: nil,
                 onFinish: { [weak self] id in
                     guard let self else { return }

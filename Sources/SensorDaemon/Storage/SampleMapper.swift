@@ -5,7 +5,9 @@ import SensorStore
 /// Turns stored raw columns into SensorKit's units for a batch layout (DESIGN §4): the store keeps
 /// what the sensor gave (counts with scale and offset); this applies scale/offset, the mount
 /// matrix, m/s² → g, milli-°C → °C, lux and chromaticity. Pure; one mapper per stream, built from
-/// the stream's descriptor once and reused for every block.
+/// the stream's descriptor once and reused for every block. It writes straight into the frame
+/// being built (`BatchFrameSections`), so a sample is touched once between the store's decoded
+/// chunk and the bytes sent.
 struct SampleMapper {
     let layout: BatchLayout
     private let schema: SampleSchema
@@ -51,58 +53,126 @@ struct SampleMapper {
         }
     }
 
-    /// Physical values (SI as the source defines them) of a column, or nil if the stream lacks it.
-    private func physical(_ name: String, _ block: SampleBlock, _ range: Range<Int>) -> [Double]? {
-        guard let index = columnIndex[name] else { return nil }
-        let raw = block.rawColumn(index)
-        let base = raw.startIndex
-        switch schema.columns[index] {
-        case .integer(_, let scale, let offset, _):
-            return range.map { Double(raw[base + $0]) * scale + offset }
-        case .float:
-            return range.map { Double(bitPattern: UInt64(bitPattern: raw[base + $0])) }
-        }
-    }
-
-    /// The layout's columns for samples `range` of `block`.
-    func columns(_ block: SampleBlock, _ range: Range<Int>) -> [[Double]] {
-        let n = range.count
+    /// Writes samples `range` of `block` (times and the layout's columns) into `sections`, which
+    /// holds exactly `range.count` samples.
+    func write(_ block: SampleBlock, _ range: Range<Int>, into sections: BatchFrameSections) {
+        precondition(sections.count == range.count && sections.columnCount == layout.columns.count)
+        let base = block.sensorTimes.startIndex
+        sections.sensorTimes.copy(from: block.sensorTimes[(base + range.lowerBound)..<(base + range.upperBound)])
+        let receiveBase = block.receiveTimes.startIndex
+        sections.writeTimes.copy(from: block.receiveTimes[(receiveBase + range.lowerBound)..<(receiveBase + range.upperBound)])
         switch layout {
         case .motion:
-            let x = physical("x", block, range)!, y = physical("y", block, range)!, z = physical("z", block, range)!
-            var out: [[Double]] = [[Double](repeating: 0, count: n), [Double](repeating: 0, count: n), [Double](repeating: 0, count: n)]
-            let divisor = motionDivisor
-            for i in 0..<n {
-                let v = matrix.apply(SIMD3(x[i], y[i], z[i]))
-                out[0][i] = v.x / divisor
-                out[1][i] = v.y / divisor
-                out[2][i] = v.z / divisor
-            }
-            return out
+            writeMotion(block, range, into: sections)
         case .pressure:
-            let pressure = physical("pressure", block, range)!
-            let temperature = physical("temperature", block, range)
-            return [pressure, temperature.map { $0.map(UnitConversion.celsius(fromMilliCelsius:)) } ?? [Double](repeating: .nan, count: n)]
+            write(physical("pressure", block, range)!, into: sections.column(0))
+            let temperature = sections.column(1)
+            if let celsius = physical("temperature", block, range) {
+                for i in 0..<temperature.count { temperature[i] = UnitConversion.celsius(fromMilliCelsius: celsius[i]) }
+            } else {
+                temperature.fill(.nan)
+            }
         case .ambientLight:
             let lux = physical("illuminance", block, range)
             let red = physical("red", block, range), green = physical("green", block, range), blue = physical("blue", block, range)
-            var columns: [[Double]] = [[], [], [], [Double](repeating: placement, count: n)]
-            for i in 0..<n {
+            let luxColumn = sections.column(0), x = sections.column(1), y = sections.column(2)
+            for i in 0..<range.count {
                 let reading = LightReading(illuminance: lux?[i], red: red?[i], green: green?[i], blue: blue?[i])
-                columns[0].append(reading.lux ?? .nan)
-                columns[1].append(reading.chromaticity.x)
-                columns[2].append(reading.chromaticity.y)
+                luxColumn[i] = reading.lux ?? .nan
+                x[i] = reading.chromaticity.x
+                y[i] = reading.chromaticity.y
             }
-            return columns
+            sections.column(3).fill(placement)
         case .pedometer:
             // "end" holds the interval's end as boot-clock ns of the same boot: SR ns = anchor + it.
             let end = block.rawColumn(columnIndex["end"]!)
-            let ends = range.map { Double(end[end.startIndex + $0] &+ block.bootAnchor) }
-            return [ends, physical("steps", block, range)!]
+            let ends = sections.column(0)
+            for i in 0..<range.count { ends[i] = Double(end[end.startIndex + range.lowerBound + i] &+ block.bootAnchor) }
+            write(physical("steps", block, range)!, into: sections.column(1))
         default:
             // BLE layouts (heart rate, wrist, ECG, PPG) store their columns already in SensorKit
             // units under the layout's own names.
-            return layout.columns.map { physical($0, block, range) ?? [Double](repeating: .nan, count: n) }
+            for (index, name) in layout.columns.enumerated() {
+                if let values = physical(name, block, range) {
+                    write(values, into: sections.column(index))
+                } else {
+                    sections.column(index).fill(.nan)
+                }
+            }
         }
     }
+
+    /// x, y, z: physical value (count × scale + offset), the mount matrix, then ÷ g for the
+    /// accelerometer — in the same operations and order as `MountMatrix.apply` (a row's
+    /// `(row * chip).sum()` is `(r.x·x + r.y·y) + r.z·z`), so values are bit for bit what the
+    /// per-sample path gave; one pass over the three raw columns in plain scalar arithmetic the
+    /// compiler vectorizes across samples, no arrays in between.
+    private func writeMotion(_ block: SampleBlock, _ range: Range<Int>, into sections: BatchFrameSections) {
+        let axes = ["x", "y", "z"].map { PhysicalColumn(block, index: columnIndex[$0]!, schema: schema, range: range) }
+        let (outX, outY, outZ) = (sections.column(0), sections.column(1), sections.column(2))
+        let n = range.count
+        precondition(outX.count == n && outY.count == n && outZ.count == n)
+        let (r0, r1, r2) = (matrix.rows[0], matrix.rows[1], matrix.rows[2])
+        let divisor = motionDivisor
+        @inline(__always) func emit(_ i: Int, _ x: Double, _ y: Double, _ z: Double) {
+            outX[i] = (r0.x * x + r0.y * y + r0.z * z) / divisor
+            outY[i] = (r1.x * x + r1.y * y + r1.z * z) / divisor
+            outZ[i] = (r2.x * x + r2.y * y + r2.z * z) / divisor
+        }
+        let (cx, cy, cz) = (axes[0], axes[1], axes[2])
+        cx.raw.withUnsafeBufferPointer { rx in
+            cy.raw.withUnsafeBufferPointer { ry in
+                cz.raw.withUnsafeBufferPointer { rz in
+                    if !cx.isFloat && !cy.isFloat && !cz.isFloat {  // counts: the usual case
+                        let (sx, ox, sy, oy, sz, oz) = (cx.scale, cx.offset, cy.scale, cy.offset, cz.scale, cz.offset)
+                        for i in 0..<n { emit(i, Double(rx[i]) * sx + ox, Double(ry[i]) * sy + oy, Double(rz[i]) * sz + oz) }
+                    } else {
+                        for i in 0..<n { emit(i, cx.value(rx[i]), cy.value(ry[i]), cz.value(rz[i])) }
+                    }
+                }
+            }
+        }
+    }
+
+    private func write(_ values: PhysicalColumn, into column: WireColumn<Double>) {
+        values.raw.withUnsafeBufferPointer { raw in
+            for i in 0..<column.count { column[i] = values.value(raw[i]) }
+        }
+    }
+
+    /// A column's physical values (SI as the source defines them), or nil if the stream lacks it.
+    private func physical(_ name: String, _ block: SampleBlock, _ range: Range<Int>) -> PhysicalColumn? {
+        columnIndex[name].map { PhysicalColumn(block, index: $0, schema: schema, range: range) }
+    }
+}
+
+/// One stored column over a range, read as physical values: integer counts × scale + offset, or
+/// float columns bit for bit.
+private struct PhysicalColumn {
+    let raw: ArraySlice<Int64>
+    let isFloat: Bool
+    let scale: Double
+    let offset: Double
+
+    init(_ block: SampleBlock, index: Int, schema: SampleSchema, range: Range<Int>) {
+        let column = block.rawColumn(index)
+        raw = column[(column.startIndex + range.lowerBound)..<(column.startIndex + range.upperBound)]
+        switch schema.columns[index] {
+        case .integer(_, let scale, let offset, _):
+            isFloat = false
+            self.scale = scale
+            self.offset = offset
+        case .float:
+            isFloat = true
+            scale = 1
+            offset = 0
+        }
+    }
+
+    @inline(__always) func value(_ stored: Int64) -> Double {
+        isFloat ? Double(bitPattern: UInt64(bitPattern: stored)) : Double(stored) * scale + offset
+    }
+
+    /// Value `i` of the range (0-based).
+    subscript(i: Int) -> Double { value(raw[raw.startIndex + i]) }
 }

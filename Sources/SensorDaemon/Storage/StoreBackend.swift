@@ -136,7 +136,8 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
     }
 }
 
-/// Fetch batches from a store cursor, at most `maxSamples` at a time, mapped to SensorKit units.
+/// Fetch batches from a store cursor, at most `maxSamples` at a time, mapped to SensorKit units
+/// and written straight into the frame that is sent (`SampleMapper.write`).
 final class StoreFetchCursor: FetchCursor {
     private let cursor: SampleCursor
     private let layout: BatchLayout
@@ -151,21 +152,23 @@ final class StoreFetchCursor: FetchCursor {
         self.store = store
     }
 
-    func next(maxSamples: Int) throws -> FetchedColumns? {
+    func nextBatch(requestID: UInt32, maxSamples: Int, reusing storage: consuming [UInt8]) throws -> EncodedBatch? {
         while block == nil || position >= block!.count {
-            guard let next = try cursor.next() else { return nil }
+            guard let next = try cursor.next() else {
+                block = nil
+                return nil
+            }
             block = next
             position = 0
         }
         let block = self.block!
-        let range = position..<min(block.count, position + maxSamples)
+        let range = position..<min(block.count, position + min(maxSamples, BatchFrameWriter.maxSamples(columns: layout.columns.count)))
         position = range.upperBound
         let mapper = try mapper(for: block)
-        let base = block.sensorTimes.startIndex
-        return FetchedColumns(
-            sensorTimes: Array(block.sensorTimes[(base + range.lowerBound)..<(base + range.upperBound)]),
-            writeTimes: Array(block.receiveTimes[(base + range.lowerBound)..<(base + range.upperBound)]),
-            columns: mapper.columns(block, range))
+        let size = BatchFrameWriter.write(into: &storage, requestID: requestID, layout: layout, count: range.count) { sections in
+            mapper.write(block, range, into: sections)
+        }
+        return EncodedBatch(storage: storage, size: size, count: range.count)
     }
 
     private func mapper(for block: SampleBlock) throws -> SampleMapper {
@@ -185,11 +188,19 @@ final class DeletionRecordCursor: FetchCursor {
 
     init(records: [StoredDeletionRecord]) { self.records = records[...] }
 
-    func next(maxSamples: Int) throws -> FetchedColumns? {
+    func nextBatch(requestID: UInt32, maxSamples: Int, reusing storage: consuming [UInt8]) throws -> EncodedBatch? {
         guard !records.isEmpty else { return nil }
-        let page = records.prefix(maxSamples)
+        let page = records.prefix(min(maxSamples, BatchFrameWriter.maxSamples(columns: BatchLayout.deletionRecords.columns.count)))
         records = records.dropFirst(page.count)
-        return FetchedColumns(sensorTimes: page.map(\.start), writeTimes: page.map(\.start),
-                              columns: [page.map { Double($0.end) }, page.map { Double($0.reason.rawValue) }])
+        let size = BatchFrameWriter.write(into: &storage, requestID: requestID, layout: .deletionRecords, count: page.count) { sections in
+            let (ends, reasons) = (sections.column(0), sections.column(1))
+            for (i, record) in page.enumerated() {
+                sections.sensorTimes[i] = record.start
+                sections.writeTimes[i] = record.start
+                ends[i] = Double(record.end)
+                reasons[i] = Double(record.reason.rawValue)
+            }
+        }
+        return EncodedBatch(storage: storage, size: size, count: page.count)
     }
 }

@@ -45,8 +45,11 @@ public enum WireLimits {
     public static let maxClientFrame = 64 * 1024
     /// Largest frame the daemon sends (a sample batch).
     public static let maxServerFrame = 4 * 1024 * 1024
-    /// Samples per batch frame the daemon aims for.
-    public static let samplesPerBatch = 4096
+    /// Samples per batch frame the daemon aims for (the widest layout's batch is then ≈ 459 KB):
+    /// large enough that per-batch costs (a frame, an `ack`, a wakeup) vanish next to the
+    /// samples, small enough that a batch's columns stay in cache and below malloc's mmap
+    /// threshold on the client.
+    public static let samplesPerBatch = 8_192
     /// Batch frames a fetch may have in flight before the client acknowledges (default credit).
     public static let defaultFetchWindow = 8
     /// Requests a connection may have open at once (fetches and waiting authorization requests).
@@ -73,41 +76,109 @@ public enum FrameError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Cuts a byte stream into frames, whatever the read sizes (one byte at a time, or many frames
-/// at once). Pure: feed bytes, take frames. Holds at most one frame plus one read of bytes.
+/// at once). Pure: feed bytes (or let a reader fill the buffer in place), take frames. Holds at
+/// most one frame plus one read of bytes.
+///
+/// Two ways to take a frame: `next()` returns it as an owned `Frame` (a copy of the payload), and
+/// `nextFrame(_:)` lends the payload in place so a batch decodes straight from the read buffer
+/// into its final arrays — the fetch path's only copy on the client side.
 public struct FrameDecoder: Sendable {
-    private var buffer: [UInt8] = []
+    /// Bytes `start..<end` are received and not yet taken; the rest is room for the next read.
+    private var storage: [UInt8] = []
     private var start = 0
+    private var end = 0
     public let limit: Int
+
+    /// Reads aim for at least this much room, so small frames arrive many to a read.
+    public static let minimumRead = 65_536
 
     public init(limit: Int) { self.limit = limit }
 
     /// Bytes received and not yet returned as frames.
-    public var bufferedCount: Int { buffer.count - start }
+    public var bufferedCount: Int { end - start }
 
     public mutating func feed<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        if start > 0 && start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
+        let count = bytes.count
+        makeRoom(count)
+        storage.withUnsafeMutableBufferPointer { buffer in
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[end..<(end + count)]).initialize(from: bytes)
         }
-        buffer.append(contentsOf: bytes)
+        end += count
+    }
+
+    /// Lets `read` write received bytes straight into the buffer (no intermediate copy): it gets
+    /// the free room — at least `minimumRead` bytes, or the rest of the frame being received if
+    /// that is larger, so a big frame arrives contiguously and the buffer empties exactly when it
+    /// is taken — and returns how many bytes it wrote, or ≤ 0 for end of stream or an error,
+    /// which is returned unchanged.
+    public mutating func fill(_ read: (UnsafeMutableRawBufferPointer) -> Int) -> Int {
+        var wanted = Self.minimumRead
+        if let length = announcedLength, length <= limit {
+            wanted = max(wanted, 4 + length - bufferedCount)
+        }
+        makeRoom(wanted)
+        let end = self.end
+        let n = storage.withUnsafeMutableBytes { raw in
+            read(UnsafeMutableRawBufferPointer(rebasing: raw[end..<(end + wanted)]))
+        }
+        if n > 0 {
+            precondition(n <= wanted, "the reader claims more bytes than the room it was given")
+            self.end += n
+        }
+        return n
     }
 
     /// The next whole frame, nil when more bytes are needed.
     public mutating func next() throws(FrameError) -> Frame? {
-        let available = buffer.count - start
-        guard available >= 4 else { return nil }
-        let length = Int(buffer[start]) | Int(buffer[start + 1]) << 8 | Int(buffer[start + 2]) << 16
-            | Int(buffer[start + 3]) << 24
+        try nextFrame { kind, payload in Frame(kind: kind, payload: Array(payload)) }
+    }
+
+    /// Calls `body` with the next whole frame's kind and payload, borrowed from the buffer (valid
+    /// only during the call); nil when more bytes are needed.
+    public mutating func nextFrame<Result>(
+        _ body: (Frame.Kind, UnsafeRawBufferPointer) throws(FrameError) -> Result
+    ) throws(FrameError) -> Result? {
+        guard let length = announcedLength else { return nil }
         guard length > 0 else { throw .emptyFrame }
         guard length <= limit else { throw .tooLarge(length: length, limit: limit) }
-        guard available >= 4 + length else { return nil }
-        guard let kind = Frame.Kind(rawValue: buffer[start + 4]) else { throw .unknownKind(buffer[start + 4]) }
-        let payload = Array(buffer[(start + 5)..<(start + 4 + length)])
+        guard bufferedCount >= 4 + length else { return nil }
+        guard let kind = Frame.Kind(rawValue: storage[start + 4]) else { throw .unknownKind(storage[start + 4]) }
+        let first = start + 5, last = start + 4 + length
         start += 4 + length
-        if start > 65_536 && start * 2 > buffer.count {  // compact now and then, not per frame
-            buffer.removeFirst(start)
-            start = 0
+        defer {
+            if start == end {  // all taken: the next read starts at the front again, no copying
+                start = 0
+                end = 0
+            }
         }
-        return Frame(kind: kind, payload: payload)
+        let result = storage.withUnsafeBytes { raw in
+            Swift.Result { () throws(FrameError) in try body(kind, UnsafeRawBufferPointer(rebasing: raw[first..<last])) }
+        }
+        return try result.get()
+    }
+
+    /// The length field of the frame at the front, once its 4 bytes are in.
+    private var announcedLength: Int? {
+        guard bufferedCount >= 4 else { return nil }
+        return Int(storage[start]) | Int(storage[start + 1]) << 8 | Int(storage[start + 2]) << 16
+            | Int(storage[start + 3]) << 24
+    }
+
+    /// Ensures `count` free bytes after `end`: moves the unread bytes to the front (at most one
+    /// frame plus one read) or grows the buffer.
+    private mutating func makeRoom(_ count: Int) {
+        if storage.count - end >= count { return }
+        if start > 0 {
+            let unread = end - start
+            let from = start
+            storage.withUnsafeMutableBytes { raw in
+                raw.baseAddress!.copyMemory(from: raw.baseAddress! + from, byteCount: unread)
+            }
+            start = 0
+            end = unread
+        }
+        if storage.count - end < count {
+            storage.append(contentsOf: repeatElement(0, count: end + count - storage.count))
+        }
     }
 }

@@ -72,7 +72,9 @@ public struct SampleBatchFrame: Hashable, Sendable {
         return try result.get()
     }
 
-    static func decode(_ raw: UnsafeRawBufferPointer) throws(DecodeError) -> SampleBatchFrame {
+    /// Decodes a payload in place (e.g. borrowed from `FrameDecoder.nextFrame`): each section is
+    /// copied once, straight into its array.
+    public static func decode(_ raw: UnsafeRawBufferPointer) throws(DecodeError) -> SampleBatchFrame {
             var reader = ByteReader(raw)
             let requestID: UInt32 = try reader.read()
             let layoutByte: UInt8 = try reader.read()
