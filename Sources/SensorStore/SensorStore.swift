@@ -21,9 +21,10 @@ public final class SensorStore: Sendable {
     private let clock: any SystemClock
     private let timeline: SharedTimeline
     private let registry = StreamRegistry()
-    private let writer: StoreWriter
+    /// Internal (not private) so tests can hold its queue to make it fall behind.
+    let writer: StoreWriter
     private let readers: ReaderPool
-    private let pendingSamples = PendingCount()
+    private let inbox: AppendInbox
     private let isClosed = Mutex(false)
 
     /// Opens (or creates) the store in `configuration.directory`: migrates the catalog, seals
@@ -39,8 +40,9 @@ public final class SensorStore: Sendable {
         self.clock = clock
         self.timeline = SharedTimeline(timeline)
         self.readers = ReaderPool(path: configuration.databasePath)
+        self.inbox = AppendInbox(maxPendingSamples: configuration.maxPendingSamples)
         self.writer = StoreWriter(
-            configuration: configuration, registry: registry, timeline: self.timeline, clock: clock,
+            configuration: configuration, registry: registry, timeline: self.timeline, clock: clock, inbox: inbox,
             onFailure: onWriteFailure)
         let writer = self.writer
         try writer.queue.sync { try writer.start() }
@@ -53,6 +55,8 @@ public final class SensorStore: Sendable {
     /// Replaces the timeline (the daemon adopted a boot or moved the high-water mark).
     public func updateTimeline(_ timeline: Timeline) {
         self.timeline.withLock { $0 = timeline }
+        let writer = self.writer
+        writer.queue.async { writer.timelineReplaced() }
     }
 
     /// SR nanoseconds now, from the injected clock and the timeline.
@@ -86,33 +90,31 @@ public final class SensorStore: Sendable {
     /// is dropped and recorded as a `systemInitiated` gap.
     public func append(_ batch: SampleBatch, to stream: StreamID) {
         guard !batch.isEmpty else { return }
-        guard let descriptor = registry.descriptor(stream) else {
-            preconditionFailure("append to unregistered \(stream)")
-        }
-        precondition(batch.columns.count == descriptor.schema.columns.count, "batch columns differ from the schema")
-        for (values, column) in zip(batch.columns, descriptor.schema.columns) {
-            switch (values, column) {
-            case (.integers, .integer), (.floats, .float): continue
-            default: preconditionFailure("batch column kind differs from \(column.name)")
+        // Checked against the registered schema in place (no copy of the descriptor per batch).
+        let mismatch = registry.withDescriptor(stream) { descriptor -> String? in
+            guard batch.columns.count == descriptor.schema.columns.count else { return "batch columns differ from the schema" }
+            for (values, column) in zip(batch.columns, descriptor.schema.columns) {
+                switch (values, column) {
+                case (.integers, .integer), (.floats, .float): continue
+                default: return "batch column kind differs from \(column.name)"
+                }
             }
+            return nil
         }
-        let count = batch.count
-        let pendingSamples = self.pendingSamples
-        let admitted = pendingSamples.value.withLock { pending in
-            guard pending + count <= configuration.maxPendingSamples else { return false }
-            pending += count
-            return true
+        switch mismatch {
+        case nil: preconditionFailure("append to unregistered \(stream)")
+        case let message??: preconditionFailure(message)
+        case .some(nil): break
         }
-        let writer = self.writer
-        guard admitted else {
-            writer.queue.async { writer.recordDropped(batch, from: stream) }
-            return
-        }
-        writer.queue.async {
-            writer.append(batch, to: stream)
-            pendingSamples.value.withLock { $0 -= count }
+        if inbox.push(batch, to: stream) {
+            let writer = self.writer
+            writer.queue.async { writer.drain() }
         }
     }
+
+    /// Samples appended but not yet stored by the writer (it falls behind only when appends come
+    /// faster than it seals; beyond `maxPendingSamples` batches are dropped as gaps).
+    public var pendingSampleCount: Int { inbox.pendingSamples }
 
     /// Records an interval without data that the pipeline knows of: a sensor unplugged or a FIFO
     /// overflow (`systemInitiated`), no stakes (`noInterestedClients`). Times are SR nanoseconds.
@@ -215,9 +217,4 @@ public final class SensorStore: Sendable {
         let writer = self.writer
         return try writer.queue.sync { try body(writer) }
     }
-}
-
-/// Samples appended but not yet taken by the writer.
-private final class PendingCount: Sendable {
-    let value = Mutex(0)
 }

@@ -24,26 +24,45 @@ enum StoreBenchmark {
         say("  generating…")
         // `--quick`: the accelerometer only, no anchors (for profiling the store itself).
         let quick = CommandLine.arguments.contains("--quick")
-        let generators: [() -> ReferenceStream] = quick
-            ? [{ .accelerometer() }] : [{ .accelerometer() }, { .electrocardiogram() }, { .photoplethysmogram() }]
-        for make in generators {
+        var generators: [(name: String, make: () -> ReferenceStream)] = [
+            ("accelerometer", { .accelerometer() }), ("ecg", { .electrocardiogram() }), ("ppg", { .photoplethysmogram() }),
+        ]
+        // `--stream NAME` (accelerometer, ecg, ppg): that stream alone, no anchors (for profiling).
+        let arguments = CommandLine.arguments
+        if let flag = arguments.firstIndex(of: "--stream"), flag + 1 < arguments.count {
+            generators = generators.filter { $0.name == arguments[flag + 1] }
+        } else if quick {
+            generators = [generators[0]]
+        }
+        let onlyOurs = quick || arguments.contains("--stream")
+        for (_, make) in generators {
             let stream = make()
             say("  \(stream.name): generated \(stream.count) samples/day; ingesting \(days) days…")
             let figures = try measure(stream, workdir: workdir)
             measured.append((stream, figures))
         }
-        let live = try measureLiveIngest(workdir: workdir)
-        let batched = try measureBatchedReceive(workdir: workdir)
+        let extras = !arguments.contains("--stream")
+        let live = extras ? try measureLiveIngest(workdir: workdir) : nil
+        let unbatched = extras ? try measureBatchedReceive(workdir: workdir, latency: nil) : nil
+        let batched = extras ? try measureBatchedReceive(workdir: workdir, latency: .exponential) : nil
+        let derived = extras ? try measureBatchedReceive(workdir: workdir, latency: .derived) : nil
 
-        if !quick { say("  running anchors (bench/store_anchors.py)…") }
-        let anchors = quick ? [:] : runAnchors(measured.map(\.0), workdir: workdir)
+        if !onlyOurs { say("  running anchors (bench/store_anchors.py)…") }
+        let anchors = onlyOurs ? [:] : runAnchors(measured.map(\.0), workdir: workdir)
         for (stream, ours) in measured {
             report(stream, ours, anchors[stream.name])
         }
-        print("\n  accelerometer, live pattern (a 1 s batch then flush(): one piece + one fsynced commit per second,")
-        print("  sealed every 10 min): ingest \(format(live)) CPU-s per million samples")
-        print("  accelerometer with modelled IIO receive times (read every 10 samples, 50 µs + Exp(200 µs) latency,")
-        print("  ns resolution) instead of receive = sensor time: \(format(batched)) B/sample on disk")
+        if let live {
+            print("\n  accelerometer, live pattern (a 1 s batch then flush(): one piece + one fsynced commit per second,")
+            print("  sealed every 10 min): ingest \(format(live)) CPU-s per million samples")
+        }
+        if let unbatched, let batched, let derived {
+            print("  one hour of the accelerometer with receive times of IIO batch reads (every 10 samples share their")
+            print("  read's receive time), B/sample on disk: 50 µs + Exp(200 µs) after the newest sample, ns resolution:")
+            print("  \(format(batched)) (\(signed(batched - unbatched))); at the newest sample's time (the daemon's IIO capture")
+            print("  without a timestamp channel derives sensor times from the read): \(format(derived)) (\(signed(derived - unbatched)));")
+            print("  the same hour with receive = sensor time: \(format(unbatched))")
+        }
     }
 
     // MARK: Our store
@@ -51,6 +70,8 @@ enum StoreBenchmark {
     struct OurFigures {
         var bytesPerSample: Double
         var ingestCPUPerMillion: Double
+        /// The appending thread's share (building batches, `append`'s checks and enqueueing).
+        var callerCPUPerMillion: Double
         var querySamplesPerSecond: Double
         var queryCPUPerMillion: Double
         var purgeSeconds: Double
@@ -78,6 +99,7 @@ enum StoreBenchmark {
         var store = try SensorStore(configuration: configuration, clock: clock, timeline: timeline)
         let id = try store.register(stream.descriptor)
         let cpuBefore = cpuSeconds()
+        let callerBefore = threadCPUSeconds()
         for dayIndex in 0..<days {
             let shift = Int64(dayIndex) * day
             var first = 0
@@ -91,6 +113,7 @@ enum StoreBenchmark {
                 first = end
             }
         }
+        let callerCPU = threadCPUSeconds() - callerBefore
         try store.close()
         let ingestCPU = cpuSeconds() - cpuBefore
         let total = stream.count * days
@@ -129,6 +152,7 @@ enum StoreBenchmark {
         return OurFigures(
             bytesPerSample: Double(fileBytes) / Double(total),
             ingestCPUPerMillion: ingestCPU / Double(total) * 1e6,
+            callerCPUPerMillion: callerCPU / Double(total) * 1e6,
             querySamplesPerSecond: Double(decoded) / queryWall,
             queryCPUPerMillion: queryCPU / Double(decoded) * 1e6,
             purgeSeconds: purgeSeconds, purgedSamples: purged.purgedSamples, lossless: lossless,
@@ -181,16 +205,30 @@ enum StoreBenchmark {
         return cpu / Double(stream.count) * 1e6
     }
 
-    /// An hour of the accelerometer with receive times as an IIO buffer read would give them.
-    static func measureBatchedReceive(workdir: String) throws -> Double {
+    /// How a modelled IIO read's receive time relates to its newest sample.
+    enum ReadLatency {
+        /// 50 µs + Exp(200 µs) after the newest sample's (timestamp channel) time.
+        case exponential
+        /// Exactly the newest sample's time: sensor times are derived from the receive time
+        /// (receive − k·period), as `IIODeviceCapture` does without a timestamp channel.
+        case derived
+    }
+
+    /// An hour of the accelerometer with receive times as an IIO buffer read would give them
+    /// (a read every 10 samples; every sample of a read shares its receive time), or, for
+    /// `model` nil, receive = sensor time.
+    static func measureBatchedReceive(workdir: String, latency model: ReadLatency?) throws -> Double {
         let stream = ReferenceStream.accelerometer(seconds: 3_600)
         var random = BenchRandom(seed: 99)
         var receive = [Int64](repeating: 0, count: stream.count)
         var batchStart = 0
         while batchStart < stream.count {
             let end = min(batchStart + 10, stream.count)
-            let latency = 50_000 + Int64(-log(random.unit() + 1e-300) * 200_000)
-            for i in batchStart..<end { receive[i] = stream.times[end - 1] + latency }
+            let latency: Int64 = switch model {
+            case .exponential: 50_000 + Int64(-log(random.unit() + 1e-300) * 200_000)
+            case .derived, nil: 0
+            }
+            for i in batchStart..<end { receive[i] = model == nil ? stream.times[i] : stream.times[end - 1] + latency }
             batchStart = end
         }
         let directory = workdir + "/ours-receive"
@@ -282,6 +320,7 @@ enum StoreBenchmark {
         line("ingest CPU-s / M samples", ours.ingestCPUPerMillion, "ingest_cpu_s_per_m")
         line("query, full day (samples/s)", ours.querySamplesPerSecond, "query_samples_per_s")
         line("purge one day at 7-day window (s)", ours.purgeSeconds, "purge_s")
+        print("    ingest split: \(format(ours.callerCPUPerMillion)) CPU-s/M on the appending thread (building 1 s batches, enqueueing), \(format(ours.ingestCPUPerMillion - ours.callerCPUPerMillion)) on the writer queue and close()")
         print("    query on CPU time: \(format(1 / ours.queryCPUPerMillion))M samples per CPU-second of the querying thread (wall-clock figure above depends on the machine's load); purge removed \(ours.purgedSamples) samples")
         print("    lossless: \(ours.lossless ? "yes" : "NO") (every time, receive time and value of the queried day compared)")
         for (key, name) in names {
@@ -302,6 +341,9 @@ enum StoreBenchmark {
         print(line)
         fflush(nil)
     }
+
+    /// `format` with an explicit sign.
+    static func signed(_ value: Double) -> String { (value < 0 ? "−" : "+") + format(abs(value)) }
 
     static func format(_ value: Double) -> String {
         if value >= 1e6 { return String(format: "%.1fM", value / 1e6) }

@@ -63,7 +63,11 @@ enum CatalogSchema {
             active INTEGER NOT NULL,
             PRIMARY KEY (app, sensor)
         );
-        """
+        """,
+        // 1 → 2: chunks may be in ChunkCodec format 2 (`Predictor.receiveRuns`). Nothing to
+        // convert — format 2 reads format 1 — but a build that knows only format 1 must refuse
+        // this database (`newerSchema`) instead of dropping format-2 chunks as corrupt.
+        "-- chunk format 2",
     ]
 
     static var currentVersion: Int64 { Int64(migrations.count) }

@@ -18,6 +18,12 @@ final class StreamRegistry: Sendable {
     }
 
     func descriptor(_ id: StreamID) -> StreamDescriptor? { state.withLock { $0.byID[id] } }
+
+    /// Runs `body` on a stream's descriptor inside the lock, without copying it out (the hot
+    /// path of `append`); nil for an unknown stream. `body` must be quick.
+    func withDescriptor<T: Sendable>(_ id: StreamID, _ body: (borrowing StreamDescriptor) -> T) -> T? {
+        state.withLock { state in state.byID[id].map { body($0) } }
+    }
     func id(forKey key: String) -> StreamID? { state.withLock { $0.byKey[key] } }
 
     var all: [StoredStream] {

@@ -6,38 +6,40 @@
 
 /// Appends bit fields of 0…64 bits, least-significant bit first.
 struct BitWriter {
-    private var words: [UInt64] = []
+    /// Whole words written are `storage[0..<wordCount]`; the rest is room, kept across
+    /// `removeAll()` so one writer serves every column of a chunk.
+    private var storage: [UInt64] = []
+    private var wordCount = 0
     private var accumulator: UInt64 = 0
     /// Bits used in `accumulator`, always < 64.
     private var fill = 0
 
     init(reservingBits bits: Int = 0) {
-        words.reserveCapacity(bits / 64 + 1)
+        // Room only: every word is stored before it is read, so it need not be zeroed first.
+        storage = [UInt64](unsafeUninitializedCapacity: bits / 64 + 2) { _, initialized in initialized = bits / 64 + 2 }
     }
 
     /// Bits written so far.
-    var bitCount: Int { words.count &* 64 &+ fill }
+    var bitCount: Int { wordCount &* 64 &+ fill }
 
     /// Writes the low `count` bits of `value`; the bits above `count` must be zero.
     @inline(__always)
     mutating func write(_ value: UInt64, bits count: Int) {
         assert(count >= 0 && count <= 64 && (count == 64 || value >> UInt64(count) == 0))
         guard count > 0 else { return }
-        accumulator |= value &<< UInt64(fill)
+        let shift = UInt64(truncatingIfNeeded: fill)
+        accumulator |= value &<< shift
         let total = fill &+ count
         if total >= 64 {
-            words.append(accumulator)
-            accumulator = fill == 0 ? 0 : value &>> UInt64(64 &- fill)
+            if wordCount == storage.count { grow(toWords: wordCount + 1) }
+            storage[wordCount] = accumulator
+            wordCount &+= 1
+            // The bits that did not fit: value >> (64 − fill), which is 0 for fill = 0.
+            accumulator = (value &>> 1) &>> (63 &- shift)
             fill = total &- 64
         } else {
             fill = total
         }
-    }
-
-    /// Writes `count` zero bits followed by a one bit (a unary code); `count` ≤ 63.
-    @inline(__always)
-    mutating func writeUnary(_ count: Int) {
-        write(1 &<< UInt64(count), bits: count &+ 1)
     }
 
     /// A number of unknown size: its bit length in 7 bits (0…64), then the bits themselves.
@@ -47,22 +49,110 @@ struct BitWriter {
         write(value, bits: length)
     }
 
+    /// Runs `body` with a cursor that may write at most `bits` bits: the room is reserved first,
+    /// so the cursor's writes are plain stores through a pointer, with the bit buffer in
+    /// registers (the block coder's inner loops).
+    @inline(__always)
+    mutating func withReservedBits<Result>(_ bits: Int, _ body: (inout BitCursor) -> Result) -> Result {
+        let needed = wordCount + bits / 64 + 2
+        if needed > storage.count { grow(toWords: needed) }
+        let (start, accumulator, fill) = (wordCount, self.accumulator, self.fill)
+        let (result, cursor) = storage.withUnsafeMutableBufferPointer { words in
+            var cursor = BitCursor(words: words.baseAddress! + start, accumulator: accumulator, fill: fill)
+            let result = body(&cursor)
+            return (result, cursor)
+        }
+        assert(cursor.written * 64 + cursor.fill - fill <= bits, "wrote more than reserved")
+        wordCount = start + cursor.written
+        self.accumulator = cursor.accumulator
+        self.fill = cursor.fill
+        return result
+    }
+
+    private mutating func grow(toWords words: Int) {
+        let count = max(words, storage.count * 2)
+        var larger = [UInt64](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
+        larger.withUnsafeMutableBufferPointer { larger in
+            storage.withUnsafeBufferPointer { old in
+                _ = larger.initialize(from: UnsafeBufferPointer(rebasing: old[0..<wordCount]))
+            }
+        }
+        storage = larger
+    }
+
+    /// Forgets what was written, keeping the memory for the next column.
+    mutating func removeAll() {
+        wordCount = 0
+        accumulator = 0
+        fill = 0
+    }
+
+    /// Appends the bits written, as little-endian bytes, the last byte padded with zero bits.
+    func append(to bytes: inout [UInt8]) {
+        #if _endian(little)
+        storage.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<wordCount * 8])) }
+        #else
+        for index in 0..<wordCount {
+            withUnsafeBytes(of: storage[index].littleEndian) { bytes.append(contentsOf: $0) }
+        }
+        #endif
+        let tailBytes = (fill + 7) / 8
+        withUnsafeBytes(of: accumulator.littleEndian) { tail in
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: tail[0..<tailBytes]))
+        }
+    }
+
     /// The bits written, as little-endian bytes, the last byte padded with zero bits.
     func bytes() -> [UInt8] {
-        let byteCount = (bitCount + 7) / 8
-        var out = [UInt8](repeating: 0, count: words.count * 8 + 8)
-        out.withUnsafeMutableBytes { raw in
-            for (index, word) in words.enumerated() {
-                raw.storeBytes(of: word.littleEndian, toByteOffset: index * 8, as: UInt64.self)
-            }
-            raw.storeBytes(of: accumulator.littleEndian, toByteOffset: words.count * 8, as: UInt64.self)
-        }
-        out.removeLast(out.count - byteCount)
+        var out: [UInt8] = []
+        append(to: &out)
         return out
     }
 
     /// Bits needed for `writeVarBits(value)`.
     static func varBitsCost(_ value: UInt64) -> Int { 7 + 64 - value.leadingZeroBitCount }
+}
+
+/// Writes bit fields into room a `BitWriter` reserved (`withReservedBits`); same bit order.
+struct BitCursor {
+    private let words: UnsafeMutablePointer<UInt64>
+    /// Whole words stored so far.
+    private(set) var written = 0
+    private(set) var accumulator: UInt64
+    private(set) var fill: Int
+
+    fileprivate init(words: UnsafeMutablePointer<UInt64>, accumulator: UInt64, fill: Int) {
+        self.words = words
+        self.accumulator = accumulator
+        self.fill = fill
+    }
+
+    /// Writes the low `count` bits of `value` (0…64 bits); the bits above `count` must be zero.
+    /// Branch-free but for the word boundary, with no conversion that could trap.
+    @inline(__always)
+    mutating func write(_ value: UInt64, bits count: Int) {
+        let shift = UInt64(truncatingIfNeeded: fill)
+        accumulator |= value &<< shift
+        let total = fill &+ count
+        if total >= 64 {
+            words[written] = accumulator
+            written &+= 1
+            // The bits that did not fit: value >> (64 − fill), which is 0 for fill = 0
+            // (`&>>` masks its shift to 6 bits, so 64 − 0 would not shift at all).
+            accumulator = (value &>> 1) &>> (63 &- shift)
+            fill = total &- 64
+        } else {
+            fill = total
+        }
+    }
+
+    /// `BitWriter.writeVarBits` through the cursor.
+    @inline(__always)
+    mutating func writeVarBits(_ value: UInt64) {
+        let length = 64 - value.leadingZeroBitCount
+        write(UInt64(length), bits: 7)
+        write(value, bits: length)
+    }
 }
 
 /// Reads bit fields written by `BitWriter` from memory that stays valid and readable for at least

@@ -1,7 +1,7 @@
 // The chunk format: a run of one stream's samples, columnar, compressed, checksummed. Pure
 // functions over bytes; docs/store.md describes the format for readers in other languages.
 //
-//   byte 0       format version (1)
+//   byte 0       format version (2; 1 is read too: format 2 only added Predictor.receiveRuns)
 //   byte 1       flags: bit 0 body is a zstd frame, bit 1 sensor times never decrease
 //   varint       sample count n
 //   varint       value column count c
@@ -33,13 +33,6 @@ struct ChunkSamples: Equatable, Sendable {
 
     var count: Int { times.count }
 
-    /// Samples `range` as a new chunk.
-    func slice(_ range: Range<Int>) -> ChunkSamples {
-        ChunkSamples(
-            times: Array(times[range]), receiveTimes: Array(receiveTimes[range]),
-            columns: columns.map { Array($0[range]) })
-    }
-
     mutating func append(contentsOf other: ChunkSamples) {
         precondition(other.columns.count == columns.count, "column count differs")
         times += other.times
@@ -63,7 +56,10 @@ enum ChunkCodecError: Error, Equatable, Sendable {
 }
 
 enum ChunkCodec {
-    static let formatVersion: UInt8 = 1
+    /// Written by this build. 2 added `Predictor.receiveRuns`; everything else is as in 1.
+    static let formatVersion: UInt8 = 2
+    /// Read by this build.
+    static let readableVersions: ClosedRange<UInt8> = 1...2
     static let compressedFlag: UInt8 = 1
     static let nonDecreasingFlag: UInt8 = 2
 
@@ -76,53 +72,32 @@ enum ChunkCodec {
 
     /// Encodes samples; `roles` gives `.integer` or `.float` for each value column.
     static func encode(_ samples: ChunkSamples, roles: [ColumnRole], effort: Effort) -> [UInt8] {
-        precondition(roles.count == samples.columns.count, "one role per value column")
-        let count = samples.count
-        precondition(samples.receiveTimes.count == count && samples.columns.allSatisfy { $0.count == count })
-        let fast = effort == .fast
+        encode(samples, range: 0..<samples.count, roles: roles, effort: effort)
+    }
 
-        var body: [UInt8] = []
-        body.reserveCapacity(count * 4 + 64)
-        func appendSection(_ section: [UInt8]) {
-            ByteVarint.append(UInt64(section.count), to: &body)
-            body += section
-        }
-        samples.times.withUnsafeBufferPointer { times in
-            appendSection(ColumnCoding.encode(times, role: .sensorTime, times: nil, fast: fast))
-            var offsets = [Int64](repeating: 0, count: count)
-            for index in 0..<count { offsets[index] = samples.receiveTimes[index] &- times[index] }
-            offsets.withUnsafeBufferPointer { offsets in
-                appendSection(ColumnCoding.encode(offsets, role: .receiveOffset, times: times, fast: fast))
-            }
-        }
-        for (column, role) in zip(samples.columns, roles) {
-            column.withUnsafeBufferPointer { appendSection(ColumnCoding.encode($0, role: role, times: nil, fast: fast)) }
-        }
+    /// Encodes the samples in `range` (no copy of the columns is made).
+    static func encode(_ samples: ChunkSamples, range: Range<Int>, roles: [ColumnRole], effort: Effort) -> [UInt8] {
+        var encoder = ChunkEncoder()
+        return encoder.encode(samples, range: range, roles: roles, effort: effort)
+    }
 
-        var flags: UInt8 = 0
-        if samples.times.indices.dropFirst().allSatisfy({ samples.times[$0 - 1] <= samples.times[$0] }) {
-            flags |= nonDecreasingFlag
-        }
-        var compressed: [UInt8]?
-        if !fast, body.count >= 64, let packed = body.withUnsafeBytes({ Zstd.compress($0, level: 3) }),
-           packed.count + 4 < body.count - body.count / 32 {
-            compressed = packed
-            flags |= compressedFlag
-        }
+    /// zstd's level for sealed chunks. The body is already entropy coded, so zstd only finds
+    /// repeats (an ECG's beats); level 1 finds as much of that as 3 does on our streams.
+    static let zstdLevel: Int32 = 1
 
-        var out: [UInt8] = [formatVersion, flags]
-        out.reserveCapacity((compressed?.count ?? body.count) + 24)
-        ByteVarint.append(UInt64(count), to: &out)
-        ByteVarint.append(UInt64(samples.columns.count), to: &out)
-        if let compressed {
-            ByteVarint.append(UInt64(body.count), to: &out)
-            out += compressed
-        } else {
-            out += body
-        }
-        let crc = CRC32C.checksum(out)
-        withUnsafeBytes(of: crc.littleEndian) { out += $0 }
-        return out
+    /// Whether zstd might save the 1/32 that pays for decompressing: a probe of four 4 KiB
+    /// slices spread over the body is compressed first, and the whole body only when the probe
+    /// shrinks by at least that much. Most sensor bodies are incompressible (noise), and a
+    /// failed attempt on the whole body costs more than the rest of sealing a column.
+    static func worthCompressing(_ body: [UInt8]) -> Bool {
+        let slice = 4_096, slices = 4
+        guard body.count > 4 * slice * slices else { return true }
+        var probe: [UInt8] = []
+        probe.reserveCapacity(slice * slices)
+        let step = (body.count - slice) / (slices - 1)
+        for index in 0..<slices { probe += body[index * step..<index * step + slice] }
+        guard let packed = probe.withUnsafeBytes({ Zstd.compress($0, level: zstdLevel) }) else { return false }
+        return packed.count < probe.count - probe.count / 32
     }
 
     /// True when the trailing CRC-32C matches the bytes before it.
@@ -153,7 +128,7 @@ enum ChunkCodec {
 
     static func decode(_ raw: UnsafeRawBufferPointer) throws(ChunkCodecError) -> (header: Header, samples: ChunkSamples) {
         guard checksumMatches(raw) else { throw .checksumMismatch }
-        guard raw[0] == formatVersion else { throw .unsupportedVersion(raw[0]) }
+        guard readableVersions.contains(raw[0]) else { throw .unsupportedVersion(raw[0]) }
         let flags = raw[1]
         let end = raw.count - 4
         var offset = 2

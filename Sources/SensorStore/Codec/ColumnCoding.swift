@@ -1,11 +1,11 @@
-import Foundation
-
 // One column of a chunk: a predictor turns the values into small residuals, `ResidualCoding`
-// stores them. The encoder tries the predictors that suit the column's role and keeps the one
-// whose residuals have the smallest total magnitude (FLAC's rule of thumb). Pure functions.
+// stores them. The encoder measures the predictors that suit the column's role on a sample of it
+// (`ColumnSample`) and keeps the one whose residuals look cheapest; then it codes the column in
+// one pass, block by block, without a column-sized residual buffer. Pure functions.
 //
 // Section layout (a bit stream, byte-aligned at its end):
 //   8 bits predictor, predictor parameters, warm-up values (varbits, zigzag), residual blocks.
+// `.receiveRuns` instead stores the run count and two nested columns (see `ReceiveRuns`).
 
 /// How a column's values are predicted from what came before.
 enum Predictor: UInt8 {
@@ -22,15 +22,17 @@ enum Predictor: UInt8 {
     /// around the nominal sampling grid. For sensor timestamps.
     case grid = 4
     /// The receive offset (receive − sensor time) assuming the same receive time as the previous
-    /// sample: zero inside a batch read, so batched reads cost almost nothing.
+    /// sample: zero inside a batch read.
     case heldReceive = 5
+    /// Receive times as runs of equal values (one run per batch read): run lengths and, per run,
+    /// the receive time minus the sensor time of the run's last sample (the read's latency).
+    /// Format 2 and later.
+    case receiveRuns = 6
 }
 
 /// What a column holds, which decides the predictors worth trying.
 enum ColumnRole {
     case sensorTime
-    /// Receive time minus sensor time; needs the sensor times as side information.
-    case receiveOffset
     case integer
     /// Float64 bit patterns; only predictors that are exact on bit patterns make sense.
     case float
@@ -41,131 +43,126 @@ enum ColumnCoding {
     static let linearShift = 14
     static let gridFractionBits: Int64 = 16
 
-    /// Encodes one column into its section bytes. `times` is required for `.receiveOffset`.
+    /// Encodes sensor times or a value column into `writer` (the caller byte-aligns sections).
     static func encode(
-        _ values: UnsafeBufferPointer<Int64>, role: ColumnRole,
-        times: UnsafeBufferPointer<Int64>?, fast: Bool
-    ) -> [UInt8] {
+        _ values: UnsafeBufferPointer<Int64>, role: ColumnRole, fast: Bool, into writer: inout BitWriter
+    ) {
         let count = values.count
-        var best: (predictor: Predictor, parameters: PredictorParameters, cost: Double)?
-        func consider(_ predictor: Predictor, _ parameters: PredictorParameters, _ cost: Double) {
-            if best == nil || cost < best!.cost { best = (predictor, parameters, cost) }
+        guard count > 0, let x = values.baseAddress else {
+            writer.write(UInt64(Predictor.verbatim.rawValue), bits: 8)
+            return
         }
-        // One buffer of residuals, holding those of `buffered` (the last predictor computed in full).
-        var buffer = [Int64](unsafeUninitializedCapacity: count) { memory, initialized in
-            memory.initialize(repeating: 0)
-            initialized = count
+        let sample = ColumnSample(count: count)
+        var best = (predictor: Predictor.verbatim, parameters: PredictorParameters(), bits: Int.max)
+        func consider(_ predictor: Predictor, _ bits: Int, _ parameters: PredictorParameters = PredictorParameters()) {
+            if bits < best.bits { best = (predictor, parameters, bits) }
         }
-        var buffered: Predictor?
-        func computeInFull(_ predictor: Predictor, _ parameters: PredictorParameters) -> Double {
-            buffered = predictor
-            return buffer.withUnsafeMutableBufferPointer { out in
-                residuals(values, predictor: predictor, parameters: parameters, times: times, into: out)
-            }
-        }
-
-        let simple = simpleCosts(values, times: role == .receiveOffset ? times : nil)
         switch role {
         case .sensorTime:
-            consider(.delta2, PredictorParameters(), simple.delta2)
-            consider(.delta, PredictorParameters(), simple.delta)
-            if let grid = PredictorParameters.fit(.grid, values: values, times: nil) {
-                consider(.grid, grid, computeInFull(.grid, grid))
+            consider(.delta2, sample.estimatedBits { SecondDeltaResiduals(x, from: $0) })
+            consider(.delta, sample.estimatedBits { DeltaResiduals(x, from: $0) })
+            if let grid = PredictorParameters.fitGrid(values, sample: sample) {
+                consider(.grid, sample.estimatedBits { GridResiduals(x: x, index: $0, parameters: grid) }, grid)
             }
-        case .receiveOffset:
-            consider(.verbatim, PredictorParameters(), simple.verbatim)
-            consider(.heldReceive, PredictorParameters(), simple.held)
-            consider(.delta, PredictorParameters(), simple.delta)
         case .integer:
-            consider(.delta, PredictorParameters(), simple.delta)
-            consider(.delta2, PredictorParameters(), simple.delta2)
-            consider(.verbatim, PredictorParameters(), simple.verbatim)
-            if !fast, let linear = PredictorParameters.fit(.linear, values: values, times: nil) {
-                consider(.linear, linear, computeInFull(.linear, linear))
+            consider(.delta, sample.estimatedBits { DeltaResiduals(x, from: $0) })
+            consider(.delta2, sample.estimatedBits { SecondDeltaResiduals(x, from: $0) })
+            consider(.verbatim, sample.estimatedBits { VerbatimResiduals(x: x, index: $0) })
+            if !fast, let linear = PredictorParameters.fitLinear(values, sample: sample) {
+                let coefficients = linear.coefficients
+                consider(.linear, sample.estimatedBits { LinearResiduals(x, from: $0, coefficients: coefficients) }, linear)
             }
         case .float:
-            consider(.delta, PredictorParameters(), simple.delta)
-            consider(.verbatim, PredictorParameters(), simple.verbatim)
+            consider(.delta, sample.estimatedBits { DeltaResiduals(x, from: $0) })
+            consider(.verbatim, sample.estimatedBits { VerbatimResiduals(x: x, index: $0) })
         }
-        let chosen = best!  // the parameter-free predictors always apply
-        if buffered != chosen.predictor { _ = computeInFull(chosen.predictor, chosen.parameters) }
-
-        var writer = BitWriter(reservingBits: count * 8)
-        writer.write(UInt64(chosen.predictor.rawValue), bits: 8)
-        chosen.parameters.writeHeader(chosen.predictor, into: &writer)
-        let warm = min(chosen.parameters.warmUp(chosen.predictor), count)
-        for index in 0..<warm {
-            writer.writeVarBits(zigzag(values[index]))
-        }
-        buffer.withUnsafeBufferPointer { residuals in
-            ResidualCoding.encode(UnsafeBufferPointer(rebasing: residuals[warm..<count]), into: &writer, fast: fast)
-        }
-        return writer.bytes()
+        write(x, count: count, predictor: best.predictor, parameters: best.parameters, into: &writer)
     }
 
-    /// Total residual magnitudes of the parameter-free predictors, in one pass without storing
-    /// residuals (the warm-up values are counted approximately; this only ranks predictors).
-    private static func simpleCosts(_ x: UnsafeBufferPointer<Int64>, times: UnsafeBufferPointer<Int64>?)
-        -> (verbatim: Double, delta: Double, delta2: Double, held: Double)
-    {
-        let count = x.count
-        var verbatim: Double = 0, delta: Double = 0, delta2: Double = 0, held: Double = 0
-        for i in 0..<min(count, 2) { verbatim += abs(Double(x[i])) }
-        if count >= 2 { delta += abs(Double(x[1] &- x[0])) }
-        if count > 2 {
-            for i in 2..<count {
-                let d = x[i] &- x[i - 1]
-                verbatim += abs(Double(x[i]))
-                delta += abs(Double(d))
-                delta2 += abs(Double(d &- (x[i - 1] &- x[i - 2])))
-            }
-        }
-        if let t = times, count >= 2 {
-            for i in 1..<count { held += abs(Double(x[i] &- (x[i - 1] &+ t[i - 1] &- t[i]))) }
-        }
-        return (verbatim, delta, delta2, held)
-    }
-
-    /// Computes residuals for indices ≥ warm-up (earlier entries are left untouched) and returns
-    /// their total magnitude.
-    private static func residuals(
-        _ x: UnsafeBufferPointer<Int64>, predictor: Predictor, parameters: PredictorParameters,
-        times: UnsafeBufferPointer<Int64>?, into r: UnsafeMutableBufferPointer<Int64>
-    ) -> Double {
-        let count = x.count
+    /// Writes the section of `x` under a chosen predictor.
+    static func write(
+        _ x: UnsafePointer<Int64>, count: Int, predictor: Predictor, parameters: PredictorParameters,
+        into writer: inout BitWriter
+    ) {
+        writer.write(UInt64(predictor.rawValue), bits: 8)
+        parameters.writeHeader(predictor, into: &writer)
         let warm = min(parameters.warmUp(predictor), count)
-        var magnitude: Double = 0
-        @inline(__always) func put(_ index: Int, _ value: Int64) {
-            r[index] = value
-            magnitude += abs(Double(value))
-        }
+        for index in 0..<warm { writer.writeVarBits(zigzag(x[index])) }
+        let rest = count - warm
+        guard rest > 0 else { return }
         switch predictor {
         case .verbatim:
-            for i in warm..<count { put(i, x[i]) }
+            var source = VerbatimResiduals(x: x, index: warm)
+            ResidualCoding.encode(&source, count: rest, into: &writer)
         case .delta:
-            for i in warm..<count { put(i, x[i] &- x[i - 1]) }
+            var source = DeltaResiduals(x, from: warm)
+            ResidualCoding.encode(&source, count: rest, into: &writer)
         case .delta2:
-            for i in warm..<count { put(i, x[i] &- 2 &* x[i - 1] &+ x[i - 2]) }
+            var source = SecondDeltaResiduals(x, from: warm)
+            ResidualCoding.encode(&source, count: rest, into: &writer)
         case .linear:
-            let order = parameters.coefficients.count
-            let shift = Int64(linearShift)
-            let rounding: Int64 = 1 << (shift - 1)
-            parameters.coefficients.withUnsafeBufferPointer { c in
-                for i in warm..<count {
-                    var acc: Int64 = rounding
-                    for k in 0..<order {
-                        acc &+= c[k] &* (x[i - 1 - k] &- x[i - 2 - k])
-                    }
-                    put(i, (x[i] &- x[i - 1]) &- (acc &>> shift))
-                }
-            }
+            var source = LinearResiduals(x, from: warm, coefficients: parameters.coefficients)
+            ResidualCoding.encode(&source, count: rest, into: &writer)
         case .grid:
-            for i in warm..<count { put(i, x[i] &- gridPrediction(i, parameters)) }
-        case .heldReceive:
-            let t = times!
-            for i in warm..<count { put(i, x[i] &- (x[i - 1] &+ t[i - 1] &- t[i])) }
+            var source = GridResiduals(x: x, index: warm, parameters: parameters)
+            ResidualCoding.encode(&source, count: rest, into: &writer)
+        case .heldReceive, .receiveRuns:
+            preconditionFailure("receive predictors are written by encodeReceive")
         }
-        return magnitude
+    }
+
+    /// Encodes receive times, as offsets from the sensor times `times`, into `writer`.
+    static func encodeReceive(
+        _ receive: UnsafeBufferPointer<Int64>, times: UnsafeBufferPointer<Int64>, into writer: inout BitWriter
+    ) {
+        precondition(receive.count == times.count)
+        let count = receive.count
+        guard count > 0, let r = receive.baseAddress, let t = times.baseAddress else {
+            writer.write(UInt64(Predictor.verbatim.rawValue), bits: 8)
+            return
+        }
+        // The common case of receive = sensor time (or any constant offset): verbatim, every block
+        // constant, found with one cheap comparison pass.
+        let offset = r[0] &- t[0]
+        var constant = true
+        for i in 1..<count where r[i] &- t[i] != offset {
+            constant = false
+            break
+        }
+        if constant {
+            writer.write(UInt64(Predictor.verbatim.rawValue), bits: 8)
+            ResidualCoding.encodeConstant(offset, count: count, into: &writer)
+            return
+        }
+        // Batch reads: few distinct receive times, each shared by a run of samples.
+        if let runs = ReceiveRuns(receive: receive, times: times) {
+            runs.write(into: &writer)
+            return
+        }
+        let sample = ColumnSample(count: count)
+        let verbatim = sample.estimatedBits { ReceiveOffsetResiduals(receive: r, times: t, index: $0) }
+        var best = (predictor: Predictor.verbatim, bits: verbatim)
+        let held = sample.estimatedBits { HeldReceiveResiduals(receive: r, index: $0) }
+        if held < best.bits { best = (.heldReceive, held) }
+        let delta = sample.estimatedBits { ReceiveOffsetDeltaResiduals(receive: r, times: t, index: $0) }
+        if delta < best.bits { best = (.delta, delta) }
+
+        writer.write(UInt64(best.predictor.rawValue), bits: 8)
+        let warm = min(PredictorParameters().warmUp(best.predictor), count)
+        if warm > 0 { writer.writeVarBits(zigzag(r[0] &- t[0])) }
+        let rest = count - warm
+        guard rest > 0 else { return }
+        switch best.predictor {
+        case .heldReceive:
+            var source = HeldReceiveResiduals(receive: r, index: warm)
+            ResidualCoding.encode(&source, count: rest, into: &writer)
+        case .delta:
+            var source = ReceiveOffsetDeltaResiduals(receive: r, times: t, index: warm)
+            ResidualCoding.encode(&source, count: rest, into: &writer)
+        default:
+            var source = ReceiveOffsetResiduals(receive: r, times: t, index: warm)
+            ResidualCoding.encode(&source, count: rest, into: &writer)
+        }
     }
 
     @inline(__always)
@@ -173,7 +170,8 @@ enum ColumnCoding {
         parameters.origin &+ ((Int64(index) &* parameters.period &+ (1 << (gridFractionBits - 1))) &>> gridFractionBits)
     }
 
-    /// Decodes a section of `count` values into `output`.
+    /// Decodes a section of `count` values into `x`; `times` (the decoded sensor times) is
+    /// required for the receive column.
     static func decode(
         section: UnsafeRawBufferPointer, count: Int, times: UnsafePointer<Int64>?,
         into x: UnsafeMutablePointer<Int64>
@@ -183,8 +181,21 @@ enum ColumnCoding {
             throw .malformed("empty column section")
         }
         var reader = BitReader(base: base, limit: section.count * 8)
+        try read(count: count, from: &reader, times: times, nested: false, into: x)
+    }
+
+    /// Reads one column from `reader`. Nested columns (inside `.receiveRuns`) may not nest again.
+    static func read(
+        count: Int, from reader: inout BitReader, times: UnsafePointer<Int64>?, nested: Bool,
+        into x: UnsafeMutablePointer<Int64>
+    ) throws(ChunkCodecError) {
         guard let predictor = Predictor(rawValue: UInt8(reader.read(bits: 8))) else {
             throw .malformed("unknown predictor")
+        }
+        if predictor == .receiveRuns {
+            guard !nested, let times else { throw .malformed("receive runs outside a receive column") }
+            try ReceiveRuns.read(count: count, from: &reader, times: times, into: x)
+            return
         }
         let parameters = try PredictorParameters.read(predictor, from: &reader)
         let warm = min(parameters.warmUp(predictor), count)
@@ -196,7 +207,7 @@ enum ColumnCoding {
         try ResidualCoding.decode(count: count - warm, from: &reader, into: x + warm)
 
         switch predictor {
-        case .verbatim:
+        case .verbatim, .receiveRuns:
             break
         case .delta:
             if warm < count {
@@ -213,7 +224,7 @@ enum ColumnCoding {
         case .grid:
             for i in 0..<count { x[i] = x[i] &+ gridPrediction(i, parameters) }
         case .heldReceive:
-            guard let t = times else { throw .malformed("receive column without times") }
+            guard let t = times, !nested else { throw .malformed("receive column without times") }
             for i in warm..<count { x[i] = x[i] &+ x[i - 1] &+ t[i - 1] &- t[i] }
         }
     }
@@ -255,148 +266,3 @@ enum ColumnCoding {
     }
 }
 
-/// The parameters a predictor carries in the section header.
-struct PredictorParameters {
-    /// `.grid`: the fitted value at index 0.
-    var origin: Int64 = 0
-    /// `.grid`: the fitted period in 1/65536 ns.
-    var period: Int64 = 0
-    /// `.linear`: quantised coefficients (scaled by 2^linearShift), newest difference first.
-    var coefficients: [Int64] = []
-
-    /// Values stored verbatim before the first residual.
-    func warmUp(_ predictor: Predictor) -> Int {
-        switch predictor {
-        case .verbatim, .grid: 0
-        case .delta, .heldReceive: 1
-        case .delta2: 2
-        case .linear: coefficients.count + 1
-        }
-    }
-
-    /// Fits the parameters of `predictor` to the values; nil when the predictor does not apply.
-    static func fit(
-        _ predictor: Predictor, values: UnsafeBufferPointer<Int64>, times: UnsafeBufferPointer<Int64>?
-    ) -> PredictorParameters? {
-        switch predictor {
-        case .verbatim, .delta, .delta2:
-            return PredictorParameters()
-        case .heldReceive:
-            return times == nil ? nil : PredictorParameters()
-        case .grid:
-            return fitGrid(values)
-        case .linear:
-            return fitLinear(values)
-        }
-    }
-
-    /// Least-squares line through (i, t[i]).
-    private static func fitGrid(_ t: UnsafeBufferPointer<Int64>) -> PredictorParameters? {
-        let count = t.count
-        guard count >= 2 else { return nil }
-        let first = t[0]
-        let n = Double(count)
-        let meanIndex = (n - 1) / 2
-        var sumY: Double = 0, sumXY: Double = 0
-        for i in 0..<count {
-            let y = Double(t[i] &- first)
-            sumY += y
-            sumXY += (Double(i) - meanIndex) * y
-        }
-        let sumXX = n * (n * n - 1) / 12
-        let slope = sumXY / sumXX
-        let intercept = sumY / n - slope * meanIndex
-        let scaledPeriod = (slope * 65536).rounded()
-        guard scaledPeriod.isFinite, abs(scaledPeriod) < 9e18, intercept.isFinite, abs(intercept) < 9e18 else {
-            return nil
-        }
-        return PredictorParameters(origin: first &+ Int64(intercept.rounded()), period: Int64(scaledPeriod))
-    }
-
-    /// Linear prediction of first differences: autocorrelation, Levinson–Durbin, order chosen by
-    /// estimated bits, coefficients quantised to `linearShift` fractional bits.
-    private static func fitLinear(_ x: UnsafeBufferPointer<Int64>) -> PredictorParameters? {
-        let count = x.count
-        let maxOrder = ColumnCoding.maxLinearOrder
-        guard count >= 16 * (maxOrder + 2) else { return nil }
-        // The autocorrelation of the first 16 Ki differences is estimate enough (and cheap).
-        let used = min(count - 1, 16_384)
-        var d = [Double](repeating: 0, count: used)
-        for i in 1...used { d[i - 1] = Double(x[i] &- x[i - 1]) }
-        var r = [Double](repeating: 0, count: maxOrder + 1)
-        d.withUnsafeBufferPointer { d in
-            for lag in 0...maxOrder {
-                var sum: Double = 0
-                for i in lag..<d.count { sum += d[i] * d[i - lag] }
-                r[lag] = sum
-            }
-        }
-        guard r[0].isFinite, r[0] > 0 else { return nil }
-        r[0] *= 1 + 1e-9
-        var a = [Double](repeating: 0, count: maxOrder + 1)
-        var error = r[0]
-        var bestOrder = 0
-        var bestCost = Double(count) / 2 * log2(error / Double(used))
-        var bestA = a
-        for m in 1...maxOrder {
-            var acc = r[m]
-            for j in 1..<m { acc -= a[j] * r[m - j] }
-            let k = acc / error
-            guard k.isFinite, abs(k) < 1 else { break }
-            var next = a
-            next[m] = k
-            for j in 1..<m { next[j] = a[j] - k * a[m - j] }
-            a = next
-            error *= 1 - k * k
-            guard error > 0 else { break }
-            let cost = Double(count) / 2 * log2(error / Double(used)) + Double(m) * 24
-            if cost < bestCost {
-                bestCost = cost
-                bestOrder = m
-                bestA = a
-            }
-        }
-        guard bestOrder > 0 else { return nil }
-        let scale = Double(1 << ColumnCoding.linearShift)
-        var coefficients: [Int64] = []
-        for j in 1...bestOrder {
-            let c = (bestA[j] * scale).rounded()
-            guard c.isFinite, abs(c) < Double(1 << 24) else { return nil }
-            coefficients.append(Int64(c))
-        }
-        return PredictorParameters(coefficients: coefficients)
-    }
-
-    func writeHeader(_ predictor: Predictor, into writer: inout BitWriter) {
-        switch predictor {
-        case .grid:
-            writer.writeVarBits(zigzag(origin))
-            writer.writeVarBits(zigzag(period))
-        case .linear:
-            writer.write(UInt64(coefficients.count), bits: 5)
-            for c in coefficients { writer.writeVarBits(zigzag(c)) }
-        default:
-            break
-        }
-    }
-
-    static func read(_ predictor: Predictor, from reader: inout BitReader) throws(ChunkCodecError) -> PredictorParameters {
-        switch predictor {
-        case .grid:
-            let origin = unzigzag(reader.readVarBits())
-            let period = unzigzag(reader.readVarBits())
-            return PredictorParameters(origin: origin, period: period)
-        case .linear:
-            let order = Int(reader.read(bits: 5))
-            guard order >= 1, order <= ColumnCoding.maxLinearOrder else { throw .malformed("linear order \(order)") }
-            var coefficients: [Int64] = []
-            for _ in 0..<order {
-                coefficients.append(unzigzag(reader.readVarBits()))
-                if reader.overran { throw .malformed("coefficients run past their section") }
-            }
-            return PredictorParameters(coefficients: coefficients)
-        default:
-            return PredictorParameters()
-        }
-    }
-}

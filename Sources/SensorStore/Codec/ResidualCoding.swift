@@ -1,5 +1,6 @@
 // Entropy coding of prediction residuals, in blocks of `blockLength` values. Each block picks the
-// cheapest of three exact codings (the encoder computes every candidate's size in bits):
+// cheapest of four exact codings (the encoder computes each candidate's size in bits, and skips
+// frame of reference and uniform where they cannot win — see `encodeBlock`):
 //
 //   mode 0, frame of reference: 7-bit width w, the block minimum m (varbits, zigzag), then each
 //           value as (r − m) in w bits. Best for uniform noise such as timestamp jitter, and for
@@ -22,152 +23,255 @@ enum ResidualCoding {
     static let escapeQuotient = 32
     static let maxRiceParameter = 56
 
-    /// Encodes `residuals` (any count, including zero) into `writer`.
-    static func encode(_ residuals: UnsafeBufferPointer<Int64>, into writer: inout BitWriter, fast: Bool) {
-        var zigzags = [UInt64](repeating: 0, count: blockLength)
-        zigzags.withUnsafeMutableBufferPointer { zz in
-            var start = 0
-            while start < residuals.count {
-                let count = min(blockLength, residuals.count - start)
-                let block = UnsafeBufferPointer(rebasing: residuals[start..<start + count])
-                encodeBlock(block, zigzags: zz, into: &writer, fast: fast)
-                start += count
+    /// Encodes the next `count` residuals of `source` into `writer`, block by block: each block
+    /// is drawn into a small buffer, measured (the statistics the choice of code needs) and coded
+    /// at once; no column-sized buffer is needed.
+    @inline(__always)
+    static func encode<Source: ResidualSource>(_ source: inout Source, count: Int, into writer: inout BitWriter) {
+        withUnsafeTemporaryAllocation(of: Int64.self, capacity: blockLength) { block in
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: blockLength) { zigzags in
+                var done = 0
+                while done < count {
+                    let length = min(blockLength, count - done)
+                    source.fill(block.baseAddress!, count: length)
+                    encodeBlock(
+                        UnsafeBufferPointer(rebasing: block[0..<length]), zigzags: zigzags.baseAddress!, into: &writer)
+                    done += length
+                }
             }
         }
     }
 
+    /// Encodes `residuals` (any count, including zero) into `writer`.
+    static func encode(_ residuals: UnsafeBufferPointer<Int64>, into writer: inout BitWriter) {
+        guard let base = residuals.baseAddress else { return }
+        var source = VerbatimResiduals(x: base, index: 0)
+        encode(&source, count: residuals.count, into: &writer)
+    }
+
+    /// What `encode` writes for `count` residuals that all equal `value`, without looking at them.
+    static func encodeConstant(_ value: Int64, count: Int, into writer: inout BitWriter) {
+        for _ in stride(from: 0, to: count, by: blockLength) { writeConstantBlock(value, into: &writer) }
+    }
+
+    /// A block whose values all equal `value`: frame of reference of width 0.
+    private static func writeConstantBlock(_ value: Int64, into writer: inout BitWriter) {
+        writer.write(0, bits: 2)
+        writer.write(0, bits: 7)
+        writer.writeVarBits(zigzag(value))
+    }
+
+    /// Chooses the cheapest code for a block and writes it. Every candidate considered is costed
+    /// exactly; frame of reference and uniform are only considered when the block's largest
+    /// value is within a few bits of its mean (otherwise the range is too wide for them to beat
+    /// Rice), which spares the block's minimum and maximum, a pass the compiler cannot vectorise.
     private static func encodeBlock(
-        _ block: UnsafeBufferPointer<Int64>, zigzags: UnsafeMutableBufferPointer<UInt64>,
-        into writer: inout BitWriter, fast: Bool
+        _ block: UnsafeBufferPointer<Int64>, zigzags: UnsafeMutablePointer<UInt64>, into writer: inout BitWriter
     ) {
         let count = block.count
-        var minimum = Int64.max, maximum = Int64.min
-        var sum = 0
-        var nonzero = 0
-        var maxZigzag: UInt64 = 0
+        let values = block.baseAddress!
+        // One vectorisable pass: zigzag codes, their sum, their bits or-ed together, zeros.
+        var sum: UInt64 = 0, bits: UInt64 = 0, zeros = 0
         for index in 0..<count {
-            let value = block[index]
-            minimum = min(minimum, value)
-            maximum = max(maximum, value)
-            let z = zigzag(value)
+            let z = zigzag(values[index])
             zigzags[index] = z
-            sum &+= Int(truncatingIfNeeded: min(z, 1 << 40))  // only to guess parameters
-            maxZigzag = max(maxZigzag, z)
-            if z != 0 { nonzero &+= 1 }
+            sum &+= z
+            bits |= z
+            zeros &+= z == 0 ? 1 : 0
         }
-        // A constant block (receive times equal to sensor times, a flat line): nothing per value.
-        if minimum == maximum {
-            writer.write(0, bits: 2)
-            writer.write(0, bits: 7)
-            writer.writeVarBits(zigzag(minimum))
+        let zz = UnsafeBufferPointer(start: zigzags, count: count)
+        if bits == 0 {
+            writeConstantBlock(0, into: &writer)
             return
         }
-        // Frame of reference.
-        let spread = UInt64(bitPattern: maximum &- minimum)
-        let width = 64 - spread.leadingZeroBitCount
-        let forCost = 2 + 7 + BitWriter.varBitsCost(zigzag(minimum)) + width * count
+        // The sum is exact while every value is below 2^55 (a block has at most 2^8 values).
+        let exactSum = bits < 1 << 55
+        let mean = exactSum ? sum / UInt64(count) : bits >> 1
+        let meanLength = 64 - mean.leadingZeroBitCount
+        let maxLength = 64 - bits.leadingZeroBitCount
 
         // Rice, with k near log2 of the mean: four parameters costed in one pass (exact while no
-        // value escapes), together with the uniform code's count of long codewords.
-        let zz = UnsafeBufferPointer(rebasing: zigzags[0..<count])
-        let mean = Double(sum) / Double(count)
-        let guess = mean < 2 ? 0 : min(maxRiceParameter, Int(mean.log2Floor))
+        // value escapes).
+        let guess = mean < 2 ? 0 : min(maxRiceParameter, meanLength - 1)
         let k0 = max(0, min(maxRiceParameter - 3, guess - 2))
-        let range = spread &+ 1
-        let uniformApplies = spread != UInt64.max && range & spread != 0
-        let uniformK = uniformApplies ? 63 - range.leadingZeroBitCount : 0
-        let short = uniformApplies ? (UInt64(2) &<< UInt64(uniformK)) &- range : 0
-        var s0 = 0, s1 = 0, s2 = 0, s3 = 0, long = 0
-        let shift = UInt64(k0)
-        for index in 0..<count {
-            let z = zz[index] &>> shift
-            s0 &+= Int(truncatingIfNeeded: z)
-            s1 &+= Int(truncatingIfNeeded: z &>> 1)
-            s2 &+= Int(truncatingIfNeeded: z &>> 2)
-            s3 &+= Int(truncatingIfNeeded: z &>> 3)
-            if UInt64(bitPattern: block[index] &- minimum) >= short { long &+= 1 }
+        let shifted = shiftedSums(zz, by: k0)
+        var best = (code: Code.rice(k: 0), cost: Int.max)
+        @inline(__always) func considerRice(_ k: Int, _ total: Int) {
+            // Exact unless some value might escape (its quotient reach 32): then count exactly.
+            let cost = bits &>> UInt64(k) < UInt64(escapeQuotient)
+                ? 2 + 6 + count * (1 + k) + total : riceCost(zz, k: k)
+            if cost < best.cost { best = (.rice(k: k), cost) }
         }
-        var bestRice = (k: 0, cost: Int.max)
-        for (offset, shifted) in [s0, s1, s2, s3].enumerated() {
-            let k = k0 + offset
-            let cost = maxZigzag &>> UInt64(k) < UInt64(escapeQuotient)
-                ? 2 + 6 + count * (1 + k) + shifted : riceCost(zz, k: k)
-            if cost < bestRice.cost { bestRice = (k, cost) }
-        }
+        considerRice(k0, shifted.0)
+        considerRice(k0 + 1, shifted.1)
+        considerRice(k0 + 2, shifted.2)
+        considerRice(k0 + 3, shifted.3)
 
         // Sparse, only when at least half the values are zero.
-        var bestSparse = (k: 0, cost: Int.max)
+        let nonzero = count - zeros
         if nonzero * 2 <= count {
-            let nonzeroMean = nonzero == 0 ? 0 : Double(sum) / Double(nonzero)
-            let k0 = nonzeroMean < 2 ? 0 : min(maxRiceParameter, Int(nonzeroMean.log2Floor))
-            for k in [k0, k0 - 1, k0 + 1] where k >= 0 && k <= maxRiceParameter {
+            let nonzeroMean = !exactSum ? mean : sum / UInt64(nonzero)
+            let k0 = nonzeroMean < 2 ? 0 : min(maxRiceParameter, 63 - nonzeroMean.leadingZeroBitCount)
+            for k in max(0, k0 - 1)...min(maxRiceParameter, k0 + 1) {
                 let cost = sparseCost(zz, k: k)
-                if cost < bestSparse.cost { bestSparse = (k, cost) }
+                if cost < best.cost { best = (.sparse(k: k), cost) }
             }
         }
 
-        // Uniform (truncated binary), when the range is not a power of two.
-        let uniformCost = uniformApplies
-            ? 2 + BitWriter.varBitsCost(zigzag(minimum)) + BitWriter.varBitsCost(spread) + uniformK * count + long
-            : Int.max
-
-        if uniformCost < forCost && uniformCost <= bestRice.cost && uniformCost <= bestSparse.cost {
-            let k = uniformK
-            writer.write(3, bits: 2)
-            writer.writeVarBits(zigzag(minimum))
-            writer.writeVarBits(spread)
+        // Frame of reference and uniform: they spend about log2(range) bits per value, Rice about
+        // log2(mean) + 2, and the range is at least half the largest value unless the values sit
+        // away from zero — in which case the largest value is close to the mean.
+        if maxLength <= meanLength + 3 || best.cost > count * maxLength {
+            var minimum = Int64.max, maximum = Int64.min
             for index in 0..<count {
-                let x = UInt64(bitPattern: block[index] &- minimum)
-                if x < short {
-                    writer.write(x, bits: k)
-                } else {
-                    let y = x &+ short
-                    writer.write(y &>> 1, bits: k)
-                    writer.write(y & 1, bits: 1)
+                minimum = min(minimum, values[index])
+                maximum = max(maximum, values[index])
+            }
+            if minimum == maximum {
+                writeConstantBlock(minimum, into: &writer)
+                return
+            }
+            let spread = UInt64(bitPattern: maximum &- minimum)
+            let width = 64 - spread.leadingZeroBitCount
+            let forCost = 2 + 7 + BitWriter.varBitsCost(zigzag(minimum)) + width * count
+            if forCost < best.cost { best = (.frameOfReference(minimum: minimum, width: width), forCost) }
+
+            // Uniform (truncated binary) when the range is not a power of two; its long
+            // codewords are only counted when it might win.
+            let range = spread &+ 1
+            if spread != UInt64.max, range & spread != 0 {
+                let k = 63 - range.leadingZeroBitCount
+                let short = (UInt64(2) &<< UInt64(k)) &- range
+                let header = 2 + BitWriter.varBitsCost(zigzag(minimum)) + BitWriter.varBitsCost(spread)
+                if header + k * count < best.cost {
+                    var long = 0
+                    for index in 0..<count {
+                        long &+= UInt64(bitPattern: values[index] &- minimum) >= short ? 1 : 0
+                    }
+                    let cost = header + k * count + long
+                    if cost <= best.cost { best = (.uniform(minimum: minimum, spread: spread), cost) }
                 }
             }
-        } else if forCost <= bestRice.cost && forCost <= bestSparse.cost {
-            writer.write(0, bits: 2)
-            writer.write(UInt64(width), bits: 7)
-            writer.writeVarBits(zigzag(minimum))
-            for index in 0..<count {
-                writer.write(UInt64(bitPattern: block[index] &- minimum), bits: width)
+        }
+        write(best.code, cost: best.cost, values: values, zigzags: zz, into: &writer)
+    }
+
+    /// A block code with its parameters.
+    private enum Code {
+        case frameOfReference(minimum: Int64, width: Int)
+        case rice(k: Int)
+        case sparse(k: Int)
+        case uniform(minimum: Int64, spread: UInt64)
+    }
+
+    /// Writes a block in `code`, whose exact size is `cost` bits.
+    @inline(__always)
+    private static func write(
+        _ code: Code, cost: Int, values: UnsafePointer<Int64>, zigzags zz: UnsafeBufferPointer<UInt64>,
+        into writer: inout BitWriter
+    ) {
+        let count = zz.count
+        switch code {
+        case .uniform(let minimum, let spread):
+            let range = spread &+ 1
+            let k = 63 - range.leadingZeroBitCount
+            let short = (UInt64(2) &<< UInt64(k)) &- range
+            writer.withReservedBits(cost) { cursor in
+                cursor.write(3, bits: 2)
+                cursor.writeVarBits(zigzag(minimum))
+                cursor.writeVarBits(spread)
+                for index in 0..<count {
+                    // Short codewords: x in k bits. Long ones: the high k bits of x + short,
+                    // then its low bit — one (k + 1)-bit field, low bit on top.
+                    let x = UInt64(bitPattern: values[index] &- minimum)
+                    let y = x &+ short
+                    let isLong = x >= short
+                    let field = isLong ? (y &>> 1) | ((y & 1) &<< UInt64(k)) : x
+                    cursor.write(field, bits: isLong ? k &+ 1 : k)
+                }
             }
-        } else if bestRice.cost <= bestSparse.cost {
-            writer.write(1, bits: 2)
-            writer.write(UInt64(bestRice.k), bits: 6)
-            for index in 0..<count { writeRice(zz[index], k: bestRice.k, into: &writer) }
-        } else {
-            writer.write(2, bits: 2)
-            writer.write(UInt64(bestSparse.k), bits: 6)
-            for index in 0..<count {
-                let z = zz[index]
-                if z == 0 {
-                    writer.write(0, bits: 1)
+        case .frameOfReference(let minimum, let width):
+            writer.withReservedBits(cost) { cursor in
+                cursor.write(0, bits: 2)
+                cursor.write(UInt64(width), bits: 7)
+                cursor.writeVarBits(zigzag(minimum))
+                for index in 0..<count {
+                    cursor.write(UInt64(bitPattern: values[index] &- minimum), bits: width)
+                }
+            }
+        case .rice(let k):
+            writer.withReservedBits(cost) { cursor in
+                cursor.write(1, bits: 2)
+                cursor.write(UInt64(k), bits: 6)
+                if k < 64 - escapeQuotient {
+                    // Every unescaped codeword (q < 32 zeros, a one, k bits) fits one field.
+                    let mask = BitReader.mask(k)
+                    let shift = UInt64(truncatingIfNeeded: k)
+                    for index in 0..<count {
+                        let z = zz[index]
+                        let quotient = z &>> shift
+                        if quotient < UInt64(escapeQuotient) {
+                            cursor.write(
+                                (1 &<< quotient) | ((z & mask) &<< (quotient &+ 1)),
+                                bits: Int(truncatingIfNeeded: quotient) &+ 1 &+ k)
+                        } else {
+                            cursor.write(0, bits: escapeQuotient)
+                            cursor.write(z, bits: 64)
+                        }
+                    }
                 } else {
-                    writer.write(1, bits: 1)
-                    writeRice(z - 1, k: bestSparse.k, into: &writer)
+                    for index in 0..<count { writeRice(zz[index], k: k, into: &cursor) }
+                }
+            }
+        case .sparse(let k):
+            writer.withReservedBits(cost) { cursor in
+                cursor.write(2, bits: 2)
+                cursor.write(UInt64(k), bits: 6)
+                for index in 0..<count {
+                    let z = zz[index]
+                    if z == 0 {
+                        cursor.write(0, bits: 1)
+                    } else {
+                        cursor.write(1, bits: 1)
+                        writeRice(z - 1, k: k, into: &cursor)
+                    }
                 }
             }
         }
     }
 
     @inline(__always)
-    private static func writeRice(_ z: UInt64, k: Int, into writer: inout BitWriter) {
+    private static func writeRice(_ z: UInt64, k: Int, into cursor: inout BitCursor) {
         let quotient = z &>> UInt64(k)
         if quotient < UInt64(escapeQuotient) {
             let q = Int(quotient)
             if q &+ 1 &+ k <= 64 {
                 // Unary and remainder in one field: q zeros, a one, then the low k bits.
-                writer.write((1 &<< quotient) | ((z & BitReader.mask(k)) &<< UInt64(q &+ 1)), bits: q &+ 1 &+ k)
+                cursor.write((1 &<< quotient) | ((z & BitReader.mask(k)) &<< UInt64(q &+ 1)), bits: q &+ 1 &+ k)
             } else {
-                writer.writeUnary(q)
-                writer.write(z & BitReader.mask(k), bits: k)
+                cursor.write(1 &<< quotient, bits: q &+ 1)
+                cursor.write(z & BitReader.mask(k), bits: k)
             }
         } else {
-            writer.write(0, bits: escapeQuotient)
-            writer.write(z, bits: 64)
+            cursor.write(0, bits: escapeQuotient)
+            cursor.write(z, bits: 64)
         }
+    }
+
+    /// Σ z >> (k + j) for j = 0…3, in one pass.
+    @inline(__always)
+    private static func shiftedSums(_ zz: UnsafeBufferPointer<UInt64>, by k: Int) -> (Int, Int, Int, Int) {
+        var s0: UInt64 = 0, s1: UInt64 = 0, s2: UInt64 = 0, s3: UInt64 = 0
+        let shift = UInt64(k)
+        for z in zz {
+            let y = z &>> shift
+            s0 &+= y
+            s1 &+= y &>> 1
+            s2 &+= y &>> 2
+            s3 &+= y &>> 3
+        }
+        return (Int(truncatingIfNeeded: s0), Int(truncatingIfNeeded: s1), Int(truncatingIfNeeded: s2),
+                Int(truncatingIfNeeded: s3))
     }
 
     private static func riceCost(_ zigzags: UnsafeBufferPointer<UInt64>, k: Int) -> Int {
@@ -272,9 +376,4 @@ enum ResidualCoding {
         reader.skip(escapeQuotient)
         return reader.readWide(bits: 64)
     }
-}
-
-extension Double {
-    /// ⌊log₂ self⌋ for self ≥ 1.
-    fileprivate var log2Floor: Int { Int(exponent) }
 }

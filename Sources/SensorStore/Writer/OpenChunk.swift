@@ -29,35 +29,69 @@ struct OpenChunk {
 
     /// Appends already converted samples (SR ns; floats as bit patterns).
     mutating func append(times: [Int64], receiveTimes: [Int64], columns: [[Int64]]) {
-        samples.times += times
-        samples.receiveTimes += receiveTimes
-        for index in columns.indices { samples.columns[index] += columns[index] }
-        for time in times {
-            minTime = min(minTime, time)
-            maxTime = max(maxTime, time)
+        appendTimes(times, receiveTimes: receiveTimes, shift: 0)
+        for index in columns.indices { samples.columns[index].append(contentsOf: columns[index]) }
+    }
+
+    /// Appends a batch whose times are `shift` ns behind SR time (its boot's anchor), converting
+    /// on the way in: no intermediate arrays per batch.
+    mutating func append(_ batch: SampleBatch, shift: Int64) {
+        precondition(batch.columns.count == samples.columns.count)
+        appendTimes(batch.sensorTimes, receiveTimes: batch.receiveTimes, shift: shift)
+        for index in batch.columns.indices {
+            switch batch.columns[index] {
+            case .integers(let values):
+                samples.columns[index].append(contentsOf: values)
+            case .floats(let values):
+                samples.columns[index].append(contentsOf: values.lazy.map { Int64(bitPattern: $0.bitPattern) })
+            }
+        }
+    }
+
+    private mutating func appendTimes(_ times: [Int64], receiveTimes: [Int64], shift: Int64) {
+        precondition(receiveTimes.count == times.count)
+        let start = samples.times.count
+        samples.times.append(contentsOf: times)
+        samples.receiveTimes.append(contentsOf: receiveTimes)
+        var low = minTime, high = maxTime
+        samples.times.withUnsafeMutableBufferPointer { all in
+            for index in start..<all.count {
+                let converted = all[index] &+ shift
+                all[index] = converted
+                low = min(low, converted)
+                high = max(high, converted)
+            }
+        }
+        (minTime, maxTime) = (low, high)
+        samples.receiveTimes.withUnsafeMutableBufferPointer { all in
+            for index in start..<all.count { all[index] &+= shift }
         }
     }
 
     /// Removes the first `count` samples (just sealed); the rest start a fresh chunk with no
-    /// pieces.
+    /// pieces. The arrays keep their memory for the next chunk (a chunk's arrays grow once per
+    /// stream, not once per chunk).
     mutating func removeSealedPrefix(_ count: Int) {
         if count == samples.count {
             samples.removeAll()
         } else {
-            samples = samples.slice(count..<samples.count)
+            samples.times.removeFirst(count)
+            samples.receiveTimes.removeFirst(count)
+            for index in samples.columns.indices { samples.columns[index].removeFirst(count) }
         }
         durableCount = 0
         pieceIDs = []
-        minTime = samples.times.min() ?? .max
-        maxTime = samples.times.max() ?? .min
+        (minTime, maxTime) = samples.timeBounds(0..<samples.count)
     }
 }
 
 extension ChunkSamples {
-    /// The smallest and largest sensor time (times may be out of order).
-    var timeBounds: (min: Int64, max: Int64) {
+    /// The smallest and largest sensor time in `range` (times may be out of order); (max, min)
+    /// for an empty range.
+    func timeBounds(_ range: Range<Int>) -> (min: Int64, max: Int64) {
         var low = Int64.max, high = Int64.min
-        for time in times {
+        for index in range {
+            let time = times[index]
             low = min(low, time)
             high = max(high, time)
         }

@@ -17,10 +17,17 @@ final class StoreWriter: @unchecked Sendable {
     private let timeline: SharedTimeline
     private let clock: any SystemClock
     private let onFailure: @Sendable (any Error) -> Void
+    /// Appended batches on their way here (`SensorStore.append`).
+    private let inbox: AppendInbox
 
     private var db: SQLiteDatabase?
     private var open: [StreamID: OpenChunk] = [:]
     private var bootRows: [BootID: Int64] = [:]
+    /// The boot of the last batch with its anchor and row: batches come from one boot for hours,
+    /// so most appends skip the timeline's lock and two hash lookups. Cleared when the timeline
+    /// is replaced (a boot's anchor never changes, but a new timeline may not know the boot).
+    private var lastBoot: (boot: BootID, anchor: Int64, row: Int64)?
+    private var encoder = ChunkEncoder()
     private var timer: (any DispatchSourceTimer)?
     private var sinceLastPurge: Double = 0
     /// The first failure since the last `flush()`, which rethrows it.
@@ -36,8 +43,9 @@ final class StoreWriter: @unchecked Sendable {
 
     init(
         configuration: StoreConfiguration, registry: StreamRegistry, timeline: SharedTimeline,
-        clock: any SystemClock, onFailure: @escaping @Sendable (any Error) -> Void
+        clock: any SystemClock, inbox: AppendInbox, onFailure: @escaping @Sendable (any Error) -> Void
     ) {
+        self.inbox = inbox
         self.clock = clock
         self.configuration = configuration
         self.registry = registry
@@ -96,6 +104,7 @@ final class StoreWriter: @unchecked Sendable {
         timer?.cancel()
         timer = nil
         guard let db else { return }
+        storeInbox()
         defer {
             statements = nil
             self.db = nil
@@ -137,27 +146,63 @@ final class StoreWriter: @unchecked Sendable {
 
     // MARK: Appending
 
+    /// Stores (or records as dropped) what the inbox holds, then queues the next drain behind
+    /// whatever else is waiting for the writer; the drain that finds the inbox empty ends.
+    func drain() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let entries = inbox.takeOrFinish()
+        guard !entries.isEmpty else { return }
+        store(entries)
+        queue.async { [self] in drain() }
+    }
+
+    /// Stores what was appended before a flush or close began.
+    private func storeInbox() {
+        let entries = inbox.take()
+        if !entries.isEmpty { store(entries) }
+    }
+
+    private func store(_ taken: [AppendInbox.Entry]) {
+        var entries = taken
+        // Popped from the back so each batch is released as soon as it is stored.
+        entries.reverse()
+        var stored = 0
+        while let entry = entries.popLast() {
+            switch consume entry {
+            case .batch(let batch, let stream):
+                append(batch, to: stream)
+                stored += batch.count
+            case .dropped(let batch, let stream):
+                recordDropped(batch, from: stream)
+            }
+        }
+        inbox.finished(samples: stored)
+    }
+
     /// Takes a batch into the stream's open chunk; seals the chunk when it is full.
     func append(_ batch: SampleBatch, to stream: StreamID) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard db != nil else { return fail(StoreError.closed) }
-        guard let descriptor = registry.descriptor(stream) else { return fail(StoreError.unknownStream(stream)) }
-        guard let anchor = timeline.withLock({ $0.anchors[batch.boot] }) else {
-            return fail(StoreError.unknownBoot(batch.boot))
-        }
         do {
-            let bootRow = try bootRow(batch.boot, anchor: anchor)
+            let anchor: Int64, bootRow: Int64
+            if let last = lastBoot, last.boot == batch.boot {
+                (anchor, bootRow) = (last.anchor, last.row)
+            } else {
+                guard let known = timeline.withLock({ $0.anchors[batch.boot] }) else {
+                    return fail(StoreError.unknownBoot(batch.boot))
+                }
+                (anchor, bootRow) = (known, try self.bootRow(batch.boot, anchor: known))
+                lastBoot = (batch.boot, anchor, bootRow)
+            }
             // Taken out of the dictionary while mutated, so appending does not copy its arrays.
-            var chunk = open.removeValue(forKey: stream)
-                ?? OpenChunk(stream: stream, roles: descriptor.columnRoles, bootRow: bootRow)
+            guard var chunk = try open.removeValue(forKey: stream) ?? newChunk(stream, bootRow: bootRow) else {
+                return fail(StoreError.unknownStream(stream))
+            }
             if chunk.bootRow != bootRow {
                 if !chunk.isEmpty { try seal(&chunk, count: chunk.count) }
                 chunk.bootRow = bootRow
             }
-            chunk.append(
-                times: batch.sensorTimes.map { anchor &+ $0 },
-                receiveTimes: batch.receiveTimes.map { anchor &+ $0 },
-                columns: batch.columns.map(\.storage))
+            chunk.append(batch, shift: anchor)
             while chunk.count >= configuration.chunkMaxSamples {
                 try seal(&chunk, count: configuration.chunkMaxSamples)
             }
@@ -168,6 +213,18 @@ final class StoreWriter: @unchecked Sendable {
         } catch {
             fail(error)
         }
+    }
+
+    /// An empty open chunk for a registered stream; nil for an unknown one.
+    private func newChunk(_ stream: StreamID, bootRow: Int64) throws -> OpenChunk? {
+        guard let descriptor = registry.descriptor(stream) else { return nil }
+        return OpenChunk(stream: stream, roles: descriptor.columnRoles, bootRow: bootRow)
+    }
+
+    /// The timeline was replaced: boots are looked up in it again.
+    func timelineReplaced() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        lastBoot = nil
     }
 
     /// Records a batch the store refused to buffer (the writer fell too far behind).
@@ -202,6 +259,7 @@ final class StoreWriter: @unchecked Sendable {
     func flush() throws {
         dispatchPrecondition(condition: .onQueue(queue))
         guard db != nil else { throw StoreError.closed }
+        storeInbox()
         do {
             try writePieces()
             try commit()
@@ -224,9 +282,10 @@ final class StoreWriter: @unchecked Sendable {
 
     /// Commits samples `durableCount..<end` as a tier-0 piece.
     private func writePiece(_ chunk: inout OpenChunk, through end: Int) throws {
-        let part = chunk.samples.slice(chunk.durableCount..<end)
-        let bytes = ChunkCodec.encode(part, roles: chunk.roles, effort: .fast)
-        let id = try insertChunk(stream: chunk.stream, bootRow: chunk.bootRow, tier: 0, samples: part, bytes: bytes)
+        let range = chunk.durableCount..<end
+        let bytes = encoder.encode(chunk.samples, range: range, roles: chunk.roles, effort: .fast)
+        let id = try insertChunk(stream: chunk.stream, bootRow: chunk.bootRow, tier: 0, samples: chunk.samples,
+                                 range: range, bytes: bytes)
         chunk.pieceIDs.append(id)
         chunk.durableCount = end
     }
@@ -234,9 +293,9 @@ final class StoreWriter: @unchecked Sendable {
     /// Seals the first `count` samples into a tier-1 chunk, replacing the pieces; samples that
     /// were durable beyond `count` are written again as a piece of the remainder.
     private func seal(_ chunk: inout OpenChunk, count: Int) throws {
-        let part = count == chunk.count ? chunk.samples : chunk.samples.slice(0..<count)
-        let bytes = ChunkCodec.encode(part, roles: chunk.roles, effort: .best)
-        try insertChunk(stream: chunk.stream, bootRow: chunk.bootRow, tier: 1, samples: part, bytes: bytes)
+        let bytes = encoder.encode(chunk.samples, range: 0..<count, roles: chunk.roles, effort: .best)
+        try insertChunk(stream: chunk.stream, bootRow: chunk.bootRow, tier: 1, samples: chunk.samples, range: 0..<count,
+                        bytes: bytes)
         for id in chunk.pieceIDs { try deleteChunk(id) }
         let durableRemainder = chunk.durableCount - count
         chunk.removeSealedPrefix(count)
@@ -443,13 +502,15 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     @discardableResult
-    private func insertChunk(stream: StreamID, bootRow: Int64, tier: Int64, samples: ChunkSamples, bytes: [UInt8]) throws -> Int64 {
+    private func insertChunk(
+        stream: StreamID, bootRow: Int64, tier: Int64, samples: ChunkSamples, range: Range<Int>, bytes: [UInt8]
+    ) throws -> Int64 {
         guard let statements else { throw StoreError.closed }
         try begin()
-        let bounds = samples.timeBounds
+        let bounds = samples.timeBounds(range)
         let insert = statements.insertChunk
         insert.reset()
-        try insert.bind([stream.rawValue, bootRow, tier, bounds.min, bounds.max, Int64(samples.count), Int64(bytes.count)])
+        try insert.bind([stream.rawValue, bootRow, tier, bounds.min, bounds.max, Int64(range.count), Int64(bytes.count)])
         try insert.bind(8, blob: bytes)
         try insert.run()
         let id = try database().lastInsertRowID
@@ -508,6 +569,7 @@ final class StoreWriter: @unchecked Sendable {
         let lost = open.values.filter { !$0.isEmpty }
         open.removeAll()
         bootRows.removeAll()
+        lastBoot = nil
         for chunk in lost {
             guard let descriptor = registry.descriptor(chunk.stream) else { continue }
             try? insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: chunk.minTime, end: chunk.maxTime,
