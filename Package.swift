@@ -38,8 +38,9 @@ let package = Package(
         .target(name: "IIOBridge", dependencies: ["SensorKitModel", "SensorSystem", "CUdev", "CIIO"],
                 swiftSettings: strict),
 
-        // The client library: `import SensorKit` mirrors Apple's framework.
-        .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
+        // The client library: `import SensorKit` mirrors Apple's framework. It decodes stored
+        // chunks a fetch hands over with the store's own chunk decoder (package access only).
+        .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore"], swiftSettings: strict),
 
         // The daemon and its tools.
         .target(name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge"],

@@ -116,6 +116,7 @@ public struct SRFetchBatches: AsyncSequence, Sendable {
                     $0.from = request.from
                     $0.to = request.to
                     $0.window = window
+                    $0.chunkFormats = ReaderConnection.chunkFormats
                 }, op: .fetch) { incoming in
                     let waiter = shared.state.withLock { state -> CheckedContinuation<SampleBatchFrame?, any Error>? in
                         switch incoming {

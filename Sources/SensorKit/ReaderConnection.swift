@@ -7,7 +7,8 @@ import Synchronization
 
 /// The client's end of the reader socket (docs/protocol.md): one connection per process and app,
 /// several requests in flight, replies routed by id, push events to every subscriber. Reads on
-/// its own thread; handlers run there too, so they must hand off quickly.
+/// its own thread. `chunk` frames are decoded on worker threads in parallel; handlers still run
+/// one at a time in arrival order (on the read thread or a worker), so they must hand off quickly.
 public final class ReaderConnection: Sendable {
     /// What a request's handler receives: batches (fetch), then exactly one final reply.
     public enum Incoming: Sendable {
@@ -20,12 +21,17 @@ public final class ReaderConnection: Sendable {
         var handlers: [UInt32: @Sendable (Incoming) -> Void] = [:]
         var eventHandlers: [UUID: @Sendable (WireReply) -> Void] = [:]
         var closed: String?
+        var chunkFrames = 0
     }
 
     public let app: String?
     private let fd: Int32
     private let state = Mutex(State())
     private let writeLock = Mutex(())
+    private let delivery = OrderedDelivery(label: "sensorkit.connection.decode")
+
+    /// Chunk format versions this client decodes: what a `fetch` sends as `chunkFormats`.
+    public static var chunkFormats: [Int] { ChunkDecoding.acceptedFormats }
     /// The hello reply: protocol version and the daemon's timeline.
     public let welcome: WireReply
 
@@ -60,6 +66,9 @@ public final class ReaderConnection: Sendable {
     /// The fd lives exactly as long as this object (the read loop holds it until the socket
     /// ends), so no call here can ever reach another socket that reused the number.
     deinit { Glibc.close(fd) }
+
+    /// `chunk` frames received so far (stored chunks this client decoded itself).
+    public var chunkFramesReceived: Int { state.withLock { $0.chunkFrames } }
 
     /// Whether the daemon closed the connection (a new one must be opened).
     public var isClosed: Bool { state.withLock { $0.closed != nil } }
@@ -143,37 +152,63 @@ public final class ReaderConnection: Sendable {
                 break reading
             }
         }
-        let handlers = state.withLock { state -> [UInt32: @Sendable (Incoming) -> Void] in
-            state.closed = reason
-            defer { state.handlers = [:] }
-            return state.handlers
+        // After everything that arrived before the end (chunks may still be decoding).
+        delivery.deliver { [self, reason] in
+            let handlers = state.withLock { state -> [UInt32: @Sendable (Incoming) -> Void] in
+                state.closed = reason
+                defer { state.handlers = [:] }
+                return state.handlers
+            }
+            for (id, handler) in handlers { handler(.reply(.failure(id, WireError(.dataInaccessible, reason)))) }
         }
-        for (id, handler) in handlers { handler(.reply(.failure(id, WireError(.dataInaccessible, reason)))) }
     }
 
     private func dispatch(_ kind: Frame.Kind, _ payload: UnsafeRawBufferPointer) {
         switch kind {
         case .batch:
-            guard let batch = try? SampleBatchFrame.decode(payload) else {
-                // A layout this build does not know (a newer daemon): skip it but return the
-                // credit, so the fetch goes on (docs/protocol.md §8).
-                if payload.count >= 4 {
-                    notify(.ack, target: UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)), batches: 1)
+            guard let batch = try? SampleBatchFrame.decode(payload) else { return skip(payload) }
+            delivery.deliver { [self] in deliver(batch) }
+        case .chunk:
+            guard let frame = try? ChunkBatchFrame.decode(payload) else { return skip(payload) }
+            state.withLock { $0.chunkFrames += 1 }
+            delivery.prepare { [self] in
+                do throws(ChunkDecoding.Failure) {
+                    let batch = try ChunkDecoding.batch(frame)
+                    return { [self] in deliver(batch) }
+                } catch {
+                    // The daemon checked the chunk's checksum, so this is a bug on one side: the
+                    // fetch fails rather than skip samples silently.
+                    return { [self] in
+                        let handler = state.withLock { $0.handlers.removeValue(forKey: frame.requestID) }
+                        notify(.cancel, target: frame.requestID)
+                        handler?(.reply(.failure(frame.requestID, WireError(.dataInaccessible, "\(error)"))))
+                    }
                 }
-                return
             }
-            let handler = state.withLock { $0.handlers[batch.requestID] }
-            handler?(.batch(batch))
         case .message:
             guard let reply = try? WireJSON.decode(WireReply.self, from: Array(payload)) else { return }
-            if reply.event != nil {
-                for handler in state.withLock({ Array($0.eventHandlers.values) }) { handler(reply) }
-                return
+            delivery.deliver { [self] in
+                if reply.event != nil {
+                    for handler in state.withLock({ Array($0.eventHandlers.values) }) { handler(reply) }
+                    return
+                }
+                guard let id = reply.id else { return }
+                let handler = state.withLock { $0.handlers.removeValue(forKey: id) }
+                handler?(.reply(reply))
             }
-            guard let id = reply.id else { return }
-            let handler = state.withLock { $0.handlers.removeValue(forKey: id) }
-            handler?(.reply(reply))
         }
+    }
+
+    private func deliver(_ batch: SampleBatchFrame) {
+        let handler = state.withLock { $0.handlers[batch.requestID] }
+        handler?(.batch(batch))
+    }
+
+    /// A batch this build cannot read (a layout of a newer daemon): skipped, but its credit is
+    /// returned so the fetch goes on (docs/protocol.md §8).
+    private func skip(_ payload: UnsafeRawBufferPointer) {
+        guard payload.count >= 4 else { return }
+        notify(.ack, target: UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)), batches: 1)
     }
 
     private static func readReply(_ fd: Int32) throws -> WireReply {

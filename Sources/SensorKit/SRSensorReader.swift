@@ -94,6 +94,7 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
                 $0.from = from
                 $0.to = to
                 $0.window = window
+                $0.chunkFormats = ReaderConnection.chunkFormats
             }, op: .fetch) { incoming in
                 switch incoming {
                 case .batch(let batch):

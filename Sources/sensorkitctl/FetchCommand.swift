@@ -44,6 +44,7 @@ enum FetchCommand {
             $0.device = options.values["device"] ?? SRDevice.hostIdentifier
             $0.from = from
             $0.to = to
+            $0.chunkFormats = ReaderConnection.chunkFormats
         }, op: .fetch) { incoming in
             switch incoming {
             case .batch(let batch):

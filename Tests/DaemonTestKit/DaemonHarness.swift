@@ -78,7 +78,8 @@ public final class DaemonHarness: @unchecked Sendable {
 
     /// Every sample of a fetch, as batches, and the final reply (acknowledging each batch).
     public func fetchAll(_ connection: ReaderConnection, sensor: SRSensor, from: Int64, to: Int64,
-                         device: String = SRDevice.hostIdentifier, window: Int = 8) -> (batches: [SampleBatchFrame], reply: WireReply) {
+                         device: String = SRDevice.hostIdentifier, window: Int = 8,
+                         chunkFormats: [Int]? = ReaderConnection.chunkFormats) -> (batches: [SampleBatchFrame], reply: WireReply) {
         let collected = Mutex<[SampleBatchFrame]>([])
         let reply = Mutex<WireReply?>(nil)
         let done = DispatchSemaphore(value: 0)
@@ -89,6 +90,7 @@ public final class DaemonHarness: @unchecked Sendable {
             $0.from = from
             $0.to = to
             $0.window = window
+            $0.chunkFormats = chunkFormats
         }, op: .fetch) { incoming in
             switch incoming {
             case .batch(let batch):

@@ -124,7 +124,9 @@ import Testing
             default: to = start + Int64.random(in: 0...(now - start), using: &generator)
             }
             let from = start - Int64.random(in: 0...2_000_000_000, using: &generator)
-            let (batches, reply) = harness.fetchAll(connection, sensor: .accelerometer, from: from, to: to)
+            // Half the shapes as plain batches, half with stored chunks handed over.
+            let (batches, reply) = harness.fetchAll(connection, sensor: .accelerometer, from: from, to: to,
+                                                    chunkFormats: shape % 8 < 4 ? nil : ReaderConnection.chunkFormats)
             let fetchedAt = harness.now
             #expect(reply.error == nil)
             let times = batches.flatMap(\.sensorTimes)
@@ -138,6 +140,31 @@ import Testing
             if to > now - hold, times.isEmpty, shape % 4 == 1 { #expect(reply.notice?.contains("hold") == true) }
         }
         #expect(sawData, "some ranges before the hold must return data")
+    }
+
+    @Test func storedChunksHandedOverGiveExactlyThePlainBatches() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource()])
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: study)
+        let (connection, start) = try record(harness, app: study, samples: 600)
+        let end = harness.now
+        usleep(2_000_000)  // everything stamped before `end` is committed: both fetches see the same
+        var generator = SystemRandomNumberGenerator()
+        for shape in 0..<12 {
+            let from = shape == 0 ? start - 1_000_000_000 : Int64.random(in: start...end, using: &generator)
+            let to = shape == 0 ? end : Int64.random(in: from...end, using: &generator)
+            let plain = harness.fetchAll(connection, sensor: .accelerometer, from: from, to: to, chunkFormats: nil)
+            let chunked = harness.fetchAll(connection, sensor: .accelerometer, from: from, to: to)
+            #expect(plain.reply.error == nil && chunked.reply.error == nil)
+            #expect(plain.reply.count == chunked.reply.count)
+            #expect(plain.batches.flatMap(\.sensorTimes) == chunked.batches.flatMap(\.sensorTimes))
+            #expect(plain.batches.flatMap(\.writeTimes) == chunked.batches.flatMap(\.writeTimes))
+            for column in 0..<3 {
+                #expect(plain.batches.flatMap { $0.columns[column].map(\.bitPattern) }
+                        == chunked.batches.flatMap { $0.columns[column].map(\.bitPattern) })
+            }
+        }
+        #expect(connection.chunkFramesReceived > 0, "some stored chunks lay wholly inside the ranges")
     }
 
     @Test func appsSeeOnlyDataFromTheirOwnFirstStart() throws {

@@ -13,13 +13,17 @@ public protocol SampleArchive: Sendable {
     /// recorded at or after `notBefore`, oldest first, in SensorKit units for the sensor's
     /// `BatchLayout`. Deletion-record streams (`sensor.parentOfDeletionRecords != nil`) yield
     /// deletion records. Hold and window are the caller's business (it passes a clamped range).
-    func cursor(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64) throws -> any FetchCursor
+    /// `chunkFormats`: stored-chunk versions the client decodes itself (docs/protocol.md §5.3);
+    /// chunks wholly inside the range may then go out as `chunk` frames. Empty: batches only.
+    func cursor(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64,
+                chunkFormats: Set<UInt8>) throws -> any FetchCursor
 }
 
 /// Pulls fetched samples a batch at a time, so a slow client only ever parks a cursor, never a
 /// thread. Used from one queue at a time.
 public protocol FetchCursor: AnyObject {
-    /// The next at most `maxSamples` samples as a whole `batch` frame for `requestID`, built in
+    /// The next at most `maxSamples` samples as a whole `batch` frame for `requestID` (or a
+    /// whole stored chunk as a `chunk` frame, when the client accepts those), built in
     /// place (`BatchFrameWriter`) in `storage` (a buffer handed back from an earlier batch, or
     /// empty; consumed, so it stays uniquely referenced and is written without a copy); nil
     /// when the range is exhausted. A corrupt chunk is skipped (the archive records

@@ -297,8 +297,9 @@ public final class ReaderService: @unchecked Sendable {
         case .read(let from, let to, let notBefore):
             let cursor: any FetchCursor
             do {
+                let formats = Set((request.chunkFormats ?? []).compactMap { UInt8(exactly: $0) })
                 cursor = try dependencies.archive.cursor(sensor: sensor, device: request.device ?? SRDevice.hostIdentifier,
-                                                         from: from, to: to, notBefore: notBefore)
+                                                         from: from, to: to, notBefore: notBefore, chunkFormats: formats)
             } catch {
                 return fail(request.id, .dataInaccessible, "the store cannot be read: \(error)", session)
             }

@@ -12,10 +12,19 @@ struct SampleMapper {
     let layout: BatchLayout
     private let schema: SampleSchema
     private let columnIndex: [String: Int]
-    private let matrix: MountMatrix
     private let placement: Double
-    /// Accelerometers are m/s² in IIO and g in CoreMotion; gyroscopes are rad/s in both.
-    private let motionDivisor: Double
+    /// For layouts whose columns are linear in the stored ones (motion and the BLE layouts but
+    /// heart rate): the mapping both this mapper and a client given a stored chunk apply.
+    let linear: ColumnMapping?
+
+    /// Whether `layout`'s mapping is a `ColumnMapping` (then stored chunks may be handed to a
+    /// client that decodes them, docs/protocol.md §5.3).
+    static func isLinear(_ layout: BatchLayout) -> Bool {
+        switch layout {
+        case .motion, .wrist, .electrocardiogram, .photoplethysmogram: return true
+        case .pressure, .ambientLight, .pedometer, .heartRate, .deletionRecords: return false
+        }
+    }
 
     enum MappingError: Error, CustomStringConvertible {
         case missingColumn(String, stream: String)
@@ -29,12 +38,12 @@ struct SampleMapper {
     init(descriptor: StreamDescriptor, layout: BatchLayout) throws {
         self.layout = layout
         schema = descriptor.schema
-        motionDivisor = descriptor.sensor == .accelerometer ? UnitConversion.standardGravity : 1
+        // Accelerometers are m/s² in IIO and g in CoreMotion; gyroscopes are rad/s in both.
+        let motionDivisor = descriptor.sensor == .accelerometer ? UnitConversion.standardGravity : 1
         columnIndex = Dictionary(descriptor.schema.columns.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+        var matrix = MountMatrix.identity
         if case .string(let text) = descriptor.source["mountMatrix"], let parsed = try? MountMatrix(parsing: text) {
             matrix = parsed
-        } else {
-            matrix = .identity
         }
         switch descriptor.source["placement"] {
         case .integer(let value)?: placement = Double(value)
@@ -51,6 +60,37 @@ struct SampleMapper {
         for name in required where columnIndex[name] == nil {
             throw MappingError.missingColumn(name, stream: "\(descriptor.sensor.rawValue)@\(descriptor.device)")
         }
+        linear = Self.isLinear(layout)
+            ? Self.linearMapping(schema: schema, columnIndex: columnIndex, layout: layout, matrix: matrix, motionDivisor: motionDivisor)
+            : nil
+    }
+
+    /// Motion: x, y, z are the mount matrix's rows over the physical axes, ÷ g for the
+    /// accelerometer — `(r.x·x + r.y·y) + r.z·z`, the same operations and order as
+    /// `MountMatrix.apply`, so values are bit for bit what the per-sample path gave. The BLE
+    /// layouts store their columns in SensorKit units under the layout's own names.
+    private static func linearMapping(
+        schema: SampleSchema, columnIndex: [String: Int], layout: BatchLayout, matrix: MountMatrix, motionDivisor: Double
+    ) -> ColumnMapping {
+        let sources = schema.columns.map { column -> ColumnMapping.Source in
+            switch column {
+            case .integer(_, let scale, let offset, _): return ColumnMapping.Source(isFloat: false, scale: scale, offset: offset)
+            case .float: return ColumnMapping.Source(isFloat: true)
+            }
+        }
+        let outputs: [ColumnMapping.Output]
+        if layout == .motion {
+            let axes = ["x", "y", "z"].map { columnIndex[$0]! }
+            outputs = matrix.rows.map { row in
+                ColumnMapping.Output(terms: [ColumnMapping.Term(source: axes[0], coefficient: row.x),
+                                             ColumnMapping.Term(source: axes[1], coefficient: row.y),
+                                             ColumnMapping.Term(source: axes[2], coefficient: row.z)],
+                                     divisor: motionDivisor)
+            }
+        } else {
+            outputs = layout.columns.map { name in columnIndex[name].map { .copy($0) } ?? .missing }
+        }
+        return ColumnMapping(sources: sources, outputs: outputs)
     }
 
     /// Writes samples `range` of `block` (times and the layout's columns) into `sections`, which
@@ -61,9 +101,15 @@ struct SampleMapper {
         sections.sensorTimes.copy(from: block.sensorTimes[(base + range.lowerBound)..<(base + range.upperBound)])
         let receiveBase = block.receiveTimes.startIndex
         sections.writeTimes.copy(from: block.receiveTimes[(receiveBase + range.lowerBound)..<(receiveBase + range.upperBound)])
+        if let linear {
+            block.withRawColumns(range) { stored in
+                for output in 0..<layout.columns.count {
+                    linear.write(output: output, count: range.count, stored: stored, to: sections.column(output).baseAddress)
+                }
+            }
+            return
+        }
         switch layout {
-        case .motion:
-            writeMotion(block, range, into: sections)
         case .pressure:
             write(physical("pressure", block, range)!, into: sections.column(0))
             let temperature = sections.column(1)
@@ -90,45 +136,13 @@ struct SampleMapper {
             for i in 0..<range.count { ends[i] = Double(end[end.startIndex + range.lowerBound + i] &+ block.bootAnchor) }
             write(physical("steps", block, range)!, into: sections.column(1))
         default:
-            // BLE layouts (heart rate, wrist, ECG, PPG) store their columns already in SensorKit
-            // units under the layout's own names.
+            // Heart rate (its RR intervals are ragged values, which the BLE bridge will fill):
+            // columns stored in SensorKit units under the layout's own names.
             for (index, name) in layout.columns.enumerated() {
                 if let values = physical(name, block, range) {
                     write(values, into: sections.column(index))
                 } else {
                     sections.column(index).fill(.nan)
-                }
-            }
-        }
-    }
-
-    /// x, y, z: physical value (count × scale + offset), the mount matrix, then ÷ g for the
-    /// accelerometer — in the same operations and order as `MountMatrix.apply` (a row's
-    /// `(row * chip).sum()` is `(r.x·x + r.y·y) + r.z·z`), so values are bit for bit what the
-    /// per-sample path gave; one pass over the three raw columns in plain scalar arithmetic the
-    /// compiler vectorizes across samples, no arrays in between.
-    private func writeMotion(_ block: SampleBlock, _ range: Range<Int>, into sections: BatchFrameSections) {
-        let axes = ["x", "y", "z"].map { PhysicalColumn(block, index: columnIndex[$0]!, schema: schema, range: range) }
-        let (outX, outY, outZ) = (sections.column(0), sections.column(1), sections.column(2))
-        let n = range.count
-        precondition(outX.count == n && outY.count == n && outZ.count == n)
-        let (r0, r1, r2) = (matrix.rows[0], matrix.rows[1], matrix.rows[2])
-        let divisor = motionDivisor
-        @inline(__always) func emit(_ i: Int, _ x: Double, _ y: Double, _ z: Double) {
-            outX[i] = (r0.x * x + r0.y * y + r0.z * z) / divisor
-            outY[i] = (r1.x * x + r1.y * y + r1.z * z) / divisor
-            outZ[i] = (r2.x * x + r2.y * y + r2.z * z) / divisor
-        }
-        let (cx, cy, cz) = (axes[0], axes[1], axes[2])
-        cx.raw.withUnsafeBufferPointer { rx in
-            cy.raw.withUnsafeBufferPointer { ry in
-                cz.raw.withUnsafeBufferPointer { rz in
-                    if !cx.isFloat && !cy.isFloat && !cz.isFloat {  // counts: the usual case
-                        let (sx, ox, sy, oy, sz, oz) = (cx.scale, cx.offset, cy.scale, cy.offset, cz.scale, cz.offset)
-                        for i in 0..<n { emit(i, Double(rx[i]) * sx + ox, Double(ry[i]) * sy + oy, Double(rz[i]) * sz + oz) }
-                    } else {
-                        for i in 0..<n { emit(i, cx.value(rx[i]), cy.value(ry[i]), cz.value(rz[i])) }
-                    }
                 }
             }
         }

@@ -98,14 +98,18 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
         return (retention.hold, retention.window)
     }
 
-    public func cursor(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64) throws -> any FetchCursor {
+    public func cursor(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64,
+                       chunkFormats: Set<UInt8>) throws -> any FetchCursor {
         if let parent = sensor.parentOfDeletionRecords {
             let records = try store.deletionRecords(sensor: parent, device: device, from: from, to: to)
             return DeletionRecordCursor(records: records)
         }
         guard let layout = BatchLayout.of(sensor) else { throw SRError(.dataInaccessible, message: "\(sensor.rawValue) has no layout") }
         let cursor = try store.samples(sensor: sensor, device: device, from: from, to: to, notBefore: notBefore)
-        return StoreFetchCursor(cursor: cursor, layout: layout, store: store)
+        // Chunks go out as stored only where the client applies the same mapping (linear layouts).
+        let handover = chunkFormats.isEmpty || !SampleMapper.isLinear(layout)
+            ? nil : SampleCursor.Handover(formats: chunkFormats, maxBytes: WireLimits.maxChunkBytes)
+        return StoreFetchCursor(cursor: cursor, layout: layout, store: store, handover: handover)
     }
 
     // MARK: ControlStorage
@@ -142,42 +146,62 @@ final class StoreFetchCursor: FetchCursor {
     private let cursor: SampleCursor
     private let layout: BatchLayout
     private let store: SensorStore
+    private let handover: SampleCursor.Handover?
     private var block: SampleBlock?
     private var position = 0
     private var mappers: [StreamID: SampleMapper] = [:]
 
-    init(cursor: SampleCursor, layout: BatchLayout, store: SensorStore) {
+    init(cursor: SampleCursor, layout: BatchLayout, store: SensorStore, handover: SampleCursor.Handover?) {
         self.cursor = cursor
         self.layout = layout
         self.store = store
+        self.handover = handover
     }
 
     func nextBatch(requestID: UInt32, maxSamples: Int, reusing storage: consuming [UInt8]) throws -> EncodedBatch? {
         while block == nil || position >= block!.count {
-            guard let next = try cursor.next() else {
+            switch try cursor.next(handingOver: handover) {
+            case nil:
                 block = nil
                 return nil
+            case .block(let next)?:
+                block = next
+                position = 0
+            case .chunk(let chunk)?:
+                return try chunkFrame(chunk, requestID: requestID, reusing: storage)
             }
-            block = next
-            position = 0
         }
         let block = self.block!
         let range = position..<min(block.count, position + min(maxSamples, BatchFrameWriter.maxSamples(columns: layout.columns.count)))
         position = range.upperBound
-        let mapper = try mapper(for: block)
+        let mapper = try mapper(for: block.stream)
         let size = BatchFrameWriter.write(into: &storage, requestID: requestID, layout: layout, count: range.count) { sections in
             mapper.write(block, range, into: sections)
         }
         return EncodedBatch(storage: storage, size: size, count: range.count)
     }
 
-    private func mapper(for block: SampleBlock) throws -> SampleMapper {
-        if let mapper = mappers[block.stream] { return mapper }
-        guard let descriptor = store.descriptor(of: block.stream) else {
-            throw SRError(.dataInaccessible, message: "stream \(block.stream) vanished")
+    /// A stored chunk as a `chunk` frame with its stream's mapping (only asked for when the
+    /// layout is linear, so the mapper has one).
+    private func chunkFrame(_ chunk: EncodedChunk, requestID: UInt32, reusing storage: consuming [UInt8]) throws -> EncodedBatch {
+        guard let mapping = try mapper(for: chunk.stream).linear else {
+            throw SRError(.dataInaccessible, message: "a stored chunk of \(layout) was handed over without a linear mapping")
+        }
+        storage.removeAll(keepingCapacity: true)
+        ChunkBatchFrame.appendFrame(requestID: requestID, layout: layout, formatVersion: chunk.formatVersion,
+                                    count: chunk.count, mapping: mapping, chunkBytes: chunk.bytes.count, to: &storage) {
+            $0.append(contentsOf: chunk.bytes)
+        }
+        return EncodedBatch(storage: storage, size: storage.count, count: chunk.count)
+    }
+
+    private func mapper(for stream: StreamID) throws -> SampleMapper {
+        if let mapper = mappers[stream] { return mapper }
+        guard let descriptor = store.descriptor(of: stream) else {
+            throw SRError(.dataInaccessible, message: "stream \(stream) vanished")
         }
         let mapper = try SampleMapper(descriptor: descriptor, layout: layout)
-        mappers[block.stream] = mapper
+        mappers[stream] = mapper
         return mapper
     }
 }

@@ -110,6 +110,9 @@ public struct WireColumn<Scalar: BitwiseCopyable> {
         self.count = count
     }
 
+    /// The section's first byte (values are unaligned little-endian scalars).
+    @inlinable public var baseAddress: UnsafeMutableRawPointer { base }
+
     /// Stores value `index` (the host is little-endian, as the wire: see SampleBatchFrame.swift).
     @inlinable public subscript(index: Int) -> Scalar {
         get {

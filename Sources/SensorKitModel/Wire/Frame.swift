@@ -3,11 +3,13 @@
 ///     u32 length (little-endian, counts the kind byte and the payload) · u8 kind · payload
 ///
 /// `message` payloads are UTF-8 JSON objects; `batch` payloads are binary sample batches
-/// (`SampleBatchFrame`). Limits are hard: a frame over the limit ends the connection.
+/// (`SampleBatchFrame`); `chunk` payloads are stored chunks (`ChunkBatchFrame`). Limits are hard: a frame over the limit ends the connection.
 public struct Frame: Hashable, Sendable {
     public enum Kind: UInt8, Sendable {
         case message = 1
         case batch = 2
+        /// A stored chunk with its column mapping (`ChunkBatchFrame`), only to a client that asked.
+        case chunk = 3
     }
 
     public var kind: Kind
@@ -50,6 +52,9 @@ public enum WireLimits {
     /// samples, small enough that a batch's columns stay in cache and below malloc's mmap
     /// threshold on the client.
     public static let samplesPerBatch = 8_192
+    /// Largest stored chunk sent as a `chunk` frame (docs/protocol.md §5.3): such a frame is then
+    /// no larger than the widest batch, so the daemon's per-connection bound holds for both.
+    public static let maxChunkBytes = 448 * 1024
     /// Batch frames a fetch may have in flight before the client acknowledges (default credit).
     public static let defaultFetchWindow = 8
     /// Requests a connection may have open at once (fetches and waiting authorization requests).

@@ -62,6 +62,7 @@ public struct SampleBatchFrame: Hashable, Sendable {
         case unknownLayout(UInt8)
         case columnCount(layout: BatchLayout, got: Int)
         case trailingBytes(Int)
+        case malformed(String)
     }
 
     /// Decodes a `batch` frame's payload; rejects anything short, long or inconsistent.

@@ -28,6 +28,9 @@ public struct WireRequest: Codable, Hashable, Sendable {
     public var to: Int64?
     /// Batch frames the client accepts before acknowledging, on `fetch`.
     public var window: Int?
+    /// Stored-chunk format versions the client decodes, on `fetch`: the daemon may then send
+    /// `chunk` frames (docs/protocol.md §5.3). Absent: plain batches only.
+    public var chunkFormats: [Int]?
     /// The request a `cancel` or `ack` refers to.
     public var target: UInt32?
     /// Batch frames acknowledged, on `ack`.

@@ -34,6 +34,14 @@ public struct SampleBlock: Sendable {
     /// Column `column` as stored: integer counts, or `Double.bitPattern`s for float columns.
     public func rawColumn(_ column: Int) -> ArraySlice<Int64> { samples.columns[column][range] }
 
+    /// Every stored column over `range` (0-based within the block), as buffers valid only
+    /// inside `body`: the mapping's fast path reads them without slicing per value.
+    public func withRawColumns<Result>(_ range: Range<Int>, _ body: ([UnsafeBufferPointer<Int64>]) throws -> Result) rethrows -> Result {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count)
+        let absolute = (self.range.lowerBound + range.lowerBound)..<(self.range.lowerBound + range.upperBound)
+        return try ColumnMapping.withBuffers(samples.columns, absolute, body)
+    }
+
     /// Sample `index`'s sensor time (SR ns).
     public func sensorTime(at index: Int) -> Int64 { samples.times[range.lowerBound + index] }
     /// Sample `index`'s receive time (SR ns).
@@ -83,4 +91,23 @@ public struct StoredDeletionRecord: Hashable, Sendable {
     public var record: SRDeletionRecord {
         SRDeletionRecord(startTime: SRAbsoluteTime(nanoseconds: start), endTime: SRAbsoluteTime(nanoseconds: end), reason: reason)
     }
+}
+
+/// A stored chunk handed over undecoded (`SampleCursor.next(handingOver:)`): every sample in it
+/// belongs to the query, in time order. Its bytes are the chunk format of docs/store.md; times
+/// in it are SR nanoseconds.
+public struct EncodedChunk: Sendable {
+    /// The stream the chunk belongs to.
+    public let stream: StreamID
+    /// That stream's columns (the chunk's value columns, in order).
+    public let schema: SampleSchema
+    /// The boot the samples were recorded in, and its anchor (SR ns at `CLOCK_BOOTTIME` zero).
+    public let boot: BootID
+    public let bootAnchor: Int64
+    /// Samples in the chunk.
+    public let count: Int
+    /// The chunk's format version (its first byte).
+    public let formatVersion: UInt8
+    /// The chunk exactly as stored, checksum included (verified).
+    public let bytes: [UInt8]
 }

@@ -73,6 +73,38 @@ public final class SampleCursor {
 
     /// The next block of samples, or nil when the query is done.
     public func next() throws -> SampleBlock? {
+        while let item = try next(handingOver: nil) {
+            if case .block(let block) = item { return block }
+        }
+        return nil
+    }
+
+    /// What `next(handingOver:)` yields: decoded samples, or a whole stored chunk.
+    public enum Item: Sendable {
+        case block(SampleBlock)
+        case chunk(EncodedChunk)
+    }
+
+    /// Which stored chunks may be handed over undecoded.
+    public struct Handover: Sendable {
+        /// Chunk format versions the receiver decodes.
+        public var formats: Set<UInt8>
+        /// The largest chunk (in bytes) to hand over; larger ones are decoded here.
+        public var maxBytes: Int
+
+        public init(formats: Set<UInt8>, maxBytes: Int) {
+            self.formats = formats
+            self.maxBytes = maxBytes
+        }
+    }
+
+    /// The next item, or nil when the query is done. With `handover`, a chunk that lies wholly
+    /// inside the range (by the chunk index), in time order, overlapping no other chunk, in one of
+    /// the accepted formats and not larger than allowed comes back as it was stored: exactly the
+    /// samples the decoded path would have returned for it, in the same order. Every other chunk
+    /// is decoded and comes back as blocks. A chunk that fails its checksum is reported and
+    /// skipped either way, so nothing corrupt is ever handed over.
+    public func next(handingOver handover: Handover?) throws -> Item? {
         if !started { try start() }
         while true {
             if active.isEmpty {
@@ -80,8 +112,13 @@ public final class SampleCursor {
                     finish()
                     return nil
                 }
-                try load(index[nextIndex])
+                let ref = index[nextIndex]
                 nextIndex += 1
+                if let handover, isWhole(ref, followedBy: nextIndex) {
+                    if let chunk = try takeWhole(ref, handover) { return .chunk(chunk) }
+                } else {
+                    try load(ref)
+                }
                 continue
             }
             // The run with the earliest head (ties: the older chunk).
@@ -118,7 +155,50 @@ public final class SampleCursor {
             } else {
                 active[chosen].position = end
             }
-            return block
+            return .block(block)
+        }
+    }
+
+    /// Whether every sample of `ref` is in `(after, through]` and no other chunk can interleave
+    /// with it: nothing is active (checked by the caller) and the next chunk starts after it.
+    private func isWhole(_ ref: ChunkRef, followedBy next: Int) -> Bool {
+        ref.minTime > after && ref.maxTime <= through && (next >= index.count || index[next].minTime > ref.maxTime)
+    }
+
+    /// `ref` as stored when it can be handed over; otherwise it is loaded for decoding (or, if
+    /// corrupt, reported and skipped) and nil is returned.
+    private func takeWhole(_ ref: ChunkRef, _ handover: Handover) throws -> EncodedChunk? {
+        guard let fetch = fetchBytes, let stream = streams[ref.stream], let (boot, anchor) = boots[ref.bootRow] else { return nil }
+        fetch.reset()
+        try fetch.bind(1, ref.id)
+        guard try fetch.step() else { return nil }
+        defer { fetch.reset() }
+        let verdict = fetch.withBlob(0) { raw -> Result<EncodedChunk?, ChunkCodecError> in
+            do throws(ChunkCodecError) {
+                let inspection = try ChunkCodec.inspect(raw)
+                guard inspection.header.columnCount == stream.descriptor.schema.columns.count,
+                      inspection.header.count == ref.sampleCount
+                else { throw .malformed("chunk does not match its stream") }
+                guard inspection.header.timesNonDecreasing, handover.formats.contains(inspection.version),
+                      raw.count <= handover.maxBytes
+                else { return .success(nil) }
+                return .success(EncodedChunk(
+                    stream: stream.id, schema: stream.descriptor.schema, boot: boot, bootAnchor: anchor,
+                    count: ref.sampleCount, formatVersion: inspection.version, bytes: [UInt8](raw)))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch verdict {
+        case .success(let chunk?):
+            return chunk
+        case .success(nil):
+            fetch.reset()
+            try load(ref)
+            return nil
+        case .failure:
+            reportCorrupt(ref.id, ref.stream, ref.minTime, ref.maxTime)
+            return nil
         }
     }
 

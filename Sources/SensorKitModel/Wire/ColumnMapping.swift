@@ -1,0 +1,148 @@
+/// How stored value columns become a batch layout's columns in SensorKit's units, for the layouts
+/// whose columns are linear in the stored ones (motion and the BLE layouts): each stored column
+/// is read as a physical value, and each layout column is a sum of physical values times
+/// coefficients, divided by a divisor. The daemon maps plain batches with it, and a `chunk` frame
+/// carries it so a client maps the stored chunk itself (docs/protocol.md §5.3): both sides run
+/// this one implementation, so both give the same doubles bit for bit.
+///
+/// Evaluation, in exactly this order of IEEE-754 double operations:
+///
+///     physical(c) = stored bits as a Double            (float column)
+///                 = Double(count) * scale + offset     (integer column)
+///     output      = NaN                                 (no terms)
+///                 = physical(c)                         (one term, coefficient 1, divisor 1)
+///                 = ((k₀·p₀ + k₁·p₁) + k₂·p₂ …) / divisor   (otherwise, left to right)
+public struct ColumnMapping: Hashable, Sendable {
+    /// How one stored column is read.
+    public struct Source: Hashable, Sendable {
+        public var isFloat: Bool
+        public var scale: Double
+        public var offset: Double
+
+        public init(isFloat: Bool, scale: Double = 1, offset: Double = 0) {
+            self.isFloat = isFloat
+            self.scale = scale
+            self.offset = offset
+        }
+    }
+
+    /// One stored column's share of a layout column.
+    public struct Term: Hashable, Sendable {
+        public var source: Int
+        public var coefficient: Double
+
+        public init(source: Int, coefficient: Double) {
+            self.source = source
+            self.coefficient = coefficient
+        }
+    }
+
+    /// One layout column.
+    public struct Output: Hashable, Sendable {
+        public var terms: [Term]
+        public var divisor: Double
+
+        public init(terms: [Term], divisor: Double = 1) {
+            self.terms = terms
+            self.divisor = divisor
+        }
+
+        /// A stored column's physical value as it is.
+        public static func copy(_ source: Int) -> Output { Output(terms: [Term(source: source, coefficient: 1)]) }
+        /// No stored column: NaN.
+        public static let missing = Output(terms: [])
+
+        var isCopy: Bool { terms.count == 1 && terms[0].coefficient == 1 && divisor == 1 }
+    }
+
+    public var sources: [Source]
+    public var outputs: [Output]
+
+    public init(sources: [Source], outputs: [Output]) {
+        precondition(outputs.allSatisfy { $0.terms.allSatisfy { sources.indices.contains($0.source) } },
+                     "a term names a stored column that does not exist")
+        self.sources = sources
+        self.outputs = outputs
+    }
+
+    /// Writes layout column `output` for `count` samples to `destination` (8-byte little-endian
+    /// doubles, no alignment required), reading `stored[c]` (at least `count` values each).
+    /// One plain pass per term over the output, which the compiler vectorises; the rounding is
+    /// that of the single expression above, since every intermediate is a stored double.
+    public func write(output: Int, count: Int, stored: [UnsafeBufferPointer<Int64>], to destination: UnsafeMutableRawPointer) {
+        let spec = outputs[output]
+        precondition(stored.count == sources.count && stored.allSatisfy { $0.count >= count })
+        @inline(__always) func store(_ i: Int, _ value: Double) {
+            destination.storeBytes(of: value, toByteOffset: i &* 8, as: Double.self)
+        }
+        @inline(__always) func load(_ i: Int) -> Double {
+            destination.loadUnaligned(fromByteOffset: i &* 8, as: Double.self)
+        }
+        guard let first = spec.terms.first else {
+            for i in 0..<count { store(i, .nan) }
+            return
+        }
+        if spec.terms.count == 3, spec.terms.allSatisfy({ !sources[$0.source].isFloat }) {
+            // A mount-matrix row over three axes of counts (motion): one fused pass, same rounding.
+            let (t0, t1, t2) = (spec.terms[0], spec.terms[1], spec.terms[2])
+            let (a, b, c) = (sources[t0.source], sources[t1.source], sources[t2.source])
+            let (va, vb, vc) = (stored[t0.source], stored[t1.source], stored[t2.source])
+            let (k0, k1, k2, divisor) = (t0.coefficient, t1.coefficient, t2.coefficient, spec.divisor)
+            for i in 0..<count {
+                let pa = Double(va[i]) * a.scale + a.offset
+                let pb = Double(vb[i]) * b.scale + b.offset
+                let pc = Double(vc[i]) * c.scale + c.offset
+                store(i, (k0 * pa + k1 * pb + k2 * pc) / divisor)
+            }
+            return
+        }
+        writePhysical(first.source, count: count, stored: stored, to: destination)
+        if spec.isCopy { return }
+        let k0 = first.coefficient
+        for i in 0..<count { store(i, k0 * load(i)) }
+        for term in spec.terms.dropFirst() {
+            let k = term.coefficient, source = sources[term.source], values = stored[term.source]
+            if source.isFloat {
+                for i in 0..<count { store(i, load(i) + k * Double(bitPattern: UInt64(bitPattern: values[i]))) }
+            } else {
+                let (scale, offset) = (source.scale, source.offset)
+                for i in 0..<count { store(i, load(i) + k * (Double(values[i]) * scale + offset)) }
+            }
+        }
+        let divisor = spec.divisor
+        if divisor != 1 {
+            for i in 0..<count { store(i, load(i) / divisor) }
+        }
+    }
+
+    /// Layout column `output` for `count` samples as a new array.
+    public func column(_ output: Int, count: Int, stored: [UnsafeBufferPointer<Int64>]) -> [Double] {
+        [Double](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if let base = buffer.baseAddress { write(output: output, count: count, stored: stored, to: UnsafeMutableRawPointer(base)) }
+            initialized = count
+        }
+    }
+
+    /// Runs `body` with buffers over `range` of each array (valid only inside `body`).
+    public static func withBuffers<Result>(
+        _ arrays: [[Int64]], _ range: Range<Int>, _ body: ([UnsafeBufferPointer<Int64>]) throws -> Result
+    ) rethrows -> Result {
+        func nest(_ index: Int, _ collected: [UnsafeBufferPointer<Int64>]) throws -> Result {
+            guard index < arrays.count else { return try body(collected) }
+            return try arrays[index].withUnsafeBufferPointer { values in
+                try nest(index + 1, collected + [UnsafeBufferPointer(rebasing: values[range])])
+            }
+        }
+        return try nest(0, [])
+    }
+
+    private func writePhysical(_ column: Int, count: Int, stored: [UnsafeBufferPointer<Int64>], to destination: UnsafeMutableRawPointer) {
+        let source = sources[column], values = stored[column]
+        if source.isFloat {
+            for i in 0..<count { destination.storeBytes(of: values[i], toByteOffset: i &* 8, as: Int64.self) }
+        } else {
+            let (scale, offset) = (source.scale, source.offset)
+            for i in 0..<count { destination.storeBytes(of: Double(values[i]) * scale + offset, toByteOffset: i &* 8, as: Double.self) }
+        }
+    }
+}
