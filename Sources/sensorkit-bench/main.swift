@@ -1,7 +1,7 @@
 import Foundation
 
 // `make bench`: each section prints its figures beside anchors measured in the same run.
-// Usage: sensorkit-bench [section …]   (sections: store, fetch, iio; default: all that exist)
+// Usage: sensorkit-bench [section …]   (sections: store, decode, fetch, iio; default: all that exist)
 let sections = Array(CommandLine.arguments.dropFirst())
 // The fetch benchmark's daemon runs in a child process of this same binary.
 if sections.first == "serve-fetch-daemon" {
@@ -10,5 +10,6 @@ if sections.first == "serve-fetch-daemon" {
 }
 print("sensorkit-bench: sections \(sections.isEmpty ? "all" : sections.joined(separator: ", "))")
 if sections.isEmpty || sections.contains("store") { try StoreBenchmark.run() }
+if sections.isEmpty || sections.contains("decode") { try DecodeBenchmark.run() }
 if sections.isEmpty || sections.contains("fetch") { try FetchBenchmark.run() }
 try IIOBenchmark.main(sections)

@@ -167,13 +167,17 @@ enum ChunkCodec {
             }
             let times = try decodeColumn(try nextSection(), count: n, times: nil)
             let offsetSection = try nextSection()
-            let offsets = try typedCodecError {
+            var receiveTimes = try typedCodecError {
                 try times.withUnsafeBufferPointer { (t) throws(ChunkCodecError) in
                     try decodeColumn(offsetSection, count: n, times: t.baseAddress)
                 }
             }
-            var receiveTimes = offsets
-            for index in 0..<n { receiveTimes[index] = offsets[index] &+ times[index] }
+            // The offsets become receive times in place (no second array).
+            receiveTimes.withUnsafeMutableBufferPointer { receive in
+                times.withUnsafeBufferPointer { t in
+                    for index in 0..<n { receive[index] &+= t[index] }
+                }
+            }
             var columns: [[Int64]] = []
             columns.reserveCapacity(Int(columnCount))
             for _ in 0..<columnCount { columns.append(try decodeColumn(try nextSection(), count: n, times: nil)) }

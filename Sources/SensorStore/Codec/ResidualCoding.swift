@@ -296,6 +296,11 @@ enum ResidualCoding {
 
     /// Decodes `count` residuals into `output`. Throws when the data runs past the reader's limit
     /// or names an unknown mode (only possible for corrupt input whose checksum still matched).
+    ///
+    /// The per-value loops work on a local copy of the reader, so its position stays in a
+    /// register (it is the loop's critical dependency), and check the limit per value with a
+    /// register compare: a value reads at most 96 bits, within `BitReader.padding`, so stopping
+    /// at the first value that starts past the limit never reads outside the buffer.
     static func decode(
         count: Int, from reader: inout BitReader, into output: UnsafeMutablePointer<Int64>
     ) throws(ChunkCodecError) {
@@ -312,51 +317,102 @@ enum ResidualCoding {
                 guard reader.position + width * length <= reader.limit else {
                     throw .malformed("residuals run past their section")
                 }
+                var bits = reader
                 if width == 0 {
                     for index in 0..<length { out[index] = minimum }
                 } else if width <= 56 {
                     for index in 0..<length {
-                        out[index] = minimum &+ Int64(bitPattern: reader.read(bits: width))
+                        out[index] = minimum &+ Int64(bitPattern: bits.read(bits: width))
                     }
                 } else {
                     for index in 0..<length {
-                        out[index] = minimum &+ Int64(bitPattern: reader.readWide(bits: width))
+                        out[index] = minimum &+ Int64(bitPattern: bits.readWide(bits: width))
                     }
                 }
+                reader = bits
             case 1:
                 let k = Int(reader.read(bits: 6))
                 guard k <= maxRiceParameter else { throw .malformed("Rice parameter \(k)") }
-                for index in 0..<length {
-                    out[index] = unzigzag(readRice(&reader, k: k))
-                    if reader.overran { throw .malformed("residuals run past their section") }
-                }
+                decodeRice(&reader, k: k, count: length, into: out)
             case 2:
                 let k = Int(reader.read(bits: 6))
                 guard k <= maxRiceParameter else { throw .malformed("Rice parameter \(k)") }
+                var bits = reader
                 for index in 0..<length {
-                    if reader.read(bits: 1) == 0 {
+                    if bits.read(bits: 1) == 0 {
                         out[index] = 0
                     } else {
-                        out[index] = unzigzag(readRice(&reader, k: k) &+ 1)
+                        out[index] = unzigzag(readRice(&bits, k: k) &+ 1)
                     }
-                    if reader.overran { throw .malformed("residuals run past their section") }
+                    if bits.overran { break }
                 }
+                reader = bits
             default:
                 let minimum = unzigzag(reader.readVarBits())
                 let spread = reader.readVarBits()
                 guard spread != UInt64.max else { throw .malformed("uniform range") }
-                let range = spread &+ 1
-                let k = 63 - range.leadingZeroBitCount
-                let short = (UInt64(2) &<< UInt64(k)) &- range
-                for index in 0..<length {
-                    let high = k <= 56 ? reader.read(bits: k) : reader.readWide(bits: k)
-                    let x = high < short ? high : ((high &<< 1) | reader.read(bits: 1)) &- short
-                    out[index] = minimum &+ Int64(bitPattern: x)
-                    if reader.overran { throw .malformed("residuals run past their section") }
-                }
+                decodeUniform(&reader, minimum: minimum, spread: spread, count: length, into: out)
             }
             if reader.overran { throw .malformed("residuals run past their section") }
             start += length
+        }
+    }
+
+    /// A Rice block: per value, q zeros, a one, the low k bits (q < 32; 32 zeros escape to a
+    /// 64-bit value). Stops early once past the limit (the caller then throws).
+    @inline(__always)
+    private static func decodeRice(_ reader: inout BitReader, k: Int, count: Int, into out: UnsafeMutablePointer<Int64>) {
+        var bits = reader
+        defer { reader = bits }
+        // Below this quotient the whole codeword lies in one 57-bit window.
+        let inWindow = min(escapeQuotient, 56 - k)
+        let mask = BitReader.mask(k)
+        let shift = UInt64(truncatingIfNeeded: k)
+        for index in 0..<count {
+            let window = bits.peek()
+            let quotient = window.trailingZeroBitCount
+            if quotient < inWindow {
+                bits.skip(quotient &+ 1 &+ k)
+                out[index] = unzigzag(UInt64(truncatingIfNeeded: quotient) &<< shift | ((window &>> UInt64(truncatingIfNeeded: quotient &+ 1)) & mask))
+            } else {
+                out[index] = unzigzag(readRice(&bits, k: k))
+            }
+            if bits.overran { return }
+        }
+    }
+
+    /// A uniform (truncated binary) block. Short and long codewords come in no predictable order,
+    /// so for k ≤ 55 the choice is made with masks, not a branch.
+    @inline(__always)
+    private static func decodeUniform(
+        _ reader: inout BitReader, minimum: Int64, spread: UInt64, count: Int, into out: UnsafeMutablePointer<Int64>
+    ) {
+        var bits = reader
+        defer { reader = bits }
+        let range = spread &+ 1
+        let k = 63 - range.leadingZeroBitCount
+        let short = (UInt64(2) &<< UInt64(k)) &- range
+        if k <= 55 {
+            let mask = BitReader.mask(k)
+            let shift = UInt64(truncatingIfNeeded: k)
+            for index in 0..<count {
+                let window = bits.peek()
+                let high = window & mask
+                // high and short are below 2^57: the sign of high − short says short or long.
+                let long = ((high &- short) &>> 63) ^ 1
+                let choose = 0 &- long
+                let extended = ((high &<< 1) | ((window &>> shift) & 1)) &- short
+                bits.skip(k &+ Int(truncatingIfNeeded: long))
+                out[index] = minimum &+ Int64(bitPattern: (extended & choose) | (high & ~choose))
+                if bits.overran { return }
+            }
+        } else {
+            for index in 0..<count {
+                let high = bits.readWide(bits: k)
+                let x = high < short ? high : ((high &<< 1) | bits.read(bits: 1)) &- short
+                out[index] = minimum &+ Int64(bitPattern: x)
+                if bits.overran { return }
+            }
         }
     }
 
