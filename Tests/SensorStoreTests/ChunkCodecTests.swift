@@ -39,6 +39,30 @@ import Testing
         }
     }
 
+    /// The linear predictor's `Double` kernel gives the integer kernel's residuals bit for bit at
+    /// the edge of its bounds (|d| up to 2^21, coefficients up to 2^24), and larger differences
+    /// take the integer kernel.
+    @Test func linearResidualsMatchTheIntegerDefinition() {
+        var random = SeededGenerator(seed: 21)
+        for limit: Int64 in [3, 1 << 21, 1 << 40] {
+            let coefficients = (0..<8).map { _ in Int64.random(in: -(1 << 24) + 1...(1 << 24) - 1, using: &random) }
+            var x: [Int64] = [0]
+            for _ in 0..<1_000 { x.append(x[x.count - 1] &+ Int64.random(in: -limit...limit, using: &random)) }
+            let start = 9
+            var out = [Int64](repeating: 0, count: x.count - start)
+            x.withUnsafeBufferPointer { x in
+                var source = LinearResiduals(x.baseAddress!, from: start, coefficients: coefficients)
+                out.withUnsafeMutableBufferPointer { source.fill($0.baseAddress!, count: 300) }
+                out.withUnsafeMutableBufferPointer { source.fill($0.baseAddress! + 300, count: $0.count - 300) }
+            }
+            for i in start..<x.count {
+                var acc: Int64 = 1 << 13
+                for k in 0..<8 { acc &+= coefficients[k] &* (x[i - 1 - k] &- x[i - 2 - k]) }
+                #expect(out[i - start] == (x[i] &- x[i - 1]) &- (acc >> 14), "limit \(limit), index \(i)")
+            }
+        }
+    }
+
     @Test func referenceAccelerometerRoundTripsCompactly() throws {
         let data = referenceAccelerometer(seconds: 600)
         let samples = ChunkSamples(times: data.times, receiveTimes: data.times, columns: data.axes)

@@ -70,15 +70,20 @@ enum ResidualCoding {
     ) {
         let count = block.count
         let values = block.baseAddress!
-        // One vectorisable pass: zigzag codes, their sum, their bits or-ed together, zeros.
-        var sum: UInt64 = 0, bits: UInt64 = 0, zeros = 0
+        // One pass: zigzag codes, their sum, their bits or-ed together, zeros. Written with
+        // logical shifts, subtraction and or only (no 64-bit compare or arithmetic shift, which
+        // baseline x86-64 lacks in vector form), so the compiler vectorises it.
+        var sum: UInt64 = 0, bits: UInt64 = 0, zeroBits: UInt64 = 0
         for index in 0..<count {
-            let z = zigzag(values[index])
+            let v = UInt64(bitPattern: values[index])
+            let z = (v &<< 1) ^ (0 &- (v &>> 63))
             zigzags[index] = z
             sum &+= z
             bits |= z
-            zeros &+= z == 0 ? 1 : 0
+            // 1 when z == 0: the top bit of z | −z is set for every other value.
+            zeroBits &+= ((z | (0 &- z)) &>> 63) ^ 1
         }
+        let zeros = Int(truncatingIfNeeded: zeroBits)
         let zz = UnsafeBufferPointer(start: zigzags, count: count)
         if bits == 0 {
             writeConstantBlock(0, into: &writer)
@@ -144,16 +149,12 @@ enum ResidualCoding {
                 let short = (UInt64(2) &<< UInt64(k)) &- range
                 let header = 2 + BitWriter.varBitsCost(zigzag(minimum)) + BitWriter.varBitsCost(spread)
                 if header + k * count < best.cost {
-                    var long = 0
-                    for index in 0..<count {
-                        long &+= UInt64(bitPattern: values[index] &- minimum) >= short ? 1 : 0
-                    }
-                    let cost = header + k * count + long
+                    let cost = header + k * count + longCodewords(values, count: count, minimum: minimum, spread: spread, short: short)
                     if cost <= best.cost { best = (.uniform(minimum: minimum, spread: spread), cost) }
                 }
             }
         }
-        write(best.code, cost: best.cost, values: values, zigzags: zz, into: &writer)
+        write(best.code, cost: best.cost, values: values, zigzags: zz, orBits: bits, into: &writer)
     }
 
     /// A block code with its parameters.
@@ -164,10 +165,11 @@ enum ResidualCoding {
         case uniform(minimum: Int64, spread: UInt64)
     }
 
-    /// Writes a block in `code`, whose exact size is `cost` bits.
+    /// Writes a block in `code`, whose exact size is `cost` bits; `orBits` is the block's zigzag
+    /// codes or-ed together.
     @inline(__always)
     private static func write(
-        _ code: Code, cost: Int, values: UnsafePointer<Int64>, zigzags zz: UnsafeBufferPointer<UInt64>,
+        _ code: Code, cost: Int, values: UnsafePointer<Int64>, zigzags zz: UnsafeBufferPointer<UInt64>, orBits: UInt64,
         into writer: inout BitWriter
     ) {
         let count = zz.count
@@ -180,14 +182,30 @@ enum ResidualCoding {
                 cursor.write(3, bits: 2)
                 cursor.writeVarBits(zigzag(minimum))
                 cursor.writeVarBits(spread)
-                for index in 0..<count {
-                    // Short codewords: x in k bits. Long ones: the high k bits of x + short,
-                    // then its low bit — one (k + 1)-bit field, low bit on top.
-                    let x = UInt64(bitPattern: values[index] &- minimum)
-                    let y = x &+ short
-                    let isLong = x >= short
-                    let field = isLong ? (y &>> 1) | ((y & 1) &<< UInt64(k)) : x
-                    cursor.write(field, bits: isLong ? k &+ 1 : k)
+                if spread < 1 << 62 {
+                    // The same fields without a branch per value (long and short codewords come
+                    // in no predictable order): x and short are below 2^63, so x − short is
+                    // negative exactly for short codewords. Fields of four (or two) values are
+                    // joined before they reach the cursor when they fit one word.
+                    let kBits = UInt64(truncatingIfNeeded: k)
+                    @inline(__always) func field(_ index: Int) -> (UInt64, Int) {
+                        let x = UInt64(bitPattern: values[index] &- minimum)
+                        let y = x &+ short
+                        let long = ((x &- short) &>> 63) ^ 1
+                        let mask = 0 &- long
+                        return ((((y &>> 1) | ((y & 1) &<< kBits)) & mask) | (x & ~mask), k &+ Int(truncatingIfNeeded: long))
+                    }
+                    writeGrouped(count: count, maxFieldBits: k &+ 1, into: &cursor, field)
+                } else {
+                    for index in 0..<count {
+                        // Short codewords: x in k bits. Long ones: the high k bits of x + short,
+                        // then its low bit — one (k + 1)-bit field, low bit on top.
+                        let x = UInt64(bitPattern: values[index] &- minimum)
+                        let y = x &+ short
+                        let isLong = x >= short
+                        let field = isLong ? (y &>> 1) | ((y & 1) &<< UInt64(k)) : x
+                        cursor.write(field, bits: isLong ? k &+ 1 : k)
+                    }
                 }
             }
         case .frameOfReference(let minimum, let width):
@@ -195,18 +213,27 @@ enum ResidualCoding {
                 cursor.write(0, bits: 2)
                 cursor.write(UInt64(width), bits: 7)
                 cursor.writeVarBits(zigzag(minimum))
-                for index in 0..<count {
-                    cursor.write(UInt64(bitPattern: values[index] &- minimum), bits: width)
+                writeGrouped(count: count, maxFieldBits: width, into: &cursor) { index in
+                    (UInt64(bitPattern: values[index] &- minimum), width)
                 }
             }
         case .rice(let k):
             writer.withReservedBits(cost) { cursor in
                 cursor.write(1, bits: 2)
                 cursor.write(UInt64(k), bits: 6)
-                if k < 64 - escapeQuotient {
+                let mask = BitReader.mask(k)
+                let shift = UInt64(truncatingIfNeeded: k)
+                // The largest quotient is at most that of the block's or-ed bits.
+                let maxQuotient = orBits &>> shift
+                if maxQuotient < UInt64(escapeQuotient), k < 64 - escapeQuotient {
+                    // No escapes: each codeword is q zeros, a one and the low k bits, one field.
+                    writeGrouped(count: count, maxFieldBits: Int(maxQuotient) &+ 1 &+ k, into: &cursor) { index in
+                        let z = zz[index]
+                        let quotient = z &>> shift
+                        return ((1 &<< quotient) | ((z & mask) &<< (quotient &+ 1)), Int(truncatingIfNeeded: quotient) &+ 1 &+ k)
+                    }
+                } else if k < 64 - escapeQuotient {
                     // Every unescaped codeword (q < 32 zeros, a one, k bits) fits one field.
-                    let mask = BitReader.mask(k)
-                    let shift = UInt64(truncatingIfNeeded: k)
                     for index in 0..<count {
                         let z = zz[index]
                         let quotient = z &>> shift
@@ -240,6 +267,37 @@ enum ResidualCoding {
         }
     }
 
+    /// Writes the fields `field(0)…field(count − 1)` (value, width ≤ `maxFieldBits`), joining
+    /// four or two neighbours into one cursor write when their widths fit a word: the cursor's
+    /// position is a chain from one write to the next, and fewer, wider writes shorten it.
+    @inline(__always)
+    private static func writeGrouped(
+        count: Int, maxFieldBits: Int, into cursor: inout BitCursor, _ field: (Int) -> (UInt64, Int)
+    ) {
+        var index = 0
+        if maxFieldBits &* 4 <= 64 {
+            while index &+ 4 <= count {
+                let (f0, w0) = field(index), (f1, w1) = field(index &+ 1)
+                let (f2, w2) = field(index &+ 2), (f3, w3) = field(index &+ 3)
+                let low = f0 | f1 &<< UInt64(truncatingIfNeeded: w0), lowWidth = w0 &+ w1
+                let high = f2 | f3 &<< UInt64(truncatingIfNeeded: w2), highWidth = w2 &+ w3
+                cursor.write(low | high &<< UInt64(truncatingIfNeeded: lowWidth), bits: lowWidth &+ highWidth)
+                index &+= 4
+            }
+        } else if maxFieldBits &* 2 <= 64 {
+            while index &+ 2 <= count {
+                let (f0, w0) = field(index), (f1, w1) = field(index &+ 1)
+                cursor.write(f0 | f1 &<< UInt64(truncatingIfNeeded: w0), bits: w0 &+ w1)
+                index &+= 2
+            }
+        }
+        while index < count {
+            let (f, w) = field(index)
+            cursor.write(f, bits: w)
+            index &+= 1
+        }
+    }
+
     @inline(__always)
     private static func writeRice(_ z: UInt64, k: Int, into cursor: inout BitCursor) {
         let quotient = z &>> UInt64(k)
@@ -256,6 +314,25 @@ enum ResidualCoding {
             cursor.write(0, bits: escapeQuotient)
             cursor.write(z, bits: 64)
         }
+    }
+
+    /// Values of the block with `value − minimum ≥ short`: uniform's (k + 1)-bit codewords.
+    @inline(__always)
+    private static func longCodewords(
+        _ values: UnsafePointer<Int64>, count: Int, minimum: Int64, spread: UInt64, short: UInt64
+    ) -> Int {
+        var long: UInt64 = 0
+        if spread < 1 << 62 {
+            // Every x = value − minimum is at most the spread, and short at most the range, so
+            // both are below 2^63 and the sign of x − short says it, in a loop that vectorises.
+            for index in 0..<count {
+                let x = UInt64(bitPattern: values[index] &- minimum)
+                long &+= ((x &- short) &>> 63) ^ 1
+            }
+        } else {
+            for index in 0..<count where UInt64(bitPattern: values[index] &- minimum) >= short { long &+= 1 }
+        }
+        return Int(truncatingIfNeeded: long)
     }
 
     /// Σ z >> (k + j) for j = 0…3, in one pass.

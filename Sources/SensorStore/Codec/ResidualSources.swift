@@ -86,10 +86,19 @@ struct GridResiduals: ResidualSource {
 /// coefficients in the unused places, which add nothing to the sum. The differences (and the
 /// eight before them) go to a small buffer first, so the kernel is eight loads, multiplies and
 /// adds per value with the coefficients in registers.
+///
+/// When every |d| of a block times Σ|c| stays below 2^50 (always, for sensor counts), the sum is
+/// computed in `Double`: each product and partial sum is then an integer below 2^53, so exact,
+/// and baseline x86-64 multiplies two doubles per instruction but has no vector 64-bit integer
+/// multiply. Integers move in and out of `Double` by adding 1.5·2^52 (exact below 2^51), which
+/// also vectorises. The result is the integer kernel's, bit for bit; other blocks use that kernel.
 struct LinearResiduals: ResidualSource {
     let x: UnsafePointer<Int64>
     var index: Int
     private let c0, c1, c2, c3, c4, c5, c6, c7: Int64
+    private let f0, f1, f2, f3, f4, f5, f6, f7: Double
+    /// Σ|c[k]| (below 2^27 for fitted coefficients, each < 2^24).
+    private let coefficientWeight: UInt64
 
     init(_ x: UnsafePointer<Int64>, from index: Int, coefficients: [Int64]) {
         precondition(coefficients.count <= 8 && index > coefficients.count)
@@ -98,26 +107,60 @@ struct LinearResiduals: ResidualSource {
         var c = [Int64](repeating: 0, count: 8)
         for k in coefficients.indices { c[k] = coefficients[k] }
         (c0, c1, c2, c3, c4, c5, c6, c7) = (c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7])
+        (f0, f1, f2, f3) = (Double(c[0]), Double(c[1]), Double(c[2]), Double(c[3]))
+        (f4, f5, f6, f7) = (Double(c[4]), Double(c[5]), Double(c[6]), Double(c[7]))
+        // Each term capped at 2^40, so the sum cannot wrap; a large weight just keeps the
+        // integer kernel.
+        coefficientWeight = c.reduce(UInt64(0)) { $0 &+ min($1.magnitude, 1 << 40) }
     }
+
+    /// 1.5·2^52: for |v| < 2^51, the double 1.5·2^52 + v has the bit pattern of this + v.
+    private static let magic: Int64 = 0x4338_0000_0000_0000
+    private static let magicValue: Double = 6_755_399_441_055_744
 
     @inline(__always)
     mutating func fill(_ out: UnsafeMutablePointer<Int64>, count: Int) {
-        let (c0, c1, c2, c3, c4, c5, c6, c7) = (self.c0, self.c1, self.c2, self.c3, self.c4, self.c5, self.c6, self.c7)
         let start = index
         let x = self.x
-        // A fresh buffer the compiler knows aliases nothing (what keeps this loop tight).
-        withUnsafeTemporaryAllocation(of: Int64.self, capacity: count + 8) { buffer in
+        // A fresh buffer the compiler knows aliases nothing (what keeps these loops tight).
+        withUnsafeTemporaryAllocation(of: Int64.self, capacity: 2 * (count + 8)) { buffer in
             let d = buffer.baseAddress! + 8
             // d[j] is the difference at index start + j; the eight before exist as far as the
             // predictor's order reaches (its warm-up), and are zero (times a zero coefficient)
             // beyond.
             for j in -8..<0 { d[j] = start &+ j &- 1 >= 0 ? x[start &+ j] &- x[start &+ j &- 1] : 0 }
             for j in 0..<count { d[j] = x[start &+ j] &- x[start &+ j &- 1] }
+            // An upper bound of every |d| (or of the one's-complement magnitudes), vectorisable.
+            var magnitudes: UInt64 = 0
+            for j in -8..<count {
+                let v = UInt64(bitPattern: d[j])
+                magnitudes |= v ^ (0 &- (v &>> 63))
+            }
             let rounding: Int64 = 1 &<< Int64(ColumnCoding.linearShift &- 1)
-            for j in 0..<count {
-                var acc = rounding &+ c0 &* d[j &- 1] &+ c1 &* d[j &- 2] &+ c2 &* d[j &- 3] &+ c3 &* d[j &- 4]
-                acc &+= c4 &* d[j &- 5] &+ c5 &* d[j &- 6] &+ c6 &* d[j &- 7] &+ c7 &* d[j &- 8]
-                out[j] = d[j] &- (acc &>> Int64(ColumnCoding.linearShift))
+            let shift = Int64(ColumnCoding.linearShift)
+            if coefficientWeight < 1 << 28, magnitudes < 1 << 21 {
+                // Σ|c|·|d| < 2^28 · 2^21 = 2^49: exact in Double, as the type comment says.
+                let (f0, f1, f2, f3, f4, f5, f6, f7) = (self.f0, self.f1, self.f2, self.f3, self.f4, self.f5, self.f6, self.f7)
+                let magic = Self.magic, magicValue = Self.magicValue
+                UnsafeMutableRawPointer(buffer.baseAddress! + count + 8).withMemoryRebound(
+                    to: Double.self, capacity: count + 8
+                ) { doubles in
+                    let f = doubles + 8
+                    for j in -8..<count { f[j] = Double(bitPattern: UInt64(bitPattern: d[j] &+ magic)) - magicValue }
+                    for j in 0..<count {
+                        var acc = f0 * f[j &- 1] + f1 * f[j &- 2] + f2 * f[j &- 3] + f3 * f[j &- 4]
+                        acc += f4 * f[j &- 5] + f5 * f[j &- 6] + f6 * f[j &- 7] + f7 * f[j &- 8]
+                        let sum = Int64(bitPattern: (acc + magicValue).bitPattern) &- magic
+                        out[j] = d[j] &- ((sum &+ rounding) &>> shift)
+                    }
+                }
+            } else {
+                let (c0, c1, c2, c3, c4, c5, c6, c7) = (self.c0, self.c1, self.c2, self.c3, self.c4, self.c5, self.c6, self.c7)
+                for j in 0..<count {
+                    var acc = rounding &+ c0 &* d[j &- 1] &+ c1 &* d[j &- 2] &+ c2 &* d[j &- 3] &+ c3 &* d[j &- 4]
+                    acc &+= c4 &* d[j &- 5] &+ c5 &* d[j &- 6] &+ c6 &* d[j &- 7] &+ c7 &* d[j &- 8]
+                    out[j] = d[j] &- (acc &>> shift)
+                }
             }
         }
         index &+= count

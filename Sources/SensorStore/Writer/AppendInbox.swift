@@ -18,7 +18,12 @@ final class AppendInbox: Sendable {
     }
 
     private struct State {
-        var entries: [Entry] = []
+        /// Optional so the writer can move entries out in order, leaving nil (no copies, no
+        /// reference counting per batch).
+        var entries: [Entry?] = []
+        /// An emptied array the writer handed back, with its capacity, to take the next entries
+        /// without growing an array from nothing after every drain.
+        var spare: [Entry?] = []
         /// Samples in admitted batches not yet taken by a drain.
         var pendingSamples = 0
         /// A drain is scheduled or running; appends need not schedule another.
@@ -50,24 +55,33 @@ final class AppendInbox: Sendable {
 
     /// Everything queued, oldest first, for a scheduled drain; empty when there is nothing left,
     /// and then no drain is scheduled any more (the next append schedules one).
-    func takeOrFinish() -> [Entry] {
+    func takeOrFinish() -> [Entry?] {
         state.withLock { state in
             guard !state.entries.isEmpty else {
                 state.drainScheduled = false
                 return []
             }
-            var taken: [Entry] = []
-            swap(&taken, &state.entries)
-            return taken
+            return Self.takeEntries(&state)
         }
     }
 
     /// Everything queued, oldest first, for `flush` and `close` (a drain stays scheduled).
-    func take() -> [Entry] {
+    func take() -> [Entry?] {
+        state.withLock { Self.takeEntries(&$0) }
+    }
+
+    private static func takeEntries(_ state: inout State) -> [Entry?] {
+        var taken: [Entry?] = []
+        swap(&taken, &state.entries)
+        swap(&state.entries, &state.spare)
+        return taken
+    }
+
+    /// Hands back an array the writer has emptied, to be filled again.
+    func recycle(_ emptied: inout [Entry?]) {
+        emptied.removeAll(keepingCapacity: true)
         state.withLock { state in
-            var taken: [Entry] = []
-            swap(&taken, &state.entries)
-            return taken
+            if state.spare.capacity < emptied.capacity { swap(&state.spare, &emptied) }
         }
     }
 

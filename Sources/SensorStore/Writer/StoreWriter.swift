@@ -150,32 +150,39 @@ final class StoreWriter: @unchecked Sendable {
     /// whatever else is waiting for the writer; the drain that finds the inbox empty ends.
     func drain() {
         dispatchPrecondition(condition: .onQueue(queue))
-        let entries = inbox.takeOrFinish()
+        var entries = inbox.takeOrFinish()
         guard !entries.isEmpty else { return }
-        store(entries)
+        store(&entries)
         queue.async { [self] in drain() }
     }
 
     /// Stores what was appended before a flush or close began.
     private func storeInbox() {
-        let entries = inbox.take()
-        if !entries.isEmpty { store(entries) }
+        var entries = inbox.take()
+        if !entries.isEmpty { store(&entries) }
     }
 
-    private func store(_ taken: [AppendInbox.Entry]) {
-        var entries = taken
-        // Popped from the back so each batch is released as soon as it is stored.
-        entries.reverse()
+    /// Stores the entries in order and hands the emptied array back to the inbox.
+    private func store(_ taken: inout [AppendInbox.Entry?]) {
         var stored = 0
-        while let entry = entries.popLast() {
-            switch consume entry {
-            case .batch(let batch, let stream):
-                append(batch, to: stream)
-                stored += batch.count
-            case .dropped(let batch, let stream):
-                recordDropped(batch, from: stream)
+        taken.withUnsafeMutableBufferPointer { entries in
+            for index in entries.indices {
+                // Moved out, so each batch is released as soon as it is stored (while the writer
+                // is behind, that memory is what the next appends reuse).
+                let entry = entries.moveElement(from: index)
+                entries.initializeElement(at: index, to: nil)
+                switch consume entry {
+                case .batch(let batch, let stream)?:
+                    append(batch, to: stream)
+                    stored += batch.count
+                case .dropped(let batch, let stream)?:
+                    recordDropped(batch, from: stream)
+                case nil:
+                    break
+                }
             }
         }
+        inbox.recycle(&taken)
         inbox.finished(samples: stored)
     }
 
