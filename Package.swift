@@ -23,6 +23,8 @@ let package = Package(
         // Linux calls that need _GNU_SOURCE (accept4, SO_PEERCRED's struct ucred): two tiny functions.
         .target(name: "CSensorLinux"),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        // CRC-32C with the CPU's crc32 instruction (the store's chunk checksum): one C function.
+        .target(name: "CChecksum"),
 
         // Pure core: SensorKit-shaped values, units, the time model. No Glibc, no I/O.
         .target(name: "SensorKitModel", swiftSettings: strict),
@@ -31,7 +33,7 @@ let package = Package(
         .target(name: "SensorSystem", dependencies: ["SensorKitModel", "CSensorLinux"], swiftSettings: strict),
 
         // The embargo store: SQLite catalog + compressed columnar chunks.
-        .target(name: "SensorStore", dependencies: ["SensorKitModel", "SensorSystem", "CSQLite", "CZstd"],
+        .target(name: "SensorStore", dependencies: ["SensorKitModel", "SensorSystem", "CSQLite", "CZstd", "CChecksum"],
                 swiftSettings: strict),
 
         // The IIO bridge: udev discovery, scan decoding, buffered and polled capture.

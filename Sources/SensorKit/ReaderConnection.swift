@@ -38,6 +38,9 @@ public final class ReaderConnection: Sendable {
     /// Connects and says hello; throws the daemon's refusal (`SRError`) or the socket error.
     public init(socketPath: String, app: String?) throws {
         self.app = app
+        // Fetches decode and drop megabyte batches; without this, glibc returns their memory to
+        // the kernel after each one and faults it back in (docs/protocol.md §5.3).
+        AllocatorTuning.forBulkData()
         do {
             fd = try UnixSocket.connect(path: socketPath)
         } catch {

@@ -107,8 +107,11 @@ public final class SensorStore: Sendable {
         case .some(nil): break
         }
         if inbox.push(batch, to: stream) {
+            // A millisecond's grace lets a burst of appends share one wakeup of the writer
+            // (durability is the commit's business, every `commitInterval`; `flush` and `close`
+            // take the inbox themselves).
             let writer = self.writer
-            writer.queue.async { writer.drain() }
+            writer.queue.asyncAfter(deadline: .now() + .milliseconds(1)) { writer.drain() }
         }
     }
 

@@ -80,6 +80,10 @@ enum StoreBenchmark {
         var note: String
     }
 
+    /// Samples the ingest flood may run ahead of the store's writer (an eighth of the store's
+    /// default `maxPendingSamples`; a live pipeline is never more than a second ahead).
+    static let maxBacklog = 1_000_000
+
     static func configuration(_ directory: String) -> StoreConfiguration {
         var configuration = StoreConfiguration(directory: directory)
         configuration.retention = RetentionPolicy(hold: 0, window: 7 * day)
@@ -100,6 +104,7 @@ enum StoreBenchmark {
         let id = try store.register(stream.descriptor)
         let cpuBefore = cpuSeconds()
         let callerBefore = threadCPUSeconds()
+        var appended = 0
         for dayIndex in 0..<days {
             let shift = Int64(dayIndex) * day
             var first = 0
@@ -111,6 +116,13 @@ enum StoreBenchmark {
                                 columns: stream.columns.map { .integers(Array($0[first..<end])) }),
                     to: id)
                 first = end
+                // A pipeline hands batches over as they are recorded, so the writer never holds
+                // a backlog of days: the flood waits (off the CPU) while the writer is more than
+                // `maxBacklog` samples behind, instead of piling gigabytes of fresh batches.
+                // (Checked every 64 batches: the count takes the inbox's lock, which the writer
+                // also takes.)
+                appended += 1
+                if appended % 64 == 0 { while store.pendingSampleCount > maxBacklog { usleep(500) } }
             }
         }
         let callerCPU = threadCPUSeconds() - callerBefore

@@ -1,14 +1,18 @@
 import Foundation
+import SensorSystem
 
 // `make bench`: each section prints its figures beside anchors measured in the same run.
 // Usage: sensorkit-bench [section …]   (sections: store, decode, fetch, iio; default: all that exist)
 let sections = Array(CommandLine.arguments.dropFirst())
+// As sensorkitd and the SensorKit client do (SENSORKIT_MALLOC=default measures glibc's defaults).
+let allocator = AllocatorTuning.forBulkData()
 // The fetch benchmark's daemon runs in a child process of this same binary.
 if sections.first == "serve-fetch-daemon" {
     try FetchBenchmark.serve(samples: sections.dropFirst().first.flatMap { Int($0) } ?? FetchBenchmark.samples)
     exit(0)
 }
 print("sensorkit-bench: sections \(sections.isEmpty ? "all" : sections.joined(separator: ", "))")
+print("allocator: \(allocator)")
 if sections.isEmpty || sections.contains("store") { try StoreBenchmark.run() }
 if sections.isEmpty || sections.contains("decode") { try DecodeBenchmark.run() }
 if sections.isEmpty || sections.contains("fetch") { try FetchBenchmark.run() }

@@ -1,5 +1,6 @@
 // Linux calls Glibc's Swift overlay does not import, because they need _GNU_SOURCE
-// (accept4, struct ucred). Each is one small prefixed function, nothing more.
+// (accept4, struct ucred) or a header it leaves out (malloc.h). Each is one small prefixed
+// function, nothing more.
 #ifndef CSENSORLINUX_H
 #define CSENSORLINUX_H
 #include <sys/types.h>
@@ -9,5 +10,8 @@ int csl_accept_nonblocking(int fd);
 
 /// getsockopt(fd, SOL_SOCKET, SO_PEERCRED): the peer's pid, uid, gid; -1 and errno on failure.
 int csl_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+/// mallopt(M_MMAP_THRESHOLD, mmap) and mallopt(M_TRIM_THRESHOLD, trim): 1 when both took.
+int csl_malloc_thresholds(int mmap_threshold, int trim_threshold);
 
 #endif

@@ -1,6 +1,8 @@
+import CChecksum
+
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum every chunk carries so a
-/// flipped bit or torn write is detected before a chunk is decoded. Table-driven, eight bytes per
-/// step ("slicing by 8"); pure.
+/// flipped bit or torn write is detected before a chunk is decoded. The CPU's crc32 instruction
+/// where it has one (CChecksum), else table-driven, eight bytes per step ("slicing by 8"); pure.
 enum CRC32C {
     /// Eight 256-entry tables: `tables[k][b]` is the CRC of byte `b` followed by `k` zero bytes.
     private static let tables: [UInt32] = {
@@ -19,8 +21,20 @@ enum CRC32C {
         return tables
     }()
 
+    /// Whether this CPU computes CRC-32C itself (SSE 4.2); about three times the table's speed.
+    static let hardware = cks_crc32c_hardware_available() == 1
+
     /// The CRC-32C of `bytes`.
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        if hardware, let base = bytes.baseAddress {
+            return cks_crc32c_update(0xFFFF_FFFF, base, bytes.count) ^ 0xFFFF_FFFF
+        }
+        return tableChecksum(bytes)
+    }
+
+    /// The CRC-32C of `bytes` from the tables (any CPU; the reference the tests hold the
+    /// instruction to).
+    static func tableChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         tables.withUnsafeBufferPointer { table in
             var crc: UInt32 = 0xFFFF_FFFF
             var index = 0

@@ -1,0 +1,18 @@
+import SensorSystem
+import Testing
+
+@Suite struct AllocatorTuningTests {
+    @Test func whoeverTunedMallocBeforeUsIsLeftAlone() {
+        #expect(AllocatorTuning.reasonToLeaveAlone([:]) == nil)
+        #expect(AllocatorTuning.reasonToLeaveAlone(["GLIBC_TUNABLES": "glibc.pthread.rseq=0"]) == nil)
+        #expect(AllocatorTuning.reasonToLeaveAlone(["SENSORKIT_MALLOC": "default"]) == "SENSORKIT_MALLOC=default")
+        #expect(AllocatorTuning.reasonToLeaveAlone(["GLIBC_TUNABLES": "glibc.malloc.trim_threshold=0"]) == "GLIBC_TUNABLES")
+        #expect(AllocatorTuning.reasonToLeaveAlone(["MALLOC_TRIM_THRESHOLD_": "1"]) == "MALLOC_TRIM_THRESHOLD_")
+    }
+
+    @Test func theTuningIsAppliedOncePerProcess() {
+        let first = AllocatorTuning.forBulkData()
+        #expect(first != .refused, "glibc accepts both thresholds")
+        #expect(AllocatorTuning.forBulkData(environment: ["SENSORKIT_MALLOC": "default"]) == first)
+    }
+}
