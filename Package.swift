@@ -1,8 +1,8 @@
 // swift-tools-version:6.0
 // sensorkitd — SensorKit for Linux. The targets read bottom-up as the layers of docs/architecture.md:
-// C shims → pure core (SensorKitModel) → Linux edges (SensorSystem, SensorStore, bridges) →
-// the daemon (SensorDaemon) → thin executables. The client library (SensorKit) stands on the core
-// and SensorSystem only; it never sees the daemon's internals.
+// C shims → pure core (SensorKitModel, SensorChunks) → Linux edges (SensorSystem, SensorStore,
+// bridges) → the daemon (SensorDaemon) → thin executables. The client library (SensorKit) stands
+// on the core and SensorSystem only; it never sees the daemon's internals.
 import PackageDescription
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
@@ -23,7 +23,7 @@ let package = Package(
         // Linux calls that need _GNU_SOURCE (accept4, SO_PEERCRED's struct ucred): two tiny functions.
         .target(name: "CSensorLinux"),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
-        // CRC-32C with the CPU's crc32 instruction (the store's chunk checksum): one C function.
+        // CRC-32C with the CPU's crc32 instruction (the chunk checksum): one C function.
         .target(name: "CChecksum"),
 
         // Pure core: SensorKit-shaped values, units, the time model. No Glibc, no I/O.
@@ -32,8 +32,12 @@ let package = Package(
         // Linux edges shared by daemon and client: the syscall funnel, clocks, host identity.
         .target(name: "SensorSystem", dependencies: ["SensorKitModel", "CSensorLinux"], swiftSettings: strict),
 
+        // The chunk format: lossless columnar coding of samples, pure functions over bytes.
+        // The store writes and reads it; the client decodes chunks a fetch hands over.
+        .target(name: "SensorChunks", dependencies: ["CZstd", "CChecksum"], swiftSettings: strict),
+
         // The embargo store: SQLite catalog + compressed columnar chunks.
-        .target(name: "SensorStore", dependencies: ["SensorKitModel", "SensorSystem", "CSQLite", "CZstd", "CChecksum"],
+        .target(name: "SensorStore", dependencies: ["SensorKitModel", "SensorSystem", "SensorChunks", "CSQLite"],
                 swiftSettings: strict),
 
         // The IIO bridge: udev discovery, scan decoding, buffered and polled capture.
@@ -41,8 +45,8 @@ let package = Package(
                 swiftSettings: strict),
 
         // The client library: `import SensorKit` mirrors Apple's framework. It decodes stored
-        // chunks a fetch hands over with the store's own chunk decoder (package access only).
-        .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore"], swiftSettings: strict),
+        // chunks a fetch hands over with the store's own chunk decoder (SensorChunks).
+        .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem", "SensorChunks"], swiftSettings: strict),
 
         // The daemon and its tools.
         .target(name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge"],
@@ -50,14 +54,14 @@ let package = Package(
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
         // `make bench`: figures beside anchors measured in the same run.
-        .executableTarget(name: "sensorkit-bench", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge",
+        .executableTarget(name: "sensorkit-bench", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "SensorChunks", "IIOBridge",
                                                          "SensorDaemon", "SensorKit", "DaemonTestKit"],
                           swiftSettings: strict),
 
         // Tests.
         .target(name: "SensorTestKit", dependencies: ["SensorKitModel"], path: "Tests/SensorTestKit", swiftSettings: strict),
         .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel", "SensorTestKit"], swiftSettings: strict),
-        .testTarget(name: "SensorStoreTests", dependencies: ["SensorStore", "SensorTestKit"], swiftSettings: strict),
+        .testTarget(name: "SensorStoreTests", dependencies: ["SensorStore", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
         // Killed with SIGKILL mid-ingest by SensorStoreTests' crash test (found beside the test bundle).
         .executableTarget(name: "store-ingest-child", dependencies: ["SensorStore", "SensorSystem"],
                           path: "Tests/StoreIngestChild", swiftSettings: strict),

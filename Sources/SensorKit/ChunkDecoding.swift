@@ -1,5 +1,5 @@
+import SensorChunks
 import SensorKitModel
-import SensorStore
 
 /// Turns a `chunk` frame (docs/protocol.md §5.3) into the batch the daemon would otherwise have
 /// sent: the stored chunk decoded by the store's own decoder, its columns mapped to the layout

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import SensorChunks
 @testable import SensorStore
 
 /// The chunk codec as pure functions: exact round trips over random and adversarial input, and

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import SensorChunks
 @testable import SensorStore
 
 /// Chunk format 2 and what changed with it: receive-time runs, the block coder's shortcuts, the

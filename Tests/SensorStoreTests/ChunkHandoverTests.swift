@@ -1,6 +1,7 @@
 import Foundation
 import SensorKitModel
 import Testing
+@testable import SensorChunks
 @testable import SensorStore
 
 /// `SampleCursor.next(handingOver:)`: whole stored chunks handed over undecoded (the fetch path

@@ -1,3 +1,4 @@
+import SensorChunks
 import Foundation
 import SensorKitModel
 

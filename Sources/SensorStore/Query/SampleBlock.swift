@@ -1,3 +1,4 @@
+import SensorChunks
 import SensorKitModel
 
 /// A run of query results from one stream and one boot, in time order, column by column.

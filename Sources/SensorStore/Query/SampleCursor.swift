@@ -1,3 +1,4 @@
+import SensorChunks
 import SensorKitModel
 
 /// A streaming query: the samples of one sensor on one device in `(after, through]`, in time

@@ -1,3 +1,5 @@
+import SensorChunks
+
 /// The samples of one stream not yet sealed into a chunk, in memory on the writer queue.
 ///
 /// Its first `durableCount` samples are already committed as *pieces*: small tier-0 chunks

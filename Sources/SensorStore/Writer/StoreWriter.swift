@@ -1,3 +1,4 @@
+import SensorChunks
 import Dispatch
 import Foundation
 import SensorKitModel

@@ -1,12 +1,14 @@
 /// Encodes chunks (`ChunkCodec`'s format) keeping its working memory — the bit buffer and the
 /// body — from one chunk to the next, so sealing chunk after chunk does not fault in fresh pages
 /// for them every time. The output is exactly `ChunkCodec.encode`'s. One per writer queue.
-struct ChunkEncoder {
+package struct ChunkEncoder {
     private var writer = BitWriter()
     private var body: [UInt8] = []
 
+    package init() {}
+
     /// Encodes the samples in `range` (no copy of the columns is made).
-    mutating func encode(_ samples: ChunkSamples, range: Range<Int>, roles: [ColumnRole], effort: ChunkCodec.Effort) -> [UInt8] {
+    package mutating func encode(_ samples: ChunkSamples, range: Range<Int>, roles: [ColumnRole], effort: ChunkCodec.Effort) -> [UInt8] {
         precondition(roles.count == samples.columns.count, "one role per value column")
         precondition(samples.receiveTimes.count == samples.count && samples.columns.allSatisfy { $0.count == samples.count })
         precondition(range.lowerBound >= 0 && range.upperBound <= samples.count)

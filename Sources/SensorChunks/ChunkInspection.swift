@@ -4,13 +4,13 @@
 
 extension ChunkCodec {
     /// A verified chunk's header: checksum, version and counts checked, columns not decoded.
-    struct Inspection: Equatable {
-        var version: UInt8
-        var header: Header
+    package struct Inspection: Equatable {
+        package var version: UInt8
+        package var header: Header
     }
 
     /// Checks the checksum and reads the header; the body is not touched beyond the CRC.
-    static func inspect(_ raw: UnsafeRawBufferPointer) throws(ChunkCodecError) -> Inspection {
+    package static func inspect(_ raw: UnsafeRawBufferPointer) throws(ChunkCodecError) -> Inspection {
         guard checksumMatches(raw) else { throw .checksumMismatch }
         let version = raw[0]
         guard readableVersions.contains(version) else { throw .unsupportedVersion(version) }

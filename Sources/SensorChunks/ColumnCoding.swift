@@ -31,7 +31,7 @@ enum Predictor: UInt8 {
 }
 
 /// What a column holds, which decides the predictors worth trying.
-enum ColumnRole {
+package enum ColumnRole {
     case sensorTime
     case integer
     /// Float64 bit patterns; only predictors that are exact on bit patterns make sense.

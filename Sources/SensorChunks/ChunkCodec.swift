@@ -15,32 +15,32 @@
 
 /// The samples of one chunk, column by column. Times are SR nanoseconds; float columns hold
 /// `Double.bitPattern`s, so every payload (NaN included) round-trips bit for bit.
-struct ChunkSamples: Equatable, Sendable {
-    var times: [Int64]
-    var receiveTimes: [Int64]
-    var columns: [[Int64]]
+package struct ChunkSamples: Equatable, Sendable {
+    package var times: [Int64]
+    package var receiveTimes: [Int64]
+    package var columns: [[Int64]]
 
-    init(times: [Int64] = [], receiveTimes: [Int64] = [], columns: [[Int64]]) {
+    package init(times: [Int64] = [], receiveTimes: [Int64] = [], columns: [[Int64]]) {
         self.times = times
         self.receiveTimes = receiveTimes
         self.columns = columns
     }
 
     /// Empty, with `columnCount` value columns.
-    init(columnCount: Int) {
+    package init(columnCount: Int) {
         self.init(columns: Array(repeating: [], count: columnCount))
     }
 
-    var count: Int { times.count }
+    package var count: Int { times.count }
 
-    mutating func append(contentsOf other: ChunkSamples) {
+    package mutating func append(contentsOf other: ChunkSamples) {
         precondition(other.columns.count == columns.count, "column count differs")
         times += other.times
         receiveTimes += other.receiveTimes
         for index in columns.indices { columns[index] += other.columns[index] }
     }
 
-    mutating func removeAll() {
+    package mutating func removeAll() {
         times.removeAll(keepingCapacity: true)
         receiveTimes.removeAll(keepingCapacity: true)
         for index in columns.indices { columns[index].removeAll(keepingCapacity: true) }
@@ -49,34 +49,34 @@ struct ChunkSamples: Equatable, Sendable {
 
 /// Why a chunk could not be decoded. Any of these means the chunk is lost: the store reports it
 /// as a `systemInitiated` deletion record and never returns its data.
-enum ChunkCodecError: Error, Equatable, Sendable {
+package enum ChunkCodecError: Error, Equatable, Sendable {
     case checksumMismatch
     case unsupportedVersion(UInt8)
     case malformed(String)
 }
 
-enum ChunkCodec {
+package enum ChunkCodec {
     /// Written by this build. 2 added `Predictor.receiveRuns`; everything else is as in 1.
-    static let formatVersion: UInt8 = 2
+    package static let formatVersion: UInt8 = 2
     /// Read by this build.
-    static let readableVersions: ClosedRange<UInt8> = 1...2
+    package static let readableVersions: ClosedRange<UInt8> = 1...2
     static let compressedFlag: UInt8 = 1
     static let nonDecreasingFlag: UInt8 = 2
 
     /// How hard the encoder tries. `.fast` is for the short-lived pieces written every commit;
     /// `.best` for sealed chunks that live for the whole window.
-    enum Effort: Sendable {
+    package enum Effort: Sendable {
         case fast
         case best
     }
 
     /// Encodes samples; `roles` gives `.integer` or `.float` for each value column.
-    static func encode(_ samples: ChunkSamples, roles: [ColumnRole], effort: Effort) -> [UInt8] {
+    package static func encode(_ samples: ChunkSamples, roles: [ColumnRole], effort: Effort) -> [UInt8] {
         encode(samples, range: 0..<samples.count, roles: roles, effort: effort)
     }
 
     /// Encodes the samples in `range` (no copy of the columns is made).
-    static func encode(_ samples: ChunkSamples, range: Range<Int>, roles: [ColumnRole], effort: Effort) -> [UInt8] {
+    package static func encode(_ samples: ChunkSamples, range: Range<Int>, roles: [ColumnRole], effort: Effort) -> [UInt8] {
         var encoder = ChunkEncoder()
         return encoder.encode(samples, range: range, roles: roles, effort: effort)
     }
@@ -108,14 +108,14 @@ enum ChunkCodec {
     }
 
     /// What a chunk says about itself without decoding the columns.
-    struct Header: Equatable {
-        var count: Int
-        var columnCount: Int
-        var timesNonDecreasing: Bool
+    package struct Header: Equatable {
+        package var count: Int
+        package var columnCount: Int
+        package var timesNonDecreasing: Bool
     }
 
     /// Verifies the checksum and decodes every column.
-    static func decode(_ bytes: [UInt8]) throws(ChunkCodecError) -> (header: Header, samples: ChunkSamples) {
+    package static func decode(_ bytes: [UInt8]) throws(ChunkCodecError) -> (header: Header, samples: ChunkSamples) {
         let result: Result<(Header, ChunkSamples), ChunkCodecError> = bytes.withUnsafeBytes { raw in
             do throws(ChunkCodecError) {
                 return .success(try decode(raw))
@@ -126,7 +126,7 @@ enum ChunkCodec {
         return try result.get()
     }
 
-    static func decode(_ raw: UnsafeRawBufferPointer) throws(ChunkCodecError) -> (header: Header, samples: ChunkSamples) {
+    package static func decode(_ raw: UnsafeRawBufferPointer) throws(ChunkCodecError) -> (header: Header, samples: ChunkSamples) {
         guard checksumMatches(raw) else { throw .checksumMismatch }
         guard readableVersions.contains(raw[0]) else { throw .unsupportedVersion(raw[0]) }
         let flags = raw[1]
