@@ -73,6 +73,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
+        .testTarget(name: "SensorKitTests", dependencies: ["SensorKit", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
         .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "DaemonTestKit"]),
     ]
 )
