@@ -119,7 +119,13 @@ final class ClientConnection: @unchecked Sendable {
                 return -1
             }
             if let failure {
-                close(reason: "read failed: \(failure)")
+                // A client that exits with replies or events still unread resets the socket:
+                // an ordinary goodbye, not a failure.
+                if let error = failure as? SystemError, error.errno == ECONNRESET {
+                    close(reason: "client closed the connection (with replies or events unread)")
+                } else {
+                    close(reason: "read failed: \(failure)")
+                }
                 return
             }
             switch result {
