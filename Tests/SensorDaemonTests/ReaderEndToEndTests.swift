@@ -153,7 +153,9 @@ import Testing
         for shape in 0..<12 {
             let from = shape == 0 ? start - 1_000_000_000 : Int64.random(in: start...end, using: &generator)
             let to = shape == 0 ? end : Int64.random(in: from...end, using: &generator)
+            let before = connection.chunkFramesReceived
             let plain = harness.fetchAll(connection, sensor: .accelerometer, from: from, to: to, chunkFormats: nil)
+            #expect(connection.chunkFramesReceived == before, "a fetch that did not ask got chunk frames")
             let chunked = harness.fetchAll(connection, sensor: .accelerometer, from: from, to: to)
             #expect(plain.reply.error == nil && chunked.reply.error == nil)
             #expect(plain.reply.count == chunked.reply.count)
