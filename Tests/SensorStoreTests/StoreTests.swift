@@ -340,3 +340,32 @@ import Testing
         }
     }
 }
+
+/// The append inbox stages batches per stream: interleaved appends of several streams, each
+/// many small batches, come back complete, each sample with its own stream's values, in order.
+/// (Batches refused beyond the backlog limit are StoreUpgradeTests'.)
+@Suite struct AppendStagingTests {
+    @Test func interleavedStreamsKeepEveryBatchInOrder() throws {
+        let fixture = try StoreFixture {
+            StoreTests.noHold(&$0)
+            $0.chunkMaxSamples = 250
+        }
+        var other = StreamDescriptor.accelerometer
+        other.source["chip"] = .string("second")
+        let streams = [try fixture.opened.register(.accelerometer), try fixture.opened.register(other)]
+        var expected: [StoredRow] = []
+        var random = SeededGenerator(seed: 11)
+        for round in 0..<400 {
+            for (which, stream) in streams.enumerated() {
+                let count = Int(random.next() % 6)  // includes empty batches
+                // Odd nanoseconds for one stream, even for the other: no ties between them.
+                let times = (0..<count).map { Int64(1_000_000_000 + round * 100_000 + $0 * 10_000) * 2 + Int64(which) }
+                expected += StoreTests.append(fixture, stream, times: times, values: [times.map { $0 % 1000 }, times.map { _ in Int64(which) }, times.map { _ in 7 }])
+            }
+            if round % 97 == 0 { try fixture.opened.flush() }
+        }
+        fixture.clock.advance(seconds: 10_000)
+        try fixture.opened.flush()
+        #expect(try fixture.fetch() == expected.sorted { $0.time < $1.time })
+    }
+}

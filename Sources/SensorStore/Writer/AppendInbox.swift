@@ -1,29 +1,41 @@
+import SensorChunks
+import SensorKitModel
 import Synchronization
 
-/// Batches appended but not yet taken by the writer, in append order, behind a `Mutex`.
+/// Samples appended but not yet taken by the writer, behind a `Mutex`.
+///
+/// An append copies its batch, on the caller's thread, into a staging buffer of the inbox — one
+/// per stream and boot, reused from drain to drain — and the caller keeps (and frees) its own
+/// arrays. So the writer never touches an appended batch: no reference counting per batch, no
+/// freeing on another thread than the one that allocated (which makes glibc's malloc take the
+/// slow path on both), no per-batch entry. Batches of one stream stay in append order.
 ///
 /// Why not one `queue.async` per batch: a busy pipeline appends faster than the writer seals, and
 /// between seals the writer is faster than the pipeline, so it would go to sleep and be woken
 /// (a futex on both sides) for nearly every batch. Here an append schedules a drain only when
-/// none is pending. A drain takes everything queued, stores it, and schedules the next drain
+/// none is pending. A drain takes everything staged, stores it, and schedules the next drain
 /// behind whatever else reached the writer queue meanwhile (the commit timer, a flush), so a
 /// flood of appends never starves them; the drain that finds the inbox empty ends the run.
-/// `flush` and `close` take what is queued first, so they cover every batch appended before.
+/// `flush` and `close` take what is staged first, so they cover every batch appended before.
 final class AppendInbox: Sendable {
     enum Entry: Sendable {
-        /// A batch to store.
-        case batch(SampleBatch, StreamID)
-        /// A batch refused because the writer fell too far behind, to record as a gap.
-        case dropped(SampleBatch, StreamID)
+        /// Samples of one stream from one boot, in append order (boot-clock times).
+        case samples(StreamID, BootID, ChunkSamples)
+        /// A batch refused because the writer fell too far behind, to record as a gap: its first
+        /// and last sensor times (boot clock).
+        case dropped(StreamID, BootID, first: Int64, last: Int64)
     }
 
     private struct State {
-        /// Optional so the writer can move entries out in order, leaving nil (no copies, no
-        /// reference counting per batch).
+        /// Optional so the writer can move entries out in order, leaving nil.
         var entries: [Entry?] = []
-        /// An emptied array the writer handed back, with its capacity, to take the next entries
-        /// without growing an array from nothing after every drain.
+        /// Where each stream's newest samples entry is in `entries` (appends of the same stream
+        /// and boot go into it).
+        var newest: [StreamID: Int] = [:]
+        /// An emptied array the writer handed back, with its capacity.
         var spare: [Entry?] = []
+        /// Emptied staging buffers the writer handed back, with their capacity.
+        var buffers: [ChunkSamples] = []
         /// Samples in admitted batches not yet taken by a drain.
         var pendingSamples = 0
         /// A drain is scheduled or running; appends need not schedule another.
@@ -32,20 +44,22 @@ final class AppendInbox: Sendable {
 
     private let state = Mutex(State())
     let maxPendingSamples: Int
+    /// Staging buffers kept for reuse at most (one per stream in steady state).
+    static let keptBuffers = 64
 
     init(maxPendingSamples: Int) {
         self.maxPendingSamples = maxPendingSamples
     }
 
-    /// Queues a batch, or its drop record when more than `maxPendingSamples` are pending.
+    /// Stages a batch, or its drop record when more than `maxPendingSamples` are pending.
     /// Returns true when the caller must schedule a drain.
     func push(_ batch: SampleBatch, to stream: StreamID) -> Bool {
         state.withLock { state in
             if state.pendingSamples + batch.count <= maxPendingSamples {
                 state.pendingSamples += batch.count
-                state.entries.append(.batch(batch, stream))
-            } else {
-                state.entries.append(.dropped(batch, stream))
+                Self.stage(batch, stream, &state)
+            } else if let first = batch.sensorTimes.min(), let last = batch.sensorTimes.max() {
+                state.entries.append(.dropped(stream, batch.boot, first: first, last: last))
             }
             guard !state.drainScheduled else { return false }
             state.drainScheduled = true
@@ -53,7 +67,37 @@ final class AppendInbox: Sendable {
         }
     }
 
-    /// Everything queued, oldest first, for a scheduled drain; empty when there is nothing left,
+    /// Copies `batch` into the stream's newest staging buffer when it has the same boot, else
+    /// into a fresh (recycled) one.
+    private static func stage(_ batch: SampleBatch, _ stream: StreamID, _ state: inout State) {
+        var samples: ChunkSamples
+        let index: Int
+        if let at = state.newest[stream], case .samples(_, let boot, _)? = state.entries[at], boot == batch.boot {
+            // Moved out while appended to, so the arrays are not copied.
+            guard case .samples(_, _, let staged)? = state.entries[at].take() else { preconditionFailure() }
+            samples = staged
+            index = at
+        } else {
+            samples = state.buffers.popLast() ?? ChunkSamples(columnCount: batch.columns.count)
+            if samples.columns.count != batch.columns.count { samples = ChunkSamples(columnCount: batch.columns.count) }
+            index = state.entries.count
+            state.entries.append(nil)
+            state.newest[stream] = index
+        }
+        samples.times.append(contentsOf: batch.sensorTimes)
+        samples.receiveTimes.append(contentsOf: batch.receiveTimes)
+        for column in batch.columns.indices {
+            switch batch.columns[column] {
+            case .integers(let values):
+                samples.columns[column].append(contentsOf: values)
+            case .floats(let values):
+                samples.columns[column].append(contentsOf: values.lazy.map { Int64(bitPattern: $0.bitPattern) })
+            }
+        }
+        state.entries[index] = .samples(stream, batch.boot, samples)
+    }
+
+    /// Everything staged, oldest first, for a scheduled drain; empty when there is nothing left,
     /// and then no drain is scheduled any more (the next append schedules one).
     func takeOrFinish() -> [Entry?] {
         state.withLock { state in
@@ -65,7 +109,7 @@ final class AppendInbox: Sendable {
         }
     }
 
-    /// Everything queued, oldest first, for `flush` and `close` (a drain stays scheduled).
+    /// Everything staged, oldest first, for `flush` and `close` (a drain stays scheduled).
     func take() -> [Entry?] {
         state.withLock { Self.takeEntries(&$0) }
     }
@@ -74,15 +118,20 @@ final class AppendInbox: Sendable {
         var taken: [Entry?] = []
         swap(&taken, &state.entries)
         swap(&state.entries, &state.spare)
+        state.newest.removeAll(keepingCapacity: true)
         return taken
     }
 
-    /// Hands back an array the writer has emptied, to be filled again.
-    func recycle(_ emptied: inout [Entry?]) {
+    /// Hands back an array the writer has emptied, and the staging buffers it has stored.
+    func recycle(_ emptied: inout [Entry?], buffers: inout [ChunkSamples]) {
         emptied.removeAll(keepingCapacity: true)
+        for index in buffers.indices { buffers[index].removeAll() }
         state.withLock { state in
             if state.spare.capacity < emptied.capacity { swap(&state.spare, &emptied) }
+            let room = max(0, Self.keptBuffers - state.buffers.count)
+            state.buffers.append(contentsOf: buffers.prefix(room))
         }
+        buffers.removeAll(keepingCapacity: true)
     }
 
     /// The writer stored (or dropped) `samples` samples of admitted batches it took.

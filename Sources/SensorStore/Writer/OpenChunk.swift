@@ -29,25 +29,12 @@ struct OpenChunk {
     var isEmpty: Bool { samples.times.isEmpty }
     var hasUncommittedSamples: Bool { samples.count > durableCount }
 
-    /// Appends already converted samples (SR ns; floats as bit patterns).
-    mutating func append(times: [Int64], receiveTimes: [Int64], columns: [[Int64]]) {
-        appendTimes(times, receiveTimes: receiveTimes, shift: 0)
-        for index in columns.indices { samples.columns[index].append(contentsOf: columns[index]) }
-    }
-
-    /// Appends a batch whose times are `shift` ns behind SR time (its boot's anchor), converting
-    /// on the way in: no intermediate arrays per batch.
-    mutating func append(_ batch: SampleBatch, shift: Int64) {
-        precondition(batch.columns.count == samples.columns.count)
-        appendTimes(batch.sensorTimes, receiveTimes: batch.receiveTimes, shift: shift)
-        for index in batch.columns.indices {
-            switch batch.columns[index] {
-            case .integers(let values):
-                samples.columns[index].append(contentsOf: values)
-            case .floats(let values):
-                samples.columns[index].append(contentsOf: values.lazy.map { Int64(bitPattern: $0.bitPattern) })
-            }
-        }
+    /// Appends samples whose times are `shift` ns behind SR time (their boot's anchor; 0 for
+    /// samples already in SR ns), converting on the way in. Float columns are bit patterns.
+    mutating func append(_ other: ChunkSamples, shift: Int64) {
+        precondition(other.columns.count == samples.columns.count, "staged columns differ from the schema of stream \(stream)")
+        appendTimes(other.times, receiveTimes: other.receiveTimes, shift: shift)
+        for index in other.columns.indices { samples.columns[index].append(contentsOf: other.columns[index]) }
     }
 
     private mutating func appendTimes(_ times: [Int64], receiveTimes: [Int64], shift: Int64) {

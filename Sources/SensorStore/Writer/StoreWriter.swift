@@ -163,44 +163,46 @@ final class StoreWriter: @unchecked Sendable {
         if !entries.isEmpty { store(&entries) }
     }
 
-    /// Stores the entries in order and hands the emptied array back to the inbox.
+    /// Stores the entries in order and hands the emptied array and buffers back to the inbox.
     private func store(_ taken: inout [AppendInbox.Entry?]) {
         var stored = 0
+        var buffers: [ChunkSamples] = []
+        buffers.reserveCapacity(taken.count)
         taken.withUnsafeMutableBufferPointer { entries in
             for index in entries.indices {
-                // Moved out, so each batch is released as soon as it is stored (while the writer
-                // is behind, that memory is what the next appends reuse).
                 let entry = entries.moveElement(from: index)
                 entries.initializeElement(at: index, to: nil)
                 switch consume entry {
-                case .batch(let batch, let stream)?:
-                    append(batch, to: stream)
-                    stored += batch.count
-                case .dropped(let batch, let stream)?:
-                    recordDropped(batch, from: stream)
+                case .samples(let stream, let boot, let samples)?:
+                    append(samples, boot: boot, to: stream)
+                    stored += samples.count
+                    buffers.append(samples)
+                case .dropped(let stream, let boot, let first, let last)?:
+                    recordDropped(stream, boot: boot, first: first, last: last)
                 case nil:
                     break
                 }
             }
         }
-        inbox.recycle(&taken)
+        inbox.recycle(&taken, buffers: &buffers)
         inbox.finished(samples: stored)
     }
 
-    /// Takes a batch into the stream's open chunk; seals the chunk when it is full.
-    func append(_ batch: SampleBatch, to stream: StreamID) {
+    /// Takes staged samples (boot-clock times of `boot`) into the stream's open chunk; seals the
+    /// chunk when it is full.
+    func append(_ samples: ChunkSamples, boot: BootID, to stream: StreamID) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard db != nil else { return fail(StoreError.closed) }
         do {
             let anchor: Int64, bootRow: Int64
-            if let last = lastBoot, last.boot == batch.boot {
+            if let last = lastBoot, last.boot == boot {
                 (anchor, bootRow) = (last.anchor, last.row)
             } else {
-                guard let known = timeline.withLock({ $0.anchors[batch.boot] }) else {
-                    return fail(StoreError.unknownBoot(batch.boot))
+                guard let known = timeline.withLock({ $0.anchors[boot] }) else {
+                    return fail(StoreError.unknownBoot(boot))
                 }
-                (anchor, bootRow) = (known, try self.bootRow(batch.boot, anchor: known))
-                lastBoot = (batch.boot, anchor, bootRow)
+                (anchor, bootRow) = (known, try self.bootRow(boot, anchor: known))
+                lastBoot = (boot, anchor, bootRow)
             }
             // Taken out of the dictionary while mutated, so appending does not copy its arrays.
             guard var chunk = try open.removeValue(forKey: stream) ?? newChunk(stream, bootRow: bootRow) else {
@@ -210,7 +212,7 @@ final class StoreWriter: @unchecked Sendable {
                 if !chunk.isEmpty { try seal(&chunk, count: chunk.count) }
                 chunk.bootRow = bootRow
             }
-            chunk.append(batch, shift: anchor)
+            chunk.append(samples, shift: anchor)
             while chunk.count >= configuration.chunkMaxSamples {
                 try seal(&chunk, count: configuration.chunkMaxSamples)
             }
@@ -235,13 +237,11 @@ final class StoreWriter: @unchecked Sendable {
         lastBoot = nil
     }
 
-    /// Records a batch the store refused to buffer (the writer fell too far behind).
-    func recordDropped(_ batch: SampleBatch, from stream: StreamID) {
+    /// Records a batch the store refused to buffer (the writer fell too far behind): its first
+    /// and last sensor times, boot clock of `boot`.
+    func recordDropped(_ stream: StreamID, boot: BootID, first: Int64, last: Int64) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard let descriptor = registry.descriptor(stream),
-              let anchor = timeline.withLock({ $0.anchors[batch.boot] }),
-              let first = batch.sensorTimes.min(), let last = batch.sensorTimes.max()
-        else { return }
+        guard let descriptor = registry.descriptor(stream), let anchor = timeline.withLock({ $0.anchors[boot] }) else { return }
         record(sensor: descriptor.sensor, device: descriptor.device, start: anchor &+ first, end: anchor &+ last,
                reason: .systemInitiated)
     }
@@ -378,7 +378,7 @@ final class StoreWriter: @unchecked Sendable {
         for group in groups {
             guard let descriptor = registry.descriptor(group.stream) else { continue }
             var chunk = OpenChunk(stream: group.stream, roles: descriptor.columnRoles, bootRow: group.boot)
-            chunk.append(times: group.samples.times, receiveTimes: group.samples.receiveTimes, columns: group.samples.columns)
+            chunk.append(group.samples, shift: 0)
             chunk.pieceIDs = group.ids
             chunk.durableCount = chunk.count
             while !chunk.isEmpty { try seal(&chunk, count: min(chunk.count, configuration.chunkMaxSamples)) }
