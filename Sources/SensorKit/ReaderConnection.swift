@@ -79,7 +79,9 @@ public final class ReaderConnection: Sendable {
     /// Ends the connection; pending requests fail.
     public func close() { shutdown(fd, Int32(SHUT_RDWR)) }
 
-    /// Sends a request; `handler` gets its batches and its final reply (on the read queue).
+    /// Sends a request; `handler` gets its batches and its final reply (in arrival order). The
+    /// handler may run before `send` returns: acknowledge a batch with its own `requestID`, not
+    /// with the id returned here.
     @discardableResult
     public func send(_ build: (inout WireRequest) -> Void, op: WireRequest.Operation,
                      handler: @escaping @Sendable (Incoming) -> Void) -> UInt32 {

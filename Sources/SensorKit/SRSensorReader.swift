@@ -84,11 +84,10 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
             let environment = SensorKitEnvironment.current
             let materializer = SampleMaterializer(sensor: self.sensor, timeline: environment.timeline, clock: environment.clock)
             let stopped = Mutex(false)
-            let requestID = Mutex<UInt32>(0)
             // Delivered batches not yet acknowledged; one `ack` per half window (docs/protocol.md §6.1).
             let unacked = Mutex(0)
             let window = WireLimits.defaultFetchWindow
-            let id = connection.send({
+            connection.send({
                 $0.sensor = self.sensor.rawValue
                 $0.device = request.device.identifier
                 $0.from = from
@@ -105,7 +104,7 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
                             let keepGoing = self.delegate?.sensorReader(self, fetching: request, didFetchResult: result) ?? true
                             if !keepGoing {
                                 stopped.withLock { $0 = true }
-                                connection.notify(.cancel, target: requestID.withLock { $0 })
+                                connection.notify(.cancel, target: batch.requestID)
                                 return
                             }
                         }
@@ -115,7 +114,7 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
                             defer { count = 0 }
                             return count
                         }
-                        if acknowledge > 0 { connection.notify(.ack, target: requestID.withLock { $0 }, batches: acknowledge) }
+                        if acknowledge > 0 { connection.notify(.ack, target: batch.requestID, batches: acknowledge) }
                     }
                 case .reply(let reply):
                     self.delegateQueue.async {
@@ -128,7 +127,6 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
                     }
                 }
             }
-            requestID.withLock { $0 = id }
         }
     }
 

@@ -198,9 +198,9 @@ enum FetchBenchmark {
     }
 
     private static func timesOrCount(_ connection: ReaderConnection, from: Int64, to: Int64, keepTimes: Bool) -> (count: Int, times: [Int64]) {
-        let state = Mutex((count: 0, times: [Int64](), id: UInt32(0)))
+        let state = Mutex((count: 0, times: [Int64]()))
         let done = DispatchSemaphore(value: 0)
-        let id = connection.send({
+        connection.send({
             $0.sensor = SRSensor.accelerometer.rawValue
             $0.device = SRDevice.hostIdentifier
             $0.from = from
@@ -209,17 +209,15 @@ enum FetchBenchmark {
         }, op: .fetch) { incoming in
             switch incoming {
             case .batch(let batch):
-                let id = state.withLock { state -> UInt32 in
+                state.withLock { state in
                     state.count += batch.count
                     if keepTimes { state.times += batch.sensorTimes }
-                    return state.id
                 }
-                connection.notify(.ack, target: id, batches: 1)
+                connection.notify(.ack, target: batch.requestID, batches: 1)
             case .reply:
                 done.signal()
             }
         }
-        state.withLock { $0.id = id }
         done.wait()
         return state.withLock { ($0.count, $0.times) }
     }

@@ -38,8 +38,7 @@ enum FetchCommand {
         let outcome = Mutex<WireReply?>(nil)
         let progress = Mutex((samples: 0, lastReport: Date()))
         let isTerminal = isatty(STDERR_FILENO) == 1
-        let requestID = Mutex<UInt32>(0)
-        let id = connection.send({
+        connection.send({
             $0.sensor = sensor.rawValue
             $0.device = options.values["device"] ?? SRDevice.hostIdentifier
             $0.from = from
@@ -49,7 +48,7 @@ enum FetchCommand {
             switch incoming {
             case .batch(let batch):
                 output.write(Data(render(batch, columns: columns, format: format).utf8))
-                connection.notify(.ack, target: requestID.withLock { $0 }, batches: 1)
+                connection.notify(.ack, target: batch.requestID, batches: 1)
                 progress.withLock { state in
                     state.samples += batch.count
                     if state.lastReport.timeIntervalSinceNow < -1 {
@@ -63,7 +62,6 @@ enum FetchCommand {
                 finished.signal()
             }
         }
-        requestID.withLock { $0 = id }
         finished.wait()
         let reply = outcome.withLock { $0! }
         if let error = reply.error { throw error }

@@ -83,8 +83,7 @@ public final class DaemonHarness: @unchecked Sendable {
         let collected = Mutex<[SampleBatchFrame]>([])
         let reply = Mutex<WireReply?>(nil)
         let done = DispatchSemaphore(value: 0)
-        let id = Mutex<UInt32>(0)
-        let requestID = connection.send({
+        connection.send({
             $0.sensor = sensor.rawValue
             $0.device = device
             $0.from = from
@@ -95,13 +94,12 @@ public final class DaemonHarness: @unchecked Sendable {
             switch incoming {
             case .batch(let batch):
                 collected.withLock { $0.append(batch) }
-                connection.notify(.ack, target: id.withLock { $0 }, batches: 1)
+                connection.notify(.ack, target: batch.requestID, batches: 1)
             case .reply(let final):
                 reply.withLock { $0 = final }
                 done.signal()
             }
         }
-        id.withLock { $0 = requestID }
         done.wait()
         return (collected.withLock { $0 }, reply.withLock { $0! })
     }

@@ -231,9 +231,8 @@ final class IIODaemonRun: @unchecked Sendable {
     func fetch(_ connection: ReaderConnection, _ sensor: String, from: Int64, to: Int64) -> (batch: Fetched, reply: WireReply) {
         let collected = Mutex(Fetched())
         let reply = Mutex<WireReply?>(nil)
-        let requestID = Mutex<UInt32>(0)
         let done = DispatchSemaphore(value: 0)
-        let id = connection.send({
+        connection.send({
             $0.sensor = sensor
             $0.device = SRDevice.hostIdentifier
             $0.from = from
@@ -243,13 +242,12 @@ final class IIODaemonRun: @unchecked Sendable {
             switch incoming {
             case .batch(let batch):
                 collected.withLock { $0.append(batch) }
-                connection.notify(.ack, target: requestID.withLock { $0 }, batches: 1)
+                connection.notify(.ack, target: batch.requestID, batches: 1)
             case .reply(let final):
                 reply.withLock { $0 = final }
                 done.signal()
             }
         }
-        requestID.withLock { $0 = id }
         _ = done.wait(timeout: .now() + 20)
         return (collected.withLock { $0 }, reply.withLock { $0 } ?? .failure(nil, WireError(.internalError, "fetch timed out")))
     }
