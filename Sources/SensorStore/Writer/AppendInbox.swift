@@ -44,8 +44,11 @@ final class AppendInbox: Sendable {
 
     private let state = Mutex(State())
     let maxPendingSamples: Int
-    /// Staging buffers kept for reuse at most (one per stream in steady state).
+    /// Staging buffers kept for reuse at most (one per stream in steady state). A buffer is kept
+    /// while its capacity fits what it held (at most twice that, or 64 Ki samples): one that grew
+    /// in a burst is freed once the burst is over, rather than kept for good.
     static let keptBuffers = 64
+    static let keptBufferSamples = 1 << 16
 
     init(maxPendingSamples: Int) {
         self.maxPendingSamples = maxPendingSamples
@@ -125,6 +128,7 @@ final class AppendInbox: Sendable {
     /// Hands back an array the writer has emptied, and the staging buffers it has stored.
     func recycle(_ emptied: inout [Entry?], buffers: inout [ChunkSamples]) {
         emptied.removeAll(keepingCapacity: true)
+        buffers.removeAll { $0.times.capacity > max(Self.keptBufferSamples, 2 * $0.count) }
         for index in buffers.indices { buffers[index].removeAll() }
         state.withLock { state in
             if state.spare.capacity < emptied.capacity { swap(&state.spare, &emptied) }
