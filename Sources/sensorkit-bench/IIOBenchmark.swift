@@ -1,4 +1,5 @@
 import Dispatch
+import DaemonTestKit
 import Foundation
 import Glibc
 import IIOBridge
@@ -69,7 +70,7 @@ enum IIOBenchmark {
             let result = try measureChild(arguments, stdout: base + ".log", stderr: base + ".log.err")
             guard result.status == 0, let text = try? String(contentsOfFile: base + ".cpu", encoding: .utf8),
                   let reader = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                throw BenchError("\(name) exited with status \(result.status); see \(base).out.err")
+                throw BenchError("\(name) exited with status \(result.status); see \(base).log.err")
             }
             return (reader, result.cpu, result.wall)
         }
@@ -266,7 +267,8 @@ enum IIOBenchmark {
 
     // MARK: Plumbing
 
-    /// Spawns `arguments` (stdout to `stdout`, stderr appended to it; empty signal mask) and waits;
+    /// Spawns `arguments` (stdout to `stdout`, stderr to `stderr`; `ChildProcess`: empty signal
+    /// mask, a process group of its own) and waits;
     /// CPU is the change in `getrusage(RUSAGE_CHILDREN)`, which counts every waited-for descendant.
     static func measureChild(_ arguments: [String], stdout: String, stderr: String) throws -> (status: Int32, cpu: Double, wall: Double) {
         let out = open(stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -278,31 +280,11 @@ enum IIOBenchmark {
         }
         let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(null) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, null, 0)
-        posix_spawn_file_actions_adddup2(&actions, out, 1)
-        posix_spawn_file_actions_adddup2(&actions, err, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
         let before = childrenCPU()
         let started = Date()
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, environ)
-        guard result == 0 else { throw BenchError("posix_spawn \(arguments[0]): errno \(result)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let wall = Date().timeIntervalSince(started)
-        let exited = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return (exited, childrenCPU() - before, wall)
+        let child = try ChildProcess(arguments, stdin: null, stdout: out, stderr: err)
+        child.wait()
+        return (child.exitStatus ?? -1, childrenCPU() - before, Date().timeIntervalSince(started))
     }
 
     static func childrenCPU() -> Double {

@@ -76,10 +76,13 @@ public final class DaemonHarness: @unchecked Sendable {
         if let error = reply.error { throw error }
     }
 
-    /// Every sample of a fetch, as batches, and the final reply (acknowledging each batch).
-    public func fetchAll(_ connection: ReaderConnection, sensor: SRSensor, from: Int64, to: Int64,
-                         device: String = SRDevice.hostIdentifier, window: Int = 8,
-                         chunkFormats: [Int]? = ReaderConnection.chunkFormats) -> (batches: [SampleBatchFrame], reply: WireReply) {
+    /// Every sample of a fetch, as batches, and the final reply (acknowledging each batch). A
+    /// fetch that has not ended after `timeout` seconds gives a failure reply, so a stalled fetch
+    /// fails its test instead of hanging the run.
+    public static func fetchAll(_ connection: ReaderConnection, sensor: SRSensor, from: Int64, to: Int64,
+                                device: String = SRDevice.hostIdentifier, window: Int = 8,
+                                chunkFormats: [Int]? = ReaderConnection.chunkFormats,
+                                timeout: Double = 60) -> (batches: [SampleBatchFrame], reply: WireReply) {
         let collected = Mutex<[SampleBatchFrame]>([])
         let reply = Mutex<WireReply?>(nil)
         let done = DispatchSemaphore(value: 0)
@@ -100,8 +103,10 @@ public final class DaemonHarness: @unchecked Sendable {
                 done.signal()
             }
         }
-        done.wait()
-        return (collected.withLock { $0 }, reply.withLock { $0! })
+        let ended = done.wait(timeout: .now() + timeout) == .success
+        let final = reply.withLock { $0 }
+            ?? .failure(nil, WireError(.internalError, ended ? "no final reply" : "fetch did not end within \(timeout) s"))
+        return (collected.withLock { $0 }, final)
     }
 
     /// SR nanoseconds now on the daemon's timeline.

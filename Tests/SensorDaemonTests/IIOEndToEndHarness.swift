@@ -1,4 +1,5 @@
 import Foundation
+import DaemonTestKit
 import Glibc
 import SensorKit
 import SensorKitModel
@@ -229,27 +230,10 @@ final class IIODaemonRun: @unchecked Sendable {
 
     /// Every sample of a fetch (acknowledging each batch) merged into one batch, and the reply.
     func fetch(_ connection: ReaderConnection, _ sensor: String, from: Int64, to: Int64) -> (batch: Fetched, reply: WireReply) {
-        let collected = Mutex(Fetched())
-        let reply = Mutex<WireReply?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        connection.send({
-            $0.sensor = sensor
-            $0.device = SRDevice.hostIdentifier
-            $0.from = from
-            $0.to = to
-            $0.window = 8
-        }, op: .fetch) { incoming in
-            switch incoming {
-            case .batch(let batch):
-                collected.withLock { $0.append(batch) }
-                connection.notify(.ack, target: batch.requestID, batches: 1)
-            case .reply(let final):
-                reply.withLock { $0 = final }
-                done.signal()
-            }
-        }
-        _ = done.wait(timeout: .now() + 20)
-        return (collected.withLock { $0 }, reply.withLock { $0 } ?? .failure(nil, WireError(.internalError, "fetch timed out")))
+        let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: SRSensor(sensor), from: from, to: to, timeout: 20)
+        var merged = Fetched()
+        for batch in batches { merged.append(batch) }
+        return (merged, reply)
     }
 
     /// Admin `devices`: the sources the pipeline knows.
@@ -267,57 +251,6 @@ final class IIODaemonRun: @unchecked Sendable {
             usleep(50_000)
         }
         return try condition()
-    }
-}
-
-/// A child started with `posix_spawn` in a process group of its own (so `kill(-pid)` reaches
-/// everything it starts), with an empty signal mask and default dispositions: Foundation's
-/// `Process` would pass on the test thread's mask, in which Dispatch blocks SIGTERM, and the
-/// daemon would never hear the polite stop.
-final class ChildProcess {
-    let pid: pid_t
-    private var status: Int32?
-
-    init(_ arguments: [String], stdin: Int32, stdout: Int32, stderr: Int32) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdin, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-        posix_spawn_file_actions_adddup2(&actions, stderr, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var child: pid_t = 0
-        let result = posix_spawn(&child, arguments[0], &actions, &attributes, &argv, environ)
-        guard result == 0 else { throw SystemError("posix_spawn(\(arguments[0]))", errno: result) }
-        pid = child
-    }
-
-    /// Reaps the child if it exited (`waitpid(WNOHANG)`).
-    var isRunning: Bool {
-        guard status == nil else { return false }
-        var raw: Int32 = 0
-        if waitpid(pid, &raw, WNOHANG) == pid { status = raw }
-        return status == nil
-    }
-
-    func wait() {
-        guard status == nil else { return }
-        var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
-        status = raw
     }
 }
 

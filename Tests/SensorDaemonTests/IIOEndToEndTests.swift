@@ -109,19 +109,25 @@ struct IIOEndToEndTests {
 
     // MARK: Dynamic scenarios: the testbed controller
 
+    /// The daemon under the testbed with the BMI160 added and an app recording its accelerometer
+    /// (checked in `sensorkitctl devices`): the app's connection and its timeline's boot anchor.
+    static func recordAccelerometerUnderTestbed(_ run: IIODaemonRun) throws -> (app: ReaderConnection, anchor: Int64) {
+        try run.startUnderTestbed()
+        try run.command("add", bmi160)
+        let app = try run.connect()
+        try run.startRecording(app, .accelerometer)
+        #expect(try IIODaemonRun.eventually { try run.devices().contains { $0.sensor == accelerometer.rawValue && $0.recording } },
+                "\(run.log)")
+        return (app, try run.timeline(app).anchor)
+    }
+
     /// Records, unplugs the chip, plugs it back (the kernel numbers it iio:device1 this time) and
     /// records again: the same stream identity, a deletion record over the absence, and recording
     /// back within a second of the re-add.
     @Test(.timeLimit(.minutes(1))) func hotplugRemoveAndReAddDuringRecording() throws {
         let run = try IIODaemonRun()
         defer { run.stop() }
-        try run.startUnderTestbed()
-        try run.command("add", Self.bmi160)
-        let app = try run.connect()
-        try run.startRecording(app, .accelerometer)
-        #expect(try IIODaemonRun.eventually { try run.devices().contains { $0.sensor == Self.accelerometer.rawValue && $0.recording } },
-                "\(run.log)")
-        let (_, anchor) = try run.timeline(app)
+        let (app, anchor) = try Self.recordAccelerometerUnderTestbed(run)
 
         let t1 = boottimeNow()
         let part1 = BMI160Scan.stream(count: 40, start: t1, period: 10 * Self.ms)
@@ -181,13 +187,7 @@ struct IIOEndToEndTests {
     @Test(.timeLimit(.minutes(1))) func samplingRateAndRangeChange() throws {
         let run = try IIODaemonRun()
         defer { run.stop() }
-        try run.startUnderTestbed()
-        try run.command("add", Self.bmi160)
-        let app = try run.connect()
-        try run.startRecording(app, .accelerometer)
-        #expect(try IIODaemonRun.eventually { try run.devices().contains { $0.sensor == Self.accelerometer.rawValue && $0.recording } },
-                "\(run.log)")
-        let (_, anchor) = try run.timeline(app)
+        let (app, anchor) = try Self.recordAccelerometerUnderTestbed(run)
 
         // umockdev 0.17 feeds one script per node: the fast part follows the slow one after a
         // 2 s pause, in which the test makes the change (it takes a few milliseconds).

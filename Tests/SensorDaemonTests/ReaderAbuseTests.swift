@@ -43,7 +43,7 @@ import Testing
     func recordingCount(_ harness: DaemonHarness) -> Int {
         guard let connection = try? harness.connect(app: DaemonHarness.studyApp) else { return -1 }
         defer { connection.close() }
-        return harness.fetchAll(connection, sensor: .accelerometer, from: 0, to: harness.now).batches.reduce(0) { $0 + $1.count }
+        return DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: 0, to: harness.now).batches.reduce(0) { $0 + $1.count }
     }
 
     func recordingHarness() throws -> DaemonHarness {

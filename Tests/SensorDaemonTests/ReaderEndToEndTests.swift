@@ -20,7 +20,7 @@ import Testing
         #expect(started.error == nil, "startRecording: \(String(describing: started.error))")
         let start = harness.now
         let enough = DaemonHarness.eventually(10) {
-            harness.fetchAll(connection, sensor: .accelerometer, from: start - 1_000_000_000, to: harness.now).batches
+            DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: start - 1_000_000_000, to: harness.now).batches
                 .reduce(0) { $0 + $1.count } >= samples
         }
         #expect(enough, "no \(samples) samples within 10 s; log:\n\(harness.logLines().joined(separator: "\n"))")
@@ -32,7 +32,7 @@ import Testing
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: study)
         let (connection, start) = try record(harness, app: study, samples: 150)
-        let (batches, reply) = harness.fetchAll(connection, sensor: .accelerometer, from: start - 1_000_000_000, to: harness.now)
+        let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: start - 1_000_000_000, to: harness.now)
         #expect(reply.ok == true && reply.error == nil)
         let count = batches.reduce(0) { $0 + $1.count }
         #expect(reply.count == count && count >= 150)
@@ -92,7 +92,7 @@ import Testing
         #expect(gyro.error?.srError.code == .invalidEntitlement)
         let notYet = app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }
         #expect(notYet.error?.code == .noAuthorization)
-        let fetch = harness.fetchAll(app, sensor: .accelerometer, from: 0, to: harness.now)
+        let fetch = DaemonHarness.fetchAll(app, sensor: .accelerometer, from: 0, to: harness.now)
         #expect(fetch.reply.error?.code == .noAuthorization)
         let keyboard = app.call(.startRecording) { $0.sensor = SRSensor.keyboardMetrics.rawValue }
         #expect(keyboard.error?.code == .invalidEntitlement)
@@ -125,7 +125,7 @@ import Testing
             }
             let from = start - Int64.random(in: 0...2_000_000_000, using: &generator)
             // Half the shapes as plain batches, half with stored chunks handed over.
-            let (batches, reply) = harness.fetchAll(connection, sensor: .accelerometer, from: from, to: to,
+            let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: from, to: to,
                                                     chunkFormats: shape % 8 < 4 ? nil : ReaderConnection.chunkFormats)
             let fetchedAt = harness.now
             #expect(reply.error == nil)
@@ -154,9 +154,9 @@ import Testing
             let from = shape == 0 ? start - 1_000_000_000 : Int64.random(in: start...end, using: &generator)
             let to = shape == 0 ? end : Int64.random(in: from...end, using: &generator)
             let before = connection.chunkFramesReceived
-            let plain = harness.fetchAll(connection, sensor: .accelerometer, from: from, to: to, chunkFormats: nil)
+            let plain = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: from, to: to, chunkFormats: nil)
             #expect(connection.chunkFramesReceived == before, "a fetch that did not ask got chunk frames")
-            let chunked = harness.fetchAll(connection, sensor: .accelerometer, from: from, to: to)
+            let chunked = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: from, to: to)
             #expect(plain.reply.error == nil && chunked.reply.error == nil)
             #expect(plain.reply.count == chunked.reply.count)
             #expect(plain.batches.flatMap(\.sensorTimes) == chunked.batches.flatMap(\.sensorTimes))
@@ -179,13 +179,13 @@ import Testing
         #expect(late.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
         let firstStart = try #require(late.call(.status) { $0.sensor = SRSensor.accelerometer.rawValue }.states?.first?.firstRecording)
         usleep(1_200_000)
-        let (batches, reply) = harness.fetchAll(late, sensor: .accelerometer, from: 0, to: harness.now)
+        let (batches, reply) = DaemonHarness.fetchAll(late, sensor: .accelerometer, from: 0, to: harness.now)
         #expect(reply.error == nil)
         let times = batches.flatMap(\.sensorTimes)
         #expect(!times.isEmpty)
         #expect(times.allSatisfy { $0 >= firstStart }, "data from before the app's first startRecording leaked")
         let study = try harness.connect(app: self.study)
-        let theirs = harness.fetchAll(study, sensor: .accelerometer, from: 0, to: harness.now).batches.flatMap(\.sensorTimes)
+        let theirs = DaemonHarness.fetchAll(study, sensor: .accelerometer, from: 0, to: harness.now).batches.flatMap(\.sensorTimes)
         #expect(theirs.count > times.count, "the earlier app sees more")
     }
 
