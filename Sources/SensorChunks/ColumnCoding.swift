@@ -204,64 +204,35 @@ enum ColumnCoding {
             x[index] = unzigzag(reader.readVarBits())
             if reader.overran { throw .malformed("column header runs past its section") }
         }
-        try ResidualCoding.decode(count: count - warm, from: &reader, into: x + warm)
-
+        let rest = count - warm
+        guard rest > 0 else { return }
+        // Each predictor's reconstruction runs inside the residual decoder's loop (see
+        // Reconstructions.swift).
+        let out = x + warm
         switch predictor {
         case .verbatim, .receiveRuns:
-            break
+            var values = VerbatimValues(out: out)
+            try ResidualCoding.decode(count: rest, from: &reader, into: &values)
         case .delta:
-            if warm < count {
-                var previous = x[warm - 1]
-                for i in warm..<count {
-                    previous &+= x[i]
-                    x[i] = previous
-                }
-            }
+            var values = DeltaValues(out: out, previous: x[warm - 1])
+            try ResidualCoding.decode(count: rest, from: &reader, into: &values)
         case .delta2:
-            for i in warm..<count { x[i] = x[i] &+ 2 &* x[i - 1] &- x[i - 2] }
+            var values = SecondDeltaValues(out: out, previous: x[warm - 1], beforePrevious: x[warm - 2])
+            try ResidualCoding.decode(count: rest, from: &reader, into: &values)
         case .linear:
-            reconstructLinear(x, count: count, warm: warm, coefficients: parameters.coefficients)
+            let order = parameters.coefficients.count
+            try withUnsafeTemporaryAllocation(of: Int64.self, capacity: order + 1) { (weights) throws(ChunkCodecError) in
+                LinearValues.weights(parameters.coefficients, into: weights)
+                var values = LinearValues(out: out, weights: UnsafeBufferPointer(weights))
+                try ResidualCoding.decode(count: rest, from: &reader, into: &values)
+            }
         case .grid:
-            for i in 0..<count { x[i] = x[i] &+ gridPrediction(i, parameters) }
+            var values = GridValues(out: out, parameters: parameters)
+            try ResidualCoding.decode(count: rest, from: &reader, into: &values)
         case .heldReceive:
             guard let t = times, !nested else { throw .malformed("receive column without times") }
-            for i in warm..<count { x[i] = x[i] &+ x[i - 1] &+ t[i - 1] &- t[i] }
-        }
-    }
-
-    /// Undoes `.linear`: x[i] = x[i−1] + d[i], d[i] = r[i] + (Σ c[k]·d[i−1−k] + ½) >> shift.
-    private static func reconstructLinear(
-        _ x: UnsafeMutablePointer<Int64>, count: Int, warm: Int, coefficients: [Int64]
-    ) {
-        guard warm < count else { return }
-        let order = coefficients.count
-        let shift = Int64(linearShift)
-        let rounding: Int64 = 1 << (shift - 1)
-        // The last `order` differences, newest first, kept in registers for the common order 8.
-        coefficients.withUnsafeBufferPointer { c in
-            if order == 8 {
-                let (c0, c1, c2, c3, c4, c5, c6, c7) = (c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7])
-                var d0 = x[warm - 1] &- x[warm - 2], d1 = x[warm - 2] &- x[warm - 3]
-                var d2 = x[warm - 3] &- x[warm - 4], d3 = x[warm - 4] &- x[warm - 5]
-                var d4 = x[warm - 5] &- x[warm - 6], d5 = x[warm - 6] &- x[warm - 7]
-                var d6 = x[warm - 7] &- x[warm - 8], d7 = x[warm - 8] &- x[warm - 9]
-                var previous = x[warm - 1]
-                for i in warm..<count {
-                    var acc = rounding &+ c0 &* d0 &+ c1 &* d1 &+ c2 &* d2 &+ c3 &* d3
-                    acc &+= c4 &* d4 &+ c5 &* d5 &+ c6 &* d6 &+ c7 &* d7
-                    let d = x[i] &+ (acc &>> shift)
-                    (d7, d6, d5, d4, d3, d2, d1) = (d6, d5, d4, d3, d2, d1, d0)
-                    d0 = d
-                    previous &+= d
-                    x[i] = previous
-                }
-                return
-            }
-            for i in warm..<count {
-                var acc = rounding
-                for k in 0..<order { acc &+= c[k] &* (x[i - 1 - k] &- x[i - 2 - k]) }
-                x[i] = x[i - 1] &+ (x[i] &+ (acc &>> shift))
-            }
+            var values = HeldReceiveValues(out: out, times: t + warm, previous: x[warm - 1])
+            try ResidualCoding.decode(count: rest, from: &reader, into: &values)
         }
     }
 }

@@ -373,18 +373,31 @@ enum ResidualCoding {
 
     /// Decodes `count` residuals into `output`. Throws when the data runs past the reader's limit
     /// or names an unknown mode (only possible for corrupt input whose checksum still matched).
+    static func decode(
+        count: Int, from reader: inout BitReader, into output: UnsafeMutablePointer<Int64>
+    ) throws(ChunkCodecError) {
+        var values = VerbatimValues(out: output)
+        try decode(count: count, from: &reader, into: &values)
+    }
+
+    /// Decodes `count` residuals and hands each to `values`, which writes what it stands for.
+    /// Throws as above.
     ///
     /// The per-value loops work on a local copy of the reader, so its position stays in a
     /// register (it is the loop's critical dependency), and check the limit per value with a
     /// register compare: a value reads at most 96 bits, within `BitReader.padding`, so stopping
     /// at the first value that starts past the limit never reads outside the buffer.
-    static func decode(
-        count: Int, from reader: inout BitReader, into output: UnsafeMutablePointer<Int64>
+    @inline(__always)
+    static func decode<Values: Reconstruction>(
+        count: Int, from reader: inout BitReader, into values: inout Values
     ) throws(ChunkCodecError) {
+        // A local copy, so the reconstruction's state can live in registers (through the inout
+        // parameter it stays in memory, and every value would load and store it).
+        var sink = values
+        defer { values = sink }
         var start = 0
         while start < count {
             let length = min(blockLength, count - start)
-            let out = output + start
             let mode = reader.read(bits: 2)
             switch mode {
             case 0:
@@ -396,30 +409,30 @@ enum ResidualCoding {
                 }
                 var bits = reader
                 if width == 0 {
-                    for index in 0..<length { out[index] = minimum }
+                    for index in start..<start &+ length { sink.take(minimum, at: index) }
                 } else if width <= 56 {
-                    for index in 0..<length {
-                        out[index] = minimum &+ Int64(bitPattern: bits.read(bits: width))
+                    for index in start..<start &+ length {
+                        sink.take(minimum &+ Int64(bitPattern: bits.read(bits: width)), at: index)
                     }
                 } else {
-                    for index in 0..<length {
-                        out[index] = minimum &+ Int64(bitPattern: bits.readWide(bits: width))
+                    for index in start..<start &+ length {
+                        sink.take(minimum &+ Int64(bitPattern: bits.readWide(bits: width)), at: index)
                     }
                 }
                 reader = bits
             case 1:
                 let k = Int(reader.read(bits: 6))
                 guard k <= maxRiceParameter else { throw .malformed("Rice parameter \(k)") }
-                decodeRice(&reader, k: k, count: length, into: out)
+                decodeRice(&reader, k: k, indices: start..<start &+ length, into: &sink)
             case 2:
                 let k = Int(reader.read(bits: 6))
                 guard k <= maxRiceParameter else { throw .malformed("Rice parameter \(k)") }
                 var bits = reader
-                for index in 0..<length {
+                for index in start..<start &+ length {
                     if bits.read(bits: 1) == 0 {
-                        out[index] = 0
+                        sink.take(0, at: index)
                     } else {
-                        out[index] = unzigzag(readRice(&bits, k: k) &+ 1)
+                        sink.take(unzigzag(readRice(&bits, k: k) &+ 1), at: index)
                     }
                     if bits.overran { break }
                 }
@@ -428,7 +441,7 @@ enum ResidualCoding {
                 let minimum = unzigzag(reader.readVarBits())
                 let spread = reader.readVarBits()
                 guard spread != UInt64.max else { throw .malformed("uniform range") }
-                decodeUniform(&reader, minimum: minimum, spread: spread, count: length, into: out)
+                decodeUniform(&reader, minimum: minimum, spread: spread, indices: start..<start &+ length, into: &sink)
             }
             if reader.overran { throw .malformed("residuals run past their section") }
             start += length
@@ -437,22 +450,43 @@ enum ResidualCoding {
 
     /// A Rice block: per value, q zeros, a one, the low k bits (q < 32; 32 zeros escape to a
     /// 64-bit value). Stops early once past the limit (the caller then throws).
+    ///
+    /// Reading a codeword at the reader's position is one chain of dependent steps (position →
+    /// load → shift → count zeros → position), so codewords are taken up to `group` at a time
+    /// from one 57-bit window: each after the first costs only count zeros → shift. A codeword
+    /// that does not fit what is left of the window waits for the next load; one that does not
+    /// fit a fresh window (a long quotient or an escape) is read on its own.
     @inline(__always)
-    private static func decodeRice(_ reader: inout BitReader, k: Int, count: Int, into out: UnsafeMutablePointer<Int64>) {
+    private static func decodeRice<Values: Reconstruction>(
+        _ reader: inout BitReader, k: Int, indices: Range<Int>, into values: inout Values
+    ) {
+        let group = 4
         var bits = reader
         defer { reader = bits }
         // Below this quotient the whole codeword lies in one 57-bit window.
         let inWindow = min(escapeQuotient, 56 - k)
         let mask = BitReader.mask(k)
         let shift = UInt64(truncatingIfNeeded: k)
-        for index in 0..<count {
-            let window = bits.peek()
-            let quotient = window.trailingZeroBitCount
-            if quotient < inWindow {
-                bits.skip(quotient &+ 1 &+ k)
-                out[index] = unzigzag(UInt64(truncatingIfNeeded: quotient) &<< shift | ((window &>> UInt64(truncatingIfNeeded: quotient &+ 1)) & mask))
-            } else {
-                out[index] = unzigzag(readRice(&bits, k: k))
+        var index = indices.lowerBound
+        let end = indices.upperBound
+        while index < end {
+            var window = bits.peek()
+            var used = 0
+            let last = min(index &+ group, end)
+            let first = index
+            while index < last {
+                let quotient = window.trailingZeroBitCount
+                let length = quotient &+ 1 &+ k
+                if quotient >= inWindow || used &+ length > 57 { break }
+                values.take(unzigzag(UInt64(truncatingIfNeeded: quotient) &<< shift | ((window &>> UInt64(truncatingIfNeeded: quotient &+ 1)) & mask)), at: index)
+                window &>>= UInt64(truncatingIfNeeded: length)
+                used &+= length
+                index &+= 1
+            }
+            bits.skip(used)
+            if index == first {
+                values.take(unzigzag(readRice(&bits, k: k)), at: index)
+                index &+= 1
             }
             if bits.overran { return }
         }
@@ -461,8 +495,8 @@ enum ResidualCoding {
     /// A uniform (truncated binary) block. Short and long codewords come in no predictable order,
     /// so for k ≤ 55 the choice is made with masks, not a branch.
     @inline(__always)
-    private static func decodeUniform(
-        _ reader: inout BitReader, minimum: Int64, spread: UInt64, count: Int, into out: UnsafeMutablePointer<Int64>
+    private static func decodeUniform<Values: Reconstruction>(
+        _ reader: inout BitReader, minimum: Int64, spread: UInt64, indices: Range<Int>, into values: inout Values
     ) {
         var bits = reader
         defer { reader = bits }
@@ -472,7 +506,7 @@ enum ResidualCoding {
         if k <= 55 {
             let mask = BitReader.mask(k)
             let shift = UInt64(truncatingIfNeeded: k)
-            for index in 0..<count {
+            for index in indices {
                 let window = bits.peek()
                 let high = window & mask
                 // high and short are below 2^57: the sign of high − short says short or long.
@@ -480,14 +514,14 @@ enum ResidualCoding {
                 let choose = 0 &- long
                 let extended = ((high &<< 1) | ((window &>> shift) & 1)) &- short
                 bits.skip(k &+ Int(truncatingIfNeeded: long))
-                out[index] = minimum &+ Int64(bitPattern: (extended & choose) | (high & ~choose))
+                values.take(minimum &+ Int64(bitPattern: (extended & choose) | (high & ~choose)), at: index)
                 if bits.overran { return }
             }
         } else {
-            for index in 0..<count {
+            for index in indices {
                 let high = bits.readWide(bits: k)
                 let x = high < short ? high : ((high &<< 1) | bits.read(bits: 1)) &- short
-                out[index] = minimum &+ Int64(bitPattern: x)
+                values.take(minimum &+ Int64(bitPattern: x), at: index)
                 if bits.overran { return }
             }
         }

@@ -111,9 +111,15 @@ enum FetchBenchmark {
             batchRounds.append((Double(batchCount) / batchClock.seconds, batchCPU.nanosecondsPerSample(batchCount)))
         }
 
-        // (2) Per-sample objects through the delegate API.
+        // (2) Per-sample objects through the delegate API. SENSORKIT_BENCH_FETCH_SOLO=batches
+        // runs the batch path alone (for profiling it).
         var objectRounds: [(rate: Double, cost: String)] = []
         var objectCount = 0
+        let batchesOnly = ProcessInfo.processInfo.environment["SENSORKIT_BENCH_FETCH_SOLO"] == "batches"
+        if batchesOnly {
+            print("typed batches (async API):   \(batchRounds.map { "\(Int($0.rate)) samples/s, CPU \($0.cost)" })")
+            return
+        }
         for _ in 0..<rounds {
             let counter = CountingDelegate()
             let delegateReader = SRSensorReader(sensor: .accelerometer)

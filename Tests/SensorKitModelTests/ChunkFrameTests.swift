@@ -52,12 +52,22 @@ import Testing
 
     /// The documented expression, evaluated one sample at a time.
     static func reference(_ mapping: ColumnMapping, output: Int, stored: [[Int64]], at i: Int) -> Double {
+        let spec = mapping.outputs[output]
+        guard let first = spec.terms.first else { return .nan }
+        if spec.terms.allSatisfy({ !mapping.sources[$0.source].isFloat }) {
+            var b = first.coefficient * mapping.sources[first.source].offset
+            for term in spec.terms.dropFirst() { b = b + term.coefficient * mapping.sources[term.source].offset }
+            var value = b / spec.divisor
+            for term in spec.terms {
+                let a = (term.coefficient * mapping.sources[term.source].scale) / spec.divisor
+                if a != 0 { value = value + a * Double(stored[term.source][i]) }
+            }
+            return value
+        }
         func physical(_ c: Int) -> Double {
             let source = mapping.sources[c]
             return source.isFloat ? Double(bitPattern: UInt64(bitPattern: stored[c][i])) : Double(stored[c][i]) * source.scale + source.offset
         }
-        let spec = mapping.outputs[output]
-        guard let first = spec.terms.first else { return .nan }
         if spec.terms.count == 1 && first.coefficient == 1 && spec.divisor == 1 { return physical(first.source) }
         var sum = first.coefficient * physical(first.source)
         for term in spec.terms.dropFirst() { sum = sum + term.coefficient * physical(term.source) }
