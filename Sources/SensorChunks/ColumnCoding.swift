@@ -39,7 +39,13 @@ package enum ColumnRole {
 }
 
 enum ColumnCoding {
+    /// The highest linear order a chunk may carry (format 1 and 2 encoders fitted up to 8).
     static let maxLinearOrder = 8
+    /// The highest order the encoder fits now. Decoding costs one multiply per order and value,
+    /// and the multiplier bounds the decode loop; on the reference streams orders above 4 saved
+    /// 1.2 % of the bytes (accelerometer: 3.44 → 3.48 B/sample at 4), ECG 0.7 %, PPG 0.5 %, and
+    /// cost a fifth of the decode (23 → 18 ns per accelerometer sample).
+    static let maxFittedOrder = 4
     static let linearShift = 14
     static let gridFractionBits: Int64 = 16
 

@@ -115,7 +115,7 @@ struct PredictorParameters {
     /// quantised to `linearShift` fractional bits. Nil when prediction does not pay.
     static func fitLinear(_ x: UnsafeBufferPointer<Int64>, sample: ColumnSample) -> PredictorParameters? {
         let count = x.count
-        let maxOrder = ColumnCoding.maxLinearOrder
+        let maxOrder = ColumnCoding.maxFittedOrder
         guard count >= 16 * (maxOrder + 2), sample.size > 4 * maxOrder else { return nil }
         var r = [Double](repeating: 0, count: maxOrder + 1)
         var d = [Double](repeating: 0, count: sample.windows.map(\.count).max() ?? 0)

@@ -506,15 +506,28 @@ enum ResidualCoding {
         if k <= 55 {
             let mask = BitReader.mask(k)
             let shift = UInt64(truncatingIfNeeded: k)
-            for index in indices {
-                let window = bits.peek()
-                let high = window & mask
-                // high and short are below 2^57: the sign of high − short says short or long.
-                let long = ((high &- short) &>> 63) ^ 1
-                let choose = 0 &- long
-                let extended = ((high &<< 1) | ((window &>> shift) & 1)) &- short
-                bits.skip(k &+ Int(truncatingIfNeeded: long))
-                values.take(minimum &+ Int64(bitPattern: (extended & choose) | (high & ~choose)), at: index)
+            // As many codewords (at most k + 1 bits each) as always fit one 57-bit window come
+            // from one load, as in `decodeRice`: three of timestamp jitter's 16 or 17 bits.
+            let perLoad = min(4, 57 / (k &+ 1))
+            var index = indices.lowerBound
+            let end = indices.upperBound
+            while index < end {
+                var window = bits.peek()
+                var used = 0
+                let last = min(index &+ perLoad, end)
+                while index < last {
+                    let high = window & mask
+                    // high and short are below 2^57: the sign of high − short says short or long.
+                    let long = ((high &- short) &>> 63) ^ 1
+                    let choose = 0 &- long
+                    let extended = ((high &<< 1) | ((window &>> shift) & 1)) &- short
+                    let length = k &+ Int(truncatingIfNeeded: long)
+                    values.take(minimum &+ Int64(bitPattern: (extended & choose) | (high & ~choose)), at: index)
+                    window &>>= UInt64(truncatingIfNeeded: length)
+                    used &+= length
+                    index &+= 1
+                }
+                bits.skip(used)
                 if bits.overran { return }
             }
         } else {
