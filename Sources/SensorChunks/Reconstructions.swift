@@ -3,7 +3,7 @@
 // specialised for each (no closure or existential per value), so a predictor's arithmetic runs
 // in the same loop as the bit reading. That matters for speed: reading a Rice code is one long
 // dependency chain (position → load → count zeros → position) that leaves most of the core idle,
-// and the order-8 linear prediction is eight multiplies per value that need no result of the
+// and the linear prediction is a multiply per order and value that needs no result of the
 // reader's chain but the residual. In one loop the two overlap; in two passes they add up.
 // The encoder's side is `ResidualSource` (ResidualSources.swift); round-trip tests hold the two
 // together.
