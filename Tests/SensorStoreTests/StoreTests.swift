@@ -329,6 +329,43 @@ import Testing
         #expect(records.map(\.end).max() == fixture.sr(times.last!))
     }
 
+    /// A burst of several chunks' worth in one drain (a writer that fell behind) is cut into
+    /// full chunks counted from the open chunk's first sample, the pieces already committed for
+    /// that chunk are replaced exactly once, and the remainder stays open.
+    @Test func aBurstSealsFullChunksFromTheOpenChunksStart() throws {
+        let fixture = try StoreFixture {
+            Self.noHold(&$0)
+            $0.chunkMaxSamples = 100
+        }
+        let stream = try fixture.opened.register(.accelerometer)
+        func batch(_ range: Range<Int>) -> (times: [Int64], values: [[Int64]]) {
+            let times = range.map { 1_000_000_000 + Int64($0) * 10_000_000 }
+            return (times, (0..<3).map { axis in range.map { Int64($0 * (axis + 1) % 977) } })
+        }
+        let first = batch(0..<30)
+        var expected = Self.append(fixture, stream, times: first.times, values: first.values)
+        try fixture.opened.flush()  // the first 30 samples are a committed piece
+        let burst = batch(30..<380)
+        expected += Self.append(fixture, stream, times: burst.times, values: burst.values)
+        try fixture.opened.flush()
+
+        func chunkRows() throws -> [[Int64]] {
+            let db = try SQLiteDatabase(path: fixture.configuration.databasePath)
+            let select = try db.prepare("SELECT tier, sample_count, min_time FROM chunks ORDER BY min_time, tier")
+            var rows: [[Int64]] = []
+            while try select.step() { rows.append([select.int64(0), select.int64(1), select.int64(2)]) }
+            return rows
+        }
+        #expect(try chunkRows() == [
+            [1, 100, fixture.sr(first.times[0])], [1, 100, fixture.sr(burst.times[70])],
+            [1, 100, fixture.sr(burst.times[170])], [0, 80, fixture.sr(burst.times[270])],
+        ])
+        fixture.clock.advance(seconds: 10)
+        #expect(try fixture.fetch() == expected)
+        try fixture.reopen()
+        #expect(try fixture.fetch() == expected)
+    }
+
     @Test func aDatabaseFromANewerBuildIsRefused() throws {
         let fixture = try StoreFixture()
         try fixture.opened.close()

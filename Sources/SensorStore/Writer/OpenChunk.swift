@@ -32,13 +32,18 @@ struct OpenChunk {
     /// Appends samples whose times are `shift` ns behind SR time (their boot's anchor; 0 for
     /// samples already in SR ns), converting on the way in. Float columns are bit patterns.
     mutating func append(_ other: ChunkSamples, shift: Int64) {
-        precondition(other.columns.count == samples.columns.count, "staged columns differ from the schema of stream \(stream)")
-        appendTimes(other.times, receiveTimes: other.receiveTimes, shift: shift)
-        for index in other.columns.indices { samples.columns[index].append(contentsOf: other.columns[index]) }
+        append(other, range: 0..<other.count, shift: shift)
     }
 
-    private mutating func appendTimes(_ times: [Int64], receiveTimes: [Int64], shift: Int64) {
-        precondition(receiveTimes.count == times.count)
+    /// Appends `other[range]` as `append(_:shift:)` does.
+    mutating func append(_ other: ChunkSamples, range: Range<Int>, shift: Int64) {
+        precondition(other.columns.count == samples.columns.count, "staged columns differ from the schema of stream \(stream)")
+        precondition(other.receiveTimes.count == other.times.count)
+        appendTimes(other.times[range], receiveTimes: other.receiveTimes[range], shift: shift)
+        for index in other.columns.indices { samples.columns[index].append(contentsOf: other.columns[index][range]) }
+    }
+
+    private mutating func appendTimes(_ times: ArraySlice<Int64>, receiveTimes: ArraySlice<Int64>, shift: Int64) {
         let start = samples.times.count
         samples.times.append(contentsOf: times)
         samples.receiveTimes.append(contentsOf: receiveTimes)

@@ -212,9 +212,21 @@ final class StoreWriter: @unchecked Sendable {
                 if !chunk.isEmpty { try seal(&chunk, count: chunk.count) }
                 chunk.bootRow = bootRow
             }
-            chunk.append(samples, shift: anchor)
-            while chunk.count >= configuration.chunkMaxSamples {
-                try seal(&chunk, count: configuration.chunkMaxSamples)
+            // The same chunk boundaries as appending the whole batch and then sealing full
+            // chunks off its front, but each full chunk is sealed as soon as it is complete and
+            // then holds nothing: a burst of a million samples is not shifted down the open
+            // chunk's arrays once per sealed chunk (quadratic in the burst).
+            let maxSamples = configuration.chunkMaxSamples
+            var next = 0
+            while chunk.count < maxSamples, chunk.count + (samples.count - next) >= maxSamples {
+                let end = next + (maxSamples - chunk.count)
+                chunk.append(samples, range: next..<end, shift: anchor)
+                next = end
+                try seal(&chunk, count: chunk.count)
+            }
+            chunk.append(samples, range: next..<samples.count, shift: anchor)
+            while chunk.count >= maxSamples {
+                try seal(&chunk, count: maxSamples)
             }
             if !chunk.isEmpty, chunk.maxTime.subtractingSaturating(chunk.minTime) >= configuration.chunkMaxDuration {
                 try seal(&chunk, count: chunk.count)
