@@ -64,7 +64,7 @@ enum ResidualCoding {
     /// Chooses the cheapest code for a block and writes it. Every candidate considered is costed
     /// exactly; frame of reference and uniform are only considered when the block's largest
     /// value is within a few bits of its mean (otherwise the range is too wide for them to beat
-    /// Rice), which spares the block's minimum and maximum, a pass the compiler cannot vectorise.
+    /// Rice), which spares the block's minimum and maximum (`bounds`).
     private static func encodeBlock(
         _ block: UnsafeBufferPointer<Int64>, zigzags: UnsafeMutablePointer<UInt64>, into writer: inout BitWriter
     ) {
@@ -127,11 +127,7 @@ enum ResidualCoding {
         // log2(mean) + 2, and the range is at least half the largest value unless the values sit
         // away from zero — in which case the largest value is close to the mean.
         if maxLength <= meanLength + 3 || best.cost > count * maxLength {
-            var minimum = Int64.max, maximum = Int64.min
-            for index in 0..<count {
-                minimum = min(minimum, values[index])
-                maximum = max(maximum, values[index])
-            }
+            let (minimum, maximum) = bounds(values, count: count, orBits: bits)
             if minimum == maximum {
                 writeConstantBlock(minimum, into: &writer)
                 return
@@ -155,6 +151,29 @@ enum ResidualCoding {
             }
         }
         write(best.code, cost: best.cost, values: values, zigzags: zz, orBits: bits, into: &writer)
+    }
+
+    /// The smallest and largest of `values`; `orBits` is their zigzag codes or-ed together.
+    /// Baseline x86-64 has no vector compare of 64-bit integers, so a 64-bit pass runs one value
+    /// at a time; when every value fits 32 bits (zigzag codes below 2^32, as residuals of sensor
+    /// signals and timestamp jitter do) the same pass runs on 32-bit lanes, which vectorise.
+    @inline(__always)
+    private static func bounds(_ values: UnsafePointer<Int64>, count: Int, orBits: UInt64) -> (min: Int64, max: Int64) {
+        if orBits < 1 << 32 {
+            var minimum = Int32.max, maximum = Int32.min
+            for index in 0..<count {
+                let value = Int32(truncatingIfNeeded: values[index])
+                minimum = min(minimum, value)
+                maximum = max(maximum, value)
+            }
+            return (Int64(minimum), Int64(maximum))
+        }
+        var minimum = Int64.max, maximum = Int64.min
+        for index in 0..<count {
+            minimum = min(minimum, values[index])
+            maximum = max(maximum, values[index])
+        }
+        return (minimum, maximum)
     }
 
     /// A block code with its parameters.
