@@ -405,4 +405,34 @@ import Testing
         try fixture.opened.flush()
         #expect(try fixture.fetch() == expected.sorted { $0.time < $1.time })
     }
+
+    /// Batches larger than a staging segment, of two interleaved streams, are staged across
+    /// several segments and come back complete and in order; a run of segments is cut into
+    /// chunks as one batch would be: its time span is checked once, at the run's end.
+    @Test func batchesLargerThanASegmentStayOneRun() throws {
+        let fixture = try StoreFixture {
+            StoreTests.noHold(&$0)
+            $0.chunkMaxDuration = 1_000_000_000  // 100 samples at 100 Hz
+        }
+        var other = StreamDescriptor.accelerometer
+        other.source["chip"] = .string("second")
+        let streams = [try fixture.opened.register(.accelerometer), try fixture.opened.register(other)]
+        // One batch per stream (an append is staged at once, whenever a drain comes), each
+        // filling two segments and part of a third.
+        let count = 2 * AppendInbox.segmentSamples + 300
+        var expected: [StoredRow] = []
+        for (which, stream) in streams.enumerated() {
+            // Odd nanoseconds for one stream, even for the other: no ties between them.
+            let times = (0..<count).map { Int64(1_000_000_000 + $0 * 10_000_000) + Int64(which) }
+            expected += StoreTests.append(fixture, stream, times: times, values: [times.map { $0 % 1000 }, times.map { _ in Int64(which) }, times.map { $0 % 3 }])
+        }
+        try fixture.opened.flush()
+        let db = try SQLiteDatabase(path: fixture.configuration.databasePath)
+        let select = try db.prepare("SELECT stream, tier, sample_count FROM chunks ORDER BY stream, min_time")
+        var rows: [[Int64]] = []
+        while try select.step() { rows.append([select.int64(0), select.int64(1), select.int64(2)]) }
+        #expect(rows == streams.map { [$0.rawValue, 1, Int64(count)] })
+        fixture.clock.advance(seconds: 10_000)
+        #expect(try fixture.fetch() == expected.sorted { $0.time < $1.time })
+    }
 }

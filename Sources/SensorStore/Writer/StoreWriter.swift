@@ -173,8 +173,8 @@ final class StoreWriter: @unchecked Sendable {
                 let entry = entries.moveElement(from: index)
                 entries.initializeElement(at: index, to: nil)
                 switch consume entry {
-                case .samples(let stream, let boot, let samples)?:
-                    append(samples, boot: boot, to: stream)
+                case .samples(let stream, let boot, let samples, let continued)?:
+                    append(samples, boot: boot, to: stream, runEnds: !continued)
                     stored += samples.count
                     buffers.append(samples)
                 case .dropped(let stream, let boot, let first, let last)?:
@@ -189,8 +189,9 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     /// Takes staged samples (boot-clock times of `boot`) into the stream's open chunk; seals the
-    /// chunk when it is full.
-    func append(_ samples: ChunkSamples, boot: BootID, to stream: StreamID) {
+    /// chunk when it is full. The chunk's time span is checked only where a run of staged
+    /// segments ends (`runEnds`), so a run is cut into chunks exactly as one batch of it would be.
+    func append(_ samples: ChunkSamples, boot: BootID, to stream: StreamID, runEnds: Bool = true) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard db != nil else { return fail(StoreError.closed) }
         do {
@@ -228,7 +229,7 @@ final class StoreWriter: @unchecked Sendable {
             while chunk.count >= maxSamples {
                 try seal(&chunk, count: maxSamples)
             }
-            if !chunk.isEmpty, chunk.maxTime.subtractingSaturating(chunk.minTime) >= configuration.chunkMaxDuration {
+            if runEnds, !chunk.isEmpty, chunk.maxTime.subtractingSaturating(chunk.minTime) >= configuration.chunkMaxDuration {
                 try seal(&chunk, count: chunk.count)
             }
             open[stream] = chunk
