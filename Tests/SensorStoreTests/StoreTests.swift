@@ -1,4 +1,5 @@
 import Foundation
+import SensorChunks
 import SensorKitModel
 import Testing
 @testable import SensorStore
@@ -434,5 +435,33 @@ import Testing
         #expect(rows == streams.map { [$0.rawValue, 1, Int64(count)] })
         fixture.clock.advance(seconds: 10_000)
         #expect(try fixture.fetch() == expected.sorted { $0.time < $1.time })
+    }
+}
+
+/// The open chunk's time bounds (the chunk index's min_time/max_time, which queries select
+/// chunks by) equal a plain min/max over its times after every append: rising batches take a
+/// shortcut, so batches that fall anywhere, repeat, and wrap around Int64 must not.
+@Suite struct OpenChunkBoundsTests {
+    @Test func boundsMatchAPlainScanForEveryShapeOfBatch() {
+        var random = SeededGenerator(seed: 31)
+        let shapes: [[Int64]] = [
+            [5], [5, 5, 5], [1, 2, 3, 10], [3, 2, 1], [1, 9, 2, 10], [10, 20, 30, 29],
+            [.max - 1, .max], [.max, .min], [.min, .max], [.min, .min + 1, -1, 0, 1, .max],
+            [0, .max, .min, 0], [Int64.max - 5, Int64.max - 2, Int64.min + 3],
+        ]
+        for shift: Int64 in [0, 1_000, -7, .max / 2] {
+            var chunk = OpenChunk(stream: StreamID(rawValue: 1), roles: [.integer], bootRow: 1)
+            var batches = shapes
+            for _ in 0..<30 {
+                let start = Int64(bitPattern: random.next())
+                batches.append((0..<Int(1 + random.next() % 40)).map { _ in start &+ Int64(random.next() % 1_000) &- 10 })
+            }
+            for times in batches {
+                let batch = ChunkSamples(times: times, receiveTimes: times, columns: [times])
+                chunk.append(batch, shift: shift)
+                #expect(chunk.minTime == chunk.samples.times.min() && chunk.maxTime == chunk.samples.times.max(),
+                        "shift \(shift), batch \(times)")
+            }
+        }
     }
 }

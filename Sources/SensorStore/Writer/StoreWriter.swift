@@ -315,8 +315,9 @@ final class StoreWriter: @unchecked Sendable {
     /// were durable beyond `count` are written again as a piece of the remainder.
     private func seal(_ chunk: inout OpenChunk, count: Int) throws {
         let bytes = encoder.encode(chunk.samples, range: 0..<count, roles: chunk.roles, effort: .best)
+        // The open chunk keeps its time bounds: a whole-chunk seal (the usual one) needs no scan.
         try insertChunk(stream: chunk.stream, bootRow: chunk.bootRow, tier: 1, samples: chunk.samples, range: 0..<count,
-                        bytes: bytes)
+                        bytes: bytes, bounds: count == chunk.count ? (chunk.minTime, chunk.maxTime) : nil)
         for id in chunk.pieceIDs { try deleteChunk(id) }
         let durableRemainder = chunk.durableCount - count
         chunk.removeSealedPrefix(count)
@@ -524,11 +525,12 @@ final class StoreWriter: @unchecked Sendable {
 
     @discardableResult
     private func insertChunk(
-        stream: StreamID, bootRow: Int64, tier: Int64, samples: ChunkSamples, range: Range<Int>, bytes: [UInt8]
+        stream: StreamID, bootRow: Int64, tier: Int64, samples: ChunkSamples, range: Range<Int>, bytes: [UInt8],
+        bounds known: (min: Int64, max: Int64)? = nil
     ) throws -> Int64 {
         guard let statements else { throw StoreError.closed }
         try begin()
-        let bounds = samples.timeBounds(range)
+        let bounds = known ?? samples.timeBounds(range)
         let insert = statements.insertChunk
         insert.reset()
         try insert.bind([stream.rawValue, bootRow, tier, bounds.min, bounds.max, Int64(range.count), Int64(bytes.count)])
