@@ -117,9 +117,21 @@ enum ResidualCoding {
         if nonzero * 2 <= count {
             let nonzeroMean = !exactSum ? mean : sum / UInt64(nonzero)
             let k0 = nonzeroMean < 2 ? 0 : min(maxRiceParameter, 63 - nonzeroMean.leadingZeroBitCount)
-            for k in max(0, k0 - 1)...min(maxRiceParameter, k0 + 1) {
-                let cost = sparseCost(zz, k: k)
-                if cost < best.cost { best = (.sparse(k: k), cost) }
+            let kLow = max(0, k0 - 1), kHigh = min(maxRiceParameter, k0 + 1)
+            if bits &>> UInt64(kLow) < UInt64(escapeQuotient) {
+                // No nonzero value escapes at these parameters (z − 1 < z ≤ bits): the three
+                // costs come exactly from one vectorised pass, as Rice's do.
+                let sums = sparseShiftedSums(zz, by: kLow)
+                for k in kLow...kHigh {
+                    let shifted = k == kLow ? sums.0 : k == kLow + 1 ? sums.1 : sums.2
+                    let cost = 2 + 6 + count + nonzero * (1 + k) + shifted
+                    if cost < best.cost { best = (.sparse(k: k), cost) }
+                }
+            } else {
+                for k in kLow...kHigh {
+                    let cost = sparseCost(zz, k: k)
+                    if cost < best.cost { best = (.sparse(k: k), cost) }
+                }
             }
         }
 
@@ -368,6 +380,22 @@ enum ResidualCoding {
         }
         return (Int(truncatingIfNeeded: s0), Int(truncatingIfNeeded: s1), Int(truncatingIfNeeded: s2),
                 Int(truncatingIfNeeded: s3))
+    }
+
+    /// Σ (z − 1) >> k, >> (k + 1) and >> (k + 2) over the nonzero zigzag codes: the quotients
+    /// sparse spends on them, without a branch per value (a zero is masked to 0 by the top bit
+    /// of z | −z, which only zero lacks), so the loop vectorises.
+    private static func sparseShiftedSums(_ zz: UnsafeBufferPointer<UInt64>, by k: Int) -> (Int, Int, Int) {
+        var s0: UInt64 = 0, s1: UInt64 = 0, s2: UInt64 = 0
+        let shift = UInt64(k)
+        for z in zz {
+            let nonzero = 0 &- ((z | (0 &- z)) &>> 63)
+            let y = ((z &- 1) & nonzero) &>> shift
+            s0 &+= y
+            s1 &+= y &>> 1
+            s2 &+= y &>> 2
+        }
+        return (Int(truncatingIfNeeded: s0), Int(truncatingIfNeeded: s1), Int(truncatingIfNeeded: s2))
     }
 
     private static func riceCost(_ zigzags: UnsafeBufferPointer<UInt64>, k: Int) -> Int {

@@ -222,6 +222,13 @@ import Testing
                 return unzigzag(z)
             })
         }
+        // Mostly zeros with small nonzero values (sparse costed in one pass, no escapes), at
+        // several magnitudes so the three sparse parameters straddle the escape bound.
+        for magnitude: UInt64 in [1, 3, 40, 1 << 20, 1 << 36] {
+            blocks.append((0..<256).map { _ in
+                random.next() % 5 == 0 ? unzigzag(1 + random.next() % (2 * magnitude)) : 0
+            })
+        }
         for _ in 0..<40 {
             let count = 1 + Int(random.next() % 700)
             let scale = Double(1 << (random.next() % 40))
