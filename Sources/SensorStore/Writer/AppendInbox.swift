@@ -82,19 +82,21 @@ final class AppendInbox: Sendable {
     private static func stage(_ batch: SampleBatch, _ stream: StreamID, _ state: inout State) {
         var next = 0
         while next < batch.count {
-            var samples: ChunkSamples
-            let index: Int
-            if let at = state.newest[stream], case .samples(_, let boot, let staged, _)? = state.entries[at],
-               boot == batch.boot, staged.count < segmentSamples {
-                // Moved out while appended to, so the arrays are not copied.
+            // The stream's newest buffer when it has the same boot and room (index ≥ 0), moved out
+            // while appended to, so the arrays are not copied (nor retained and released once
+            // more per batch by a look at them in place).
+            var samples = ChunkSamples(columns: [])
+            var index = -1
+            if let at = state.newest[stream], case .samples(_, let boot, _, _)? = state.entries[at], boot == batch.boot {
                 guard case .samples(_, _, let staged, _)? = state.entries[at].take() else { preconditionFailure() }
-                samples = staged
-                index = at
-            } else {
-                if let at = state.newest[stream], case .samples(_, let boot, let full, _)? = state.entries[at],
-                   boot == batch.boot {
-                    state.entries[at] = .samples(stream, boot, full, continued: true)
+                if staged.count < segmentSamples {
+                    samples = staged
+                    index = at
+                } else {
+                    state.entries[at] = .samples(stream, boot, staged, continued: true)
                 }
+            }
+            if index < 0 {
                 samples = state.buffers.popLast() ?? segment(columnCount: batch.columns.count)
                 if samples.columns.count != batch.columns.count { samples = segment(columnCount: batch.columns.count) }
                 index = state.entries.count
