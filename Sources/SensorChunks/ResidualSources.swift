@@ -162,6 +162,16 @@ struct LinearResiduals: ResidualSource {
                     let (f0, f1, f2, f3, f4, f5, f6, f7) = (self.f0, self.f1, self.f2, self.f3, self.f4, self.f5, self.f6, self.f7)
                     let scale = 1 / Double(1 << ColumnCoding.linearShift)
                     let half = scale / 2
+                    if f4 == 0, f5 == 0, f6 == 0, f7 == 0 {
+                        // Order 4 or less: the zero terms add nothing to an exact sum, so half the
+                        // kernel gives the same residuals.
+                        for j in 0..<count {
+                            let acc = f0 * f[j &- 1] + f1 * f[j &- 2] + f2 * f[j &- 3] + f3 * f[j &- 4]
+                            let prediction = Int64(bitPattern: (acc * scale + half + magicValue).bitPattern) &- magic
+                            out[j] = d[j] &- prediction
+                        }
+                        return
+                    }
                     for j in 0..<count {
                         var acc = f0 * f[j &- 1] + f1 * f[j &- 2] + f2 * f[j &- 3] + f3 * f[j &- 4]
                         acc += f4 * f[j &- 5] + f5 * f[j &- 6] + f6 * f[j &- 7] + f7 * f[j &- 8]

@@ -50,8 +50,9 @@ import Testing
     /// take the integer kernel.
     @Test func linearResidualsMatchTheIntegerDefinition() {
         var random = SeededGenerator(seed: 21)
-        for limit: Int64 in [3, 1 << 21, 1 << 40] {
-            let coefficients = (0..<8).map { _ in Int64.random(in: -(1 << 24) + 1...(1 << 24) - 1, using: &random) }
+        for (limit, order): (Int64, Int) in [(3, 8), (1 << 21, 8), (1 << 40, 8), (3, 4), (1 << 20, 4), (1 << 21, 3)] {
+            let coefficients = (0..<order).map { _ in Int64.random(in: -(1 << 24) + 1...(1 << 24) - 1, using: &random) }
+                + [Int64](repeating: 0, count: 8 - order)
             var x: [Int64] = [0]
             for _ in 0..<1_000 { x.append(x[x.count - 1] &+ Int64.random(in: -limit...limit, using: &random)) }
             let start = 9
