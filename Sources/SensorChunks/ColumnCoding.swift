@@ -128,14 +128,12 @@ enum ColumnCoding {
             return
         }
         // The common case of receive = sensor time (or any constant offset): verbatim, every block
-        // constant, found with one cheap comparison pass.
+        // constant, found with one cheap pass. It ors the differences from the first offset and
+        // does not stop early: that loop vectorises, and the common case looks at every value.
         let offset = r[0] &- t[0]
-        var constant = true
-        for i in 1..<count where r[i] &- t[i] != offset {
-            constant = false
-            break
-        }
-        if constant {
+        var differences: Int64 = 0
+        for i in 1..<count { differences |= (r[i] &- t[i]) ^ offset }
+        if differences == 0 {
             writer.write(UInt64(Predictor.verbatim.rawValue), bits: 8)
             ResidualCoding.encodeConstant(offset, count: count, into: &writer)
             return

@@ -125,36 +125,63 @@ struct LinearResiduals: ResidualSource {
         // A fresh buffer the compiler knows aliases nothing (what keeps these loops tight).
         withUnsafeTemporaryAllocation(of: Int64.self, capacity: 2 * (count + 8)) { buffer in
             let d = buffer.baseAddress! + 8
-            // d[j] is the difference at index start + j; the eight before exist as far as the
-            // predictor's order reaches (its warm-up), and are zero (times a zero coefficient)
-            // beyond.
-            for j in -8..<0 { d[j] = start &+ j &- 1 >= 0 ? x[start &+ j] &- x[start &+ j &- 1] : 0 }
-            for j in 0..<count { d[j] = x[start &+ j] &- x[start &+ j &- 1] }
-            // An upper bound of every |d| (or of the one's-complement magnitudes), vectorisable.
-            var magnitudes: UInt64 = 0
-            for j in -8..<count {
-                let v = UInt64(bitPattern: d[j])
-                magnitudes |= v ^ (0 &- (v &>> 63))
-            }
-            let rounding: Int64 = 1 &<< Int64(ColumnCoding.linearShift &- 1)
-            let shift = Int64(ColumnCoding.linearShift)
-            if coefficientWeight < 1 << 28, magnitudes < 1 << 21 {
-                // Σ|c|·|d| < 2^28 · 2^21 = 2^49: exact in Double, as the type comment says.
-                let (f0, f1, f2, f3, f4, f5, f6, f7) = (self.f0, self.f1, self.f2, self.f3, self.f4, self.f5, self.f6, self.f7)
-                let magic = Self.magic, magicValue = Self.magicValue
-                UnsafeMutableRawPointer(buffer.baseAddress! + count + 8).withMemoryRebound(
-                    to: Double.self, capacity: count + 8
-                ) { doubles in
-                    let f = doubles + 8
-                    for j in -8..<count { f[j] = Double(bitPattern: UInt64(bitPattern: d[j] &+ magic)) - magicValue }
+            let magic = Self.magic, magicValue = Self.magicValue
+            // The differences as integers (d) and as doubles (f, valid only below 2^51, which the
+            // bound checked next ensures for the Double kernel), and an upper bound of every |d|
+            // (of the one's-complement magnitudes), in one vectorisable pass. d[j] is the
+            // difference at index start + j; the eight before exist as far as the predictor's
+            // order reaches (its warm-up), and are zero (times a zero coefficient) beyond.
+            UnsafeMutableRawPointer(buffer.baseAddress! + count + 8).withMemoryRebound(
+                to: Double.self, capacity: count + 8
+            ) { doubles in
+                let f = doubles + 8
+                var magnitudes: UInt64 = 0
+                for j in -8..<0 {
+                    let difference = start &+ j &- 1 >= 0 ? x[start &+ j] &- x[start &+ j &- 1] : 0
+                    d[j] = difference
+                    let v = UInt64(bitPattern: difference)
+                    magnitudes |= v ^ (0 &- (v &>> 63))
+                    f[j] = Double(bitPattern: UInt64(bitPattern: difference &+ magic)) - magicValue
+                }
+                let base = x + start
+                for j in 0..<count {
+                    let difference = base[j] &- base[j &- 1]
+                    d[j] = difference
+                    let v = UInt64(bitPattern: difference)
+                    magnitudes |= v ^ (0 &- (v &>> 63))
+                    f[j] = Double(bitPattern: UInt64(bitPattern: difference &+ magic)) - magicValue
+                }
+                if coefficientWeight < 1 << 28, magnitudes < 1 << 21 {
+                    // Σ|c|·|d| < 2^28 · 2^21 = 2^49: the sum is an exact integer in Double, as
+                    // the type comment says. The integer kernel's (sum + 2^13) >> 14 is
+                    // ⌊sum/2^14 + ½⌋, which is sum·2^−14 + 2^−15 rounded to nearest: the fraction
+                    // of sum·2^−14 is a multiple of 2^−14, so adding 2^−15 − ½ moves it strictly
+                    // inside (−½, ½) and no tie is left. Both steps are exact (|sum·2^−14| < 2^35,
+                    // 50 significant bits), and adding 1.5·2^52 rounds to the integer — no
+                    // 64-bit arithmetic shift, which baseline x86-64 lacks in vector form.
+                    let (f0, f1, f2, f3, f4, f5, f6, f7) = (self.f0, self.f1, self.f2, self.f3, self.f4, self.f5, self.f6, self.f7)
+                    let scale = 1 / Double(1 << ColumnCoding.linearShift)
+                    let half = scale / 2
+                    if f4 == 0, f5 == 0, f6 == 0, f7 == 0 {
+                        // Order 4 or less: the zero terms add nothing to an exact sum, so half the
+                        // kernel gives the same residuals.
+                        for j in 0..<count {
+                            let acc = f0 * f[j &- 1] + f1 * f[j &- 2] + f2 * f[j &- 3] + f3 * f[j &- 4]
+                            let prediction = Int64(bitPattern: (acc * scale + half + magicValue).bitPattern) &- magic
+                            out[j] = d[j] &- prediction
+                        }
+                        return
+                    }
                     for j in 0..<count {
                         var acc = f0 * f[j &- 1] + f1 * f[j &- 2] + f2 * f[j &- 3] + f3 * f[j &- 4]
                         acc += f4 * f[j &- 5] + f5 * f[j &- 6] + f6 * f[j &- 7] + f7 * f[j &- 8]
-                        let sum = Int64(bitPattern: (acc + magicValue).bitPattern) &- magic
-                        out[j] = d[j] &- ((sum &+ rounding) &>> shift)
+                        let prediction = Int64(bitPattern: (acc * scale + half + magicValue).bitPattern) &- magic
+                        out[j] = d[j] &- prediction
                     }
+                    return
                 }
-            } else {
+                let rounding: Int64 = 1 &<< Int64(ColumnCoding.linearShift &- 1)
+                let shift = Int64(ColumnCoding.linearShift)
                 let (c0, c1, c2, c3, c4, c5, c6, c7) = (self.c0, self.c1, self.c2, self.c3, self.c4, self.c5, self.c6, self.c7)
                 for j in 0..<count {
                     var acc = rounding &+ c0 &* d[j &- 1] &+ c1 &* d[j &- 2] &+ c2 &* d[j &- 3] &+ c3 &* d[j &- 4]

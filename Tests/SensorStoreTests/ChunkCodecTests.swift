@@ -50,8 +50,9 @@ import Testing
     /// take the integer kernel.
     @Test func linearResidualsMatchTheIntegerDefinition() {
         var random = SeededGenerator(seed: 21)
-        for limit: Int64 in [3, 1 << 21, 1 << 40] {
-            let coefficients = (0..<8).map { _ in Int64.random(in: -(1 << 24) + 1...(1 << 24) - 1, using: &random) }
+        for (limit, order): (Int64, Int) in [(3, 8), (1 << 21, 8), (1 << 40, 8), (3, 4), (1 << 20, 4), (1 << 21, 3)] {
+            let coefficients = (0..<order).map { _ in Int64.random(in: -(1 << 24) + 1...(1 << 24) - 1, using: &random) }
+                + [Int64](repeating: 0, count: 8 - order)
             var x: [Int64] = [0]
             for _ in 0..<1_000 { x.append(x[x.count - 1] &+ Int64.random(in: -limit...limit, using: &random)) }
             let start = 9
@@ -65,6 +66,32 @@ import Testing
                 var acc: Int64 = 1 << 13
                 for k in 0..<8 { acc &+= coefficients[k] &* (x[i - 1 - k] &- x[i - 2 - k]) }
                 #expect(out[i - start] == (x[i] &- x[i - 1]) &- (acc >> 14), "limit \(limit), index \(i)")
+            }
+        }
+        // Every remainder of the sum modulo 2^14, ties (remainder 2^13) included, on both signs:
+        // with a single coefficient ±1 the sum is ±the previous difference, and the differences
+        // walk through −40 000…40 000 (the Double kernel rounds where the integer one shifts).
+        for coefficients: [Int64] in [[1], [-1], [0, 3, 0, 0, 0, 0, 0, -2]] {
+            var x: [Int64] = [0]
+            for d in -40_000...40_000 { x.append(x[x.count - 1] &+ Int64(d)) }
+            let start = 9
+            var out = [Int64](repeating: 0, count: x.count - start)
+            x.withUnsafeBufferPointer { x in
+                var source = LinearResiduals(x.baseAddress!, from: start, coefficients: coefficients)
+                out.withUnsafeMutableBufferPointer { out in
+                    var done = 0
+                    while done < out.count {
+                        let length = min(256, out.count - done)
+                        source.fill(out.baseAddress! + done, count: length)
+                        done += length
+                    }
+                }
+            }
+            let c = coefficients + [Int64](repeating: 0, count: 8 - coefficients.count)
+            for i in start..<x.count {
+                var acc: Int64 = 1 << 13
+                for k in 0..<8 where i - 2 - k >= 0 { acc &+= c[k] &* (x[i - 1 - k] &- x[i - 2 - k]) }
+                #expect(out[i - start] == (x[i] &- x[i - 1]) &- (acc >> 14), "coefficients \(coefficients), index \(i)")
             }
         }
     }

@@ -194,6 +194,19 @@ import Testing
             (0..<256).map { _ in random.next() % 10 == 0 ? Int64(bitPattern: random.next()) : 0 },
             (0..<300).map { i in i % 50 == 0 ? 31 << 20 : Int64(random.next() % 3) - 1 },
         ]
+        // The minimum and maximum are taken on 32-bit lanes while every zigzag code is below
+        // 2^32 (values in −2^31…2^31 − 1): blocks at both ends of that range and just past it,
+        // far from zero so that frame of reference and uniform are costed.
+        let high = Int64(Int32.max), low = Int64(Int32.min)
+        blocks += [
+            (0..<256).map { _ in high - Int64(random.next() % 100) },
+            (0..<256).map { _ in low + Int64(random.next() % 100) },
+            (0..<256).map { _ in high + 1 - Int64(random.next() % 100) },
+            (0..<256).map { _ in low - 1 + Int64(random.next() % 100) },
+            (0..<256).map { i in i % 2 == 0 ? low : high },
+            [high, high - 1, high],
+            [low, low + 1],
+        ]
         for k in [0, 1, 5, 15, 31, 40, 62] {
             let range = Int64(1) << k
             blocks.append((0..<256).map { _ in Int64(bitPattern: random.next() % UInt64(range)) - range / 2 })
@@ -207,6 +220,13 @@ import Testing
                 default: UInt64(i % 7)
                 }
                 return unzigzag(z)
+            })
+        }
+        // Mostly zeros with small nonzero values (sparse costed in one pass, no escapes), at
+        // several magnitudes so the three sparse parameters straddle the escape bound.
+        for magnitude: UInt64 in [1, 3, 40, 1 << 20, 1 << 36] {
+            blocks.append((0..<256).map { _ in
+                random.next() % 5 == 0 ? unzigzag(1 + random.next() % (2 * magnitude)) : 0
             })
         }
         for _ in 0..<40 {

@@ -1,4 +1,5 @@
 import Foundation
+import SensorChunks
 import SensorKitModel
 import Testing
 @testable import SensorStore
@@ -329,6 +330,43 @@ import Testing
         #expect(records.map(\.end).max() == fixture.sr(times.last!))
     }
 
+    /// A burst of several chunks' worth in one drain (a writer that fell behind) is cut into
+    /// full chunks counted from the open chunk's first sample, the pieces already committed for
+    /// that chunk are replaced exactly once, and the remainder stays open.
+    @Test func aBurstSealsFullChunksFromTheOpenChunksStart() throws {
+        let fixture = try StoreFixture {
+            Self.noHold(&$0)
+            $0.chunkMaxSamples = 100
+        }
+        let stream = try fixture.opened.register(.accelerometer)
+        func batch(_ range: Range<Int>) -> (times: [Int64], values: [[Int64]]) {
+            let times = range.map { 1_000_000_000 + Int64($0) * 10_000_000 }
+            return (times, (0..<3).map { axis in range.map { Int64($0 * (axis + 1) % 977) } })
+        }
+        let first = batch(0..<30)
+        var expected = Self.append(fixture, stream, times: first.times, values: first.values)
+        try fixture.opened.flush()  // the first 30 samples are a committed piece
+        let burst = batch(30..<380)
+        expected += Self.append(fixture, stream, times: burst.times, values: burst.values)
+        try fixture.opened.flush()
+
+        func chunkRows() throws -> [[Int64]] {
+            let db = try SQLiteDatabase(path: fixture.configuration.databasePath)
+            let select = try db.prepare("SELECT tier, sample_count, min_time FROM chunks ORDER BY min_time, tier")
+            var rows: [[Int64]] = []
+            while try select.step() { rows.append([select.int64(0), select.int64(1), select.int64(2)]) }
+            return rows
+        }
+        #expect(try chunkRows() == [
+            [1, 100, fixture.sr(first.times[0])], [1, 100, fixture.sr(burst.times[70])],
+            [1, 100, fixture.sr(burst.times[170])], [0, 80, fixture.sr(burst.times[270])],
+        ])
+        fixture.clock.advance(seconds: 10)
+        #expect(try fixture.fetch() == expected)
+        try fixture.reopen()
+        #expect(try fixture.fetch() == expected)
+    }
+
     @Test func aDatabaseFromANewerBuildIsRefused() throws {
         let fixture = try StoreFixture()
         try fixture.opened.close()
@@ -367,5 +405,63 @@ import Testing
         fixture.clock.advance(seconds: 10_000)
         try fixture.opened.flush()
         #expect(try fixture.fetch() == expected.sorted { $0.time < $1.time })
+    }
+
+    /// Batches larger than a staging segment, of two interleaved streams, are staged across
+    /// several segments and come back complete and in order; a run of segments is cut into
+    /// chunks as one batch would be: its time span is checked once, at the run's end.
+    @Test func batchesLargerThanASegmentStayOneRun() throws {
+        let fixture = try StoreFixture {
+            StoreTests.noHold(&$0)
+            $0.chunkMaxDuration = 1_000_000_000  // 100 samples at 100 Hz
+        }
+        var other = StreamDescriptor.accelerometer
+        other.source["chip"] = .string("second")
+        let streams = [try fixture.opened.register(.accelerometer), try fixture.opened.register(other)]
+        // One batch per stream (an append is staged at once, whenever a drain comes), each
+        // filling two segments and part of a third.
+        let count = 2 * AppendInbox.segmentSamples + 300
+        var expected: [StoredRow] = []
+        for (which, stream) in streams.enumerated() {
+            // Odd nanoseconds for one stream, even for the other: no ties between them.
+            let times = (0..<count).map { Int64(1_000_000_000 + $0 * 10_000_000) + Int64(which) }
+            expected += StoreTests.append(fixture, stream, times: times, values: [times.map { $0 % 1000 }, times.map { _ in Int64(which) }, times.map { $0 % 3 }])
+        }
+        try fixture.opened.flush()
+        let db = try SQLiteDatabase(path: fixture.configuration.databasePath)
+        let select = try db.prepare("SELECT stream, tier, sample_count FROM chunks ORDER BY stream, min_time")
+        var rows: [[Int64]] = []
+        while try select.step() { rows.append([select.int64(0), select.int64(1), select.int64(2)]) }
+        #expect(rows == streams.map { [$0.rawValue, 1, Int64(count)] })
+        fixture.clock.advance(seconds: 10_000)
+        #expect(try fixture.fetch() == expected.sorted { $0.time < $1.time })
+    }
+}
+
+/// The open chunk's time bounds (the chunk index's min_time/max_time, which queries select
+/// chunks by) equal a plain min/max over its times after every append: rising batches take a
+/// shortcut, so batches that fall anywhere, repeat, and wrap around Int64 must not.
+@Suite struct OpenChunkBoundsTests {
+    @Test func boundsMatchAPlainScanForEveryShapeOfBatch() {
+        var random = SeededGenerator(seed: 31)
+        let shapes: [[Int64]] = [
+            [5], [5, 5, 5], [1, 2, 3, 10], [3, 2, 1], [1, 9, 2, 10], [10, 20, 30, 29],
+            [.max - 1, .max], [.max, .min], [.min, .max], [.min, .min + 1, -1, 0, 1, .max],
+            [0, .max, .min, 0], [Int64.max - 5, Int64.max - 2, Int64.min + 3],
+        ]
+        for shift: Int64 in [0, 1_000, -7, .max / 2] {
+            var chunk = OpenChunk(stream: StreamID(rawValue: 1), roles: [.integer], bootRow: 1)
+            var batches = shapes
+            for _ in 0..<30 {
+                let start = Int64(bitPattern: random.next())
+                batches.append((0..<Int(1 + random.next() % 40)).map { _ in start &+ Int64(random.next() % 1_000) &- 10 })
+            }
+            for times in batches {
+                let batch = ChunkSamples(times: times, receiveTimes: times, columns: [times])
+                chunk.append(batch, shift: shift)
+                #expect(chunk.minTime == chunk.samples.times.min() && chunk.maxTime == chunk.samples.times.max(),
+                        "shift \(shift), batch \(times)")
+            }
+        }
     }
 }

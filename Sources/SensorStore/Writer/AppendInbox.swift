@@ -4,11 +4,12 @@ import Synchronization
 
 /// Samples appended but not yet taken by the writer, behind a `Mutex`.
 ///
-/// An append copies its batch, on the caller's thread, into a staging buffer of the inbox — one
-/// per stream and boot, reused from drain to drain — and the caller keeps (and frees) its own
-/// arrays. So the writer never touches an appended batch: no reference counting per batch, no
-/// freeing on another thread than the one that allocated (which makes glibc's malloc take the
-/// slow path on both), no per-batch entry. Batches of one stream stay in append order.
+/// An append copies its batch, on the caller's thread, into the staging buffers of the inbox —
+/// segments of at most `segmentSamples` samples, filled one after the other per stream and boot,
+/// reused from drain to drain — and the caller keeps (and frees) its own arrays. So the writer
+/// never touches an appended batch: no reference counting per batch, no freeing on another
+/// thread than the one that allocated (which makes glibc's malloc take the slow path on both),
+/// no per-batch entry. Batches of one stream stay in append order.
 ///
 /// Why not one `queue.async` per batch: a busy pipeline appends faster than the writer seals, and
 /// between seals the writer is faster than the pipeline, so it would go to sleep and be woken
@@ -19,8 +20,10 @@ import Synchronization
 /// `flush` and `close` take what is staged first, so they cover every batch appended before.
 final class AppendInbox: Sendable {
     enum Entry: Sendable {
-        /// Samples of one stream from one boot, in append order (boot-clock times).
-        case samples(StreamID, BootID, ChunkSamples)
+        /// Samples of one stream from one boot, in append order (boot-clock times). `continued`:
+        /// the segment was full and the stream's next samples entry, later in the same take,
+        /// goes on with the same boot (the writer treats such a run as one batch).
+        case samples(StreamID, BootID, ChunkSamples, continued: Bool)
         /// A batch refused because the writer fell too far behind, to record as a gap: its first
         /// and last sensor times (boot clock).
         case dropped(StreamID, BootID, first: Int64, last: Int64)
@@ -44,11 +47,15 @@ final class AppendInbox: Sendable {
 
     private let state = Mutex(State())
     let maxPendingSamples: Int
-    /// Staging buffers kept for reuse at most (one per stream in steady state). A buffer is kept
-    /// while its capacity fits what it held (at most twice that, or 64 Ki samples): one that grew
-    /// in a burst is freed once the burst is over, rather than kept for good.
+    /// Samples a staging buffer holds at most. Buffers are allocated at this capacity and never
+    /// grow: a backlog is a run of equal segments, not one buffer that doubles (copying itself
+    /// and faulting in fresh pages at every step, then freed once the burst is over — in a flood
+    /// of appends that was a sixth of the appending thread's time). Equal sizes also let the
+    /// allocator reuse the memory of segments beyond the kept ones.
+    static let segmentSamples = 1 << 10
+    /// Staging buffers kept for reuse at most: one per stream in steady state, and a little
+    /// backlog (64 Ki samples) without allocating.
     static let keptBuffers = 64
-    static let keptBufferSamples = 1 << 16
 
     init(maxPendingSamples: Int) {
         self.maxPendingSamples = maxPendingSamples
@@ -70,34 +77,55 @@ final class AppendInbox: Sendable {
         }
     }
 
-    /// Copies `batch` into the stream's newest staging buffer when it has the same boot, else
-    /// into a fresh (recycled) one.
+    /// Copies `batch` into the stream's newest staging buffer while it has the same boot and
+    /// room, then into fresh (recycled) ones.
     private static func stage(_ batch: SampleBatch, _ stream: StreamID, _ state: inout State) {
-        var samples: ChunkSamples
-        let index: Int
-        if let at = state.newest[stream], case .samples(_, let boot, _)? = state.entries[at], boot == batch.boot {
-            // Moved out while appended to, so the arrays are not copied.
-            guard case .samples(_, _, let staged)? = state.entries[at].take() else { preconditionFailure() }
-            samples = staged
-            index = at
-        } else {
-            samples = state.buffers.popLast() ?? ChunkSamples(columnCount: batch.columns.count)
-            if samples.columns.count != batch.columns.count { samples = ChunkSamples(columnCount: batch.columns.count) }
-            index = state.entries.count
-            state.entries.append(nil)
-            state.newest[stream] = index
-        }
-        samples.times.append(contentsOf: batch.sensorTimes)
-        samples.receiveTimes.append(contentsOf: batch.receiveTimes)
-        for column in batch.columns.indices {
-            switch batch.columns[column] {
-            case .integers(let values):
-                samples.columns[column].append(contentsOf: values)
-            case .floats(let values):
-                samples.columns[column].append(contentsOf: values.lazy.map { Int64(bitPattern: $0.bitPattern) })
+        var next = 0
+        while next < batch.count {
+            // The stream's newest buffer when it has the same boot and room (index ≥ 0), moved out
+            // while appended to, so the arrays are not copied (nor retained and released once
+            // more per batch by a look at them in place).
+            var samples = ChunkSamples(columns: [])
+            var index = -1
+            if let at = state.newest[stream], case .samples(_, let boot, _, _)? = state.entries[at], boot == batch.boot {
+                guard case .samples(_, _, let staged, _)? = state.entries[at].take() else { preconditionFailure() }
+                if staged.count < segmentSamples {
+                    samples = staged
+                    index = at
+                } else {
+                    state.entries[at] = .samples(stream, boot, staged, continued: true)
+                }
             }
+            if index < 0 {
+                samples = state.buffers.popLast() ?? segment(columnCount: batch.columns.count)
+                if samples.columns.count != batch.columns.count { samples = segment(columnCount: batch.columns.count) }
+                index = state.entries.count
+                state.entries.append(nil)
+                state.newest[stream] = index
+            }
+            let end = min(batch.count, next + segmentSamples - samples.count)
+            samples.times.append(contentsOf: batch.sensorTimes[next..<end])
+            samples.receiveTimes.append(contentsOf: batch.receiveTimes[next..<end])
+            for column in batch.columns.indices {
+                switch batch.columns[column] {
+                case .integers(let values):
+                    samples.columns[column].append(contentsOf: values[next..<end])
+                case .floats(let values):
+                    samples.columns[column].append(contentsOf: values[next..<end].lazy.map { Int64(bitPattern: $0.bitPattern) })
+                }
+            }
+            state.entries[index] = .samples(stream, batch.boot, samples, continued: false)
+            next = end
         }
-        state.entries[index] = .samples(stream, batch.boot, samples)
+    }
+
+    /// An empty staging buffer with room for `segmentSamples` samples.
+    private static func segment(columnCount: Int) -> ChunkSamples {
+        var samples = ChunkSamples(columnCount: columnCount)
+        samples.times.reserveCapacity(segmentSamples)
+        samples.receiveTimes.reserveCapacity(segmentSamples)
+        for index in samples.columns.indices { samples.columns[index].reserveCapacity(segmentSamples) }
+        return samples
     }
 
     /// Everything staged, oldest first, for a scheduled drain; empty when there is nothing left,
@@ -128,7 +156,8 @@ final class AppendInbox: Sendable {
     /// Hands back an array the writer has emptied, and the staging buffers it has stored.
     func recycle(_ emptied: inout [Entry?], buffers: inout [ChunkSamples]) {
         emptied.removeAll(keepingCapacity: true)
-        buffers.removeAll { $0.times.capacity > max(Self.keptBufferSamples, 2 * $0.count) }
+        // Every buffer was allocated at `segmentSamples` and never grew; a stranger is not kept.
+        buffers.removeAll { $0.times.capacity > 2 * Self.segmentSamples }
         for index in buffers.indices { buffers[index].removeAll() }
         state.withLock { state in
             if state.spare.capacity < emptied.capacity { swap(&state.spare, &emptied) }

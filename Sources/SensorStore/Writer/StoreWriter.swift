@@ -173,8 +173,8 @@ final class StoreWriter: @unchecked Sendable {
                 let entry = entries.moveElement(from: index)
                 entries.initializeElement(at: index, to: nil)
                 switch consume entry {
-                case .samples(let stream, let boot, let samples)?:
-                    append(samples, boot: boot, to: stream)
+                case .samples(let stream, let boot, let samples, let continued)?:
+                    append(samples, boot: boot, to: stream, runEnds: !continued)
                     stored += samples.count
                     buffers.append(samples)
                 case .dropped(let stream, let boot, let first, let last)?:
@@ -189,8 +189,9 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     /// Takes staged samples (boot-clock times of `boot`) into the stream's open chunk; seals the
-    /// chunk when it is full.
-    func append(_ samples: ChunkSamples, boot: BootID, to stream: StreamID) {
+    /// chunk when it is full. The chunk's time span is checked only where a run of staged
+    /// segments ends (`runEnds`), so a run is cut into chunks exactly as one batch of it would be.
+    func append(_ samples: ChunkSamples, boot: BootID, to stream: StreamID, runEnds: Bool = true) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard db != nil else { return fail(StoreError.closed) }
         do {
@@ -212,11 +213,23 @@ final class StoreWriter: @unchecked Sendable {
                 if !chunk.isEmpty { try seal(&chunk, count: chunk.count) }
                 chunk.bootRow = bootRow
             }
-            chunk.append(samples, shift: anchor)
-            while chunk.count >= configuration.chunkMaxSamples {
-                try seal(&chunk, count: configuration.chunkMaxSamples)
+            // The same chunk boundaries as appending the whole batch and then sealing full
+            // chunks off its front, but each full chunk is sealed as soon as it is complete and
+            // then holds nothing: a burst of a million samples is not shifted down the open
+            // chunk's arrays once per sealed chunk (quadratic in the burst).
+            let maxSamples = configuration.chunkMaxSamples
+            var next = 0
+            while chunk.count < maxSamples, chunk.count + (samples.count - next) >= maxSamples {
+                let end = next + (maxSamples - chunk.count)
+                chunk.append(samples, range: next..<end, shift: anchor)
+                next = end
+                try seal(&chunk, count: chunk.count)
             }
-            if !chunk.isEmpty, chunk.maxTime.subtractingSaturating(chunk.minTime) >= configuration.chunkMaxDuration {
+            chunk.append(samples, range: next..<samples.count, shift: anchor)
+            while chunk.count >= maxSamples {
+                try seal(&chunk, count: maxSamples)
+            }
+            if runEnds, !chunk.isEmpty, chunk.maxTime.subtractingSaturating(chunk.minTime) >= configuration.chunkMaxDuration {
                 try seal(&chunk, count: chunk.count)
             }
             open[stream] = chunk
@@ -302,8 +315,9 @@ final class StoreWriter: @unchecked Sendable {
     /// were durable beyond `count` are written again as a piece of the remainder.
     private func seal(_ chunk: inout OpenChunk, count: Int) throws {
         let bytes = encoder.encode(chunk.samples, range: 0..<count, roles: chunk.roles, effort: .best)
+        // The open chunk keeps its time bounds: a whole-chunk seal (the usual one) needs no scan.
         try insertChunk(stream: chunk.stream, bootRow: chunk.bootRow, tier: 1, samples: chunk.samples, range: 0..<count,
-                        bytes: bytes)
+                        bytes: bytes, bounds: count == chunk.count ? (chunk.minTime, chunk.maxTime) : nil)
         for id in chunk.pieceIDs { try deleteChunk(id) }
         let durableRemainder = chunk.durableCount - count
         chunk.removeSealedPrefix(count)
@@ -511,11 +525,12 @@ final class StoreWriter: @unchecked Sendable {
 
     @discardableResult
     private func insertChunk(
-        stream: StreamID, bootRow: Int64, tier: Int64, samples: ChunkSamples, range: Range<Int>, bytes: [UInt8]
+        stream: StreamID, bootRow: Int64, tier: Int64, samples: ChunkSamples, range: Range<Int>, bytes: [UInt8],
+        bounds known: (min: Int64, max: Int64)? = nil
     ) throws -> Int64 {
         guard let statements else { throw StoreError.closed }
         try begin()
-        let bounds = samples.timeBounds(range)
+        let bounds = known ?? samples.timeBounds(range)
         let insert = statements.insertChunk
         insert.reset()
         try insert.bind([stream.rawValue, bootRow, tier, bounds.min, bounds.max, Int64(range.count), Int64(bytes.count)])
