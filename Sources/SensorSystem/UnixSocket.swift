@@ -66,6 +66,14 @@ public enum UnixSocket {
         _ = try syscall("fcntl(F_SETFL)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
     }
 
+    /// Asks for a send buffer of `bytes` (`SO_SNDBUF`); the kernel caps it at
+    /// `net.core.wmem_max`. Best effort: returns whether the kernel took the request.
+    @discardableResult
+    public static func requestSendBuffer(_ fd: Int32, bytes: Int32) -> Bool {
+        var size = bytes
+        return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size)) == 0
+    }
+
     /// `getsockopt(SO_PEERCRED)`.
     public static func peerCredentials(_ fd: Int32) throws(SystemError) -> PeerCredentials {
         var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0

@@ -60,6 +60,9 @@ public final class ReaderServer: @unchecked Sendable {
                 close(fd)
                 continue
             }
+            // A stored chunk goes out as one frame of up to 448 KiB; with the default send
+            // buffer (≈ 208 KiB) each would take several writable wake-ups of the daemon.
+            UnixSocket.requestSendBuffer(fd, bytes: 1 << 20)
             nextID += 1
             service.attach(ClientConnection(id: nextID, fd: fd, peer: peer))
         }
