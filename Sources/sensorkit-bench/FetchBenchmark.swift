@@ -88,13 +88,18 @@ enum FetchBenchmark {
         request.to = SRAbsoluteTime(nanoseconds: to)
         let reader = SRReader(sensor: .accelerometer)
 
-        // Each path runs `rounds` times and the best round counts, the anchor's included: on a
+        // Each path runs several rounds and the best round counts, the anchor's included: on a
         // shared two-core machine one round of either can lose half its speed to a neighbour.
-        let rounds = 3
-        print("each figure: the best of \(rounds) rounds (all rounds in brackets)")
+        // The batch path and the anchor alternate, so each pair of rounds meets the same
+        // neighbours, and the ratio of each pair is printed beside the ratio of the bests.
+        let rounds = 5, objectRounds = 3
+        print("each figure: the best of \(rounds) rounds (\(objectRounds) for objects; all rounds in brackets)")
 
-        // (1) Batches into typed Swift values.
+        // (1) Batches into typed Swift values, alternating with (3) the anchor: the same
+        // uncompressed bytes (40 B a sample: two i64 times, three f64) copied over a Unix socket
+        // pair in 256 KiB writes.
         var batchRounds: [(rate: Double, cost: String)] = []
+        var copyRounds: [(rate: Double, cost: String)] = []
         var batchCount = 0, checksum = 0.0
         for _ in 0..<rounds {
             let batchCPU = CPUMeter(daemon: daemon.processIdentifier)
@@ -109,18 +114,16 @@ enum FetchBenchmark {
                 return (count, sum)
             }
             batchRounds.append((Double(batchCount) / batchClock.seconds, batchCPU.nanosecondsPerSample(batchCount)))
+            let copyCPU = CPUMeter(daemon: nil)
+            copyRounds.append((plainCopy(samples: batchCount), copyCPU.nanosecondsPerSample(batchCount)))
         }
 
         // (2) Per-sample objects through the delegate API. SENSORKIT_BENCH_FETCH_SOLO=batches
-        // runs the batch path alone (for profiling it).
-        var objectRounds: [(rate: Double, cost: String)] = []
+        // skips it and the concurrent part (for profiling the batch path).
+        var objectResults: [(rate: Double, cost: String)] = []
         var objectCount = 0
         let batchesOnly = ProcessInfo.processInfo.environment["SENSORKIT_BENCH_FETCH_SOLO"] == "batches"
-        if batchesOnly {
-            print("typed batches (async API):   \(batchRounds.map { "\(Int($0.rate)) samples/s, CPU \($0.cost)" })")
-            return
-        }
-        for _ in 0..<rounds {
+        for _ in 0..<(batchesOnly ? 0 : objectRounds) {
             let counter = CountingDelegate()
             let delegateReader = SRSensorReader(sensor: .accelerometer)
             delegateReader.delegate = counter
@@ -129,15 +132,7 @@ enum FetchBenchmark {
             delegateReader.fetch(request)
             counter.done.wait()
             objectCount = counter.count.withLock { $0 }
-            objectRounds.append((Double(objectCount) / objectClock.seconds, objectCPU.nanosecondsPerSample(objectCount)))
-        }
-
-        // Anchor: the same uncompressed bytes (40 B a sample: two i64 times, three f64) copied
-        // over a Unix socket pair in 256 KiB writes.
-        var copyRounds: [(rate: Double, cost: String)] = []
-        for _ in 0..<rounds {
-            let copyCPU = CPUMeter(daemon: nil)
-            copyRounds.append((plainCopy(samples: batchCount), copyCPU.nanosecondsPerSample(batchCount)))
+            objectResults.append((Double(objectCount) / objectClock.seconds, objectCPU.nanosecondsPerSample(objectCount)))
         }
 
         func best(_ all: [(rate: Double, cost: String)]) -> (rate: Double, cost: String, all: String) {
@@ -145,17 +140,20 @@ enum FetchBenchmark {
             return (top.rate, top.cost, all.map { String(Int($0.rate / 1e5) * 100_000) }.joined(separator: ", "))
         }
         let (batchRate, batchCost, batchAll) = best(batchRounds)
-        let (objectRate, objectCost, objectAll) = best(objectRounds)
         let (copyRate, copyCost, copyAll) = best(copyRounds)
+        let pairRatios = zip(copyRounds, batchRounds).map { ($0.rate / $1.rate).formatted2 }.joined(separator: ", ")
         print("typed batches (async API):   \(batchCount) samples, \(Int(batchRate)) samples/s [\(batchAll)] (checksum \(Int(checksum))); CPU \(batchCost)")
-        print("objects (delegate API):      \(objectCount) samples, \(Int(objectRate)) samples/s [\(objectAll)]; CPU \(objectCost)")
+        if !objectResults.isEmpty {
+            let (objectRate, objectCost, objectAll) = best(objectResults)
+            print("objects (delegate API):      \(objectCount) samples, \(Int(objectRate)) samples/s [\(objectAll)]; CPU \(objectCost); copy/objects \((copyRate / objectRate).formatted2)×")
+        }
         print("anchor: plain socket copy:   \(Int(copyRate)) samples/s [\(copyAll)] of the same 40-byte samples; CPU \(copyCost)")
-        print("ratio copy/batch: \((copyRate / batchRate).formatted2)× (target ≤ 2×); copy/objects: \((copyRate / objectRate).formatted2)×")
+        print("ratio copy/batch: \((copyRate / batchRate).formatted2)× of the bests (target ≤ 2×); round by round [\(pairRatios)]")
 
         // SENSORKIT_BENCH_FETCH_SOLO=1 skips the ~60 s concurrent part while iterating; the
         // default run (`make bench`) always includes it.
-        if ProcessInfo.processInfo.environment["SENSORKIT_BENCH_FETCH_SOLO"] == "1" {
-            print("64 clients at once: skipped (SENSORKIT_BENCH_FETCH_SOLO=1)")
+        if batchesOnly || ProcessInfo.processInfo.environment["SENSORKIT_BENCH_FETCH_SOLO"] == "1" {
+            print("64 clients at once: skipped (SENSORKIT_BENCH_FETCH_SOLO is set)")
             return
         }
         try concurrentClients(socket: socket, daemonPID: daemon.processIdentifier, from: from, to: to, expected: batchCount)
