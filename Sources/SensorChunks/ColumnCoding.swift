@@ -42,10 +42,11 @@ enum ColumnCoding {
     /// The highest linear order a chunk may carry (format 1 and 2 encoders fitted up to 8).
     static let maxLinearOrder = 8
     /// The highest order the encoder fits now. Decoding costs one multiply per order and value,
-    /// and the multiplier bounds the decode loop; on the reference streams orders above 4 saved
-    /// 1.2 % of the bytes (accelerometer: 3.44 → 3.48 B/sample at 4), ECG 0.7 %, PPG 0.5 %, and
-    /// cost a fifth of the decode (23 → 18 ns per accelerometer sample).
-    static let maxFittedOrder = 4
+    /// and the multiplier bounds the decode loop. On the reference accelerometer (one sealed
+    /// 10-minute chunk) orders 8, 6, 5, 4 give 3.41, 3.42, 3.44, 3.47 B/sample and decode in about
+    /// 22.6, 20.9, 19.6, 18.4 ns/sample; 5 keeps the store within issue 3's ⅙-of-SQLite target
+    /// with a margin (4 left 0.3 %).
+    static let maxFittedOrder = 5
     static let linearShift = 14
     static let gridFractionBits: Int64 = 16
 

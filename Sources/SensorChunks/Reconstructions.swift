@@ -105,12 +105,15 @@ struct LinearValues: Reconstruction {
     @inline(__always)
     mutating func take(_ residual: Int64, at index: Int) {
         var acc: Int64 = 1 &<< Int64(ColumnCoding.linearShift - 1)
-        // The order the encoder fits now (4) and the one earlier encoders fitted (8), unrolled;
+        // The orders the encoder fits (up to 5) and the one earlier encoders fitted (8), unrolled;
         // the newest value's product comes last, as the rest need nothing from the previous value.
         if weights.count == 9 {
             let w = weights.baseAddress!, x = out + index
             acc &+= w[1] &* x[-2] &+ w[2] &* x[-3] &+ w[3] &* x[-4] &+ w[4] &* x[-5]
             acc &+= w[5] &* x[-6] &+ w[6] &* x[-7] &+ w[7] &* x[-8] &+ w[8] &* x[-9]
+        } else if weights.count == 6 {
+            let w = weights.baseAddress!, x = out + index
+            acc &+= w[1] &* x[-2] &+ w[2] &* x[-3] &+ w[3] &* x[-4] &+ w[4] &* x[-5] &+ w[5] &* x[-6]
         } else if weights.count == 5 {
             let w = weights.baseAddress!, x = out + index
             acc &+= w[1] &* x[-2] &+ w[2] &* x[-3] &+ w[3] &* x[-4] &+ w[4] &* x[-5]
