@@ -228,8 +228,13 @@ enum ColumnCoding {
             let order = parameters.coefficients.count
             try withUnsafeTemporaryAllocation(of: Int64.self, capacity: order + 1) { (weights) throws(ChunkCodecError) in
                 LinearValues.weights(parameters.coefficients, into: weights)
-                var values = LinearValues(out: out, weights: UnsafeBufferPointer(weights))
-                try ResidualCoding.decode(count: rest, from: &reader, into: &values)
+                if order == 5 {
+                    var values = LinearValuesOrder5(out: out, weights: UnsafeBufferPointer(weights))
+                    try ResidualCoding.decode(count: rest, from: &reader, into: &values)
+                } else {
+                    var values = LinearValues(out: out, weights: UnsafeBufferPointer(weights))
+                    try ResidualCoding.decode(count: rest, from: &reader, into: &values)
+                }
             }
         case .grid:
             var values = GridValues(out: out, parameters: parameters)
