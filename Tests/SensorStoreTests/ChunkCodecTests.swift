@@ -27,6 +27,29 @@ import Testing
         }
     }
 
+    /// Long buffers take three CRC streams side by side, joined at each 12 KiB stride: around
+    /// the stride's edges, over several strides and at odd offsets the result must be the tables'.
+    @Test func crc32cOfLongBuffersMatchesTheTables() {
+        var random = SeededGenerator(seed: 9)
+        let bytes = (0..<(5 * 12_288 + 64)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let stride = 3 * 4_096
+        for length in [stride - 1, stride, stride + 1, stride + 7, 2 * stride - 8, 2 * stride + 3, 5 * stride + 64] {
+            for offset in [0, 1, 5] where offset + length <= bytes.count {
+                let slice = Array(bytes[offset..<(offset + length)])
+                #expect(slice.withUnsafeBytes { CRC32C.tableChecksum($0) } == CRC32C.checksum(slice),
+                        "length \(length), offset \(offset)")
+            }
+        }
+        // A flipped bit in any block of a stride changes the checksum.
+        var damaged = Array(bytes[0..<(2 * stride)])
+        let intact = CRC32C.checksum(damaged)
+        for position in [0, 4_095, 4_096, 8_191, 8_192, 12_287, 12_288, 2 * stride - 1] {
+            damaged[position] ^= 0x10
+            #expect(CRC32C.checksum(damaged) != intact, "bit at byte \(position)")
+            damaged[position] ^= 0x10
+        }
+    }
+
     @Test func bitWriterAndReaderAgreeOnEveryWidth() {
         var random = SeededGenerator(seed: 11)
         var fields: [(UInt64, Int)] = []

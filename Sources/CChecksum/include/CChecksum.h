@@ -1,5 +1,6 @@
 // CRC-32C with the CPU's own instruction (SSE 4.2 `crc32`), which the Swift compiler does not
-// emit for baseline x86-64. One function, nothing more; SensorStore falls back to its table.
+// emit for baseline x86-64: three streams side by side on long buffers (see crc32c.c). One
+// function, nothing more; SensorChunks falls back to its tables where the CPU has no crc32.
 #ifndef CCHECKSUM_H
 #define CCHECKSUM_H
 #include <stddef.h>
