@@ -146,6 +146,11 @@ enum FetchBenchmark {
         let ratios = zip(copyRounds, batchRounds).map { $0.rate / $1.rate }
         let pairRatios = ratios.map(\.formatted2).joined(separator: ", ")
         let medianRatio = ratios.sorted()[ratios.count / 2]
+        // Every path must have fetched the whole day (plus live samples recorded meanwhile, so a
+        // later fetch may return more, never fewer).
+        if batchCount < samples || (!objectResults.isEmpty && objectCount < batchCount) {
+            print("FAILED: fetched \(batchCount) samples as batches and \(objectCount) as objects of the \(samples) stored")
+        }
         print("typed batches (async API):   \(batchCount) samples, \(Int(batchRate)) samples/s [\(batchAll)] (checksum \(Int(checksum))); CPU \(batchCost)")
         if !objectResults.isEmpty {
             let (objectRate, objectCost, objectAll) = best(objectResults)
@@ -198,7 +203,8 @@ enum FetchBenchmark {
         // too (to within the last second, which may still be uncommitted).
         let expectedLive = Int((recordTo - recordFrom) / 1_000_000)
         let covered = live.count >= expectedLive - 1_100
-        print("64 clients at once: \(counts.count) finished, each \(counts.min() ?? 0)…\(counts.max() ?? 0) samples (≥ \(expected) expected), \(seconds.formatted2) s, \(Int(Double(counts.reduce(0, +)) / seconds)) samples/s in total")
+        let allWhole = counts.count == 64 && counts.allSatisfy { $0 >= expected }
+        print("64 clients at once: \(counts.count) finished, each \(counts.min() ?? 0)…\(counts.max() ?? 0) samples (≥ \(expected) expected: \(allWhole ? "all whole" : "FAILED")), \(seconds.formatted2) s, \(Int(Double(counts.reduce(0, +)) / seconds)) samples/s in total")
         print("recording meanwhile: \(live.count) samples at 1 kHz over \((Double(recordTo - recordFrom) / 1e9).formatted2) s (≈ \(expectedLive) expected: \(covered ? "all there" : "SAMPLES MISSING")), \(gaps) gaps (must be 0)")
         print("daemon RSS: \(rssBefore / 1024) MB before, peak \(residentKilobytes(pid: daemonPID, field: "VmHWM") / 1024) MB")
     }

@@ -8,25 +8,22 @@ import SensorKit
 enum ConsentSheet {
     static func run(_ options: CommandLineOptions) throws -> Int32 {
         let connection = try Commands.connect(options)
+        let decisions = try decisions(options)
+        // Deciding for a named app goes straight to the daemon: it alone knows who may decide,
+        // and its refusal says why (a user's own list would only come back empty).
+        if !decisions.isEmpty, let app = options.arguments.first {
+            return try decide(connection, app: app, decisions, options)
+        }
         let requests = try Commands.call(connection, .consentList) { $0.app = options.arguments.first }.consent ?? []
         if requests.isEmpty {
             Commands.fail(options.arguments.first.map { "no app '\($0)' that you may decide for" } ?? "no apps you may decide for")
             return 1
         }
-        if !options.grants.isEmpty || !options.denials.isEmpty {
-            guard let app = options.arguments.first ?? (requests.count == 1 ? requests[0].app : nil) else {
+        if !decisions.isEmpty {
+            guard requests.count == 1 else {
                 throw CommandLineOptions.UsageError(description: "name the app: sensorkitctl consent APP --grant …")
             }
-            var decisions: [String: Bool] = [:]
-            for (names, granted) in [(options.grants, true), (options.denials, false)] {
-                for name in names {
-                    guard let sensor = SensorCatalog.sensor(named: name) else {
-                        throw CommandLineOptions.UsageError(description: "unknown sensor '\(name)'")
-                    }
-                    decisions[sensor.rawValue] = granted
-                }
-            }
-            return try decide(connection, app: app, decisions, options)
+            return try decide(connection, app: requests[0].app, decisions, options)
         }
         if options.json {
             Commands.printJSON(requests)
@@ -47,6 +44,20 @@ enum ConsentSheet {
             _ = try decide(connection, app: request.app, decisions, options)
         }
         return 0
+    }
+
+    /// The --grant and --deny sensors by raw name; a name given to both ends as denied.
+    static func decisions(_ options: CommandLineOptions) throws -> [String: Bool] {
+        var decisions: [String: Bool] = [:]
+        for (names, granted) in [(options.grants, true), (options.denials, false)] {
+            for name in names {
+                guard let sensor = SensorCatalog.sensor(named: name) else {
+                    throw CommandLineOptions.UsageError(description: "unknown sensor '\(name)'")
+                }
+                decisions[sensor.rawValue] = granted
+            }
+        }
+        return decisions
     }
 
     static func show(_ request: WireConsentRequest) {

@@ -85,7 +85,9 @@ import Testing
         }
         actAsStudyApp(on: harness)
         let reader = SRReader(sensor: .accelerometer)
-        await #expect(throws: SRError.self) { try await reader.startRecording() }  // no consent yet
+        // No consent yet: SensorKit's noAuthorization, not just any error.
+        let refusal = await #expect(throws: SRError.self) { try await reader.startRecording() }
+        #expect(refusal?.code == .noAuthorization)
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
         #expect(try await reader.authorizationStatus == .authorized)
         try await reader.startRecording()

@@ -273,6 +273,8 @@ struct IIOEndToEndTests {
         }, "\(fetched.count) of \(scans.count); got scans \(fetched.columns.first.map { $0.map { Int(($0 * 9.80665 / 0.000598).rounded()) - 12 } } ?? [])\n\(run.log)")
         // No udev on the rig's side: the sysfs in_mount_matrix (identity) applies.
         let expected = { (scan: BMI160Scan) in [Double(scan.accel.x), Double(scan.accel.y), Double(scan.accel.z)].map { $0 * 0.000598 / 9.80665 } }
+        // Exactly the scans the rig sent: more would mean duplicates (and skip the checks below).
+        #expect(fetched.count == scans.count, "\(fetched.count) samples fetched of \(scans.count) scans sent")
         if fetched.count == scans.count {
             let steps = zip(fetched.sensorTimes.dropFirst(), fetched.sensorTimes).map { $0 - $1 }
             #expect(steps.allSatisfy { $0 == 10 * Self.ms }, "the rig's spacing is kept exactly")

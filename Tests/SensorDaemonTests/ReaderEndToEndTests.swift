@@ -5,6 +5,7 @@ import SensorDaemon
 import SensorKit
 import SensorKitModel
 import SensorSystem
+import Synchronization
 import Testing
 
 /// The reader API end to end: a real daemon (in this process) recording a generated 100 Hz
@@ -37,16 +38,24 @@ import Testing
         let count = batches.reduce(0) { $0 + $1.count }
         #expect(reply.count == count && count >= 150)
         var previous = Int64.min
+        var previousX: Double?
         for batch in batches {
             #expect(batch.layout == .motion)
             for i in 0..<batch.count {
                 let time = batch.sensorTimes[i]
                 if previous != .min { #expect(time - previous == 10_000_000, "100 Hz: 10 ms apart") }
                 previous = time
-                // 1000 counts × 0.00980665 m/s² = 1 g; x = −y = (i mod 1000)/1000 g.
+                // 1000 counts × 0.00980665 m/s² = 1 g; x = −y = (i mod 1000)/1000 g, so x steps by
+                // exactly 0.001 g from one sample to the next and wraps from 0.999 to 0.
+                let x = batch.columns[0][i]
                 #expect(batch.columns[2][i] == 1.0)
-                #expect(batch.columns[0][i] == -batch.columns[1][i])
-                #expect(abs(batch.columns[0][i] * 1000 - (batch.columns[0][i] * 1000).rounded()) < 1e-9)
+                #expect(x == -batch.columns[1][i])
+                #expect(x >= 0 && x < 1 && abs(x * 1000 - (x * 1000).rounded()) < 1e-9)
+                if let previousX {
+                    let step = ((x * 1000).rounded() - (previousX * 1000).rounded() + 1000).truncatingRemainder(dividingBy: 1000)
+                    #expect(step == 1, "x went from \(previousX) to \(x) g")
+                }
+                previousX = x
                 #expect(batch.writeTimes[i] >= time)
             }
         }
@@ -77,9 +86,14 @@ import Testing
         let bound = try asNobody(["fetch", "--app", other, "--sensor", "accelerometer", "--from", "0", "--to", "now"])
         #expect(bound.status == 1)
         #expect(bound.output.contains("SRErrorDomain 1"), "\(bound.output)")
-        // nobody may not decide consent for any app (not root, not a Consenter).
+        // nobody may not decide consent for any app (not root, not a Consenter): the decision
+        // reaches the daemon, which refuses it, and the consent stays undecided.
         let consent = try asNobody(["consent", other, "--grant", "accelerometer"])
-        #expect(consent.status == 1 && consent.output.contains("may decide"), "\(consent.output)")
+        #expect(consent.status == 1 && consent.output.contains("uid 65534 may not decide for 'com.example.other'"),
+                "\(consent.output)")
+        let admin = try harness.connect(app: nil)
+        let items = admin.call(.consentList) { $0.app = other }.consent?.first?.items ?? []
+        #expect(!items.isEmpty && items.allSatisfy { $0.status == SRAuthorizationStatus.notDetermined.rawValue }, "\(items)")
         #expect(harness.logLines().contains { $0.contains("refused connection from uid 65534") })
     }
 
@@ -137,7 +151,15 @@ import Testing
                 #expect(time <= fetchedAt - hold, "a sample \(time - (fetchedAt - hold)) ns inside the hold")
             }
             if !times.isEmpty { sawData = true }
-            if to > now - hold, times.isEmpty, shape % 4 == 1 { #expect(reply.notice?.contains("hold") == true) }
+            // A range that ends after `fetchedAt − hold` overlapped the hold whenever the daemon
+            // judged it: it must say so, naming its own hold edge (now − hold when it decided),
+            // which lies between the two clock readings around the request.
+            if to > fetchedAt - hold {
+                let notice = reply.notice ?? ""
+                #expect(times.isEmpty && notice.contains("hold"), "\(notice)")
+                let edge = notice.components(separatedBy: "data up to ").last?.split(separator: " ").first.flatMap { Int64($0) }
+                #expect(edge.map { $0 >= now - hold && $0 <= fetchedAt - hold && to > $0 } == true, "\(notice)")
+            }
         }
         #expect(sawData, "some ranges before the hold must return data")
     }
@@ -150,6 +172,7 @@ import Testing
         let end = harness.now
         usleep(2_000_000)  // everything stamped before `end` is committed: both fetches see the same
         var generator = SystemRandomNumberGenerator()
+        let framesBefore = connection.chunkFramesReceived  // `record` polled with chunk formats
         for shape in 0..<12 {
             let from = shape == 0 ? start - 1_000_000_000 : Int64.random(in: start...end, using: &generator)
             let to = shape == 0 ? end : Int64.random(in: from...end, using: &generator)
@@ -157,6 +180,9 @@ import Testing
             let plain = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: from, to: to, chunkFormats: nil)
             #expect(connection.chunkFramesReceived == before, "a fetch that did not ask got chunk frames")
             let chunked = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: from, to: to)
+            if shape == 0 {
+                #expect(connection.chunkFramesReceived > before, "the whole recording holds sealed chunks to hand over")
+            }
             #expect(plain.reply.error == nil && chunked.reply.error == nil)
             #expect(plain.reply.count == chunked.reply.count)
             #expect(plain.batches.flatMap(\.sensorTimes) == chunked.batches.flatMap(\.sensorTimes))
@@ -166,7 +192,7 @@ import Testing
                         == chunked.batches.flatMap { $0.columns[column].map(\.bitPattern) })
             }
         }
-        #expect(connection.chunkFramesReceived > 0, "some stored chunks lay wholly inside the ranges")
+        #expect(connection.chunkFramesReceived > framesBefore, "some stored chunks lay wholly inside the ranges")
     }
 
     @Test func appsSeeOnlyDataFromTheirOwnFirstStart() throws {
@@ -192,20 +218,27 @@ import Testing
     @Test func oneAppCannotSeeAnothersConsentOrStakes() throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
+        // The other app listens for events from before the study is granted and starts.
+        let otherConnection = try harness.connect(app: other)
+        let otherEvents = Mutex<[WireReply]>([])
+        _ = otherConnection.onEvent { event in otherEvents.withLock { $0.append(event) } }
         try harness.grant([.accelerometer], to: study)
         let studyConnection = try harness.connect(app: study)
         #expect(studyConnection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
-        let otherConnection = try harness.connect(app: other)
         #expect(otherConnection.call(.stakes).stakes == [])
         #expect(otherConnection.call(.consentList).consent == [])
         #expect(otherConnection.call(.apps).apps == [])
         let status = otherConnection.call(.status)
         #expect(status.states?.map(\.sensor) == [SRSensor.accelerometer.rawValue])
         #expect(status.states?.first?.authorizationStatus == SRAuthorizationStatus.notDetermined.rawValue)
+        #expect(status.states?.first?.recording == false && status.states?.first?.firstRecording == nil,
+                "the study's stake showed in the other app's status")
         let decide = otherConnection.call(.consentDecide) { $0.app = other; $0.decisions = [SRSensor.accelerometer.rawValue: true] }
         #expect(decide.error?.code == .notPermitted, "an app must not answer its own consent request")
         // Root sees both.
         let admin = try harness.connect(app: nil)
         #expect(admin.call(.stakes).stakes?.map(\.app) == [study])
+        usleep(300_000)  // events are pushed as they happen; give a stray one time to arrive
+        #expect(otherEvents.withLock { $0 }.isEmpty, "the other app heard of the study's consent or recording")
     }
 }
