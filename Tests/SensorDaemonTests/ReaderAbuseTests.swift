@@ -133,7 +133,10 @@ import Testing
         let batchFrame = BatchFrameWriter.frameSize(columns: BatchLayout.motion.columns.count, count: WireLimits.samplesPerBatch)
         let bound = WireLimits.maxConcurrentFetches * batchFrame + floodCount * 1024
         #expect(queued >= 0 && queued < bound, "\(queued) bytes queued for one client that never reads (bound \(bound))")
-        // Within that bound it is still connected (admin and lazy; the counting connections left).
+        // Its sixteen fetches are all still running (each has more than a window of batches)...
+        #expect(admin.call(.daemonStatus).info?["fetches"] == "16")
+        // ...and within that bound it is still connected (admin and lazy; the counting
+        // connections left).
         #expect(DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "2" },
                 "the lazy client was dropped, or others were kept: \(admin.call(.daemonStatus).info ?? [:])")
     }

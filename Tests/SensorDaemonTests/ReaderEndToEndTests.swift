@@ -104,6 +104,10 @@ import Testing
         let gyro = app.call(.startRecording) { $0.sensor = SRSensor.rotationRate.rawValue }
         #expect(gyro.error?.code == .invalidEntitlement)
         #expect(gyro.error?.srError.code == .invalidEntitlement)
+        // Every study-app operation on a sensor outside the entitlement is refused the same way.
+        #expect(app.call(.fetchDevices) { $0.sensor = SRSensor.rotationRate.rawValue }.error?.code == .invalidEntitlement)
+        #expect(DaemonHarness.fetchAll(app, sensor: .rotationRate, from: 0, to: harness.now).reply.error?.code == .invalidEntitlement)
+        #expect(app.call(.stopRecording) { $0.sensor = SRSensor.rotationRate.rawValue }.error?.code == .invalidEntitlement)
         let notYet = app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }
         #expect(notYet.error?.code == .noAuthorization)
         let fetch = DaemonHarness.fetchAll(app, sensor: .accelerometer, from: 0, to: harness.now)

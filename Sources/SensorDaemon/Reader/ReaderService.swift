@@ -344,6 +344,7 @@ public final class ReaderService: @unchecked Sendable {
             reply.info = ["version": DaemonCommand.version, "now": String(now),
                           "boot": dependencies.clock.bootID.rawValue,
                           "connections": String(sessions.count),
+                          "fetches": String(sessions.values.reduce(0) { $0 + $1.fetches.count }),
                           "queuedReplyBytes": String(queued),
                           "recording": session.app == nil ? ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",") : ""]
         case .sensors:
