@@ -56,7 +56,10 @@ import Testing
     }
 
     @Test func returningFalseStopsTheFetch() throws {
-        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 1000, perTick: 100)])
+        // 200 kHz for 3 s: sealed chunks of 64 Ki samples and batches of 8192 make the fetch below
+        // more frames than its credit window (8), so the daemon is still sending when the
+        // delegate says stop, and only the cancel ends the fetch there.
+        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 200_000, perTick: 20_000)])
         defer {
             ReaderSession.reset()
             harness.stop()
@@ -67,13 +70,19 @@ import Testing
         recorder.stopAfterFirstResult = true
         recorder.startRecording()
         #expect(DaemonHarness.eventually(5) { recorder.locked { $0.startedRecording } == 1 })
-        usleep(2_500_000)  // > 2 000 samples: several batches
+        usleep(3_000_000)  // ≈ 600 000 samples
         recorder.fetch(reader: recorder.accelerometerReader, device: SRDevice.current, hoursBack: 1)
-        usleep(1_000_000)
+        #expect(DaemonHarness.eventually(10) { recorder.locked { $0.resultTimestamps.count } >= 1 })
+        usleep(1_000_000)  // time for callbacks that should not come
         recorder.accelerometerReader.delegateQueue.sync {}
         let (results, completed) = recorder.locked { ($0.resultTimestamps.count, $0.completedFetches) }
         #expect(results == 1, "no callbacks after the delegate returned false")
         #expect(completed == 0)
+        // The daemon stopped too: a fetch left waiting for acks would still be running.
+        let admin = try harness.connect(app: nil)
+        defer { admin.close() }
+        #expect(DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["fetches"] == "0" },
+                "the daemon still runs the fetch the delegate stopped: \(admin.call(.daemonStatus).info ?? [:])")
     }
 
     // The async API (`SRReader`): try await recording, typed batches with flow control, objects.
