@@ -22,22 +22,14 @@ enum EncodeBenchmark {
                 var bytes = 0
                 for _ in 0..<7 {
                     let rounds = 20
-                    let before = threadCPUClock()
+                    let before = StoreBenchmark.threadCPUSeconds()
                     for _ in 0..<rounds { bytes = encoder.encode(samples, range: 0..<samples.count, roles: roles, effort: effort).count }
-                    best = min(best, (threadCPUClock() - before) / Double(rounds))
+                    best = min(best, (StoreBenchmark.threadCPUSeconds() - before) / Double(rounds))
                 }
                 let perMillion = best / Double(samples.count) * 1e6
                 print("  \(stream.name) \(label): \(String(format: "%.4f", perMillion)) CPU-s/M samples, "
                     + "\(String(format: "%.3f", Double(bytes) / Double(samples.count))) B/sample (chunk bytes only)")
             }
         }
-    }
-
-    /// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`: the calling thread's CPU time to the nanosecond
-    /// (getrusage counts in scheduler ticks here, too coarse for rounds of tens of milliseconds).
-    static func threadCPUClock() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
     }
 }

@@ -57,7 +57,7 @@ struct OpenChunk {
             // (the sign of a − b corrected for overflow, as a signed compare does), which
             // vectorises; a 64-bit min/max pass does not on baseline x86-64.
             var below: Int64 = 0
-            for index in 1..<max(1, count) {
+            for index in 1..<count {
                 let a = t[index], b = t[index - 1]
                 let difference = a &- b
                 below |= difference ^ ((a ^ b) & (a ^ difference))
