@@ -74,9 +74,11 @@ import Testing
         return sum / spec.divisor
     }
 
-    @Test(arguments: [false, true])
-    func mappingGivesTheExpressionBitForBit(floatSources: Bool) throws {
-        var random = SeededGenerator(seed: floatSources ? 5 : 6)
+    /// With `extremes`, every column holds counts beyond ±2^51, which the fast conversion cannot
+    /// take (the column is written again with the conversion instruction); without, none does.
+    @Test(arguments: [false, true], [false, true])
+    func mappingGivesTheExpressionBitForBit(floatSources: Bool, extremes: Bool) throws {
+        var random = SeededGenerator(seed: (floatSources ? 5 : 6) + (extremes ? 0 : 10))
         let count = 1_000
         var mapping = Self.motion
         if floatSources { mapping.sources[1] = .init(isFloat: true) }  // the general path
@@ -86,7 +88,14 @@ import Testing
         let stored: [[Int64]] = (0..<3).map { column in
             (0..<count).map { i in
                 if column == 1 && floatSources { return Int64(bitPattern: Double.random(in: -1e3...1e3, using: &random).bitPattern) }
-                return switch i % 97 { case 0: Int64.max; case 1: Int64.min; default: Int64.random(in: -5_000...5_000, using: &random) }
+                return switch i % 97 {
+                case 0 where extremes: Int64.max
+                case 1 where extremes: Int64.min
+                case 2: (1 << 51) - 1  // the widest counts the fast conversion takes
+                case 3: -(1 << 51)
+                case 4 where extremes: 1 << 51  // the first it does not
+                default: Int64.random(in: -5_000...5_000, using: &random)
+                }
             }
         }
         for output in mapping.outputs.indices {

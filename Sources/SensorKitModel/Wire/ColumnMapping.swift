@@ -135,8 +135,11 @@ public struct ColumnMapping: Hashable, Sendable {
     /// The affine form (integer columns only): the first term's pass writes b + a₀·count₀, each
     /// further term's pass adds its own. Counts within ±2^51 (every sensor's) convert to Double by
     /// adding them to the bits of 1.5·2^52 and subtracting that double again, which gives exactly
-    /// Double(count) and, unlike the conversion instruction, vectorises on baseline x86-64; a
-    /// column with any count outside takes the conversion instruction.
+    /// Double(count) and, unlike the conversion instruction, vectorises on baseline x86-64. The
+    /// same pass ors together (count + 2^51) >> 52, zero exactly when every count lies in
+    /// [−2^51, 2^51); when one does not, the whole column is written again with the conversion
+    /// instruction. One pass per term, not a check and then a conversion: the counts are read
+    /// once, which matters as a chunk's columns (480 KB each at 60 000 samples) outgrow the cache.
     private func writeAffine(_ spec: Output, count: Int, stored: [UnsafeBufferPointer<Int64>], to destination: UnsafeMutableRawPointer) {
         var b = 0.0
         for (index, term) in spec.terms.enumerated() {
@@ -144,20 +147,38 @@ public struct ColumnMapping: Hashable, Sendable {
             b = index == 0 ? product : b + product
         }
         b = b / spec.divisor
-        let terms = spec.terms.compactMap { term -> (a: Double, values: UnsafeBufferPointer<Int64>)? in
+        let terms = spec.terms.compactMap { term -> AffineTerm? in
             let a = (term.coefficient * sources[term.source].scale) / spec.divisor
-            return a == 0 ? nil : (a, stored[term.source])
+            return a == 0 ? nil : AffineTerm(a: a, values: stored[term.source])
         }
+        if !Self.writeAffine(b: b, terms: terms, count: count, to: destination, exactConversion: false) {
+            _ = Self.writeAffine(b: b, terms: terms, count: count, to: destination, exactConversion: true)
+        }
+    }
+
+    private struct AffineTerm {
+        let a: Double
+        let values: UnsafeBufferPointer<Int64>
+    }
+
+    /// The passes of `writeAffine`; without `exactConversion`, returns false (and has written
+    /// wrong values) when some count lies outside ±2^51.
+    @inline(__always)
+    private static func writeAffine(
+        b: Double, terms: [AffineTerm], count: Int, to destination: UnsafeMutableRawPointer, exactConversion: Bool
+    ) -> Bool {
+        var outside: UInt64 = 0
         @inline(__always) func pass(_ values: UnsafeBufferPointer<Int64>, _ body: (Int, Double) -> Void) {
+            if exactConversion {
+                for i in 0..<count { body(i, Double(values[i])) }
+                return
+            }
             let magic = 6_755_399_441_055_744.0  // 1.5·2^52
             let magicBits = Int64(bitPattern: magic.bitPattern)
-            // Or-ed (count + 2^51) >> 52: zero exactly when every count lies in [−2^51, 2^51).
-            var outside: UInt64 = 0
-            for i in 0..<count { outside |= UInt64(bitPattern: values[i] &+ (1 << 51)) &>> 52 }
-            if outside == 0 {
-                for i in 0..<count { body(i, Double(bitPattern: UInt64(bitPattern: values[i] &+ magicBits)) - magic) }
-            } else {
-                for i in 0..<count { body(i, Double(values[i])) }
+            for i in 0..<count {
+                let value = values[i]
+                outside |= UInt64(bitPattern: value &+ (1 << 51)) &>> 52
+                body(i, Double(bitPattern: UInt64(bitPattern: value &+ magicBits)) - magic)
             }
         }
         @inline(__always) func store(_ i: Int, _ value: Double) {
@@ -165,7 +186,7 @@ public struct ColumnMapping: Hashable, Sendable {
         }
         guard let first = terms.first else {
             for i in 0..<count { store(i, b) }
-            return
+            return true
         }
         let a0 = first.a
         pass(first.values) { i, x in store(i, b + a0 * x) }
@@ -173,6 +194,7 @@ public struct ColumnMapping: Hashable, Sendable {
             let a = term.a
             pass(term.values) { i, x in store(i, destination.loadUnaligned(fromByteOffset: i &* 8, as: Double.self) + a * x) }
         }
+        return outside == 0
     }
 
     private func writePhysical(_ column: Int, count: Int, stored: [UnsafeBufferPointer<Int64>], to destination: UnsafeMutableRawPointer) {
