@@ -3,13 +3,20 @@ import SensorKitModel
 
 /// One running fetch: pulls batches from a cursor and sends them while the client has credit
 /// (DESIGN §6.3 flow control). With no credit it simply stops producing until an `ack` comes, so a
-/// slow client parks a cursor, never a thread. Confined to its own serial queue (which targets a
-/// shared concurrent queue).
+/// slow client parks a cursor, never a thread. Confined to its own serial queue, which targets the
+/// connection's queue.
 ///
-/// Reading and writing overlap: while the connection writes batch i (on its own queue), this
-/// queue decodes and encodes batch i + 1 — the lookahead. It hands the connection the next frame
-/// only once the previous one is written to the socket, so the daemon holds at most two frames
-/// per fetch (one being written, one read ahead) however much credit the client gives.
+/// One batch is read ahead (the lookahead), so the final reply goes out as soon as the last batch
+/// does. The connection gets the next frame only once the previous one is written to the socket,
+/// so the daemon holds at most two frames per fetch (one being written, one read ahead) however
+/// much credit the client gives.
+///
+/// Why the connection's queue, not a queue of its own: a fetch hands each frame to the connection
+/// and gets it back once written, two hops per batch. Between queues served by different threads
+/// each hop wakes a sleeping thread (a futex wake and a context switch, often an IPI on a VM):
+/// 16 % of the daemon's CPU in a one-client fetch (`sensorkit-bench fetch`). Within one
+/// connection's queue the hops run on the thread that is already draining it. Fetches of
+/// different clients still run in parallel; fetches of one client share its socket anyway.
 final class FetchStream: @unchecked Sendable {
     // @unchecked: mutable state is touched only on `queue` (dispatchPrecondition in each step).
     let requestID: UInt32
@@ -32,8 +39,6 @@ final class FetchStream: @unchecked Sendable {
     private let notice: String?
     private let onFinish: @Sendable (UInt32) -> Void
 
-    static let sharedQueue = DispatchQueue(label: "sensorkitd.reader.fetch", attributes: .concurrent)
-
     init(requestID: UInt32, cursor: any FetchCursor, connection: ClientConnection,
          window: Int, notice: String?, onFinish: @escaping @Sendable (UInt32) -> Void) {
         self.requestID = requestID
@@ -43,7 +48,7 @@ final class FetchStream: @unchecked Sendable {
         self.window = window
         self.notice = notice
         self.onFinish = onFinish
-        self.queue = DispatchQueue(label: "sensorkitd.reader.fetch.\(requestID)", target: FetchStream.sharedQueue)
+        self.queue = DispatchQueue(label: "sensorkitd.reader.fetch.\(requestID)", target: connection.queue)
     }
 
     func start() { queue.async { self.produce() } }
@@ -95,7 +100,7 @@ final class FetchStream: @unchecked Sendable {
             if let batch = lookahead, credit > 0, !writing {
                 lookahead = nil
                 send(batch)
-                // Read ahead now: this overlaps with the connection writing `batch`.
+                // Read ahead now, so the next batch (or the final reply) is ready when `batch` is written.
                 if !exhausted {
                     lookahead = try cursor.nextBatch(requestID: requestID, maxSamples: WireLimits.samplesPerBatch,
                                                      reusing: spare.popLast() ?? [])
