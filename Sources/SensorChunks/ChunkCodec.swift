@@ -126,7 +126,17 @@ package enum ChunkCodec {
         return try result.get()
     }
 
-    package static func decode(_ raw: UnsafeRawBufferPointer) throws(ChunkCodecError) -> (header: Header, samples: ChunkSamples) {
+    /// Bytes past a chunk's end that, when the caller guarantees them readable, let `decode`
+    /// read an uncompressed body where it lies: the bit reader reads up to `BitReader.padding`
+    /// bytes past its data, and the body is followed by the 4-byte checksum.
+    package static let inPlacePadding = BitReader.padding - 4
+
+    /// Verifies the checksum and decodes every column. With `readablePastEnd` ≥ `inPlacePadding`
+    /// (bytes after `raw` the caller guarantees readable), an uncompressed body is decoded in
+    /// place; otherwise it is first copied into a padded buffer.
+    package static func decode(
+        _ raw: UnsafeRawBufferPointer, readablePastEnd: Int = 0
+    ) throws(ChunkCodecError) -> (header: Header, samples: ChunkSamples) {
         guard checksumMatches(raw) else { throw .checksumMismatch }
         guard readableVersions.contains(raw[0]) else { throw .unsupportedVersion(raw[0]) }
         let flags = raw[1]
@@ -135,55 +145,63 @@ package enum ChunkCodec {
         guard let count = ByteVarint.read(raw, at: &offset), count <= 1 << 24,
               let columnCount = ByteVarint.read(raw, at: &offset), columnCount <= 4096
         else { throw .malformed("header") }
-        var body: [UInt8]
+        let header = Header(count: Int(count), columnCount: Int(columnCount), timesNonDecreasing: flags & nonDecreasingFlag != 0)
         if flags & compressedFlag != 0 {
             guard let size = ByteVarint.read(raw, at: &offset), size <= 1 << 34, offset <= end else {
                 throw .malformed("compressed body length")
             }
-            body = try Zstd.decompress(
+            let body = try Zstd.decompress(
                 UnsafeRawBufferPointer(rebasing: raw[offset..<end]), size: Int(size), padding: BitReader.padding)
-        } else {
-            guard offset <= end else { throw .malformed("header runs past the end") }
-            body = [UInt8](repeating: 0, count: end - offset + BitReader.padding)
-            body.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[offset..<end])) }
+            return (header, try decodeBody(body, length: body.count - BitReader.padding, header: header))
         }
-        let n = Int(count)
-        let bodyLength = body.count - BitReader.padding
+        guard offset <= end else { throw .malformed("header runs past the end") }
+        if readablePastEnd >= inPlacePadding {
+            return (header, try decodeBody(UnsafeRawBufferPointer(rebasing: raw[offset...]), length: end - offset, header: header))
+        }
+        var body = [UInt8](repeating: 0, count: end - offset + BitReader.padding)
+        body.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[offset..<end])) }
+        return (header, try decodeBody(body, length: end - offset, header: header))
+    }
+
+    private static func decodeBody(_ body: [UInt8], length: Int, header: Header) throws(ChunkCodecError) -> ChunkSamples {
+        try typedCodecError { try body.withUnsafeBytes { (raw) throws(ChunkCodecError) in try decodeBody(raw, length: length, header: header) } }
+    }
+
+    /// The columns from `body`'s first `length` bytes; at least `BitReader.padding` bytes from
+    /// there on must be readable.
+    private static func decodeBody(_ body: UnsafeRawBufferPointer, length bodyLength: Int, header: Header) throws(ChunkCodecError) -> ChunkSamples {
+        let n = header.count
         // Every 256 values of a column take at least 16 bits, every column at least a length byte:
         // a header claiming more is damaged (and must not make us allocate for it).
-        guard n <= 128 * bodyLength + 256, Int(columnCount) + 2 <= bodyLength else {
+        guard n <= 128 * bodyLength + 256, header.columnCount + 2 <= bodyLength else {
             throw .malformed("header claims more than the body holds")
         }
-        let header = Header(count: n, columnCount: Int(columnCount), timesNonDecreasing: flags & nonDecreasingFlag != 0)
-        let samples = try typedCodecError { try body.withUnsafeBytes { (body) throws(ChunkCodecError) -> ChunkSamples in
-            var cursor = 0
-            func nextSection() throws(ChunkCodecError) -> UnsafeRawBufferPointer {
-                let limited = UnsafeRawBufferPointer(rebasing: body[0..<bodyLength])
-                guard let length = ByteVarint.read(limited, at: &cursor), length <= bodyLength - cursor else {
-                    throw .malformed("section length")
-                }
-                defer { cursor += Int(length) }
-                return UnsafeRawBufferPointer(rebasing: body[cursor..<cursor + Int(length)])
+        var cursor = 0
+        func nextSection() throws(ChunkCodecError) -> UnsafeRawBufferPointer {
+            let limited = UnsafeRawBufferPointer(rebasing: body[0..<bodyLength])
+            guard let length = ByteVarint.read(limited, at: &cursor), length <= bodyLength - cursor else {
+                throw .malformed("section length")
             }
-            let times = try decodeColumn(try nextSection(), count: n, times: nil)
-            let offsetSection = try nextSection()
-            var receiveTimes = try typedCodecError {
-                try times.withUnsafeBufferPointer { (t) throws(ChunkCodecError) in
-                    try decodeColumn(offsetSection, count: n, times: t.baseAddress)
-                }
+            defer { cursor += Int(length) }
+            return UnsafeRawBufferPointer(rebasing: body[cursor..<cursor + Int(length)])
+        }
+        let times = try decodeColumn(try nextSection(), count: n, times: nil)
+        let offsetSection = try nextSection()
+        var receiveTimes = try typedCodecError {
+            try times.withUnsafeBufferPointer { (t) throws(ChunkCodecError) in
+                try decodeColumn(offsetSection, count: n, times: t.baseAddress)
             }
-            // The offsets become receive times in place (no second array).
-            receiveTimes.withUnsafeMutableBufferPointer { receive in
-                times.withUnsafeBufferPointer { t in
-                    for index in 0..<n { receive[index] &+= t[index] }
-                }
+        }
+        // The offsets become receive times in place (no second array).
+        receiveTimes.withUnsafeMutableBufferPointer { receive in
+            times.withUnsafeBufferPointer { t in
+                for index in 0..<n { receive[index] &+= t[index] }
             }
-            var columns: [[Int64]] = []
-            columns.reserveCapacity(Int(columnCount))
-            for _ in 0..<columnCount { columns.append(try decodeColumn(try nextSection(), count: n, times: nil)) }
-            return ChunkSamples(times: times, receiveTimes: receiveTimes, columns: columns)
-        } }
-        return (header, samples)
+        }
+        var columns: [[Int64]] = []
+        columns.reserveCapacity(header.columnCount)
+        for _ in 0..<header.columnCount { columns.append(try decodeColumn(try nextSection(), count: n, times: nil)) }
+        return ChunkSamples(times: times, receiveTimes: receiveTimes, columns: columns)
     }
 
     /// Runs a closure whose typed throws got erased by a standard-library `rethrows` call.

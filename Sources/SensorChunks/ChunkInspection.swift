@@ -42,10 +42,13 @@ package enum StoredChunk {
         package let description: String
     }
 
-    /// Verifies and decodes a whole chunk.
-    package static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> Columns {
+    /// Bytes past the end of a chunk that, when readable, spare `decode` a copy of the body.
+    package static var inPlacePadding: Int { ChunkCodec.inPlacePadding }
+
+    /// Verifies and decodes a whole chunk; `readablePastEnd` bytes after `bytes` are readable.
+    package static func decode(_ bytes: UnsafeRawBufferPointer, readablePastEnd: Int = 0) throws(DecodeError) -> Columns {
         do {
-            let (header, samples) = try ChunkCodec.decode(bytes)
+            let (header, samples) = try ChunkCodec.decode(bytes, readablePastEnd: readablePastEnd)
             return Columns(sensorTimes: samples.times, receiveTimes: samples.receiveTimes, values: samples.columns,
                            timesNonDecreasing: header.timesNonDecreasing)
         } catch {

@@ -8,6 +8,10 @@ enum ChunkDecoding {
     /// What a fetch request advertises (`chunkFormats`): the chunk versions this build decodes.
     static var acceptedFormats: [Int] { StoredChunk.readableVersions.map(Int.init) }
 
+    /// Zero bytes to leave after a received chunk (`ChunkBatchFrame.decode(_:chunkPadding:)`) so
+    /// it decodes in place, without a copy of its body.
+    static var chunkPadding: Int { StoredChunk.inPlacePadding }
+
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
@@ -15,7 +19,12 @@ enum ChunkDecoding {
     static func batch(_ frame: ChunkBatchFrame) throws(Failure) -> SampleBatchFrame {
         let decoded: StoredChunk.Columns
         do {
-            decoded = try frame.chunk.withUnsafeBytes { (raw) throws(StoredChunk.DecodeError) in try StoredChunk.decode(raw) }
+            // The read loop gave the chunk zeroed spare capacity (`chunkPadding`): an array's
+            // capacity is its own allocated memory, so the decoder may read past the chunk's end.
+            let spare = frame.chunk.capacity - frame.chunk.count
+            decoded = try frame.chunk.withUnsafeBytes { (raw) throws(StoredChunk.DecodeError) in
+                try StoredChunk.decode(raw, readablePastEnd: spare >= chunkPadding ? spare : 0)
+            }
         } catch {
             throw Failure(description: "\(error)")
         }

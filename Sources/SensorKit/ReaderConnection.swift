@@ -174,7 +174,7 @@ public final class ReaderConnection: Sendable {
             guard let batch = try? SampleBatchFrame.decode(payload) else { return skip(payload) }
             delivery.deliver { [self] in deliver(batch) }
         case .chunk:
-            guard let frame = try? ChunkBatchFrame.decode(payload) else { return skip(payload) }
+            guard let frame = try? ChunkBatchFrame.decode(payload, chunkPadding: ChunkDecoding.chunkPadding) else { return skip(payload) }
             state.withLock { $0.chunkFrames += 1 }
             delivery.prepare { [self] in
                 do throws(ChunkDecoding.Failure) {

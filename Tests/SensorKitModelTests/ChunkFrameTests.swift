@@ -29,6 +29,14 @@ import Testing
         #expect(parsed.payload.count == ChunkBatchFrame.payloadSize(mapping: Self.motion, chunkBytes: 200))
         let decoded = try parsed.payload.withUnsafeBytes { try ChunkBatchFrame.decode($0) }
         #expect(decoded == frame())
+        // With room for the chunk decoder: the same frame, and zeros in the chunk's spare capacity.
+        let padded = try parsed.payload.withUnsafeBytes { try ChunkBatchFrame.decode($0, chunkPadding: 20) }
+        #expect(padded == frame())
+        #expect(padded.chunk.capacity - padded.chunk.count >= 20)
+        padded.chunk.withUnsafeBytes { raw in
+            let after = UnsafeRawBufferPointer(start: raw.baseAddress! + raw.count, count: 20)
+            #expect(after.allSatisfy { $0 == 0 })
+        }
     }
 
     @Test func everyTruncationAndTrailingByteIsRefused() throws {

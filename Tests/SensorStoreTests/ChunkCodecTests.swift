@@ -173,6 +173,8 @@ import Testing
                 let bytes = ChunkCodec.encode(samples, roles: roles, effort: effort)
                 let decoded = try ChunkCodec.decode(bytes)
                 #expect(decoded.samples == samples)
+                let inPlace = try Self.withGuardedCopy(bytes) { try ChunkCodec.decode($0, readablePastEnd: ChunkCodec.inPlacePadding) }
+                #expect(inPlace.samples == samples)
                 #expect(decoded.header.timesNonDecreasing == zip(samples.times, samples.times.dropFirst()).allSatisfy { $0 <= $1 })
             }
         }
@@ -217,6 +219,25 @@ import Testing
             let crc = CRC32C.checksum(body)
             withUnsafeBytes(of: crc.littleEndian) { body += $0 }
             _ = try? ChunkCodec.decode(body)
+            // In place, a read past the room the decoder was promised hits a guard page.
+            _ = try? Self.withGuardedCopy(body) { try ChunkCodec.decode($0, readablePastEnd: ChunkCodec.inPlacePadding) }
         }
+    }
+
+    /// Runs `body` on a copy of `bytes` followed by exactly `ChunkCodec.inPlacePadding` readable
+    /// zero bytes and then an inaccessible page: reading any further crashes the test.
+    static func withGuardedCopy<T>(_ bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let used = bytes.count + ChunkCodec.inPlacePadding
+        let dataPages = (used + page - 1) / page
+        let length = (dataPages + 1) * page
+        guard let mapping = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+              mapping != MAP_FAILED else { throw POSIXError(.ENOMEM) }
+        defer { munmap(mapping, length) }
+        let guardPage = mapping + dataPages * page
+        precondition(mprotect(guardPage, page, PROT_NONE) == 0)
+        let start = guardPage - used
+        bytes.withUnsafeBytes { start.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        return try body(UnsafeRawBufferPointer(start: start, count: bytes.count))
     }
 }

@@ -83,8 +83,12 @@ public struct ChunkBatchFrame: Hashable, Sendable {
     }
 
     /// Decodes a `chunk` frame's payload (the chunk itself is left for the chunk decoder);
-    /// rejects anything short, long or inconsistent.
-    public static func decode(_ raw: UnsafeRawBufferPointer) throws(SampleBatchFrame.DecodeError) -> ChunkBatchFrame {
+    /// rejects anything short, long or inconsistent. The `chunk` array gets at least
+    /// `chunkPadding` zero bytes of spare capacity after its end, so a decoder that reads a
+    /// little past its data can read the chunk where it lies (`ChunkDecoding`).
+    public static func decode(
+        _ raw: UnsafeRawBufferPointer, chunkPadding: Int = 0
+    ) throws(SampleBatchFrame.DecodeError) -> ChunkBatchFrame {
         var reader = ByteReader(raw)
         let requestID: UInt32 = try reader.read()
         let layoutByte: UInt8 = try reader.read()
@@ -115,7 +119,7 @@ public struct ChunkBatchFrame: Hashable, Sendable {
             outputs.append(ColumnMapping.Output(terms: terms, divisor: Double(bitPattern: try reader.read())))
         }
         let length = Int(try reader.read() as UInt32)
-        let chunk: [UInt8] = try reader.readArray(length)
+        let chunk = try reader.readBytes(length, spareZeros: chunkPadding)
         guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
         return ChunkBatchFrame(requestID: requestID, layout: layout, formatVersion: version, count: count,
                                mapping: ColumnMapping(sources: sources, outputs: outputs), chunk: chunk)

@@ -138,6 +138,20 @@ struct ByteReader {
         offset += size
         return values
     }
+
+    /// The next `count` bytes as an array with at least `spareZeros` zero bytes of capacity
+    /// after them (outside the array's count).
+    mutating func readBytes(_ count: Int, spareZeros: Int) throws(SampleBatchFrame.DecodeError) -> [UInt8] {
+        guard count >= 0, remaining >= count else { throw .truncated(needed: count, have: remaining) }
+        let bytes = [UInt8](unsafeUninitializedCapacity: count + spareZeros) { buffer, initialized in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(
+                from: UnsafeRawBufferPointer(rebasing: base[offset..<(offset + count)]))
+            UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(repeating: 0)
+            initialized = count
+        }
+        offset += count
+        return bytes
+    }
 }
 
 /// Which columns a batch carries, one layout per sample family (docs/protocol.md §5.2).
