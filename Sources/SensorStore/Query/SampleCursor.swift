@@ -47,6 +47,8 @@ public final class SampleCursor {
     private var active: [Run] = []
     private var boots: [Int64: (BootID, Int64)] = [:]
     private var fetchBytes: SQLiteStatement?
+    /// Chunks handed over whole are read with this, straight into the array handed over.
+    private var chunkBytes: SQLiteBlobReader?
     private var started = false
 
     /// A cursor that yields nothing (range in the hold, empty range, unknown sensor).
@@ -169,12 +171,9 @@ public final class SampleCursor {
     /// `ref` as stored when it can be handed over; otherwise it is loaded for decoding (or, if
     /// corrupt, reported and skipped) and nil is returned.
     private func takeWhole(_ ref: ChunkRef, _ handover: Handover) throws -> EncodedChunk? {
-        guard let fetch = fetchBytes, let stream = streams[ref.stream], let (boot, anchor) = boots[ref.bootRow] else { return nil }
-        fetch.reset()
-        try fetch.bind(1, ref.id)
-        guard try fetch.step() else { return nil }
-        defer { fetch.reset() }
-        let verdict = fetch.withBlob(0) { raw -> Result<EncodedChunk?, ChunkCodecError> in
+        guard let reader = chunkBytes, let stream = streams[ref.stream], let (boot, anchor) = boots[ref.bootRow] else { return nil }
+        let bytes = try reader.bytes(ofRow: ref.id)
+        let verdict = bytes.withUnsafeBytes { raw -> Result<EncodedChunk?, ChunkCodecError> in
             do throws(ChunkCodecError) {
                 let inspection = try ChunkCodec.inspect(raw)
                 guard inspection.header.columnCount == stream.descriptor.schema.columns.count,
@@ -185,7 +184,7 @@ public final class SampleCursor {
                 else { return .success(nil) }
                 return .success(EncodedChunk(
                     stream: stream.id, schema: stream.descriptor.schema, boot: boot, bootAnchor: anchor,
-                    count: ref.sampleCount, formatVersion: inspection.version, bytes: [UInt8](raw)))
+                    count: ref.sampleCount, formatVersion: inspection.version, bytes: bytes))
             } catch {
                 return .failure(error)
             }
@@ -194,7 +193,6 @@ public final class SampleCursor {
         case .success(let chunk?):
             return chunk
         case .success(nil):
-            fetch.reset()
             try load(ref)
             return nil
         case .failure:
@@ -234,6 +232,7 @@ public final class SampleCursor {
         refs.sort { ($0.minTime, $0.id) < ($1.minTime, $1.id) }
         index = refs
         fetchBytes = try db.prepare("SELECT bytes FROM chunks WHERE id = ?")
+        chunkBytes = SQLiteBlobReader(db, table: "chunks", column: "bytes")
     }
 
     /// Decodes one chunk; a chunk that fails its checksum or does not match its stream is
@@ -268,6 +267,8 @@ public final class SampleCursor {
         active.removeAll()
         index.removeAll()
         fetchBytes = nil
+        chunkBytes?.close()  // before the snapshot ends
+        chunkBytes = nil
         guard let db else { return }
         self.db = nil
         try? db.execute("COMMIT")

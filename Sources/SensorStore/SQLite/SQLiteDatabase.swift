@@ -109,6 +109,55 @@ final class SQLiteDatabase: @unchecked Sendable {
     fileprivate func error(_ operation: String) -> SQLiteError {
         failure(operation, sqlite3_errcode(handle))
     }
+
+    fileprivate var connection: OpaquePointer? { handle }
+}
+
+/// Reads one BLOB column row by row (`sqlite3_blob_open`, `_reopen`, `_read`): the bytes go
+/// straight into an array of ours. `sqlite3_column_blob` first assembles a large blob (one spread
+/// over overflow pages) in a buffer of SQLite's, which the caller then copies again. Reads within
+/// the connection's current transaction; release it (or call `close`) before that ends.
+final class SQLiteBlobReader {
+    private let database: SQLiteDatabase
+    private let table: String
+    private let column: String
+    private var blob: OpaquePointer?
+
+    init(_ database: SQLiteDatabase, table: String, column: String) {
+        self.database = database
+        self.table = table
+        self.column = column
+    }
+
+    deinit { close() }
+
+    /// The column's bytes in row `rowid`.
+    func bytes(ofRow rowid: Int64) throws(SQLiteError) -> [UInt8] {
+        if let blob {
+            let result = sqlite3_blob_reopen(blob, rowid)
+            guard result == SQLITE_OK else { throw database.error("blob reopen \(table).\(column) row \(rowid)") }
+        } else {
+            let result = sqlite3_blob_open(database.connection, "main", table, column, rowid, 0, &blob)
+            guard result == SQLITE_OK else {
+                let error = database.error("blob open \(table).\(column) row \(rowid)")
+                close()  // sqlite3_blob_open may leave a handle to release even when it fails
+                throw error
+            }
+        }
+        let count = Int(sqlite3_blob_bytes(blob))
+        var result = SQLITE_OK
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if count > 0 { result = sqlite3_blob_read(blob, buffer.baseAddress, Int32(count), 0) }
+            initialized = result == SQLITE_OK ? count : 0
+        }
+        guard result == SQLITE_OK else { throw database.error("blob read \(table).\(column) row \(rowid)") }
+        return bytes
+    }
+
+    func close() {
+        sqlite3_blob_close(blob)
+        blob = nil
+    }
 }
 
 /// A prepared statement (`sqlite3_stmt`): bind, step, read columns, reset to reuse. Finalized
