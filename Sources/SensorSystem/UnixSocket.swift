@@ -91,6 +91,23 @@ public enum UnixSocket {
         try nonBlockingSyscall("send(socket)") { send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// `sendmsg` of `first` then `second` in one call (a header and the bytes after it, without
+    /// joining them first), with `MSG_NOSIGNAL`.
+    public static func write(
+        _ fd: Int32, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer
+    ) throws(SystemError) -> IOResult<Int> {
+        var parts = [
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress), iov_len: first.count),
+            iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress), iov_len: second.count),
+        ]
+        return try parts.withUnsafeMutableBufferPointer { (vector) throws(SystemError) in
+            var message = msghdr()
+            message.msg_iov = vector.baseAddress
+            message.msg_iovlen = vector.count
+            return try nonBlockingSyscall("sendmsg(socket)") { sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
+        }
+    }
+
     /// Writes all of `bytes` to a blocking fd.
     public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {
         var offset = 0

@@ -70,12 +70,15 @@ final class ClientConnection: @unchecked Sendable {
         }
     }
 
-    /// A frame waiting for the socket (its first `count` bytes), and who wants the bytes back
-    /// once they are written.
+    /// A frame waiting for the socket — the first `count` bytes of `bytes`, then all of `tail` —
+    /// and who wants `bytes` back once everything is written.
     private struct Outgoing {
         let bytes: [UInt8]
         let count: Int
+        var tail: [UInt8] = []
         let written: (@Sendable ([UInt8]) -> Void)?
+
+        var total: Int { count + tail.count }
     }
 
     /// Queues a frame for the client; callable from any queue.
@@ -83,12 +86,12 @@ final class ClientConnection: @unchecked Sendable {
         queue.async { self.enqueue(bytes) }
     }
 
-    /// Queues the first `count` bytes of `bytes` for the client; callable from any queue.
-    /// `written` gets the buffer back (on `queue`) once its last byte is in the socket, for reuse
-    /// — never if the connection closes first.
-    func send(_ bytes: [UInt8], count: Int, written: @escaping @Sendable ([UInt8]) -> Void) {
+    /// Queues the first `count` bytes of `bytes`, then `tail`, as one frame for the client;
+    /// callable from any queue. `written` gets `bytes` back (on `queue`) once the frame's last
+    /// byte is in the socket, for reuse — never if the connection closes first.
+    func send(_ bytes: [UInt8], count: Int, tail: [UInt8] = [], written: @escaping @Sendable ([UInt8]) -> Void) {
         precondition(count <= bytes.count)
-        queue.async { self.enqueue(bytes, count: count, written: written) }
+        queue.async { self.enqueue(Outgoing(bytes: bytes, count: count, tail: tail, written: written)) }
     }
 
     /// Bytes queued and not yet written (on `queue`).
@@ -97,12 +100,15 @@ final class ClientConnection: @unchecked Sendable {
         return pendingBytes
     }
 
-    func enqueue(_ bytes: [UInt8], count: Int? = nil, written: (@Sendable ([UInt8]) -> Void)? = nil) {
+    func enqueue(_ bytes: [UInt8]) {
+        enqueue(Outgoing(bytes: bytes, count: bytes.count, written: nil))
+    }
+
+    private func enqueue(_ frame: Outgoing) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !closed else { return }
-        let count = count ?? bytes.count
-        pending.append(Outgoing(bytes: bytes, count: count, written: written))
-        pendingBytes += count
+        pending.append(frame)
+        pendingBytes += frame.total
         if pendingCount > Self.maxPendingBytes {
             close(reason: "client left more than \(Self.maxPendingBytes) bytes of replies unread")
             return
@@ -162,8 +168,14 @@ final class ClientConnection: @unchecked Sendable {
             let frame = pending[pendingHead]
             let result: IOResult<Int>
             do {
-                result = try frame.bytes.withUnsafeBytes { raw in
-                    try UnixSocket.write(fd, UnsafeRawBufferPointer(rebasing: raw[pendingOffset..<frame.count]))
+                result = try frame.bytes.withUnsafeBytes { head in
+                    try frame.tail.withUnsafeBytes { tail in
+                        if pendingOffset >= frame.count {
+                            return try UnixSocket.write(fd, UnsafeRawBufferPointer(rebasing: tail[(pendingOffset - frame.count)...]))
+                        }
+                        let rest = UnsafeRawBufferPointer(rebasing: head[pendingOffset..<frame.count])
+                        return tail.isEmpty ? try UnixSocket.write(fd, rest) : try UnixSocket.write(fd, rest, tail)
+                    }
                 }
             } catch {
                 close(reason: "write failed: \(error)")
@@ -173,7 +185,7 @@ final class ClientConnection: @unchecked Sendable {
             case .done(let n):
                 pendingOffset += n
                 pendingBytes -= n
-                if pendingOffset == frame.count {
+                if pendingOffset == frame.total {
                     pending[pendingHead] = Outgoing(bytes: [], count: 0, written: nil)  // the bytes go back or away
                     pendingHead += 1
                     pendingOffset = 0

@@ -130,7 +130,7 @@ final class FetchStream: @unchecked Sendable {
         sent += batch.count
         credit -= 1
         writing = true
-        connection.send(batch.storage, count: batch.size) { [self] storage in
+        connection.send(batch.storage, count: batch.size, tail: batch.tail) { [self] storage in
             queue.async {
                 self.writing = false
                 if !self.finished { self.spare.append(storage) }

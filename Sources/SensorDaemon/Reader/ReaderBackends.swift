@@ -37,12 +37,15 @@ public struct EncodedBatch: Sendable {
     public var storage: [UInt8]
     public var size: Int
     public var count: Int
+    /// Bytes of the frame sent after `storage[0..<size]`, from their own array (a stored chunk).
+    public var tail: [UInt8]
 
-    public init(storage: [UInt8], size: Int, count: Int) {
+    public init(storage: [UInt8], size: Int, count: Int, tail: [UInt8] = []) {
         precondition(size <= storage.count)
         self.storage = storage
         self.size = size
         self.count = count
+        self.tail = tail
     }
 }
 

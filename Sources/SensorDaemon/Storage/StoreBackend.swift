@@ -188,11 +188,10 @@ final class StoreFetchCursor: FetchCursor {
             throw SRError(.dataInaccessible, message: "a stored chunk of \(layout) was handed over without a linear mapping")
         }
         storage.removeAll(keepingCapacity: true)
-        ChunkBatchFrame.appendFrame(requestID: requestID, layout: layout, formatVersion: chunk.formatVersion,
-                                    count: chunk.count, mapping: mapping, chunkBytes: chunk.bytes.count, to: &storage) {
-            $0.append(contentsOf: chunk.bytes)
-        }
-        return EncodedBatch(storage: storage, size: storage.count, count: chunk.count)
+        // The chunk goes out from the array the store read it into, right after this header.
+        ChunkBatchFrame.appendFrameUpToChunk(requestID: requestID, layout: layout, formatVersion: chunk.formatVersion,
+                                             count: chunk.count, mapping: mapping, chunkBytes: chunk.bytes.count, to: &storage)
+        return EncodedBatch(storage: storage, size: storage.count, count: chunk.count, tail: chunk.bytes)
     }
 
     private func mapper(for stream: StreamID) throws -> SampleMapper {

@@ -35,16 +35,20 @@ public struct ChunkBatchFrame: Hashable, Sendable {
 
     /// Appends a whole `chunk` frame (header and payload) to `bytes`.
     public func appendFrame(to bytes: inout [UInt8]) {
-        Self.appendFrame(requestID: requestID, layout: layout, formatVersion: formatVersion, count: count,
-                         mapping: mapping, to: &bytes) { $0.append(contentsOf: chunk) }
+        Self.appendFrameUpToChunk(requestID: requestID, layout: layout, formatVersion: formatVersion, count: count,
+                                  mapping: mapping, chunkBytes: chunk.count, to: &bytes)
+        bytes.append(contentsOf: chunk)
     }
 
-    /// Appends a `chunk` frame whose chunk bytes `appendChunk` appends (exactly `chunkBytes`).
-    public static func appendFrame(
+    /// Appends a `chunk` frame up to its chunk bytes, announcing `chunkBytes` of them: the frame
+    /// is whole once exactly those bytes follow it on the wire (the daemon sends them from the
+    /// chunk's own array, without copying them after the header).
+    public static func appendFrameUpToChunk(
         requestID: UInt32, layout: BatchLayout, formatVersion: UInt8, count: Int, mapping: ColumnMapping,
-        chunkBytes: Int? = nil, to bytes: inout [UInt8], appendChunk: (inout [UInt8]) -> Void
+        chunkBytes: Int, to bytes: inout [UInt8]
     ) {
         precondition(count <= UInt32.max && mapping.sources.count <= UInt16.max && layout.columns.count == mapping.outputs.count)
+        precondition(chunkBytes >= 0 && chunkBytes <= UInt32.max)
         var body: [UInt8] = []
         swap(&body, &bytes)
         let start = body.count
@@ -68,15 +72,9 @@ public struct ChunkBatchFrame: Hashable, Sendable {
             }
             appendLittleEndian(output.divisor.bitPattern, to: &body)
         }
-        let lengthAt = body.count
-        appendLittleEndian(UInt32(0), to: &body)
-        let chunkStart = body.count
-        appendChunk(&body)
-        let chunkLength = body.count - chunkStart
-        precondition(chunkBytes == nil || chunkBytes == chunkLength, "chunk length differs from the one announced")
-        let frameLength = UInt32(body.count - start - 4)
+        appendLittleEndian(UInt32(chunkBytes), to: &body)
+        let frameLength = UInt32(body.count - start - 4 + chunkBytes)
         body.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: UInt32(chunkLength).littleEndian, toByteOffset: lengthAt, as: UInt32.self)
             raw.storeBytes(of: frameLength.littleEndian, toByteOffset: start, as: UInt32.self)
         }
         swap(&body, &bytes)
