@@ -145,15 +145,38 @@ import Testing
         let harness = try recordingHarness()
         defer { harness.stop() }
         usleep(1_500_000)
-        for _ in 0..<5 {
+        for window in [1, 16, 1, 16, 16] {
             let leaver = try RawClient(harness.socket)
             #expect(leaver.hello(app: DaemonHarness.studyApp)?.ok == true)
-            leaver.send(json: "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":1}")
+            leaver.send(json: "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":\(window)}")
             usleep(50_000)
         }
         let admin = try harness.connect(app: nil)
         #expect(DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "1" },
                 "sessions of departed clients must be released")
+        // Leaving with replies unread or unsent is an ordinary goodbye, not a failure in the log.
+        let closes = harness.logLines().filter { $0.contains(") closed: ") }
+        #expect(closes.count >= 5 && !closes.contains { $0.contains("failed") }, "\(closes)")
+        #expect(recordingCount(harness) > 0)
+    }
+
+    /// A client that shuts down its receiving side makes the daemon's next write fail with EPIPE
+    /// (for a client that closes, the read side usually notices first). The connection is closed
+    /// as an ordinary goodbye, not logged as a failed write.
+    @Test func aClientThatStopsReceivingIsLetGoQuietly() throws {
+        let harness = try recordingHarness()
+        defer { harness.stop() }
+        usleep(1_000_000)
+        let leaver = try RawClient(harness.socket)
+        #expect(leaver.hello(app: DaemonHarness.studyApp)?.ok == true)
+        #expect(shutdown(leaver.fd, Int32(SHUT_RD)) == 0)
+        leaver.send(json: "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":16}")
+        let admin = try harness.connect(app: nil)
+        #expect(DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "1" },
+                "the daemon must let go of a client it cannot write to")
+        let closes = harness.logLines().filter { $0.contains(") closed: ") }
+        #expect(closes.contains { $0.hasSuffix("closed: client closed the connection (with replies or events unsent)") }, "\(closes)")
+        #expect(!closes.contains { $0.contains("failed") }, "\(closes)")
         #expect(recordingCount(harness) > 0)
     }
 

@@ -178,7 +178,13 @@ final class ClientConnection: @unchecked Sendable {
                     }
                 }
             } catch {
-                close(reason: "write failed: \(error)")
+                // A client that has gone (EPIPE: it closed its end) left with something of ours
+                // unsent: an ordinary goodbye, as ECONNRESET is on the read side.
+                if let error = error as? SystemError, error.errno == EPIPE || error.errno == ECONNRESET {
+                    close(reason: "client closed the connection (with replies or events unsent)")
+                } else {
+                    close(reason: "write failed: \(error)")
+                }
                 return
             }
             switch result {
