@@ -23,7 +23,7 @@ enum ChunkDecoding {
             // capacity is its own allocated memory, so the decoder may read past the chunk's end.
             let spare = frame.chunk.capacity - frame.chunk.count
             decoded = try frame.chunk.withUnsafeBytes { (raw) throws(StoredChunk.DecodeError) in
-                try StoredChunk.decode(raw, readablePastEnd: spare >= chunkPadding ? spare : 0)
+                try StoredChunk.decode(raw, readablePastEnd: spare >= chunkPadding ? chunkPadding : 0)
             }
         } catch {
             throw Failure(description: "\(error)")
