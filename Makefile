@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: deps build test demo bench clean
+.PHONY: deps build test demo bench fuzz soak clean
 
 deps:
 	./scripts/install-deps.sh
@@ -25,6 +25,15 @@ demo: deps
 bench: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkit-bench
 	.build/release/sensorkit-bench $(SECTIONS)
+
+# Each parser's libFuzzer target for a bounded time (FUZZ_SECONDS per target); crashes become tests.
+fuzz: deps
+	./scripts/fuzz.sh
+
+# The long reliability runs behind docs/reliability.md: each scripts/soak/*.sh in turn.
+soak: deps
+	$(SWIFT) build -c release $(SWIFT_FLAGS)
+	set -e; for s in scripts/soak/*.sh; do echo "== $$s"; timeout --kill-after=10 1800 bash "$$s" .build/release; done
 
 clean:
 	rm -rf .build
