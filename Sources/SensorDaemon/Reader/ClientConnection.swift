@@ -38,6 +38,7 @@ final class ClientConnection: @unchecked Sendable {
     static let defaultPartialFrameTimeout = 10.0
     private let partialFrameTimeout: Double
     private var partialFrameTimer: (any DispatchSourceTimer)?
+    private var partialFrameArmed = false
 
     init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials, partialFrameTimeout: Double = defaultPartialFrameTimeout) {
         self.id = id
@@ -180,18 +181,22 @@ final class ClientConnection: @unchecked Sendable {
     private func watchPartialFrame(newFrame: Bool) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard decoder.bufferedCount > 0 else {
-            partialFrameTimer?.schedule(deadline: .distantFuture)
+            if partialFrameArmed { partialFrameTimer?.schedule(deadline: .distantFuture) }
+            partialFrameArmed = false
             return
         }
-        if let timer = partialFrameTimer {
-            if newFrame { timer.schedule(deadline: .now() + partialFrameTimeout) }
-            return
+        if partialFrameArmed && !newFrame { return }  // the same frame, still arriving
+        let timer: any DispatchSourceTimer
+        if let existing = partialFrameTimer {
+            timer = existing
+        } else {
+            timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [weak self] in self?.partialFrameExpired() }
+            timer.resume()
+            partialFrameTimer = timer
         }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.setEventHandler { [weak self] in self?.partialFrameExpired() }
         timer.schedule(deadline: .now() + partialFrameTimeout)
-        timer.resume()
-        partialFrameTimer = timer
+        partialFrameArmed = true
     }
 
     private func partialFrameExpired() {
