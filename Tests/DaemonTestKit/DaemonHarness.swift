@@ -20,8 +20,10 @@ public final class DaemonHarness: @unchecked Sendable {
     public static let otherApp = "com.example.other"
     public static let nobody: UInt32 = 65534
 
-    /// Starts a daemon; `config` is sensorkitd.conf text, `sources` are added at start.
-    public init(config: String = "profile = lab\n", sources: [any SensorSource] = []) throws {
+    /// Starts a daemon; `config` is sensorkitd.conf text, `sources` are added at start,
+    /// `installApps` may add apps to the apps folder (its argument) before the daemon reads it.
+    public init(config: String = "profile = lab\n", sources: [any SensorSource] = [],
+                installApps: (String) throws -> Void = { _ in }) throws {
         // A short, world-traversable folder: the socket path must fit sun_path, and the
         // cross-user tests connect as nobody.
         var template = Array("/tmp/skd-XXXXXX".utf8CString)
@@ -34,6 +36,7 @@ public final class DaemonHarness: @unchecked Sendable {
                           users: ["root"])
         try Self.writeApp(Self.otherApp, in: folder + "/apps.d", entitlements: ["motion-accelerometer"],
                           users: ["root", "nobody"])
+        try installApps(folder + "/apps.d")
         try config.write(toFile: folder + "/sensorkitd.conf", atomically: true, encoding: .utf8)
         let paths = DaemonPaths(socket: socket, config: folder + "/sensorkitd.conf", appsDirectory: folder + "/apps.d",
                                 stateDirectory: folder + "/state")
@@ -130,7 +133,8 @@ public final class DaemonHarness: @unchecked Sendable {
         return folder
     }
 
-    static func writeApp(_ app: String, in folder: String, entitlements: [String], users: [String]) throws {
+    public static func writeApp(_ app: String, in folder: String, entitlements: [String], users: [String],
+                                purpose: String = "Movement and light during the day") throws {
         let directory = folder + "/" + app
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         func write(_ name: String, _ plist: [String: Any]) throws {
@@ -140,7 +144,7 @@ public final class DaemonHarness: @unchecked Sendable {
             }
         }
         try write("Info.plist", [
-            "NSSensorKitUsageDescription": "Movement and light during the day",
+            "NSSensorKitUsageDescription": purpose,
             "NSSensorKitPrivacyPolicyURL": "https://example.org/privacy",
             "NSSensorKitUsageDetail": ["SRSensorUsageMotion": ["Description": "How you move", "Required": true]],
         ])

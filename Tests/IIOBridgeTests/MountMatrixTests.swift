@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import IIOBridge
 
@@ -36,5 +37,26 @@ import Testing
         #expect(matrix.apply(SIMD3(1, 2, 3)) == SIMD3(-2, 1, 3))
         #expect(MountMatrix.identity.apply(SIMD3(1, 2, 3)) == SIMD3(1, 2, 3))
         #expect(MountMatrix(rows: [SIMD3(1, 0, 0), .zero, SIMD3(0, 0, 1)]) == nil)
+    }
+}
+
+/// docs/protocol.md §3.5 states the `mountMatrix` text of a motion source's details; each example
+/// row there is what the daemon writes for that matrix, and reads back to the same matrix.
+@Suite struct MountMatrixDocumentTests {
+    @Test func documentedTextIsWhatTheDaemonWrites() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/protocol.md")
+        let lines = try String(contentsOf: docs, encoding: .utf8).split(separator: "\n")
+        let header = "| matrix as sysfs or hwdb write it | `mountMatrix` |"
+        let start = try #require(lines.firstIndex { $0.hasPrefix(header) }, "docs/protocol.md has no mountMatrix table")
+        let rows = lines[(start + 2)...].prefix { $0.hasPrefix("|") }.map { line in
+            line.split(separator: "|").map { $0.replacingOccurrences(of: "`", with: "").trimmingCharacters(in: .whitespaces) }
+        }
+        #expect(rows.count >= 3)
+        for row in rows {
+            let matrix = try MountMatrix(parsing: row[0])
+            #expect(matrix.description == row[1], "\(row[0])")
+            #expect(try MountMatrix(parsing: row[1]) == matrix)
+        }
     }
 }

@@ -229,9 +229,11 @@ import Testing
         try harness.grant([.accelerometer], to: study)
         let studyConnection = try harness.connect(app: study)
         #expect(studyConnection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
-        #expect(otherConnection.call(.stakes).stakes == [])
-        #expect(otherConnection.call(.consentList).consent == [])
-        #expect(otherConnection.call(.apps).apps == [])
+        // An app session may not call these at all (docs/protocol.md §1.3).
+        for op in [WireRequest.Operation.stakes, .consentList, .apps] {
+            let reply = otherConnection.call(op)
+            #expect(reply.error?.code == .notPermitted && reply.stakes == nil && reply.consent == nil && reply.apps == nil, "\(op): \(reply)")
+        }
         let status = otherConnection.call(.status)
         #expect(status.states?.map(\.sensor) == [SRSensor.accelerometer.rawValue])
         #expect(status.states?.first?.authorizationStatus == SRAuthorizationStatus.notDetermined.rawValue)

@@ -195,6 +195,28 @@ import SensorKitModel
         #expect(value("samples per batch").dropFirst().first == Int(kilobytes.rounded()))
     }
 
+    /// The rows of the markdown table that follows the line `header` in docs/protocol.md, split
+    /// into trimmed cells with backticks removed.
+    static func tableRows(after header: String) throws -> [[String]] {
+        let lines = try documentText().split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(where: { $0.hasPrefix(header) }) else {
+            Issue.record("docs/protocol.md has no table starting '\(header)'")
+            return []
+        }
+        return lines[(start + 2)...].prefix { $0.hasPrefix("|") }.map { line in
+            line.split(separator: "|").map { $0.replacingOccurrences(of: "`", with: "").trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
+    /// §1.4 lists every entitlement string the daemon accepts, with its sensor: exactly the
+    /// catalog's.
+    @Test func documentedEntitlementStringsAreTheCatalogs() throws {
+        let rows = try Self.tableRows(after: "| entitlement string | sensor |")
+        let documented = rows.map { "\($0[0]) → \($0[1])" }
+        let catalog = SensorCatalog.all.compactMap { d in d.entitlement.map { "\($0) → \(d.sensor.rawValue)" } }
+        #expect(documented == catalog.sorted(), "docs/protocol.md §1.4 entitlement table")
+    }
+
     @Test func documentCarriesExactlyTheseBytes() throws {
         let document = try Self.documentBlocks()
         for (name, hex) in Self.blocks {

@@ -179,8 +179,38 @@ import SensorTestKit
         #expect(try WireJSON.decode(WireRequest.self, from: frame.payload) == fetch)
     }
 
+    @Test func malformedRequestsSayWhichFieldIsWrong() {
+        func message(_ json: String) -> String {
+            do {
+                _ = try WireRequest.decode(Array(json.utf8))
+                return "decoded"
+            } catch { return error.description }
+        }
+        #expect(message(#"{"id":-1,"op":"status"}"#).hasPrefix("field 'id' is malformed: it must be an integer from 0 to 4294967295, not -1"))
+        #expect(message(#"{"id":4294967296,"op":"status"}"#).contains("field 'id' is malformed"))
+        #expect(message(#"{"id":1,"op":"fetch","from":1.5}"#).contains("field 'from' is malformed"))
+        #expect(message(#"{"id":1,"op":"hello","v":"1"}"#) == "field 'v' is malformed: it must be an integer, not a string")
+        #expect(message(#"{"id":1,"op":7}"#).contains("field 'op' is malformed"))
+        #expect(message(#"{"id":1}"#) == "field 'op' is missing")
+        #expect(message("[1]") == "the message is not a JSON object")
+        #expect(message("{") == "the message is not valid JSON")
+        #expect(message(#"{"id":4294967295,"op":"status","from":-9223372036854775808}"#) == "decoded")
+    }
+
+    @Test func noReplyFrameExceedsTheLimit() {
+        var small = WireReply(id: 3, ok: true)
+        small.notice = "fine"
+        #expect(WireJSON.boundedFrame(small) == WireJSON.frame(small))
+        var huge = WireReply(id: 4, ok: true)
+        huge.notice = String(repeating: "x", count: WireLimits.maxServerFrame)
+        let bounded = WireJSON.boundedFrame(huge)
+        #expect(bounded.payload.count + 1 <= WireLimits.maxServerFrame)
+        let reply = try? WireJSON.decode(WireReply.self, from: bounded.payload)
+        #expect(reply?.id == 4 && reply?.error?.code == .replyTooLarge && reply?.ok == nil)
+    }
+
     @Test func errorTableIsStable() {
-        #expect(WireErrorCode.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 100, 101, 102, 103, 104, 105, 106, 107, 108])
+        #expect(WireErrorCode.allCases.map(\.rawValue) == [0, 1, 2, 3, 4, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109])
         for code in SRError.Code.allCases {
             #expect(WireErrorCode(code).srErrorCode == code)
             #expect(WireError(SRError(code)).domain == "SRErrorDomain")

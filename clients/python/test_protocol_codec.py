@@ -118,6 +118,13 @@ class WorkedExampleTests(unittest.TestCase):
         self.assertEqual(numbers("open requests per connection (fetches + waiting `requestAuthorization`)"),
                          [sk.MAX_OPEN_REQUESTS])
 
+    def test_error_names_are_the_documented_table(self):
+        with open(os.path.join(HERE, "..", "..", "docs", "protocol.md"), encoding="utf-8") as f:
+            text = f.read()
+        table = text.split("## 7. Errors", 1)[1].split("\n## ", 1)[0]
+        documented = {int(code): name for code, name in re.findall(r"^\| (\d+) \| `(\w+)` \|", table, flags=re.M)}
+        self.assertEqual(documented, sk.ERROR_NAMES)
+
     def test_example_generator_matches(self):
         import protocol_example
         self.assertEqual({name: frame.hex() for name, frame in protocol_example.MESSAGES}, BLOCKS)

@@ -31,10 +31,20 @@ final class ClientConnection: @unchecked Sendable {
     /// far below this: it only trips for a client that sends requests and never reads the replies.
     static let maxPendingBytes = 96 * 1024 * 1024
 
-    init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials) {
+    /// How long a frame may take to arrive once its first byte has (docs/protocol.md §2). A
+    /// client writes a request of at most 64 KiB at once, so a frame still incomplete after this
+    /// was cut short: without a deadline the daemon would wait on it, and hold the connection,
+    /// forever.
+    static let defaultPartialFrameTimeout = 10.0
+    private let partialFrameTimeout: Double
+    private var partialFrameTimer: (any DispatchSourceTimer)?
+    private var partialFrameArmed = false
+
+    init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials, partialFrameTimeout: Double = defaultPartialFrameTimeout) {
         self.id = id
         self.fd = fd
         self.peer = peer
+        self.partialFrameTimeout = partialFrameTimeout
         self.queue = DispatchQueue(label: "sensorkitd.reader.connection.\(id)", target: Self.sharedTarget)
     }
 
@@ -150,7 +160,12 @@ final class ClientConnection: @unchecked Sendable {
                 return
             case .done:
                 do {
-                    while !closed, let frame = try decoder.next() { onFrame?(frame) }
+                    var tookFrame = false
+                    while !closed, let frame = try decoder.next() {
+                        tookFrame = true
+                        onFrame?(frame)
+                    }
+                    if !closed { watchPartialFrame(newFrame: tookFrame) }
                 } catch {
                     let reply = WireReply.failure(nil, WireError(.malformedRequest, "\(error); closing the connection"))
                     enqueue(WireJSON.frame(reply).encoded())
@@ -159,6 +174,37 @@ final class ClientConnection: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Arms the partial-frame deadline when bytes of a frame wait for the rest (restarting it when
+    /// that is a new frame), disarms it when nothing waits.
+    private func watchPartialFrame(newFrame: Bool) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard decoder.bufferedCount > 0 else {
+            if partialFrameArmed { partialFrameTimer?.schedule(deadline: .distantFuture) }
+            partialFrameArmed = false
+            return
+        }
+        if partialFrameArmed && !newFrame { return }  // the same frame, still arriving
+        let timer: any DispatchSourceTimer
+        if let existing = partialFrameTimer {
+            timer = existing
+        } else {
+            timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [weak self] in self?.partialFrameExpired() }
+            timer.resume()
+            partialFrameTimer = timer
+        }
+        timer.schedule(deadline: .now() + partialFrameTimeout)
+        partialFrameArmed = true
+    }
+
+    private func partialFrameExpired() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed, !closingAfterFlush, decoder.bufferedCount > 0 else { return }
+        let problem = "incomplete frame: \(decoder.bufferedCount) bytes of it arrived and no more within \(partialFrameTimeout) s"
+        enqueue(WireJSON.frame(WireReply.failure(nil, WireError(.malformedRequest, "\(problem); closing the connection"))).encoded())
+        close(reason: problem, flushFirst: true)
     }
 
     /// Writes queued frames straight from their own bytes until the socket is full.
@@ -247,6 +293,8 @@ final class ClientConnection: @unchecked Sendable {
         }
         readSource = nil
         writeSource = nil
+        partialFrameTimer?.cancel()
+        partialFrameTimer = nil
         shutdown(fd, Int32(SHUT_RDWR))  // the peer sees the end now; the fd closes after the cancel handlers
         pending = []
         pendingHead = 0

@@ -140,6 +140,6 @@ final class FetchStream: @unchecked Sendable {
     }
 
     private func reply(_ reply: WireReply) {
-        connection.send(WireJSON.frame(reply).encoded())
+        connection.send(WireJSON.boundedFrame(reply).encoded())
     }
 }

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import SensorKitModel
 import SensorSystem
+import Synchronization
 
 /// The Unix socket of the reader API (DESIGN §2, §6.3): accepts connections, takes each peer's
 /// credentials from the kernel, and hands the connection to the `ReaderService`.
@@ -15,6 +16,14 @@ public final class ReaderServer: @unchecked Sendable {
     private let acceptSource: any DispatchSourceRead
     private var nextID = 0
     private let log: @Sendable (String) -> Void
+    private let partialFrameSeconds = Mutex(ClientConnection.defaultPartialFrameTimeout)
+
+    /// Seconds a client frame may take to arrive whole once its first byte has (docs/protocol.md
+    /// §2); applies to connections accepted after it is set. Tests shorten it.
+    public var partialFrameTimeout: Double {
+        get { partialFrameSeconds.withLock { $0 } }
+        set { partialFrameSeconds.withLock { $0 = newValue } }
+    }
 
     /// Binds the socket (replacing a stale one); the folder is created if missing.
     public init(path: String, service: ReaderService, log: @escaping @Sendable (String) -> Void) throws {
@@ -64,7 +73,7 @@ public final class ReaderServer: @unchecked Sendable {
             // buffer (≈ 208 KiB) each would take several writable wake-ups of the daemon.
             UnixSocket.requestSendBuffer(fd, bytes: 1 << 20)
             nextID += 1
-            service.attach(ClientConnection(id: nextID, fd: fd, peer: peer))
+            service.attach(ClientConnection(id: nextID, fd: fd, peer: peer, partialFrameTimeout: partialFrameTimeout))
         }
     }
 }

@@ -93,7 +93,7 @@ public final class ReaderService: @unchecked Sendable {
     }
 
     private func send(_ reply: WireReply, to session: Session) {
-        session.connection.send(WireJSON.frame(reply).encoded())
+        session.connection.send(WireJSON.boundedFrame(reply).encoded())
     }
 
     private func fail(_ id: UInt32?, _ code: WireErrorCode, _ message: String, _ session: Session) {
@@ -108,15 +108,21 @@ public final class ReaderService: @unchecked Sendable {
         }
         let request: WireRequest
         do {
-            request = try WireJSON.decode(WireRequest.self, from: frame.payload)
+            request = try WireRequest.decode(frame.payload)
         } catch {
-            return fail(nil, .malformedRequest, "not a request object: \(error)", session)
+            return fail(nil, .malformedRequest, "not a request: \(error)", session)
         }
         guard let operation = request.operation else {
             return fail(request.id, .unknownOperation, "unknown operation '\(request.op)'", session)
         }
         if operation != .hello && !session.helloDone {
+            // ack and cancel never get a reply (docs/protocol.md §3.4), not even this one.
+            if operation == .ack || operation == .cancel { return }
             return fail(request.id, .malformedRequest, "send hello first", session)
+        }
+        if operation.isAdministrative, session.app != nil, !WireRequest.Operation.allowedInAppSessions.contains(operation) {
+            return fail(request.id, .notPermitted,
+                        "an app session may call only \(WireRequest.Operation.allowedInAppSessions.map(\.rawValue).sorted().joined(separator: ", ")) of the administrative operations; \(operation.rawValue) needs an admin session (hello without app)", session)
         }
         switch operation {
         case .hello: hello(request, session)
@@ -380,7 +386,8 @@ public final class ReaderService: @unchecked Sendable {
             return WireConsentRequest.Item(
                 sensor: sensor.rawValue, name: SensorCatalog.descriptor(for: sensor)?.name ?? sensor.rawValue,
                 description: detail?.description, required: detail?.required ?? false,
-                status: ledger.status(.init(app: app.bundleID, sensor: sensor)).rawValue)
+                status: ledger.status(.init(app: app.bundleID, sensor: sensor)).rawValue,
+                pending: ledger.pending.contains(.init(app: app.bundleID, sensor: sensor)))
         }
         return WireConsentRequest(app: app.bundleID, purpose: app.purpose, privacyPolicyURL: app.privacyPolicyURL, items: items)
     }

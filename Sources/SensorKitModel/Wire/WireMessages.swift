@@ -10,6 +10,18 @@ public struct WireRequest: Codable, Hashable, Sendable {
         case cancel, ack
         // People and scripts (sensorkitctl).
         case daemonStatus, sensors, devices, apps, consentList, consentDecide, stakes
+
+        /// The operations of docs/protocol.md §3.5.
+        public var isAdministrative: Bool {
+            switch self {
+            case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes: return true
+            default: return false
+            }
+        }
+
+        /// The administrative operations an app session may call (docs/protocol.md §1.3): the ones
+        /// that show no app's consent or stakes. Every other one is refused with 104.
+        public static let allowedInAppSessions: Set<Operation> = [.daemonStatus, .sensors, .devices]
     }
 
     public var id: UInt32
@@ -63,6 +75,8 @@ public enum WireErrorCode: Int, Codable, Hashable, Sendable, CaseIterable {
     case unsupportedSensor = 106
     case internalError = 107
     case cancelled = 108
+    /// The reply would exceed the daemon's frame limit (docs/protocol.md §4.1).
+    case replyTooLarge = 109
 
     /// The SensorKit code a client library reports for this wire code.
     public var srErrorCode: SRError.Code {
@@ -72,7 +86,7 @@ public enum WireErrorCode: Int, Codable, Hashable, Sendable, CaseIterable {
         case .fetchRequestInvalid: return .fetchRequestInvalid
         case .promptDeclined: return .promptDeclined
         case .dataInaccessible, .malformedRequest, .unsupportedVersion, .unknownOperation, .tooManyRequests,
-             .unsupportedSensor, .internalError, .cancelled:
+             .unsupportedSensor, .internalError, .cancelled, .replyTooLarge:
             return .dataInaccessible
         }
     }
@@ -174,12 +188,16 @@ public struct WireConsentRequest: Codable, Hashable, Sendable {
         public var description: String?
         public var required: Bool
         public var status: Int
-        public init(sensor: String, name: String, description: String?, required: Bool, status: Int) {
+        /// The app asked for this sensor (`requestAuthorization`) and nobody has decided yet.
+        /// Optional on decoding: a daemon before this field sends none.
+        public var pending: Bool?
+        public init(sensor: String, name: String, description: String?, required: Bool, status: Int, pending: Bool? = nil) {
             self.sensor = sensor
             self.name = name
             self.description = description
             self.required = required
             self.status = status
+            self.pending = pending
         }
     }
     public var app: String
