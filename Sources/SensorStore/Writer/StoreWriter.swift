@@ -476,8 +476,10 @@ final class StoreWriter: @unchecked Sendable {
     /// time since as lost.
     func endRun(_ stream: StreamID) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard liveSince[stream] != nil, let db else { return }
+        guard let db else { return }
+        // Batches appended before the stop may still wait in the inbox: they are part of the run.
         storeInbox()
+        guard liveSince[stream] != nil else { return }
         do {
             try writeOwedRecords()
             try keepBudget()
