@@ -37,9 +37,9 @@ func report(directory: String, base: Int64, rate: Int64, appended: Int64) throws
     let clock = LinuxSystemClock()
     guard var timeline = try TimelineFile.load(directory + "/" + TimelineFile.fileName) else { fatalError("no timeline") }
     timeline.adoptCurrentBoot(of: clock)
-    let restart = timeline.srNanoseconds(of: clock.now())!
     let store = try SensorStore(configuration: configuration(directory, minFree: nil), clock: clock, timeline: timeline)
     defer { try? store.close() }
+    let restart = try store.now()  // just after the open that wrote the crash record
     let anchor = timeline.anchors[clock.bootID]!
     let period = 1_000_000_000 / rate
     var stored = Set<Int64>()
@@ -70,7 +70,7 @@ func report(directory: String, base: Int64, rate: Int64, appended: Int64) throws
     }
     say("unexplained \(unexplained) (\(seconds(unexplained)) s)")
     let crash = store.crashLosses.first
-    say("crash record \(crash.map { "\($0.start == lastStored ? "from the last stored sample" : "from \($0.start)") to \($0.end <= restart ? "the restart" : "later"), \(String(format: "%.3f", Double($0.end - $0.start) / 1e9)) s" } ?? "none")")
+    say("crash record \(crash.map { "\($0.start == lastStored ? "from the last stored sample" : "from \($0.start)") to \($0.end <= restart ? "the restart" : "after the restart"), \(String(format: "%.3f", Double($0.end - $0.start) / 1e9)) s" } ?? "none")")
 }
 
 let arguments = CommandLine.arguments
