@@ -6,10 +6,16 @@ public struct DiskUsage: Hashable, Sendable {
     /// Pages in use by the catalog and chunks (`(page_count − freelist_count) × page_size`): what
     /// the disk budget counts. Free pages are reused before the file grows.
     public var storeBytes: Int64
-    /// The write-ahead log's current size (bounded by checkpoints; not counted by the budget).
+    /// The write-ahead log's current size (bounded by checkpoints; counted by the budget).
     public var walBytes: Int64
+    /// The WAL index (`-shm`) file's size (counted by the budget).
+    public var shmBytes: Int64 = 0
     /// Bytes the file system still offers an unprivileged writer (`statvfs`: `f_bavail × f_frsize`).
     public var availableBytes: Int64
+
+    /// What the store occupies on disk and the budget's `maxBytes` counts: pages in use, the WAL
+    /// and its index.
+    public var occupiedBytes: Int64 { storeBytes + walBytes + shmBytes }
 
     /// Reads the page counts (SQLite pragmas) and `statvfs(2)` of the store's folder. May block
     /// on disk I/O briefly.
@@ -20,10 +26,12 @@ public struct DiskUsage: Hashable, Sendable {
         var walBytes: Int64 = 0
         var status = stat()
         if stat(db.path + "-wal", &status) == 0 { walBytes = Int64(status.st_size) }
+        var shmBytes: Int64 = 0
+        if stat(db.path + "-shm", &status) == 0 { shmBytes = Int64(status.st_size) }
         var fs = statvfs()
         _ = try syscall("statvfs(\(directory))") { statvfs(directory, &fs) }
         return DiskUsage(
-            storeBytes: (pages - free) * pageSize, walBytes: walBytes,
+            storeBytes: (pages - free) * pageSize, walBytes: walBytes, shmBytes: shmBytes,
             availableBytes: Int64(fs.f_bavail) * Int64(fs.f_frsize))
     }
 }

@@ -134,6 +134,21 @@ public final class SensorStore: Sendable {
         recordGap(sensor: sensor, device: device, from: from, to: to, reason: reason)
     }
 
+    /// The stream's recording run ended on purpose (nobody wants its sensor). Until this is
+    /// called, a stream that was appended to counts as recording: if the process dies or the
+    /// power goes before `close()`, the next open records the span from its last committed
+    /// sample to the restart as `systemInitiated` (docs/store.md, crash contract). Returns at once.
+    public func recordingStopped(_ stream: StreamID) {
+        let writer = self.writer
+        writer.queue.async { writer.endRun(stream) }
+    }
+
+    /// The deletion records this open wrote for recording runs that a crash or power cut ended.
+    public var crashLosses: [StoredDeletionRecord] {
+        let writer = self.writer
+        return writer.queue.sync { writer.crashLosses }
+    }
+
     /// Commits everything appended so far (waits for the writer queue and an fsync); rethrows the
     /// first write failure since the previous flush.
     public func flush() throws {

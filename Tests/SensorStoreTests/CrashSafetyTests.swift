@@ -45,8 +45,10 @@ import Testing
         timeline.adoptCurrentBoot(of: clock)
         var configuration = StoreConfiguration(directory: directory)
         configuration.retention = RetentionPolicy(hold: 0, window: 7 * 24 * RetentionPolicy.hour)
+        let restarting = try #require(timeline.srNanoseconds(of: clock.now()))
         let store = try SensorStore(configuration: configuration, clock: clock, timeline: timeline)
         defer { try? store.close() }
+        let restarted = try store.now()
         let cursor = try store.samples(sensor: .accelerometer, device: "host", from: .min, to: .max)
         var survived: Int64 = 0
         var exact = true
@@ -64,7 +66,17 @@ import Testing
         // The child appends 1000 samples per second; at most the last second (plus one batch) is lost.
         #expect(survived <= appended)
         #expect(survived >= appended - 1_010, "appended \(appended), survived \(survived)")
-        #expect(try store.deletionRecords(sensor: .accelerometer, device: "host", from: .min, to: .max).isEmpty)
+        // The loss is recorded: from the last committed sample to the restart, exactly.
+        let anchor = try #require(timeline.anchors[clock.bootID])
+        let lastSurvivor = anchor + base + (survived - 1) * 1_000_000
+        let records = try store.deletionRecords(sensor: .accelerometer, device: "host", from: .min, to: .max)
+        #expect(records.count == 1)
+        #expect(records.first?.reason == .systemInitiated)
+        #expect(records.first?.start == lastSurvivor)
+        let end = try #require(records.first?.end)
+        #expect(end >= restarting && end <= restarted)
+        #expect(store.crashLosses == records)
+        print("crash test: \(Double(end - lastSurvivor) / 1e9) s lost and recorded")
     }
 
     static func lastCount(_ text: String) -> Int64? {

@@ -126,6 +126,7 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
             } else {
                 state.source.setRecording(false) { _ in }
                 state.stoppedAt = now
+                sink.recordingStopped(stream: state.streamID)
             }
         }
     }

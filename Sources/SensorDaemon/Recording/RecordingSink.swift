@@ -6,4 +6,6 @@ public protocol RecordingSink: Sendable {
     func openStream(_ descriptor: SourceDescriptor) throws -> Int64
     func append(stream: Int64, _ batch: SourceBatch)
     func recordGap(stream: Int64, from: BootInstant, to: BootInstant, reason: SRDeletionReason)
+    /// The stream stopped recording on purpose (no stakes): a crash from now on loses nothing of it.
+    func recordingStopped(stream: Int64)
 }

@@ -35,6 +35,9 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
         let store = try SensorStore(configuration: storeConfiguration, clock: clock, timeline: timeline) { error in
             journal.error("store write failed: \(error)")
         }
+        for loss in store.crashLosses {
+            journal.warning("the previous run ended without closing the store: \(loss.sensor.rawValue) on \(loss.device) lost \(FetchPolicy.describe(loss.end - loss.start)); recorded as systemInitiated")
+        }
         return StoreBackend(store: store, configuration: configuration, hostDevice: hostDevice, journal: journal)
     }
 
@@ -63,6 +66,10 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
         } catch {
             journal.warning("gap on \(descriptor.sensor.rawValue) not recorded: \(error), ignoring")
         }
+    }
+
+    public func recordingStopped(stream: Int64) {
+        store.recordingStopped(StreamID(rawValue: stream))
     }
 
     // MARK: DaemonStore

@@ -68,6 +68,16 @@ enum CatalogSchema {
         // convert — format 2 reads format 1 — but a build that knows only format 1 must refuse
         // this database (`newerSchema`) instead of dropping format-2 chunks as corrupt.
         "-- chunk format 2",
+        // 2 → 3: the streams that are recording (docs/store.md, crash contract). A row is written
+        // with a run's first samples and removed when the run stops or the store closes, so a row
+        // found at open is a run that a crash or power cut ended. (IF NOT EXISTS: a test rewinds
+        // the version of a current database.)
+        """
+        CREATE TABLE IF NOT EXISTS live_streams (
+            stream INTEGER PRIMARY KEY REFERENCES streams(id),
+            since INTEGER NOT NULL                   -- SR ns of the run's first sample
+        );
+        """,
     ]
 
     static var currentVersion: Int64 { Int64(migrations.count) }

@@ -56,10 +56,16 @@ public struct StoreConfiguration: Sendable {
     /// …or when it spans this many nanoseconds of sensor time.
     public var chunkMaxDuration: Int64 = 600_000_000_000
     public var durability: Durability = .powerLoss
-    /// Evict oldest chunks while the store's pages exceed this many bytes.
+    /// Evict oldest chunks while the store would occupy more than this many bytes: pages in use,
+    /// the WAL and its index, and the samples still to be written (docs/store.md, disk budget).
     public var maxBytes: Int64?
-    /// Evict oldest chunks while the file system has less than this many bytes available.
+    /// Evict oldest chunks while the file system would have less than this many bytes available
+    /// once the samples still to be written are.
     public var minFreeBytes: Int64?
+    /// Free space on the file system that samples never take, whatever `minFreeBytes` says: room
+    /// for the eviction that frees space and for the `lowDiskSpace` records of samples that could
+    /// not be stored.
+    public var recordReserveBytes: Int64 = 1 << 20
     /// How often the writer purges by window and budget on its own, in seconds (0: only on `purge()`).
     public var purgeInterval: Double = 60
     /// Appended samples not yet taken by the writer beyond which new batches are dropped (and

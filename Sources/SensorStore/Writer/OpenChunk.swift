@@ -17,6 +17,9 @@ struct OpenChunk {
     var pieceIDs: [Int64] = []
     var minTime = Int64.max
     var maxTime = Int64.min
+    /// The newest sensor time ever appended to this chunk, kept across seals: where a loss of
+    /// the stream's unwritten samples ends.
+    private(set) var newest = Int64.min
 
     init(stream: StreamID, roles: [ColumnRole], bootRow: Int64) {
         self.stream = stream
@@ -73,9 +76,23 @@ struct OpenChunk {
             }
         }
         (minTime, maxTime) = (low, high)
+        newest = max(newest, high)
         samples.receiveTimes.withUnsafeMutableBufferPointer { all in
             for index in start..<all.count { all[index] &+= shift }
         }
+    }
+
+    /// Forgets the samples not yet written as pieces (they could not be stored) and returns
+    /// their time bounds, nil when there were none.
+    mutating func dropUnwritten() -> (min: Int64, max: Int64)? {
+        guard hasUncommittedSamples else { return nil }
+        let dropped = samples.timeBounds(durableCount..<samples.count)
+        let keep = durableCount
+        samples.times.removeLast(samples.count - keep)
+        samples.receiveTimes.removeLast(samples.receiveTimes.count - keep)
+        for index in samples.columns.indices { samples.columns[index].removeLast(samples.columns[index].count - keep) }
+        (minTime, maxTime) = samples.timeBounds(0..<samples.count)
+        return dropped
     }
 
     /// Removes the first `count` samples (just sealed); the rest start a fresh chunk with no

@@ -34,12 +34,36 @@ final class StoreWriter: @unchecked Sendable {
     /// The first failure since the last `flush()`, which rethrows it.
     private var pendingFailure: (any Error)?
     private var statements: Statements?
+    /// Streams recording in this run whose `live_streams` row is written or in the open
+    /// transaction, with the SR time of the run's first sample.
+    private var liveSince: [StreamID: Int64] = [:]
+    /// Whether a transaction of ours is open. SQLite may roll one back by itself (a full disk),
+    /// so `isAutocommit` alone cannot tell a failure whether it undid anything.
+    private var inTransaction = false
+    /// Deletion records inserted in the open transaction…
+    private var recordsInTransaction: [LossRecord] = []
+    /// …and records a failed transaction took with it, written by the next one that can be.
+    private var recordsOwed: [LossRecord] = []
+    /// Bytes a piece took per sample, last measured: what samples not yet written will need.
+    private var pieceBytesPerSample: Double = 16
+    /// The records `start` wrote for runs a crash ended (read by the daemon for its log).
+    private(set) var crashLosses: [StoredDeletionRecord] = []
 
     private struct Statements {
         let insertChunk: SQLiteStatement
         let deleteChunk: SQLiteStatement
         let widenSpan: SQLiteStatement
         let insertRecord: SQLiteStatement
+        let markLive: SQLiteStatement
+    }
+
+    /// A deletion record on its way to the catalog.
+    private struct LossRecord {
+        var sensor: SRSensor
+        var device: String
+        var start: Int64
+        var end: Int64
+        var reason: SRDeletionReason
     }
 
     init(
@@ -68,6 +92,11 @@ final class StoreWriter: @unchecked Sendable {
         try db.execute(configuration.durability == .powerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         try db.execute("PRAGMA journal_size_limit = 67108864")
         try db.execute("PRAGMA foreign_keys = ON")
+        // Debian's SQLite zeroes every freed page (secure_delete on), so an eviction would need
+        // as much free space in the WAL as it frees: on a full disk it could not run. FAST zeroes
+        // what shares a page with live rows; freed pages go back to the file system or are
+        // overwritten by the next chunks (docs/store.md, disk budget).
+        try db.execute("PRAGMA secure_delete = FAST")
         try CatalogSchema.migrate(db)
         self.db = db
         statements = Statements(
@@ -78,7 +107,8 @@ final class StoreWriter: @unchecked Sendable {
             widenSpan: try db.prepare("UPDATE streams SET max_chunk_span = ?2 WHERE id = ?1 AND max_chunk_span < ?2", persistent: true),
             insertRecord: try db.prepare(
                 "INSERT INTO deletion_records (sensor, device, start_time, end_time, reason) VALUES (?,?,?,?,?)",
-                persistent: true))
+                persistent: true),
+            markLive: try db.prepare("INSERT OR IGNORE INTO live_streams (stream, since) VALUES (?, ?)", persistent: true))
 
         let streams = try db.prepare("SELECT id, descriptor FROM streams")
         while try streams.step() {
@@ -89,6 +119,7 @@ final class StoreWriter: @unchecked Sendable {
             registry.add(StreamID(rawValue: streams.int64(0)), descriptor, key: key)
         }
         try recoverPieces()
+        try recordRunsEndedByCrash()
 
         let timer = DispatchSource.makeTimerSource(queue: queue)
         let interval = configuration.commitInterval
@@ -114,6 +145,11 @@ final class StoreWriter: @unchecked Sendable {
             guard var chunk = open.removeValue(forKey: stream), !chunk.isEmpty else { continue }
             try seal(&chunk, count: chunk.count)
         }
+        // Everything is sealed: no run ends in a loss.
+        try begin()
+        try db.execute("DELETE FROM live_streams")
+        liveSince.removeAll()
+        try writeOwedRecords()
         try commit()
         try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         if let failure = pendingFailure {
@@ -226,6 +262,7 @@ final class StoreWriter: @unchecked Sendable {
                 try seal(&chunk, count: chunk.count)
             }
             chunk.append(samples, range: next..<samples.count, shift: anchor)
+            if liveSince[stream] == nil, let first = samples.times.first { try markLive(stream, since: anchor &+ first) }
             while chunk.count >= maxSamples {
                 try seal(&chunk, count: maxSamples)
             }
@@ -264,6 +301,8 @@ final class StoreWriter: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard db != nil else { return }
         do {
+            try writeOwedRecords()
+            try keepBudget()
             try writePieces()
             sinceLastPurge += configuration.commitInterval
             if configuration.purgeInterval > 0, sinceLastPurge >= configuration.purgeInterval {
@@ -282,6 +321,8 @@ final class StoreWriter: @unchecked Sendable {
         guard db != nil else { throw StoreError.closed }
         storeInbox()
         do {
+            try writeOwedRecords()
+            try keepBudget()
             try writePieces()
             try commit()
         } catch {
@@ -309,6 +350,7 @@ final class StoreWriter: @unchecked Sendable {
                                  range: range, bytes: bytes)
         chunk.pieceIDs.append(id)
         chunk.durableCount = end
+        if !range.isEmpty { pieceBytesPerSample = Double(bytes.count) / Double(range.count) }
     }
 
     /// Seals the first `count` samples into a tier-1 chunk, replacing the pieces; samples that
@@ -400,6 +442,57 @@ final class StoreWriter: @unchecked Sendable {
         try commit()
     }
 
+    /// Records what a crash or power cut took (docs/store.md, crash contract): for every stream
+    /// whose run was still open (a `live_streams` row), the span from its last committed sample
+    /// — or the run's first sample, if none of the run was committed — to now, the restart, as
+    /// `systemInitiated`. Times are SR ns, so a span across a reboot includes the time the
+    /// machine was off. Streams that were not recording have no row and get no record.
+    private func recordRunsEndedByCrash() throws {
+        let db = try database()
+        let rows = try db.prepare("SELECT stream, since FROM live_streams ORDER BY stream")
+        var runs: [(stream: StreamID, since: Int64)] = []
+        while try rows.step() { runs.append((StreamID(rawValue: rows.int64(0)), rows.int64(1))) }
+        rows.reset()
+        guard !runs.isEmpty else { return }
+        guard let now = timeline.withLock({ $0.srNanoseconds(of: clock.now()) }) else {
+            throw StoreError.currentBootNotAdopted
+        }
+        try begin()
+        for run in runs {
+            guard let descriptor = registry.descriptor(run.stream) else { continue }
+            let start = max(try lastCommittedTime(run.stream) ?? run.since, run.since)
+            guard now > start else { continue }
+            try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: start, end: now,
+                             reason: .systemInitiated)
+            crashLosses.append(StoredDeletionRecord(sensor: descriptor.sensor, device: descriptor.device, start: start,
+                                                    end: now, reason: .systemInitiated))
+        }
+        try db.execute("DELETE FROM live_streams")
+        try commit()
+    }
+
+    /// A stream's run ended on purpose (nobody wants its sensor): what was appended is written
+    /// and its `live_streams` row goes in the same commit, so a crash later does not count the
+    /// time since as lost.
+    func endRun(_ stream: StreamID) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let db else { return }
+        // Batches appended before the stop may still wait in the inbox: they are part of the run.
+        storeInbox()
+        guard liveSince[stream] != nil else { return }
+        do {
+            try writeOwedRecords()
+            try keepBudget()
+            try writePieces()
+            try begin()
+            try db.execute("DELETE FROM live_streams WHERE stream = \(stream.rawValue)")
+            liveSince[stream] = nil
+            try commit()
+        } catch {
+            fail(error)
+        }
+    }
+
     // MARK: Purge and budget
 
     /// Deletes whole sealed chunks older than each sensor's window (`ageLimit` records), old
@@ -423,7 +516,12 @@ final class StoreWriter: @unchecked Sendable {
             let cutoff = now.subtractingSaturating(window)
             range.reset()
             try range.bind([stream.id.rawValue, cutoff])
-            guard try range.step(), range.int64(2) > 0 else { continue }
+            // Reset on every path: a statement left on its row holds a read transaction, and a
+            // checkpoint of the budget would find the database locked.
+            guard try range.step(), range.int64(2) > 0 else {
+                range.reset()
+                continue
+            }
             let (first, last, chunks, samples) = (range.int64(0), range.int64(1), range.int(2), range.int(3))
             range.reset()
             delete.reset()
@@ -436,52 +534,125 @@ final class StoreWriter: @unchecked Sendable {
         }
         // Deletion records outlive the data they explain by one window, then go too.
         try db.execute("DELETE FROM deletion_records WHERE end_time < \(now.subtractingSaturating(2 * longestWindow))")
-        try evictOverBudget(&report)
+        try keepBudget(&report)
         try commit()
         // Pages freed by the window are left in the file: at a full window the next day's chunks
         // reuse them. Only eviction for free space hands pages back (incremental_vacuum there).
         return report
     }
 
-    private func evictOverBudget(_ report: inout PurgeReport) throws {
-        guard configuration.maxBytes != nil || configuration.minFreeBytes != nil else { return }
+    /// Keeps the disk budget before samples are written (docs/store.md, disk budget). What the
+    /// store will occupy counts the pages in use, the WAL and its index, and the samples not yet
+    /// written (at the size their pieces take); what the file system will have left is what
+    /// `statvfs` says less those samples. While over either limit (`maxBytes`; `minFreeBytes`,
+    /// never less than `recordReserveBytes`), in this order: the WAL is checkpointed and
+    /// truncated; the oldest sealed chunks are evicted (`lowDiskSpace`); when nothing sealed is
+    /// left, the open chunks are sealed early (pieces cannot be evicted, sealed chunks can); and
+    /// when even that is not enough, the samples not yet written are dropped and recorded as
+    /// `lowDiskSpace`, in the reserve that samples never take.
+    private func keepBudget() throws {
+        var report = PurgeReport()
+        try keepBudget(&report)
+    }
+
+    private func keepBudget(_ report: inout PurgeReport) throws {
         let db = try database()
-        let oldest = try db.prepare(
-            "SELECT id, stream, min_time, max_time, sample_count, byte_count FROM chunks WHERE tier = 1 ORDER BY min_time, id LIMIT 64")
+        var checkpointed = false
+        var sealedEarly = false
         while true {
-            let usage = try DiskUsage.measure(db, directory: configuration.directory)
-            var excess: Int64 = 0
-            if let maxBytes = configuration.maxBytes { excess = max(excess, usage.storeBytes - maxBytes) }
-            if let minFree = configuration.minFreeBytes { excess = max(excess, minFree - usage.availableBytes) }
+            let (excess, short) = try budgetExcess()
             guard excess > 0 else { return }
-            var freed: Int64 = 0
-            var ranges: [StreamID: (min: Int64, max: Int64)] = [:]
-            oldest.reset()
-            var victims: [Int64] = []
-            while freed < excess, try oldest.step() {
-                victims.append(oldest.int64(0))
-                let stream = StreamID(rawValue: oldest.int64(1))
-                let span = ranges[stream] ?? (.max, .min)
-                ranges[stream] = (min(span.min, oldest.int64(2)), max(span.max, oldest.int64(3)))
-                report.evictedSamples += oldest.int(4)
-                freed += oldest.int64(5) + 64
+            if !checkpointed {
+                checkpointed = true
+                try commit()
+                checkpoint(db)
+                continue
             }
-            oldest.reset()
-            guard !victims.isEmpty else { return }  // nothing sealed left to give
-            for id in victims { try deleteChunk(id) }
-            report.evictedChunks += victims.count
-            for (stream, span) in ranges {
-                guard let descriptor = registry.descriptor(stream) else { continue }
+            if try evictOldest(excess, handBack: short, &report) { continue }
+            if !sealedEarly {
+                sealedEarly = true
+                for stream in open.keys.sorted() {
+                    guard var chunk = open.removeValue(forKey: stream) else { continue }
+                    defer { open[stream] = chunk }
+                    if !chunk.isEmpty { try seal(&chunk, count: chunk.count) }
+                }
+                try commit()
+                checkpoint(db)
+                continue
+            }
+            for stream in open.keys.sorted() {
+                guard let span = open[stream]?.dropUnwritten(), let descriptor = registry.descriptor(stream) else { continue }
                 try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: span.min, end: span.max,
                                  reason: .lowDiskSpace)
             }
-            if configuration.minFreeBytes != nil {
-                // Free pages only help the file system once handed back.
-                try commit()
-                try db.execute("PRAGMA incremental_vacuum")
-                try begin()
-            }
+            return
         }
+    }
+
+    /// Bytes over the budget (≤ 0 within it), and whether free space on the file system is what
+    /// is short (then freed pages must go back to it).
+    private func budgetExcess() throws -> (excess: Int64, short: Bool) {
+        let usage = try DiskUsage.measure(try database(), directory: configuration.directory)
+        let unwritten = open.values.reduce(0) { $0 + ($1.count - $1.durableCount) }
+        let unsealed = open.values.reduce(0) { $0 + $1.count }
+        // Their pieces, and one commit's WAL frames for the catalog and index pages beside them.
+        let pending = unwritten == 0 ? 0 : Int64(Double(unwritten) * pieceBytesPerSample) + 4 * 4096
+        // Sealing an open chunk writes its samples once more, into the WAL and then the database,
+        // before its pieces are freed: room the file system must still have when the seal comes.
+        let sealing = Int64(2 * Double(unsealed) * pieceBytesPerSample)
+        let floor = max(configuration.minFreeBytes ?? 0, configuration.recordReserveBytes)
+        let short = floor.subtractingSaturating(usage.availableBytes.subtractingSaturating(pending).subtractingSaturating(sealing))
+        guard let maxBytes = configuration.maxBytes else { return (short, short > 0) }
+        let over = (usage.occupiedBytes &+ pending).subtractingSaturating(maxBytes)
+        return (max(short, over), short > 0)
+    }
+
+    /// Evicts the oldest sealed chunks, about `excess` bytes of them, with `lowDiskSpace` records
+    /// per stream; with `handBack`, the freed pages go back to the file system (incremental
+    /// vacuum, which the checkpoint that truncates the WAL carries into the file). False when
+    /// nothing sealed is left.
+    private func evictOldest(_ excess: Int64, handBack: Bool, _ report: inout PurgeReport) throws -> Bool {
+        let db = try database()
+        // Sealed chunks, and pieces no open chunk owns (a failed write left them; they would
+        // otherwise wait for the next start to be sealed).
+        let owned = Set(open.values.flatMap(\.pieceIDs))
+        let oldest = try db.prepare(
+            "SELECT id, stream, min_time, max_time, sample_count, byte_count FROM chunks ORDER BY min_time, id LIMIT \(64 + owned.count)")
+        var freed: Int64 = 0
+        var ranges: [StreamID: (min: Int64, max: Int64)] = [:]
+        var victims: [Int64] = []
+        while freed < excess, try oldest.step() {
+            guard !owned.contains(oldest.int64(0)) else { continue }
+            victims.append(oldest.int64(0))
+            let stream = StreamID(rawValue: oldest.int64(1))
+            let span = ranges[stream] ?? (.max, .min)
+            ranges[stream] = (min(span.min, oldest.int64(2)), max(span.max, oldest.int64(3)))
+            report.evictedSamples += oldest.int(4)
+            freed += oldest.int64(5) + 64
+        }
+        oldest.reset()
+        guard !victims.isEmpty else { return false }
+        for id in victims { try deleteChunk(id) }
+        report.evictedChunks += victims.count
+        for (stream, span) in ranges.sorted(by: { $0.key < $1.key }) {
+            guard let descriptor = registry.descriptor(stream) else { continue }
+            try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: span.min, end: span.max,
+                             reason: .lowDiskSpace)
+        }
+        for key in open.keys { open[key]?.pieceIDs.removeAll { victims.contains($0) } }
+        try commit()
+        if handBack { try db.execute("PRAGMA incremental_vacuum") }
+        // The eviction's own WAL frames count too: without this the next measure would find the
+        // WAL grown and evict again.
+        checkpoint(db)
+        return true
+    }
+
+    /// Copies the WAL into the database and truncates it. A reader's snapshot can keep it from
+    /// finishing; the budget then measures what is left and evicts for it, so a checkpoint that
+    /// could not finish is no failure.
+    private func checkpoint(_ db: SQLiteDatabase) {
+        try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 
     /// Pages in use and free space on the store's file system.
@@ -515,12 +686,17 @@ final class StoreWriter: @unchecked Sendable {
 
     private func begin() throws {
         let db = try database()
-        if db.isAutocommit { try db.execute("BEGIN IMMEDIATE") }
+        if db.isAutocommit {
+            try db.execute("BEGIN IMMEDIATE")
+            inTransaction = true
+        }
     }
 
     private func commit() throws {
         guard let db, !db.isAutocommit else { return }
         try db.execute("COMMIT")
+        inTransaction = false
+        recordsInTransaction.removeAll()
     }
 
     @discardableResult
@@ -563,6 +739,50 @@ final class StoreWriter: @unchecked Sendable {
         try insert.bind(4, end)
         try insert.bind(5, Int64(reason.rawValue))
         try insert.run()
+        recordsInTransaction.append(LossRecord(sensor: sensor, device: device, start: start, end: end, reason: reason))
+    }
+
+    /// Inserts the records a failed transaction took with it.
+    private func writeOwedRecords() throws {
+        while let record = recordsOwed.first {
+            try insertRecord(sensor: record.sensor, device: record.device, start: record.start, end: record.end,
+                             reason: record.reason)
+            recordsOwed.removeFirst()
+        }
+    }
+
+    /// Keeps a record for the next transaction. While the disk stays full every failure reports
+    /// the same loss growing (it starts at the same last committed sample), so a record that
+    /// overlaps or touches one already owed for the same sensor, device and reason widens it:
+    /// the list stays as short as the number of distinct gaps.
+    private func owe(_ record: LossRecord) {
+        if let index = recordsOwed.firstIndex(where: {
+            $0.sensor == record.sensor && $0.device == record.device && $0.reason == record.reason
+                && $0.start <= record.end && record.start <= $0.end
+        }) {
+            recordsOwed[index].start = min(recordsOwed[index].start, record.start)
+            recordsOwed[index].end = max(recordsOwed[index].end, record.end)
+        } else {
+            recordsOwed.append(record)
+        }
+    }
+
+    /// The newest sample time of a stream that the database holds; nil when it holds none.
+    private func lastCommittedTime(_ stream: StreamID) throws -> Int64? {
+        let query = try database().prepare("SELECT max(max_time) FROM chunks WHERE stream = ?")
+        try query.bind(1, stream.rawValue)
+        guard try query.step(), !query.isNull(0) else { return nil }
+        return query.int64(0)
+    }
+
+    /// Writes a stream's `live_streams` row with its run's first sample.
+    private func markLive(_ stream: StreamID, since: Int64) throws {
+        guard let statements else { throw StoreError.closed }
+        try begin()
+        statements.markLive.reset()
+        try statements.markLive.bind([stream.rawValue, since])
+        try statements.markLive.run()
+        liveSince[stream] = since
     }
 
     private func bootRow(_ boot: BootID, anchor: Int64) throws -> Int64 {
@@ -582,23 +802,57 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     /// A write failed: roll back the open transaction and forget the open chunks (their pieces
-    /// committed earlier stay and are sealed at the next start); what was only in memory is
-    /// recorded as a `systemInitiated` gap where possible. Reported once to the owner.
+    /// committed earlier stay and are sealed at the next start; a seal in the transaction may
+    /// have taken samples out of memory whose chunk was rolled back). Per stream, everything
+    /// appended after its last committed sample is lost and owed a deletion record —
+    /// `lowDiskSpace` when the disk was full, `systemInitiated` otherwise — together with the
+    /// records the transaction held. Then the budget is enforced (eviction makes room) and the
+    /// records are written; if that fails too they wait for the next transaction that can be
+    /// written (docs/store.md, disk budget). Reported once to the owner.
     private func fail(_ error: any Error) {
         if pendingFailure == nil { pendingFailure = error }
         onFailure(error)
-        guard let db, !db.isAutocommit else { return }
-        try? db.execute("ROLLBACK")
-        let lost = open.values.filter { !$0.isEmpty }
+        guard inTransaction else { return }  // nothing written was undone
+        if let db, !db.isAutocommit { try? db.execute("ROLLBACK") }
+        inTransaction = false
+        for record in recordsInTransaction { owe(record) }
+        recordsInTransaction.removeAll()
+        let reason: SRDeletionReason = (error as? SQLiteError)?.isDiskFull == true ? .lowDiskSpace : .systemInitiated
+        let lost = open
+        let since = liveSince
         open.removeAll()
         bootRows.removeAll()
         lastBoot = nil
-        for chunk in lost {
-            guard let descriptor = registry.descriptor(chunk.stream) else { continue }
-            try? insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: chunk.minTime, end: chunk.maxTime,
-                              reason: .systemInitiated)
+        liveSince.removeAll()
+        for (stream, chunk) in lost where chunk.newest != .min {
+            guard let descriptor = registry.descriptor(stream) else { continue }
+            let committed = (try? lastCommittedTime(stream)) ?? nil
+            if let committed, committed >= chunk.newest { continue }
+            let first = since[stream] ?? chunk.minTime
+            let start = min(max(committed ?? first, first), chunk.newest)
+            owe(LossRecord(sensor: descriptor.sensor, device: descriptor.device, start: start, end: chunk.newest,
+                           reason: reason))
         }
-        try? commit()
+        do {
+            try keepBudget()
+            try commit()
+        } catch {
+            abandonTransaction()
+        }
+        do {
+            try writeOwedRecords()
+            try commit()
+        } catch {
+            abandonTransaction()
+        }
+    }
+
+    /// Rolls back after a failure while handling a failure; its records stay owed.
+    private func abandonTransaction() {
+        if let db, !db.isAutocommit { try? db.execute("ROLLBACK") }
+        inTransaction = false
+        for record in recordsInTransaction { owe(record) }
+        recordsInTransaction.removeAll()
     }
 }
 
