@@ -68,6 +68,14 @@ enum CatalogSchema {
         // convert — format 2 reads format 1 — but a build that knows only format 1 must refuse
         // this database (`newerSchema`) instead of dropping format-2 chunks as corrupt.
         "-- chunk format 2",
+        // 2 → 3: each chunk's earliest and latest receive time (SR ns), so a query knows without
+        // decoding whether any of its samples was received inside the hold or before an app's
+        // first start. NULL for chunks written before: such a chunk is decoded and checked
+        // sample by sample.
+        """
+        ALTER TABLE chunks ADD COLUMN min_receive INTEGER;
+        ALTER TABLE chunks ADD COLUMN max_receive INTEGER;
+        """,
     ]
 
     static var currentVersion: Int64 { Int64(migrations.count) }
