@@ -2,6 +2,7 @@
 #include <malloc.h>
 #include <stddef.h>
 #include <sys/socket.h>
+#include <sys/timex.h>
 #include "CSensorLinux.h"
 
 int csl_accept_nonblocking(int fd) {
@@ -21,3 +22,14 @@ int csl_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
 int csl_malloc_thresholds(int mmap_threshold, int trim_threshold) {
     return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
 }
+
+int csl_clock_state(int *status) {
+    struct timex state = {0};
+    int result = adjtimex(&state);
+    if (result != -1) *status = state.status;
+    return result;
+}
+
+int csl_status_unsync(void) { return STA_UNSYNC; }
+
+int csl_time_error(void) { return TIME_ERROR; }

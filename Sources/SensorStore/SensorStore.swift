@@ -183,7 +183,9 @@ public final class SensorStore: Sendable {
     /// - a range that reaches into the hold (`to > now − hold`, hold > 0) yields nothing;
     /// - samples at or before `now − window` are not returned;
     /// - samples before `notBefore` are not returned (an app sees only data recorded after its
-    ///   own first `startRecording`).
+    ///   own first `startRecording`);
+    /// - both rules apply to the receive time too: the hold to the later of sensor and receive
+    ///   time, `notBefore` to the earlier (`SampleAdmission`).
     /// Samples still buffered (appended less than one commit interval ago) are not yet visible.
     public func samples(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64 = .min) throws -> SampleCursor {
         let now = try now()
@@ -193,7 +195,9 @@ public final class SensorStore: Sendable {
               let visible = policy.visibleRange(from: from, to: to, notBefore: notBefore, now: now)
         else { return SampleCursor(empty: readers) }
         let writer = self.writer
-        return SampleCursor(pool: readers, streams: streams, after: visible.after, through: visible.through) { id, stream, min, max in
+        let admission = policy.admission(notBefore: notBefore, now: now)
+        return SampleCursor(pool: readers, streams: streams, after: visible.after, through: visible.through,
+                            admission: admission) { id, stream, min, max in
             writer.queue.async { writer.dropCorruptChunk(id: id, stream: stream, minTime: min, maxTime: max) }
         }
     }

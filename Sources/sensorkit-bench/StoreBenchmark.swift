@@ -422,6 +422,7 @@ final class BenchClock: SystemClock {
     init(boottime: Int64) { self.boottime = boottime }
     func boottimeNanoseconds() -> Int64 { boottime }
     func realtimeNanoseconds() -> Int64 { 1_790_000_000_000_000_000 + boottime }
+    func wallClockSynchronized() -> Bool { true }
 }
 
 /// SplitMix64 with Box–Muller normals: the bench's only source of randomness, seeded.

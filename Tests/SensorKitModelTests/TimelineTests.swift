@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import SensorKitModel
 import SensorTestKit
@@ -39,6 +40,7 @@ import SensorTestKit
         let firstBoot = clock.bootID
 
         clock.reboot(downtime: 10 * 60 * 1_000_000_000)
+        clock.synchronize()  // NTP locked on before the daemon started
         let adoption = timeline.adoptCurrentBoot(of: clock)
         guard case .anchored = adoption else { Issue.record("expected a fresh anchor, got \(adoption)"); return }
         let firstOfSecondBoot = timeline.now(clock)!.nanoseconds!
@@ -62,7 +64,63 @@ import SensorTestKit
         let adoption = timeline.adoptCurrentBoot(of: clock)
         guard case .raised(_, let raisedBy) = adoption else { Issue.record("expected raised, got \(adoption)"); return }
         #expect(raisedBy > 0)
-        #expect(timeline.now(clock)!.nanoseconds! == last + 1)
+        // The new boot's CLOCK_BOOTTIME zero lies just after the last recorded instant, so even its
+        // earliest instants (data the kernel stamped before the daemon started) come after it.
+        #expect(timeline.now(clock)!.nanoseconds! == last + 1 + clock.boottimeNanoseconds())
+    }
+
+    /// Item: a wall clock set two days ahead, then a reboot. Unsynchronised, it is not believed:
+    /// the new boot starts right after recorded time. Corrected and synchronised, it does not
+    /// leave the timeline ahead; at the next adoption with a synchronised clock the timeline
+    /// catches up with real time again.
+    @Test func aWallClockSetAheadAcrossARebootIsNotBelieved() throws {
+        let clock = FakeClock()
+        var timeline = Timeline.founded(by: clock)
+        timeline.adoptCurrentBoot(of: clock)
+        clock.advance(nanoseconds: hour)
+        let last = timeline.now(clock)!.nanoseconds!
+        timeline.advanceHighWater(to: last)
+        clock.stepWallClock(nanoseconds: 2 * day)
+        clock.reboot(downtime: 60_000_000_000, bootedFor: 3_000_000_000)
+        let adoption = timeline.adoptCurrentBoot(of: clock)
+        guard case .unproven(let anchor, let unprovenBy) = adoption else { Issue.record("expected unproven, got \(adoption)"); return }
+        #expect(anchor == last + 1)
+        #expect(unprovenBy == 2 * day + 60_000_000_000 - 1)  // the step and the downtime
+        #expect(timeline.unprovenBoots == [clock.bootID])
+        // Only the new boot's own uptime is counted.
+        #expect(timeline.now(clock)!.nanoseconds! - last == 3_000_000_001)
+
+        // The administrator puts the clock right and NTP locks on: SR time is not ahead of it.
+        clock.stepWallClock(nanoseconds: -2 * day)
+        clock.synchronize()
+        clock.advance(nanoseconds: hour)
+        let wallSR = clock.realtimeCFNanoseconds() - timeline.origin
+        #expect(timeline.now(clock)!.nanoseconds! <= wallSR)
+        #expect(wallSR - timeline.now(clock)!.nanoseconds! == 60_000_000_000 - 1)  // the unproven downtime
+
+        // A restart in the same boot keeps the anchor (stored times depend on it) …
+        #expect(timeline.adoptCurrentBoot(of: clock) == .kept(anchor: anchor))
+        // … and the next boot with a synchronised clock is anchored by it again: converged.
+        timeline.advanceHighWater(to: timeline.now(clock)!.nanoseconds!)
+        clock.reboot(downtime: 5 * 60_000_000_000)
+        clock.synchronize()
+        guard case .anchored = timeline.adoptCurrentBoot(of: clock) else { Issue.record("expected anchored"); return }
+        #expect(timeline.now(clock)!.nanoseconds! == clock.realtimeCFNanoseconds() - timeline.origin)
+    }
+
+    @Test func theTimelineFileKeepsUnprovenBootsAndReadsOlderFiles() throws {
+        let clock = FakeClock()
+        var timeline = Timeline.founded(by: clock)
+        timeline.adoptCurrentBoot(of: clock)
+        timeline.advanceHighWater(to: 42)
+        clock.reboot()
+        timeline.adoptCurrentBoot(of: clock)
+        let data = try JSONEncoder().encode(timeline)
+        #expect(try JSONDecoder().decode(Timeline.self, from: data) == timeline)
+        #expect(timeline.unprovenBoots == [clock.bootID])
+        let older = #"{"origin": 5, "anchors": {"b": 7}, "highWater": 9, "currentBoot": "b"}"#
+        let read = try JSONDecoder().decode(Timeline.self, from: Data(older.utf8))
+        #expect(read == Timeline(origin: 5, anchors: [BootID("b"): 7], highWater: 9, currentBoot: BootID("b")))
     }
 
     @Test func cfConversionsUseTheCurrentOffset() {

@@ -42,6 +42,9 @@ import Testing
             try insert.bind(8, blob: ChunkFormatTests.format1Chunk)
             try insert.run()
             try db.execute("UPDATE streams SET max_chunk_span = \(old.times.max()! - old.times.min()!)")
+            // Schema 1 had no receive bounds (added by version 4).
+            try db.execute("ALTER TABLE chunks DROP COLUMN min_receive")
+            try db.execute("ALTER TABLE chunks DROP COLUMN max_receive")
             try db.execute("UPDATE schema_version SET version = 1")
         }
 
@@ -53,6 +56,11 @@ import Testing
                       values: [.integer(old.columns[0][i]), .float(Double(bitPattern: UInt64(bitPattern: old.columns[1][i])))])
         } + [StoredRow(time: fixture.sr(time), receive: fixture.sr(time + 5), values: [.integer(42), .float(-0.0)])]
         #expect(try fixture.fetch() == expected)
+        // Both chunks predate the receive bounds, so the first-start rule checks their samples one by one.
+        #expect(try db.scalar("SELECT count(*) FROM chunks WHERE max_receive IS NULL") == 2)
+        let firstStart = old.receiveTimes.sorted()[old.count / 2]
+        #expect(try fixture.fetch(notBefore: firstStart)
+                == expected.filter { min($0.time, $0.receive) >= firstStart })
     }
 
     /// Appends never block: while the writer is held up, batches that would take it more than

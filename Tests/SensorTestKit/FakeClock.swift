@@ -3,12 +3,16 @@ import Synchronization
 
 /// A clock for tests: boot time and wall time advance only when told; the wall clock can be
 /// stepped and the machine "rebooted" (new boot id, boot time from zero). Thread-safe.
+///
+/// The wall clock's "synchronised" flag follows the kernel's `STA_UNSYNC`: a step by hand and a
+/// reboot clear it, `synchronize()` (an NTP daemon locking on) sets it. It starts synchronised.
 public final class FakeClock: SystemClock, Sendable {
     private struct State {
         var boot: BootID
         var boottime: Int64
         var realtime: Int64
         var boots = 0
+        var synchronized = true
     }
     private let state: Mutex<State>
 
@@ -21,6 +25,10 @@ public final class FakeClock: SystemClock, Sendable {
     public var bootID: BootID { state.withLock { $0.boot } }
     public func boottimeNanoseconds() -> Int64 { state.withLock { $0.boottime } }
     public func realtimeNanoseconds() -> Int64 { state.withLock { $0.realtime } }
+    public func wallClockSynchronized() -> Bool { state.withLock { $0.synchronized } }
+
+    /// An NTP daemon locks on: the kernel reports the wall clock synchronised from now on.
+    public func synchronize() { state.withLock { $0.synchronized = true } }
 
     /// Time passes: both clocks move forward.
     public func advance(nanoseconds: Int64) {
@@ -33,12 +41,20 @@ public final class FakeClock: SystemClock, Sendable {
     /// Time passes: both clocks move forward.
     public func advance(seconds: Double) { advance(nanoseconds: Int64(seconds * 1e9)) }
 
-    /// The wall clock is stepped (NTP, an administrator); boot time does not move.
-    public func stepWallClock(nanoseconds: Int64) { state.withLock { $0.realtime += nanoseconds } }
+    /// The wall clock is stepped (an administrator, `date -s`); boot time does not move, and the
+    /// kernel no longer reports the clock synchronised.
+    public func stepWallClock(nanoseconds: Int64) {
+        state.withLock {
+            $0.realtime += nanoseconds
+            $0.synchronized = false
+        }
+    }
 
-    /// The machine reboots after `downtime`: a new boot id, boot time restarts near zero.
+    /// The machine reboots after `downtime`: a new boot id, boot time restarts near zero, and the
+    /// wall clock (read from the RTC) is not synchronised until `synchronize()`.
     public func reboot(downtime: Int64 = 60_000_000_000, bootedFor: Int64 = 3_000_000_000) {
         state.withLock {
+            $0.synchronized = false
             $0.boots += 1
             $0.boot = BootID("boot-\($0.boots)")
             $0.realtime += downtime + bootedFor

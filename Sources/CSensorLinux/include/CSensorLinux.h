@@ -14,4 +14,12 @@ int csl_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 /// mallopt(M_MMAP_THRESHOLD, mmap) and mallopt(M_TRIM_THRESHOLD, trim): 1 when both took.
 int csl_malloc_thresholds(int mmap_threshold, int trim_threshold);
 
+/// adjtimex with no modes (a read, allowed unprivileged): the clock state it returns (TIME_OK,
+/// …, TIME_ERROR) with the status bits in *status; -1 and errno on failure.
+int csl_clock_state(int *status);
+
+/// The STA_UNSYNC status bit and the TIME_ERROR state of <sys/timex.h>.
+int csl_status_unsync(void);
+int csl_time_error(void);
+
 #endif

@@ -9,6 +9,9 @@ import SensorStore
 ///   (lab rigs) checks nothing, so a range may end in the future;
 /// - nothing older than the window (`now − window`) is returned;
 /// - an app sees only data recorded at or after its own first `startRecording` of the sensor.
+/// The store applies both rules once more to each sample's receive time (`SampleAdmission`,
+/// docs/design-notes/0005-clock-steps.md): a sample comes out only when the later of its sensor
+/// and receive time has left the hold and the earlier is at or after the first start.
 public enum FetchPolicy {
     public enum Verdict: Hashable, Sendable {
         /// Read `(from, to]`, samples recorded at or after `notBefore`.

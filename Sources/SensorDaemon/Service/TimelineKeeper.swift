@@ -27,6 +27,8 @@ public final class TimelineKeeper: Sendable {
         case .anchored(let anchor): journal.info("boot \(clock.bootID) anchored at SR \(anchor) ns")
         case .raised(let anchor, let raisedBy):
             journal.warning("the wall clock is behind the recorded timeline; boot \(clock.bootID) anchored \(raisedBy) ns later than the wall clock says (SR \(anchor) ns) so time never runs backwards")
+        case .unproven(let anchor, let unprovenBy):
+            journal.warning("the wall clock is not synchronised (adjtimex); boot \(clock.bootID) starts right after recorded time (SR \(anchor) ns), not \(unprovenBy) ns later as the wall clock says, so no held data is released on its word (docs/design-notes/0005-clock-steps.md)")
         }
         state = Mutex(timeline)
         try TimelineFile.save(timeline, to: path)

@@ -26,6 +26,10 @@ public protocol SystemClock: Sendable {
     func boottimeNanoseconds() -> Int64
     /// `CLOCK_REALTIME` in nanoseconds since the Unix epoch: the wall clock, which may be stepped.
     func realtimeNanoseconds() -> Int64
+    /// Whether the kernel reports the wall clock as synchronised to a time source (an NTP or PTP
+    /// daemon disciplines it). Only then is the wall clock trusted to measure time across a
+    /// reboot (docs/design-notes/0005-clock-steps.md).
+    func wallClockSynchronized() -> Bool
 }
 
 extension SystemClock {

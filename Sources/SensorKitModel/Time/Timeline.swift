@@ -1,19 +1,23 @@
 /// The SR timeline of one machine: how `CLOCK_BOOTTIME` instants of every boot map onto one
-/// monotonic `SRAbsoluteTime` (DESIGN §5, docs/design-notes/0001-time.md).
+/// monotonic `SRAbsoluteTime` (docs/design-notes/0001-time.md, 0005-clock-steps.md).
 ///
 /// - `origin`: the CF-epoch nanosecond that is SR time 0, fixed when the timeline is founded
 ///   (midnight UTC of the daemon's first start). SR values stay small, so a Double holds them to
 ///   the nanosecond for ~97 days, where CF-epoch values would round to ~119 ns.
 /// - `anchors`: per boot, the SR nanosecond at which that boot's `CLOCK_BOOTTIME` was zero,
-///   taken once (the first time the daemon runs in that boot) as `realtime − boottime − origin`.
-///   A boot's anchor never changes afterwards, so stepping the wall clock moves nothing.
-/// - `highWater`: the latest SR nanosecond known to be handed out. A new boot's anchor is raised
-///   if needed so its first instant lies after it: the timeline never runs backwards, even when
-///   the wall clock was wrong or stepped back across a reboot.
+///   taken once (the first time the daemon runs in that boot). A boot's anchor never changes
+///   afterwards, so stepping the wall clock moves nothing.
+/// - `highWater`: the latest SR nanosecond known to be handed out. A new boot starts after it:
+///   the timeline never runs backwards, even when the wall clock was wrong or stepped back.
+/// - `unprovenBoots`: boots anchored while the kernel did not report the wall clock
+///   synchronised. Such a boot starts right after `highWater`: the timeline counts only the
+///   time it can prove (the new boot's own `CLOCK_BOOTTIME`), never a wall-clock jump, so the
+///   hold is never cut short by a clock set ahead across a reboot.
 public struct Timeline: Hashable, Sendable, Codable {
     public private(set) var origin: Int64
     public private(set) var anchors: [BootID: Int64]
     public private(set) var highWater: Int64
+    public private(set) var unprovenBoots: Set<BootID>
 
     /// The boot whose anchor was adopted last (the one the daemon runs in).
     public private(set) var currentBoot: BootID?
@@ -25,39 +29,71 @@ public struct Timeline: Hashable, Sendable, Codable {
         return Timeline(origin: origin, anchors: [:], highWater: Int64.min)
     }
 
-    public init(origin: Int64, anchors: [BootID: Int64], highWater: Int64, currentBoot: BootID? = nil) {
+    public init(origin: Int64, anchors: [BootID: Int64], highWater: Int64, currentBoot: BootID? = nil,
+                unprovenBoots: Set<BootID> = []) {
         self.origin = origin
         self.anchors = anchors
         self.highWater = highWater
         self.currentBoot = currentBoot
+        self.unprovenBoots = unprovenBoots
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case origin, anchors, highWater, currentBoot, unprovenBoots
+    }
+
+    /// Files written before `unprovenBoots` existed read as "every boot proven" (they were
+    /// anchored by the wall clock, as the rule then was).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        origin = try container.decode(Int64.self, forKey: .origin)
+        anchors = try container.decode([BootID: Int64].self, forKey: .anchors)
+        highWater = try container.decode(Int64.self, forKey: .highWater)
+        currentBoot = try container.decodeIfPresent(BootID.self, forKey: .currentBoot)
+        unprovenBoots = try container.decodeIfPresent(Set<BootID>.self, forKey: .unprovenBoots) ?? []
     }
 
     /// What adopting a boot did, for the daemon's log.
     public enum Adoption: Hashable, Sendable {
         /// The boot already had an anchor (the daemon restarted within a boot).
         case kept(anchor: Int64)
-        /// A new anchor from the wall clock.
+        /// A new anchor from the synchronised wall clock (or the first boot of a new timeline).
         case anchored(anchor: Int64)
         /// The wall clock would have put this boot before already recorded time; the anchor was
         /// raised by `raisedBy` nanoseconds so the timeline keeps increasing.
         case raised(anchor: Int64, raisedBy: Int64)
+        /// The wall clock is not synchronised and says `unprovenBy` nanoseconds more passed than
+        /// can be proven: the boot starts right after recorded time instead (0005-clock-steps.md).
+        case unproven(anchor: Int64, unprovenBy: Int64)
     }
 
     /// Makes the clock's current boot part of the timeline; call once at daemon start.
+    ///
+    /// A new boot starts after `highWater` (its `CLOCK_BOOTTIME` zero lies one nanosecond past
+    /// it), and later than that only by what a synchronised wall clock says passed.
     @discardableResult
     public mutating func adoptCurrentBoot(of clock: any SystemClock) -> Adoption {
         let boot = clock.bootID
         currentBoot = boot
         if let anchor = anchors[boot] { return .kept(anchor: anchor) }
-        let boottime = clock.boottimeNanoseconds()
-        let candidate = clock.realtimeCFNanoseconds() - origin - boottime
-        if highWater != Int64.min, candidate + boottime <= highWater {
-            let anchor = highWater + 1 - boottime
-            anchors[boot] = anchor
-            return .raised(anchor: anchor, raisedBy: anchor - candidate)
+        let synchronized = clock.wallClockSynchronized()
+        let wall = clock.realtimeCFNanoseconds().subtractingSaturating(origin).subtractingSaturating(clock.boottimeNanoseconds())
+        if !synchronized { unprovenBoots.insert(boot) }
+        guard highWater != Int64.min else {
+            anchors[boot] = wall
+            return .anchored(anchor: wall)
         }
-        anchors[boot] = candidate
-        return .anchored(anchor: candidate)
+        let floor = highWater.addingSaturating(1)
+        if wall < floor {
+            anchors[boot] = floor
+            return .raised(anchor: floor, raisedBy: floor.subtractingSaturating(wall))
+        }
+        if synchronized {
+            anchors[boot] = wall
+            return .anchored(anchor: wall)
+        }
+        anchors[boot] = floor
+        return .unproven(anchor: floor, unprovenBy: wall.subtractingSaturating(floor))
     }
 
     /// Records that SR time up to `nanoseconds` has been handed out (persist it with the timeline).
@@ -100,5 +136,17 @@ public struct Timeline: Hashable, Sendable, Codable {
 
     public func fromCFAbsoluteTime(_ cf: CFAbsoluteTime, clock: any SystemClock) -> SRAbsoluteTime? {
         cfOffsetNanoseconds(clock).map { SRAbsoluteTime(cf - Double($0) / 1e9) }
+    }
+}
+
+extension Int64 {
+    fileprivate func addingSaturating(_ other: Int64) -> Int64 {
+        let (result, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : result
+    }
+
+    fileprivate func subtractingSaturating(_ other: Int64) -> Int64 {
+        let (result, overflow) = subtractingReportingOverflow(other)
+        return overflow ? (other > 0 ? .min : .max) : result
     }
 }

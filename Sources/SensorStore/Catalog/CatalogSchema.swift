@@ -78,6 +78,14 @@ enum CatalogSchema {
             since INTEGER NOT NULL                   -- SR ns of the run's first sample
         );
         """,
+        // 3 → 4: each chunk's earliest and latest receive time (SR ns), so a query knows without
+        // decoding whether any of its samples was received inside the hold or before an app's
+        // first start. NULL for chunks written before: such a chunk is decoded and checked
+        // sample by sample.
+        """
+        ALTER TABLE chunks ADD COLUMN min_receive INTEGER;
+        ALTER TABLE chunks ADD COLUMN max_receive INTEGER;
+        """,
     ]
 
     static var currentVersion: Int64 { Int64(migrations.count) }

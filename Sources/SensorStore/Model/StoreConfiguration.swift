@@ -27,6 +27,46 @@ public struct RetentionPolicy: Hashable, Sendable {
         guard after < to else { return nil }
         return (after, to)
     }
+
+    /// The per-sample half of the rules at SR time `now`: a sample inside the visible range is
+    /// served only when its receive time passes them too (docs/design-notes/0005-clock-steps.md).
+    public func admission(notBefore: Int64 = .min, now: Int64) -> SampleAdmission {
+        SampleAdmission(releasedThrough: hold > 0 ? now.subtractingSaturating(hold) : .max, notBefore: notBefore)
+    }
+}
+
+/// Which samples an app may have, by both the sensor's time and the time the daemon received
+/// the sample: the hold applies to the later of the two, the first-start rule to the earlier. A
+/// sensor that stamps its samples late (a buffered FIFO, a wearable syncing) must not get them
+/// out of the hold early, and one that stamps them early must not hand an app data received
+/// before that app's first `startRecording`.
+public struct SampleAdmission: Hashable, Sendable {
+    /// Samples whose later time is after this are still held (`Int64.max` without a hold).
+    public let releasedThrough: Int64
+    /// Samples whose earlier time is before this predate the app's first start (`.min`: none).
+    public let notBefore: Int64
+
+    public init(releasedThrough: Int64, notBefore: Int64) {
+        self.releasedThrough = releasedThrough
+        self.notBefore = notBefore
+    }
+
+    /// Whether one sample passes both rules.
+    public func admits(sensorTime: Int64, receiveTime: Int64) -> Bool {
+        max(sensorTime, receiveTime) <= releasedThrough && min(sensorTime, receiveTime) >= notBefore
+    }
+
+    /// Whether a sample whose sensor time already passed `RetentionPolicy.visibleRange` passes on
+    /// its receive time too.
+    @inline(__always)
+    func admitsReceive(_ receiveTime: Int64) -> Bool {
+        receiveTime <= releasedThrough && receiveTime >= notBefore
+    }
+
+    /// Whether every receive time in `[lowest, highest]` passes (a chunk that needs no filtering).
+    func admitsReceives(lowest: Int64, highest: Int64) -> Bool {
+        lowest >= notBefore && highest <= releasedThrough
+    }
 }
 
 /// How hard commits push data to stable storage.

@@ -3,7 +3,9 @@ import SensorKitModel
 
 /// A streaming query: the samples of one sensor on one device in `(after, through]`, in time
 /// order, delivered block by block as chunks are decoded — a day is never held in memory, only
-/// the chunks that overlap the current position.
+/// the chunks that overlap the current position. Samples whose receive time fails the query's
+/// `SampleAdmission` (received inside the hold, or before the app's first start) are left out;
+/// the chunk index's receive bounds say which chunks need that checked sample by sample.
 ///
 /// Order: by sensor time. Samples with equal times keep the order they were appended in: within a
 /// chunk by a stable sort, across chunks by chunk id (chunks are written in append order; after a
@@ -23,6 +25,8 @@ public final class SampleCursor {
         let minTime: Int64
         let maxTime: Int64
         let sampleCount: Int
+        /// Some receive time may fail the admission (or the bounds are unknown): decode and filter.
+        let checksReceives: Bool
     }
 
     private struct Run {
@@ -41,6 +45,7 @@ public final class SampleCursor {
     private let streams: [StreamID: StoredStream]
     private let after: Int64
     private let through: Int64
+    private let admission: SampleAdmission
     private let reportCorrupt: (Int64, StreamID, Int64, Int64) -> Void
     private var index: [ChunkRef] = []
     private var nextIndex = 0
@@ -57,18 +62,20 @@ public final class SampleCursor {
         streams = [:]
         after = 0
         through = 0
+        admission = SampleAdmission(releasedThrough: .max, notBefore: .min)
         reportCorrupt = { _, _, _, _ in }
         started = true
     }
 
     init(
-        pool: ReaderPool, streams: [StoredStream], after: Int64, through: Int64,
+        pool: ReaderPool, streams: [StoredStream], after: Int64, through: Int64, admission: SampleAdmission,
         reportCorrupt: @escaping (Int64, StreamID, Int64, Int64) -> Void
     ) {
         self.pool = pool
         self.streams = Dictionary(uniqueKeysWithValues: streams.map { ($0.id, $0) })
         self.after = after
         self.through = through
+        self.admission = admission
         self.reportCorrupt = reportCorrupt
     }
 
@@ -162,10 +169,12 @@ public final class SampleCursor {
         }
     }
 
-    /// Whether every sample of `ref` is in `(after, through]` and no other chunk can interleave
-    /// with it: nothing is active (checked by the caller) and the next chunk starts after it.
+    /// Whether every sample of `ref` is in `(after, through]` and admitted by its receive time, and
+    /// no other chunk can interleave with it: nothing is active (checked by the caller) and the
+    /// next chunk starts after it.
     private func isWhole(_ ref: ChunkRef, followedBy next: Int) -> Bool {
-        ref.minTime > after && ref.maxTime <= through && (next >= index.count || index[next].minTime > ref.maxTime)
+        ref.minTime > after && ref.maxTime <= through && !ref.checksReceives
+            && (next >= index.count || index[next].minTime > ref.maxTime)
     }
 
     /// `ref` as stored when it can be handed over; otherwise it is loaded for decoding (or, if
@@ -212,7 +221,7 @@ public final class SampleCursor {
         let span = try db.prepare("SELECT max_chunk_span FROM streams WHERE id = ?")
         let chunks = try db.prepare(
             """
-            SELECT id, boot, min_time, max_time, sample_count FROM chunks
+            SELECT id, boot, min_time, max_time, sample_count, min_receive, max_receive FROM chunks
             WHERE stream = ? AND min_time >= ? AND min_time <= ? AND max_time > ? ORDER BY min_time, id
             """)
         var refs: [(ChunkRef)] = []
@@ -224,9 +233,11 @@ public final class SampleCursor {
             chunks.reset()
             try chunks.bind([stream.rawValue, after.subtractingSaturating(widest), through, after])
             while try chunks.step() {
+                let receivesKnown = !chunks.isNull(5) && !chunks.isNull(6)
                 refs.append(ChunkRef(
                     id: chunks.int64(0), stream: stream, bootRow: chunks.int64(1), minTime: chunks.int64(2),
-                    maxTime: chunks.int64(3), sampleCount: chunks.int(4)))
+                    maxTime: chunks.int64(3), sampleCount: chunks.int(4),
+                    checksReceives: !receivesKnown || !admission.admitsReceives(lowest: chunks.int64(5), highest: chunks.int64(6))))
             }
         }
         refs.sort { ($0.minTime, $0.id) < ($1.minTime, $1.id) }
@@ -250,6 +261,10 @@ public final class SampleCursor {
             else { throw ChunkCodecError.malformed("chunk does not match its stream") }
             samples = decoded.samples
             if !decoded.header.timesNonDecreasing { samples = samples.sortedByTime() }
+            if ref.checksReceives {
+                let admission = self.admission
+                samples = samples.keeping(receiveTimes: { admission.admitsReceive($0) })
+            }
         } catch is ChunkCodecError {
             fetch.reset()
             reportCorrupt(ref.id, ref.stream, ref.minTime, ref.maxTime)
@@ -283,6 +298,17 @@ extension ChunkSamples {
         return ChunkSamples(
             times: order.map { times[$0] }, receiveTimes: order.map { receiveTimes[$0] },
             columns: columns.map { column in order.map { column[$0] } })
+    }
+}
+
+extension ChunkSamples {
+    /// The samples whose receive time satisfies `isKept`, in their order (self when all are).
+    func keeping(receiveTimes isKept: (Int64) -> Bool) -> ChunkSamples {
+        let kept = receiveTimes.indices.filter { isKept(receiveTimes[$0]) }
+        guard kept.count < count else { return self }
+        return ChunkSamples(
+            times: kept.map { times[$0] }, receiveTimes: kept.map { receiveTimes[$0] },
+            columns: columns.map { column in kept.map { column[$0] } })
     }
 }
 

@@ -125,3 +125,16 @@ extension ChunkSamples {
         return (low, high)
     }
 }
+
+extension ChunkSamples {
+    /// The smallest and largest receive time in `range`; (max, min) for an empty range.
+    func receiveBounds(_ range: Range<Int>) -> (min: Int64, max: Int64) {
+        var low = Int64.max, high = Int64.min
+        for index in range {
+            let time = receiveTimes[index]
+            low = min(low, time)
+            high = max(high, time)
+        }
+        return (low, high)
+    }
+}

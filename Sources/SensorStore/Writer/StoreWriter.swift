@@ -101,7 +101,7 @@ final class StoreWriter: @unchecked Sendable {
         self.db = db
         statements = Statements(
             insertChunk: try db.prepare(
-                "INSERT INTO chunks (stream, boot, tier, min_time, max_time, sample_count, byte_count, bytes) VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO chunks (stream, boot, tier, min_time, max_time, sample_count, byte_count, bytes, min_receive, max_receive) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 persistent: true),
             deleteChunk: try db.prepare("DELETE FROM chunks WHERE id = ?", persistent: true),
             widenSpan: try db.prepare("UPDATE streams SET max_chunk_span = ?2 WHERE id = ?1 AND max_chunk_span < ?2", persistent: true),
@@ -711,6 +711,9 @@ final class StoreWriter: @unchecked Sendable {
         insert.reset()
         try insert.bind([stream.rawValue, bootRow, tier, bounds.min, bounds.max, Int64(range.count), Int64(bytes.count)])
         try insert.bind(8, blob: bytes)
+        let receives = samples.receiveBounds(range)
+        try insert.bind(9, receives.min)
+        try insert.bind(10, receives.max)
         try insert.run()
         let id = try database().lastInsertRowID
         let widen = statements.widenSpan
