@@ -75,5 +75,11 @@ let package = Package(
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
         .testTarget(name: "SensorKitTests", dependencies: ["SensorKit", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
         .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "DaemonTestKit"]),
+
+        // The BLE bridge's protocol core: ATT/GATT client, HRS/DIS/Battery/PMD codecs, device-clock
+        // mapping, the emulated transport (docs/ble.md).
+        .target(name: "BLEBridge", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
+        .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "SensorKitModel", "SensorSystem"],
+                    swiftSettings: strict),
     ]
 )
