@@ -77,9 +77,11 @@ let package = Package(
         .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "DaemonTestKit"]),
 
         // The BLE bridge's protocol core: ATT/GATT client, HRS/DIS/Battery/PMD codecs, device-clock
-        // mapping, the emulated transport (docs/ble.md).
+        // mapping, the emulated transport (docs/ble.md). Its tests talk to an emulated peripheral
+        // that shares no code with it.
         .target(name: "BLEBridge", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
-        .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "SensorKitModel", "SensorSystem"],
+        .target(name: "BLETestKit", dependencies: ["SensorSystem"], path: "Tests/BLETestKit", swiftSettings: strict),
+        .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "BLETestKit", "SensorKitModel", "SensorSystem"],
                     swiftSettings: strict),
     ]
 )
