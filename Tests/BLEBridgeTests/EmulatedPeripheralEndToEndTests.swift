@@ -183,6 +183,31 @@ final class WearableHarness: @unchecked Sendable {
         #expect(harness.waitUntil { !h10.isConnected })
     }
 
+    /// A Verity Sense-like PPG device: compressed and raw PPG frames (three optical channels +
+    /// ambient) decode to the values the peripheral sent.
+    @Test func veritySenseStreamsPPG() throws {
+        let sense = try EmulatedPeripheral(directory: directory, profile: .veritySense())
+        let harness = try WearableHarness(path: sense.attPath)
+        let pmd = try #require(harness.services?.service(.polarMeasurementDataService))
+        let controlPoint = try #require(pmd.characteristic(.polarMeasurementControlPoint))
+        let data = try #require(pmd.characteristic(.polarMeasurementData))
+        _ = harness.on { $0.subscribe(controlPoint) }
+        _ = harness.on { $0.subscribe(data) }
+        let start = harness.on { $0.write(controlPoint.valueHandle, value: PMDCommand.startMeasurement(.ppg, settings: [PMDSetting(.sampleRate, [55])]).encoded()) }
+        #expect(harness.completion(of: start) == .writeCompleted(start, handle: controlPoint.valueHandle))
+        #expect(harness.waitUntil { sense.runningMeasurements == [1] })
+        let samples: [[Int32]] = (0..<40).map { [-517_445 + $0 * 3, -484_483 - $0 * 200, -476_780 + ($0 % 5), 1_000 + $0] }
+        #expect(sense.sendPPG(timestamp: 799_443_547_265_317_677, samples: samples, compressed: true))
+        // Raw frames carry 12 bytes a sample: 18 fit the 244 bytes a notification may hold at MTU 247.
+        #expect(sense.sendPPG(timestamp: 799_443_548_265_317_677, samples: Array(samples.prefix(18)), compressed: false))
+        #expect(harness.waitUntil { harness.notifications(handle: data.valueHandle).count == 2 })
+        let frames = try harness.notifications(handle: data.valueHandle).map { try PMDFrame(decoding: $0) }
+        #expect(frames.map(\.isCompressed) == [true, false])
+        #expect(frames.first?.samples == samples)
+        #expect(frames.last?.samples == Array(samples.prefix(18)))
+        #expect(frames.allSatisfy { $0.measurementType == 1 })
+    }
+
     @Test func mtuTooSmallForPMDIsReportedByTheDevice() throws {
         let h10 = try EmulatedPeripheral(directory: directory, profile: .h10())
         h10.setFaults { $0.serverMTU = 185 }
