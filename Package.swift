@@ -55,7 +55,7 @@ let package = Package(
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
         // `make bench`: figures beside anchors measured in the same run.
         .executableTarget(name: "sensorkit-bench", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "SensorChunks", "IIOBridge",
-                                                         "SensorDaemon", "SensorKit", "DaemonTestKit"],
+                                                         "SensorDaemon", "SensorKit", "DaemonTestKit", "BLEBridge", "BLETestKit"],
                           swiftSettings: strict),
 
         // Tests.
