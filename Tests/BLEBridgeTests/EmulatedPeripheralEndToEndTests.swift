@@ -208,6 +208,41 @@ final class WearableHarness: @unchecked Sendable {
         #expect(frames.allSatisfy { $0.measurementType == 1 })
     }
 
+    /// Over the socket: a duplicated frame, a device clock that jumps an hour ahead, then one that
+    /// falls back to 2019 — one duplicate dropped, two gaps, sample times still strictly increasing.
+    @Test func duplicateJumpAndResetFromThePeripheral() throws {
+        let h10 = try EmulatedPeripheral(directory: directory, profile: .h10())
+        let harness = try WearableHarness(path: h10.attPath)
+        let pmd = try #require(harness.services?.service(.polarMeasurementDataService))
+        let controlPoint = try #require(pmd.characteristic(.polarMeasurementControlPoint))
+        let data = try #require(pmd.characteristic(.polarMeasurementData))
+        _ = harness.on { $0.subscribe(data) }
+        let start = harness.on { $0.write(controlPoint.valueHandle, value: PMDCommand.startECG.encoded()) }
+        _ = harness.completion(of: start)
+        let frameNanoseconds: UInt64 = 73 * 7_692_308
+        var stamps: [UInt64] = (1...4).map { 820_000_000_000_000_000 + $0 * frameNanoseconds }
+        stamps.append(stamps[3])  // duplicate
+        stamps += (5...6).map { 820_000_000_000_000_000 + 3_600_000_000_000 + $0 * frameNanoseconds }  // jump ahead
+        stamps += (1...2).map { PMDTime.resetInstant + $0 * frameNanoseconds }  // reset
+        for stamp in stamps { #expect(h10.sendECG(timestamp: stamp, microvolts: [Int32](repeating: 5, count: 73))) }
+        #expect(harness.waitUntil { harness.notifications(handle: data.valueHandle).count == stamps.count })
+        var timeline = PMDStreamTimeline(measurementType: .ecg, sampleRateHz: 130, holdNanoseconds: 0)
+        var events: [PMDStreamTimeline.Event] = []
+        for (index, value) in harness.notifications(handle: data.valueHandle).enumerated() {
+            events += timeline.receive(value, at: 10_000_000_000 + Int64(index) * Int64(frameNanoseconds))
+        }
+        events += timeline.finish()
+        let reasons = events.compactMap { if case .gap(let gap) = $0 { gap.reason } else { nil } }
+        #expect(reasons == [.deviceClockJump, .deviceClockReset])
+        #expect(timeline.counters.duplicates == 1)
+        let times: [Int64] = events.flatMap { event -> [Int64] in
+            if case .frame(let frame) = event { return frame.sampleTimes }
+            return []
+        }
+        #expect(times.count == 8 * 73)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
+    }
+
     @Test func mtuTooSmallForPMDIsReportedByTheDevice() throws {
         let h10 = try EmulatedPeripheral(directory: directory, profile: .h10())
         h10.setFaults { $0.serverMTU = 185 }
