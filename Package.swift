@@ -55,7 +55,7 @@ let package = Package(
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
         // `make bench`: figures beside anchors measured in the same run.
         .executableTarget(name: "sensorkit-bench", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "SensorChunks", "IIOBridge",
-                                                         "SensorDaemon", "SensorKit", "DaemonTestKit"],
+                                                         "SensorDaemon", "SensorKit", "DaemonTestKit", "BLEBridge", "BLETestKit"],
                           swiftSettings: strict),
 
         // Tests.
@@ -75,5 +75,13 @@ let package = Package(
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
         .testTarget(name: "SensorKitTests", dependencies: ["SensorKit", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
         .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "DaemonTestKit"]),
+
+        // The BLE bridge's protocol core: ATT/GATT client, HRS/DIS/Battery/PMD codecs, device-clock
+        // mapping, the emulated transport (docs/ble.md). Its tests talk to an emulated peripheral
+        // that shares no code with it.
+        .target(name: "BLEBridge", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
+        .target(name: "BLETestKit", dependencies: ["SensorSystem"], path: "Tests/BLETestKit", swiftSettings: strict),
+        .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "BLETestKit", "SensorKitModel", "SensorSystem"],
+                    swiftSettings: strict),
     ]
 )

@@ -1,0 +1,59 @@
+import Glibc
+import SensorSystem
+
+/// The scan of an emulated transport directory: each peripheral `ADDR` is `ADDR.adv` (what a
+/// scan sees: advertising data then scan response, raw AD structures, ≤ 62 bytes) beside the
+/// listening socket `ADDR.att`. A peripheral is in range while both exist (docs/ble.md).
+public enum EmulatedScan {
+    public struct Report: Equatable, Sendable {
+        /// Upper-case `AA:BB:CC:DD:EE:FF`.
+        public var address: String
+        public var data: AdvertisingData
+        /// The path to connect the ATT bearer to.
+        public var attPath: String
+    }
+
+    /// One pass over `directory`. Names that are not addresses, `.adv` files without their
+    /// `.att` socket and unreadable files are skipped; a file over 62 bytes is cut and marked.
+    public static func scan(directory: String) -> [Report] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: Set<String> = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            names.insert(name)
+        }
+        var reports: [Report] = []
+        for name in names.sorted() where name.hasSuffix(".adv") {
+            let address = String(name.dropLast(4))
+            guard isAddress(address), names.contains(address + ".att") else { continue }
+            guard let bytes = readPrefix(directory + "/" + name, limit: AdvertisingData.maximumLength + 1) else { continue }
+            reports.append(Report(address: address.uppercased(), data: AdvertisingData(parsing: bytes), attPath: directory + "/" + address + ".att"))
+        }
+        return reports
+    }
+
+    /// `AA:BB:CC:DD:EE:FF`, hex digits of either case.
+    public static func isAddress(_ text: String) -> Bool {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && UInt8($0, radix: 16) != nil }
+    }
+
+    private static func readPrefix(_ path: String, limit: Int) -> [UInt8]? {
+        guard let fd = try? syscall("open(\(path))", { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }) else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: limit)
+        var filled = 0
+        while filled < limit {
+            let count = buffer.withUnsafeMutableBytes { raw in
+                try? syscall("read(\(path))") { read(fd, raw.baseAddress! + filled, limit - filled) }
+            }
+            guard let count else { return nil }
+            if count == 0 { break }
+            filled += count
+        }
+        return Array(buffer[..<filled])
+    }
+}

@@ -1,0 +1,163 @@
+/// One PMD stream (ECG or PPG) put on the host timeline: decodes each data notification, drops
+/// duplicates, maps device time through `DeviceClockMapping`, and turns a device clock that reset
+/// or jumped, frames that went missing and frames that cannot be decoded into recorded gaps —
+/// never into reordered or invented samples. Frames are held up to `holdNanoseconds` so the fit
+/// has seen the pairs after them. Sample times strictly increase (docs/ble.md, "One timeline").
+public struct PMDStreamTimeline: Sendable {
+    public struct TimedFrame: Equatable, Sendable {
+        public var frame: PMDFrame
+        /// Host time (receive clock, ns) of each sample, oldest first; strictly increasing.
+        public var sampleTimes: [Int64]
+        public var receiveTime: Int64
+        /// How far the mapping may be off for this frame (ns).
+        public var uncertainty: Int64
+    }
+
+    public enum GapReason: Equatable, Sendable {
+        /// The device clock fell back to its power-on instant (H10: 2019-01-01).
+        case deviceClockReset
+        /// Device time went back, or forward by more than the time that passed on the host.
+        case deviceClockJump
+        /// Device time advanced by more than the frames received cover: frames were lost.
+        case framesMissing
+        /// A frame whose payload was not whole samples, or that could not be decoded at all.
+        case undecodableFrame
+    }
+
+    public struct Gap: Equatable, Sendable {
+        public var reason: GapReason
+        /// The last sample time recorded before the gap (nil when nothing was recorded yet).
+        public var after: Int64?
+        public var receiveTime: Int64
+    }
+
+    public enum Event: Equatable, Sendable {
+        case frame(TimedFrame)
+        case gap(Gap)
+    }
+
+    public struct Counters: Equatable, Sendable {
+        public var frames = 0
+        public var duplicates = 0
+        public var undecodable = 0
+        public var otherMeasurement = 0
+        public var resets = 0
+        public var jumps = 0
+        public var missing = 0
+        /// Sample times pushed forward to keep them strictly increasing.
+        public var clamped = 0
+    }
+
+    public let measurementType: PMDMeasurementType
+    public let samplePeriodNanoseconds: Int64
+    public let holdNanoseconds: Int64
+    public private(set) var counters = Counters()
+
+    private var mapping: DeviceClockMapping
+    private var pending: [(frame: PMDFrame, receive: Int64)] = []
+    private var previous: (type: UInt8, frameType: UInt8, device: UInt64, receive: Int64, samples: Int)?
+    /// The last frame released in the current mapping: (device time, host time of its last sample).
+    private var lastReleased: (device: UInt64, time: Int64)?
+    private var lastSampleTime: Int64?
+
+    public init(measurementType: PMDMeasurementType, sampleRateHz: Int, holdNanoseconds: Int64 = 1_000_000_000) {
+        self.measurementType = measurementType
+        samplePeriodNanoseconds = 1_000_000_000 / Int64(max(1, sampleRateHz))
+        self.holdNanoseconds = max(0, holdNanoseconds)
+        mapping = DeviceClockMapping()
+    }
+
+    /// One Data-characteristic notification received at `receiveTime` (host ns).
+    public mutating func receive(_ value: [UInt8], at receiveTime: Int64) -> [Event] {
+        let frame: PMDFrame
+        do {
+            frame = try PMDFrame(decoding: value)
+        } catch .unsupportedFrame(let type, _) where type != measurementType.rawValue {
+            counters.otherMeasurement += 1
+            return []
+        } catch {
+            counters.undecodable += 1
+            return [.gap(Gap(reason: .undecodableFrame, after: lastSampleTime, receiveTime: receiveTime))]
+        }
+        guard frame.measurementType == measurementType.rawValue else {
+            counters.otherMeasurement += 1
+            return []
+        }
+        var events: [Event] = []
+        if let previous {
+            if previous.type == frame.measurementType, previous.frameType == frame.frameType, previous.device == frame.deviceTimestamp {
+                counters.duplicates += 1
+                return []
+            }
+            let deviceAdvance = frame.deviceTimestamp >= previous.device ? Int64(clamping: frame.deviceTimestamp - previous.device) : -1
+            let hostAdvance = receiveTime &- previous.receive
+            if deviceAdvance <= 0 || deviceAdvance > max(0, hostAdvance) + 1_000_000_000 {
+                let isReset = frame.deviceTimestamp >= PMDTime.resetInstant && frame.deviceTimestamp < PMDTime.resetInstant + 86_400_000_000_000
+                    && !(previous.device >= PMDTime.resetInstant && previous.device < frame.deviceTimestamp)
+                if isReset { counters.resets += 1 } else { counters.jumps += 1 }
+                events += release(upTo: Int64.max)
+                events.append(.gap(Gap(reason: isReset ? .deviceClockReset : .deviceClockJump, after: lastSampleTime, receiveTime: receiveTime)))
+                mapping.reset()
+                lastReleased = nil
+            } else if deviceAdvance > Int64(frame.samples.count) * samplePeriodNanoseconds * 3 / 2 {
+                counters.missing += 1
+                events += release(upTo: Int64.max)
+                events.append(.gap(Gap(reason: .framesMissing, after: lastSampleTime, receiveTime: receiveTime)))
+                lastReleased = nil
+            }
+        }
+        previous = (frame.measurementType, frame.frameType, frame.deviceTimestamp, receiveTime, frame.samples.count)
+        counters.frames += 1
+        mapping.observe(device: frame.deviceTimestamp, receive: receiveTime)
+        pending.append((frame, receiveTime))
+        events += release(upTo: receiveTime &- holdNanoseconds)
+        return events
+    }
+
+    /// Releases every held frame (the stream stopped or the link went down) and forgets the
+    /// device clock: the next frame starts a new mapping.
+    public mutating func finish() -> [Event] {
+        let events = release(upTo: Int64.max)
+        mapping.reset()
+        previous = nil
+        lastReleased = nil
+        return events
+    }
+
+    private mutating func release(upTo limit: Int64) -> [Event] {
+        var events: [Event] = []
+        while let first = pending.first, first.receive <= limit {
+            pending.removeFirst()
+            events.append(.frame(timed(first.frame, receivedAt: first.receive)))
+        }
+        return events
+    }
+
+    private mutating func timed(_ frame: PMDFrame, receivedAt receive: Int64) -> TimedFrame {
+        let estimate = mapping.estimate(device: frame.deviceTimestamp) ?? (receive, 0)
+        // The last sample cannot have been taken after it was received.
+        var last = min(estimate.time, receive)
+        let count = Int64(frame.samples.count)
+        var spacing = samplePeriodNanoseconds
+        if let lastReleased, frame.deviceTimestamp > lastReleased.device, last > lastReleased.time {
+            spacing = (last - lastReleased.time) / count
+        } else {
+            spacing = Int64((Double(samplePeriodNanoseconds) * (1 + mapping.drift)).rounded())
+        }
+        spacing = max(1, spacing)
+        var times: [Int64] = []
+        times.reserveCapacity(frame.samples.count)
+        for index in 0..<count {
+            var time = last &- (count - 1 - index) &* spacing
+            if let previousTime = times.last ?? lastSampleTime, time <= previousTime {
+                time = previousTime &+ 1
+                counters.clamped += 1
+            }
+            times.append(time)
+        }
+        last = times.last ?? last
+        lastSampleTime = last
+        lastReleased = (frame.deviceTimestamp, last)
+        return TimedFrame(frame: frame, sampleTimes: times, receiveTime: receive, uncertainty: estimate.uncertainty)
+    }
+}
