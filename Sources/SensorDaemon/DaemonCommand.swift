@@ -88,10 +88,19 @@ public enum DaemonCommand {
         return 0
     }
 
+    /// The most the daemon reads of its configuration file; a larger one is refused.
+    public static let maximumConfigurationBytes = 1 << 20
+
     /// The configuration file; a missing file means the defaults (SensorKit's 24 h hold, 7 d window).
+    /// Refused when another user could change it (its `[grant]` sections skip consent) or when it
+    /// is larger than `maximumConfigurationBytes`.
     public static func loadConfiguration(_ path: String) throws -> DaemonConfiguration {
-        guard FileManager.default.fileExists(atPath: path) else { return DaemonConfiguration() }
-        let text = try SystemFiles.read(path, limit: 1 << 20)
-        return try DaemonConfiguration.parse(text)
+        let bytes: [UInt8]
+        do {
+            bytes = try AdministeredFile.read(path, limit: maximumConfigurationBytes)
+        } catch .unreadable(let failure) where failure.errno == ENOENT {
+            return DaemonConfiguration()
+        }
+        return try DaemonConfiguration.parse(String(decoding: bytes, as: UTF8.self))
     }
 }

@@ -27,9 +27,11 @@ public enum SystemFiles {
 
     /// Writes `contents` to `path` atomically: a temporary file in the same folder, fsync, rename,
     /// fsync of the folder. After a crash the file holds the old or the new contents, never a mix.
-    public static func writeAtomically(_ path: String, contents: [UInt8], mode: mode_t = 0o644) throws(SystemError) {
+    /// The temporary file is always a new file (`O_EXCL | O_NOFOLLOW`): in a folder others may
+    /// write in, a link planted at its name must never lead the write, or the mode, to another file.
+    public static func writeAtomically(_ path: String, contents: [UInt8], mode: mode_t = 0o600) throws(SystemError) {
         let temporary = path + ".tmp.\(getpid())"
-        let fd = try syscall("open(\(temporary))") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) }
+        let fd = try createExclusively(temporary, mode: mode)
         var written = 0
         do {
             while written < contents.count {
@@ -53,6 +55,32 @@ public enum SystemFiles {
             fsync(dirfd)
             close(dirfd)
         }
+    }
+
+    /// Creates `path` as a new file, never through a link. Whatever already has the name (a
+    /// leftover of a crash, or something planted) is unlinked — the entry itself, never what a
+    /// link points to — and the creation tried once more.
+    static func createExclusively(_ path: String, mode: mode_t) throws(SystemError) -> Int32 {
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        do {
+            return try syscall("open(\(path))") { open(path, flags, mode) }
+        } catch where error.errno == EEXIST {
+            _ = try syscall("unlink(\(path))") { unlink(path) }
+            return try syscall("open(\(path))") { open(path, flags, mode) }
+        }
+    }
+
+    /// Creates an empty file with `mode` unless `path` already exists; never through a link.
+    public static func createIfMissing(_ path: String, mode: mode_t) throws(SystemError) {
+        let fd: Int32
+        do {
+            fd = try syscall("open(\(path))") { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
+        } catch where error.errno == EEXIST {
+            return
+        }
+        defer { close(fd) }
+        // The umask may have taken bits away from `mode`; the file gets exactly `mode`.
+        _ = try syscall("fchmod(\(path))") { fchmod(fd, mode) }
     }
 
     /// Creates a folder and its parents (like `mkdir -p`).

@@ -18,9 +18,11 @@ public enum TimelineFile {
         return try JSONDecoder().decode(Timeline.self, from: Data(text.utf8))
     }
 
-    public static func save(_ timeline: Timeline, to path: String) throws {
+    /// Saves `timeline` to `path`: private (0600) in the state directory; the copy published for
+    /// clients passes 0644.
+    public static func save(_ timeline: Timeline, to path: String, mode: mode_t = 0o600) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        try SystemFiles.writeAtomically(path, contents: Array(try encoder.encode(timeline)))
+        try SystemFiles.writeAtomically(path, contents: Array(try encoder.encode(timeline)), mode: mode)
     }
 }

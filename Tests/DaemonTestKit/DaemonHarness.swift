@@ -20,10 +20,10 @@ public final class DaemonHarness: @unchecked Sendable {
     public static let otherApp = "com.example.other"
     public static let nobody: UInt32 = 65534
 
-    /// Starts a daemon; `config` is sensorkitd.conf text, `sources` are added at start,
-    /// `installApps` may add apps to the apps folder (its argument) before the daemon reads it.
+    /// Starts a daemon; `config` is sensorkitd.conf text, `sources` are added at start. `prepare`
+    /// runs on the folder (apps in its `apps.d`) just before the daemon starts (the folder is removed if it cannot).
     public init(config: String = "profile = lab\n", sources: [any SensorSource] = [],
-                installApps: (String) throws -> Void = { _ in }) throws {
+                prepare: (_ folder: String) throws -> Void = { _ in }) throws {
         // A short, world-traversable folder: the socket path must fit sun_path, and the
         // cross-user tests connect as nobody.
         var template = Array("/tmp/skd-XXXXXX".utf8CString)
@@ -36,7 +36,6 @@ public final class DaemonHarness: @unchecked Sendable {
                           users: ["root"])
         try Self.writeApp(Self.otherApp, in: folder + "/apps.d", entitlements: ["motion-accelerometer"],
                           users: ["root", "nobody"])
-        try installApps(folder + "/apps.d")
         try config.write(toFile: folder + "/sensorkitd.conf", atomically: true, encoding: .utf8)
         let paths = DaemonPaths(socket: socket, config: folder + "/sensorkitd.conf", appsDirectory: folder + "/apps.d",
                                 stateDirectory: folder + "/state")
@@ -45,16 +44,23 @@ public final class DaemonHarness: @unchecked Sendable {
         logLines = lines
         let clock = LinuxSystemClock()
         let host = HostIdentity.read().device
-        daemon = try Daemon(.init(
-            paths: paths, configuration: configuration, clock: clock, journal: journal,
-            openStore: { directory, timeline in
-                try StoreBackend.open(stateDirectory: directory, configuration: configuration, clock: clock,
-                                      timeline: timeline.current, hostDevice: host, journal: journal)
-            },
-            startSources: { registry in
-                for source in sources { registry.add(source) }
-                return []
-            }))
+        let created = folder
+        do {
+            try prepare(folder)
+            daemon = try Daemon(.init(
+                paths: paths, configuration: configuration, clock: clock, journal: journal,
+                openStore: { directory, timeline in
+                    try StoreBackend.open(stateDirectory: directory, configuration: configuration, clock: clock,
+                                          timeline: timeline.current, hostDevice: host, journal: journal)
+                },
+                startSources: { registry in
+                    for source in sources { registry.add(source) }
+                    return []
+                }))
+        } catch {
+            try? FileManager.default.removeItem(atPath: created)
+            throw error
+        }
     }
 
     /// Stops the daemon and removes its files.

@@ -1,5 +1,8 @@
+import Foundation
+import Glibc
 import Testing
 import SensorKitModel
+import SensorSystem
 @testable import SensorDaemon
 
 @Suite struct ConfigurationTests {
@@ -50,5 +53,46 @@ import SensorKitModel
         #expect(DaemonConfiguration.parseSize("4096") == 4096)
         #expect(DaemonConfiguration.parseSize("2T") == 2 << 40)
         #expect(DaemonConfiguration.parseSize("lots") == nil)
+    }
+
+    /// A configuration file in a fresh folder; the caller removes the folder.
+    private func configFile(_ text: String, mode: mode_t = 0o644) throws -> String {
+        let folder = try ManifestFixture.temporaryFolder()
+        let path = folder + "/sensorkitd.conf"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
+        chmod(path, mode)
+        return path
+    }
+
+    @Test func aMissingFileMeansTheDefaultsAndAPresentOneIsRead() throws {
+        let path = try configFile("profile = lab\n")
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        #expect(try DaemonCommand.loadConfiguration(path).profile == .lab)
+        #expect(try DaemonCommand.loadConfiguration(path + ".missing") == DaemonConfiguration())
+    }
+
+    @Test func aFileOverTheBoundIsRefusedNotCut() throws {
+        // Cut at the bound, the file's last line would have been parsed half, or not at all.
+        let padding = String(repeating: "# padding\n", count: DaemonCommand.maximumConfigurationBytes / 10)
+        let path = try configFile(padding + "profile = lab\n")
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        #expect(throws: FileRefusal.tooLarge(path, limit: DaemonCommand.maximumConfigurationBytes)) {
+            try DaemonCommand.loadConfiguration(path)
+        }
+    }
+
+    @Test func aFileOthersCanWriteIsRefused() throws {
+        // Its [grant] sections skip the consent prompt.
+        let path = try configFile("[grant com.example.rig]\nsensors = accelerometer\n", mode: 0o664)
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        #expect(throws: FileRefusal.writableByOthers(path, mode: 0o100664)) { try DaemonCommand.loadConfiguration(path) }
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "chown to another user needs root"))
+    func aFileAnotherUserOwnsIsRefused() throws {
+        let path = try configFile("[grant com.example.rig]\nsensors = accelerometer\n")
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        #expect(chown(path, 65534, 65534) == 0)
+        #expect(throws: FileRefusal.ownedByAnotherUser(path, uid: 65534)) { try DaemonCommand.loadConfiguration(path) }
     }
 }

@@ -203,7 +203,7 @@ import Testing
         let purpose = String(repeating: "A study of how people move. ", count: 4_000)  // ≈ 108 KB
         let harness = try DaemonHarness { folder in
             for app in apps {
-                try DaemonHarness.writeApp(app, in: folder, entitlements: ["motion-accelerometer"], users: ["root"], purpose: purpose)
+                try DaemonHarness.writeApp(app, in: folder + "/apps.d", entitlements: ["motion-accelerometer"], users: ["root"], purpose: purpose)
             }
         }
         defer { harness.stop() }

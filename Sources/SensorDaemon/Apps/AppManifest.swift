@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import SensorKitModel
+import SensorSystem
 
 /// A study app as an administrator installs it: `apps.d/<bundle-id>/` holding the app's own
 /// `Info.plist` and `*.entitlements` with Apple's keys, plus `Binding.plist`, the Linux binding that
@@ -39,33 +41,58 @@ public struct AppManifest: Hashable, Sendable {
     public static let entitlementKey = "com.apple.developer.sensorkit.reader.allow"
     public static let bindingFile = "Binding.plist"
 
+    /// The most the daemon reads of one manifest file; a larger one skips the app. Apple's own
+    /// `Info.plist` files run to tens of KiB; the bound keeps an app's texts far below a reply frame.
+    public static let maximumFileBytes = 256 << 10
+
     public enum LoadError: Error, Hashable, Sendable, CustomStringConvertible {
         case missingFile(String)
         case unreadable(String, reason: String)
         case invalid(String, reason: String)
+        /// Another user could change the file or its folder, or it is too large.
+        case refused(FileRefusal)
 
         public var description: String {
             switch self {
             case .missingFile(let path): return "\(path) is missing"
             case .unreadable(let path, let reason): return "\(path) cannot be read: \(reason)"
             case .invalid(let path, let reason): return "\(path): \(reason)"
+            case .refused(let refusal): return "\(refusal)"
             }
         }
     }
 
     /// Loads `directory` (named after the bundle id). `resolveUser` maps a user name to a uid.
+    /// The folder and each file must be owned by root or the daemon's user, writable by nobody
+    /// else, and each file at most `maximumFileBytes` (docs/configuration.md).
     public static func load(directory: String, resolveUser: (String) -> UInt32?) throws(LoadError) -> AppManifest {
-        let bundleID = (directory as NSString).lastPathComponent
-        let info = try dictionary(at: directory + "/Info.plist")
+        do {
+            try AdministeredFile.checkFolder(directory)
+        } catch {
+            throw .refused(error)
+        }
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         guard let entitlementsName = files.sorted().first(where: { $0.hasSuffix(".entitlements") }) else {
             throw .missingFile(directory + "/<name>.entitlements")
         }
-        let entitlementsPath = directory + "/" + entitlementsName
-        let entitlements = try dictionary(at: entitlementsPath)
-        let binding = try dictionary(at: directory + "/" + bindingFile)
+        return try parse(directory: directory,
+                         info: try bytes(at: directory + "/Info.plist"),
+                         entitlements: (entitlementsName, try bytes(at: directory + "/" + entitlementsName)),
+                         binding: try bytes(at: directory + "/" + bindingFile),
+                         resolveUser: resolveUser)
+    }
 
-        guard let allowed = entitlements[entitlementKey] as? [String] else {
+    /// The manifest from its three files' bytes: pure, no I/O. `directory` names the app (its
+    /// last component is the bundle id) and the files in error messages.
+    public static func parse(directory: String, info infoBytes: [UInt8], entitlements: (name: String, bytes: [UInt8]),
+                             binding bindingBytes: [UInt8], resolveUser: (String) -> UInt32?) throws(LoadError) -> AppManifest {
+        let bundleID = (directory as NSString).lastPathComponent
+        let info = try dictionary(infoBytes, path: directory + "/Info.plist")
+        let entitlementsPath = directory + "/" + entitlements.name
+        let entitlementsTable = try dictionary(entitlements.bytes, path: entitlementsPath)
+        let binding = try dictionary(bindingBytes, path: directory + "/" + bindingFile)
+
+        guard let allowed = entitlementsTable[entitlementKey] as? [String] else {
             throw .invalid(entitlementsPath, reason: "\(entitlementKey) must be an array of strings")
         }
         var details: [String: UsageDetail] = [:]
@@ -99,6 +126,10 @@ public struct AppManifest: Hashable, Sendable {
             throw .invalid(directory + "/" + bindingFile, reason: "Consenters must be an array of user names or uids")
         }
         let consenters = try resolve(binding["Consenters"] as? [String] ?? [])
+        // A present Executable of the wrong type must not leave the app unpinned: fail closed.
+        guard binding["Executable"] == nil || binding["Executable"] is String else {
+            throw .invalid(directory + "/" + bindingFile, reason: "Executable must be a string (an absolute path)")
+        }
         let executable = binding["Executable"] as? String
         if let executable, !executable.hasPrefix("/") {
             throw .invalid(directory + "/" + bindingFile, reason: "Executable must be an absolute path")
@@ -110,11 +141,19 @@ public struct AppManifest: Hashable, Sendable {
             executable: executable, consenters: consenters)
     }
 
-    private static func dictionary(at path: String) throws(LoadError) -> [String: Any] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw .missingFile(path) }
+    private static func bytes(at path: String) throws(LoadError) -> [UInt8] {
+        do {
+            return try AdministeredFile.read(path, limit: maximumFileBytes)
+        } catch {
+            if case .unreadable(let failure) = error, failure.errno == ENOENT { throw .missingFile(path) }
+            throw .refused(error)
+        }
+    }
+
+    private static func dictionary(_ bytes: [UInt8], path: String) throws(LoadError) -> [String: Any] {
         let object: Any
         do {
-            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            object = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil)
         } catch {
             throw .unreadable(path, reason: "not a property list (\(error.localizedDescription))")
         }

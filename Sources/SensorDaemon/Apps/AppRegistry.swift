@@ -12,7 +12,15 @@ public struct AppRegistry: Sendable {
     }
 
     /// Loads every `apps.d/<bundle-id>/`; a broken manifest is skipped and reported, never fatal.
+    /// An apps.d that another user could fill installs no app at all.
     public static func load(directory: String) -> (registry: AppRegistry, problems: [String]) {
+        do {
+            try AdministeredFile.checkFolder(directory)
+        } catch .unreadable(let failure) where failure.errno == ENOENT {
+            return (AppRegistry(apps: []), [])
+        } catch {
+            return (AppRegistry(apps: []), ["no app installed: \(error)"])
+        }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
         var apps: [AppManifest] = []
         var problems: [String] = []

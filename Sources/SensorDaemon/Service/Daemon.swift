@@ -47,7 +47,15 @@ public final class Daemon: @unchecked Sendable {
     public init(_ parts: Parts) throws {
         self.parts = parts
         let journal = parts.journal
-        try SystemFiles.makeDirectory(parts.paths.stateDirectory, mode: 0o700)
+        // Before anything opens a file there: the socket's folder must not let others replace the
+        // daemon's files, and the state directory must be the daemon's alone (docs/configuration.md).
+        let socketFolder = (parts.paths.socket as NSString).deletingLastPathComponent
+        try SharedFolder.prepare(socketFolder.isEmpty ? "." : socketFolder)
+        let tightened = try StateDirectory.secure(parts.paths.stateDirectory)
+        if !tightened.isEmpty {
+            journal.warning("state directory \(parts.paths.stateDirectory) was readable by others; made private: "
+                            + tightened.map(\.description).joined(separator: ", "))
+        }
         timeline = try TimelineKeeper(stateDirectory: parts.paths.stateDirectory, clock: parts.clock, journal: journal)
         store = try parts.openStore(parts.paths.stateDirectory, timeline)
         pipeline = RecordingPipeline(sink: store, clock: parts.clock, journal: journal)

@@ -52,7 +52,7 @@ public final class TimelineKeeper: Sendable {
         let timeline = current
         do {
             try TimelineFile.save(timeline, to: path)
-            if let published = publishedPath.withLock({ $0 }) { try TimelineFile.save(timeline, to: published) }
+            if let published = publishedPath.withLock({ $0 }) { try TimelineFile.save(timeline, to: published, mode: 0o644) }
         } catch {
             journal.error("could not save the timeline: \(error)")
         }
@@ -63,6 +63,6 @@ public final class TimelineKeeper: Sendable {
         let folder = (socket as NSString).deletingLastPathComponent
         let published = (folder.isEmpty ? "." : folder) + "/" + TimelineFile.fileName
         publishedPath.withLock { $0 = published }
-        try TimelineFile.save(current, to: published)
+        try TimelineFile.save(current, to: published, mode: 0o644)
     }
 }

@@ -84,7 +84,10 @@ final class StoreWriter: @unchecked Sendable {
     /// and starts the commit timer.
     func start() throws {
         dispatchPrecondition(condition: .onQueue(queue))
-        try SystemFiles.makeDirectory(configuration.directory)
+        try SystemFiles.makeDirectory(configuration.directory, mode: 0o700)
+        // Consent, stakes and held samples: private to the store's user. SQLite gives the -wal and
+        // -shm files the database file's mode, so creating it 0600 covers all three.
+        try SystemFiles.createIfMissing(configuration.databasePath, mode: 0o600)
         let db = try SQLiteDatabase(path: configuration.databasePath)
         // auto_vacuum only takes effect before the first table exists; harmless afterwards.
         try db.execute("PRAGMA auto_vacuum = INCREMENTAL")
