@@ -51,4 +51,19 @@ import SensorKitModel
         #expect(DaemonConfiguration.parseSize("2T") == 2 << 40)
         #expect(DaemonConfiguration.parseSize("lots") == nil)
     }
+
+    @Test func readerLimitsComeFromTheConfigOrTheOpenFileLimit() throws {
+        let config = try DaemonConfiguration.parse("[reader]\nmax-connections = 500\nmax-connections-per-user = 20\nfetch-idle-timeout = 2m\n")
+        let set = ReaderLimits(config.reader, openFiles: 1024)
+        #expect(set.maxConnections == 500 && set.maxConnectionsPerUser == 20 && set.fetchIdleTimeout == 120_000_000_000)
+        // LimitNOFILE=1024: 128 descriptors kept for the daemon, an eighth of the rest per user.
+        let derived = ReaderLimits(.init(), openFiles: 1024)
+        #expect(derived.maxConnections == 896 && derived.maxConnectionsPerUser == 112 && derived.fetchIdleTimeout == 60_000_000_000)
+        #expect(ReaderLimits(.init(), openFiles: 64).maxConnections == 8)
+        #expect(ReaderLimits(.init(), openFiles: 1 << 20).maxConnections == 4096)
+        #expect(ReaderLimits(.init(), openFiles: nil).maxConnections == 4096)
+        for bad in ["max-connections = 0", "max-connections-per-user = -3", "max-connections = lots", "fetch-idle-timeout = 0"] {
+            #expect(throws: DaemonConfiguration.ParseError.self) { try DaemonConfiguration.parse("[reader]\n" + bad) }
+        }
+    }
 }

@@ -24,6 +24,11 @@ final class ClientConnection: @unchecked Sendable {
     private var closed = false
     private var onFrame: (@Sendable (Frame) -> Void)?
     private var onClose: (@Sendable (String) -> Void)?
+    /// Requests handed to the service and not yet answered (`requestAnswered`).
+    private var unanswered = 0
+    /// The read source is suspended because the backlog is full (`backlogFull`).
+    private var readPaused = false
+    private var continuationQueued = false
 
     /// Bytes of replies a client may leave unread before it is dropped. A fetch queues its next
     /// batch only once the previous one is written (`FetchStream`), so batches add at most one
@@ -31,10 +36,26 @@ final class ClientConnection: @unchecked Sendable {
     /// far below this: it only trips for a client that sends requests and never reads the replies.
     static let maxPendingBytes = 96 * 1024 * 1024
 
-    init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials) {
+    /// The work a client may leave in flight before the daemon stops reading its socket
+    /// (docs/protocol.md §6.2): requests read and not yet answered, and reply bytes it has not
+    /// read. The kernel's socket buffer then pushes back on the client, so a client that pipelines
+    /// requests and never reads holds at most this much of the daemon's memory and of the control
+    /// queue's time. Reading resumes once both are below half.
+    static let maxQueuedRequests = 64
+    static let readPauseBytes = 4 * 1024 * 1024
+    /// Frames handled per turn of the connection's queue, so one busy client cannot keep a thread
+    /// of the shared target for itself while others wait.
+    static let framesPerTurn = 16
+
+    /// Called once the connection's descriptor is closed (the server counts connections per
+    /// user, and waits for descriptors when it ran out).
+    private let released: @Sendable () -> Void
+
+    init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials, released: @escaping @Sendable () -> Void = {}) {
         self.id = id
         self.fd = fd
         self.peer = peer
+        self.released = released
         self.queue = DispatchQueue(label: "sensorkitd.reader.connection.\(id)", target: Self.sharedTarget)
     }
 
@@ -63,7 +84,11 @@ final class ClientConnection: @unchecked Sendable {
             cancelled.enter()
             read.setCancelHandler { cancelled.leave() }
             write.setCancelHandler { cancelled.leave() }
-            cancelled.notify(queue: self.queue) { Glibc.close(fd) }
+            let released = self.released
+            cancelled.notify(queue: self.queue) {
+                Glibc.close(fd)
+                released()
+            }
             self.readSource = read
             self.writeSource = write
             read.resume()
@@ -100,6 +125,56 @@ final class ClientConnection: @unchecked Sendable {
         return pendingBytes
     }
 
+    /// Requests read and not yet answered (on `queue`).
+    var queuedRequests: Int {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return unanswered
+    }
+
+    /// The service finished with one request this connection handed it; callable from any queue.
+    func requestAnswered() {
+        queue.async {
+            self.unanswered -= 1
+            self.resumeReadingIfDrained()
+        }
+    }
+
+    private var backlogFull: Bool {
+        unanswered >= Self.maxQueuedRequests || pendingBytes >= Self.readPauseBytes
+    }
+
+    private func pauseReading() {
+        guard !readPaused, let readSource else { return }
+        readPaused = true
+        readSource.suspend()
+    }
+
+    private func resumeReadingIfDrained() {
+        guard readPaused, !closed, unanswered <= Self.maxQueuedRequests / 2,
+              pendingBytes <= Self.readPauseBytes / 2, let readSource else { return }
+        readPaused = false
+        readSource.resume()
+        continueReading()  // frames may wait in the decoder, with nothing new for the source to report
+    }
+
+    /// Runs `readAvailable` again on a later turn of the queue.
+    private func continueReading() {
+        guard !continuationQueued else { return }
+        continuationQueued = true
+        queue.async {
+            self.continuationQueued = false
+            self.readAvailable()
+        }
+    }
+
+    /// A suspended source must be resumed before it is cancelled, or its cancel handler never runs.
+    private func cancelReadSource() {
+        if readPaused { readSource?.resume() }
+        readPaused = false
+        readSource?.cancel()
+        readSource = nil
+    }
+
     func enqueue(_ bytes: [UInt8]) {
         enqueue(Outgoing(bytes: bytes, count: bytes.count, written: nil))
     }
@@ -118,8 +193,32 @@ final class ClientConnection: @unchecked Sendable {
 
     private func readAvailable() {
         dispatchPrecondition(condition: .onQueue(queue))
-        while !closed {
-            // Straight into the decoder's buffer (requests are small; this is one read per wakeup).
+        var handled = 0
+        while !closed && !readPaused && readSource != nil {
+            if backlogFull {
+                pauseReading()
+                return
+            }
+            let frame: Frame?
+            do {
+                frame = try decoder.next()
+            } catch {
+                let reply = WireReply.failure(nil, WireError(.malformedRequest, "\(error); closing the connection"))
+                enqueue(WireJSON.frame(reply).encoded())
+                close(reason: "bad framing: \(error)", flushFirst: true)
+                return
+            }
+            if let frame {
+                unanswered += 1
+                onFrame?(frame)
+                handled += 1
+                if handled == Self.framesPerTurn {
+                    continueReading()
+                    return
+                }
+                continue
+            }
+            // Straight into the decoder's buffer (requests are small; many arrive in one read).
             var result: IOResult<Int> = .wouldBlock
             var failure: (any Error)?
             _ = decoder.fill { room in
@@ -149,14 +248,7 @@ final class ClientConnection: @unchecked Sendable {
                 close(reason: "client closed the connection")
                 return
             case .done:
-                do {
-                    while !closed, let frame = try decoder.next() { onFrame?(frame) }
-                } catch {
-                    let reply = WireReply.failure(nil, WireError(.malformedRequest, "\(error); closing the connection"))
-                    enqueue(WireJSON.frame(reply).encoded())
-                    close(reason: "bad framing: \(error)", flushFirst: true)
-                    return
-                }
+                continue
             }
         }
     }
@@ -209,6 +301,7 @@ final class ClientConnection: @unchecked Sendable {
                     writeSuspended = false
                     writeSource.resume()
                 }
+                resumeReadingIfDrained()
                 return
             }
         }
@@ -216,7 +309,7 @@ final class ClientConnection: @unchecked Sendable {
             writeSuspended = true
             writeSource.suspend()
         }
-        if closingAfterFlush { finishClose() }
+        if closingAfterFlush { finishClose() } else { resumeReadingIfDrained() }
     }
 
     private var closingAfterFlush = false
@@ -230,8 +323,7 @@ final class ClientConnection: @unchecked Sendable {
         closeReason = reason
         if flushFirst && pendingCount > 0 && pendingCount < 65_536 {
             closingAfterFlush = true
-            readSource?.cancel()
-            readSource = nil
+            cancelReadSource()
             return
         }
         finishClose()
@@ -240,12 +332,11 @@ final class ClientConnection: @unchecked Sendable {
     private func finishClose() {
         guard !closed else { return }
         closed = true
-        readSource?.cancel()
+        cancelReadSource()
         if let writeSource {
             if writeSuspended { writeSource.resume() }  // a suspended source cannot be released
             writeSource.cancel()
         }
-        readSource = nil
         writeSource = nil
         shutdown(fd, Int32(SHUT_RDWR))  // the peer sees the end now; the fd closes after the cancel handlers
         pending = []

@@ -63,6 +63,7 @@ public enum WireErrorCode: Int, Codable, Hashable, Sendable, CaseIterable {
     case unsupportedSensor = 106
     case internalError = 107
     case cancelled = 108
+    case timedOut = 109
 
     /// The SensorKit code a client library reports for this wire code.
     public var srErrorCode: SRError.Code {
@@ -72,7 +73,7 @@ public enum WireErrorCode: Int, Codable, Hashable, Sendable, CaseIterable {
         case .fetchRequestInvalid: return .fetchRequestInvalid
         case .promptDeclined: return .promptDeclined
         case .dataInaccessible, .malformedRequest, .unsupportedVersion, .unknownOperation, .tooManyRequests,
-             .unsupportedSensor, .internalError, .cancelled:
+             .unsupportedSensor, .internalError, .cancelled, .timedOut:
             return .dataInaccessible
         }
     }
