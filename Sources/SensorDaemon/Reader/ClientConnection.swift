@@ -41,8 +41,8 @@ final class ClientConnection: @unchecked Sendable {
     /// read. The kernel's socket buffer then pushes back on the client, so a client that pipelines
     /// requests and never reads holds at most this much of the daemon's memory and of the control
     /// queue's time. Reading resumes once both are below half.
-    static let maxQueuedRequests = 64
-    static let readPauseBytes = 4 * 1024 * 1024
+    static let maxQueuedRequests = 16
+    static let readPauseBytes = 1024 * 1024
     /// Frames handled per turn of the connection's queue, so one busy client cannot keep a thread
     /// of the shared target for itself while others wait.
     static let framesPerTurn = 16
