@@ -95,4 +95,18 @@ import SensorSystem
         #expect(chown(path, 65534, 65534) == 0)
         #expect(throws: FileRefusal.ownedByAnotherUser(path, uid: 65534)) { try DaemonCommand.loadConfiguration(path) }
     }
+    @Test func readerLimitsComeFromTheConfigOrTheOpenFileLimit() throws {
+        let config = try DaemonConfiguration.parse("[reader]\nmax-connections = 500\nmax-connections-per-user = 20\nfetch-idle-timeout = 2m\n")
+        let set = ReaderLimits(config.reader, openFiles: 1024)
+        #expect(set.maxConnections == 500 && set.maxConnectionsPerUser == 20 && set.fetchIdleTimeout == 120_000_000_000)
+        // LimitNOFILE=1024: 128 descriptors kept for the daemon, an eighth of the rest per user.
+        let derived = ReaderLimits(.init(), openFiles: 1024)
+        #expect(derived.maxConnections == 896 && derived.maxConnectionsPerUser == 112 && derived.fetchIdleTimeout == 60_000_000_000)
+        #expect(ReaderLimits(.init(), openFiles: 64).maxConnections == 8)
+        #expect(ReaderLimits(.init(), openFiles: 1 << 20).maxConnections == 4096)
+        #expect(ReaderLimits(.init(), openFiles: nil).maxConnections == 4096)
+        for bad in ["max-connections = 0", "max-connections-per-user = -3", "max-connections = lots", "fetch-idle-timeout = 0"] {
+            #expect(throws: DaemonConfiguration.ParseError.self) { try DaemonConfiguration.parse("[reader]\n" + bad) }
+        }
+    }
 }

@@ -82,7 +82,7 @@ ERROR_NAMES = {
     0: "invalidEntitlement", 1: "noAuthorization", 2: "dataInaccessible", 3: "fetchRequestInvalid",
     4: "promptDeclined", 100: "malformedRequest", 101: "unsupportedVersion", 102: "unknownOperation",
     103: "tooManyRequests", 104: "notPermitted", 105: "unknownApp", 106: "unsupportedSensor",
-    107: "internalError", 108: "cancelled", 109: "replyTooLarge",
+    107: "internalError", 108: "cancelled", 109: "replyTooLarge", 110: "timedOut",
 }
 
 

@@ -6,6 +6,7 @@ import SensorKitModel
 ///     [store]   hold = 24h  window = 7d  max-bytes = 20G  min-free = 1G
 ///     [sensor accelerometer]   hold = 0  window = 3d
 ///     [grant com.example.rig]  sensors = accelerometer, rotationRate
+///     [reader]  max-connections = 800  max-connections-per-user = 100  fetch-idle-timeout = 60s
 ///
 /// Durations take ns, us, ms, s, m, h, d; sizes take K, M, G, T (powers of 1024). Unknown keys and
 /// sections are errors with their line number, so a typo never silently changes a study's rules.
@@ -27,6 +28,9 @@ public struct DaemonConfiguration: Hashable, Sendable {
     public var ignoredDevices: [String] = []
     /// Lab rigs' libiio contexts served by `iiod` (`ip:host[:port]`), recorded like local devices.
     public var remoteIIOContexts: [String] = []
+    /// `[reader]`: connection limits (nil: derived from the open-file limit, `ReaderLimits`) and
+    /// how long a fetch may wait for its client (docs/protocol.md §6.2).
+    public var reader = ReaderLimits.Settings()
 
     public init() {}
 
@@ -54,7 +58,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 section = String(content.dropFirst().dropLast()).trimmingCharacters(in: " \t")
                 let parts = section.split(separator: " ", maxSplits: 1).map(String.init)
                 switch parts.first {
-                case "store", "iio": guard parts.count == 1 else { throw ParseError(line: line, message: "[\(parts[0])] takes no name") }
+                case "store", "iio", "reader": guard parts.count == 1 else { throw ParseError(line: line, message: "[\(parts[0])] takes no name") }
                 case "sensor":
                     guard parts.count == 2, SensorCatalog.sensor(named: parts[1]) != nil else {
                         throw ParseError(line: line, message: "unknown sensor in [\(section)]; use names like accelerometer or rotationRate")
@@ -102,6 +106,12 @@ public struct DaemonConfiguration: Hashable, Sendable {
                     }
                     config.grants.append(ControlLedger.Key(app: parts[1], sensor: sensor))
                 }
+            case ("reader", "max-connections"), ("reader", "max-connections-per-user"):
+                guard let count = Int(value), count > 0, count <= 1_000_000 else {
+                    throw ParseError(line: line, message: "\(key): '\(value)' must be a whole number from 1 to 1000000")
+                }
+                if key == "max-connections" { config.reader.maxConnections = count } else { config.reader.maxConnectionsPerUser = count }
+            case ("reader", "fetch-idle-timeout"): config.reader.fetchIdleTimeout = try positiveDuration()
             case ("iio", "ignore"):
                 config.ignoredDevices += value.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
             case ("iio", "remote"):

@@ -24,12 +24,32 @@ final class ClientConnection: @unchecked Sendable {
     private var closed = false
     private var onFrame: (@Sendable (Frame) -> Void)?
     private var onClose: (@Sendable (String) -> Void)?
+    /// Requests handed to the service and not yet answered (`requestAnswered`).
+    private var unanswered = 0
+    /// The read source is suspended because the backlog is full (`backlogFull`).
+    private var readPaused = false
+    private var continuationQueued = false
 
     /// Bytes of replies a client may leave unread before it is dropped. A fetch queues its next
     /// batch only once the previous one is written (`FetchStream`), so batches add at most one
     /// frame per running fetch (≤ `maxConcurrentFetches` × one batch of ≤ ≈ 459 KB), which stays
     /// far below this: it only trips for a client that sends requests and never reads the replies.
     static let maxPendingBytes = 96 * 1024 * 1024
+
+    /// The work a client may leave in flight before the daemon stops reading its socket
+    /// (docs/protocol.md §6.2): requests read and not yet answered, and reply bytes it has not
+    /// read. The kernel's socket buffer then pushes back on the client, so a client that pipelines
+    /// requests and never reads holds at most this much of the daemon's memory and of the control
+    /// queue's time. Reading resumes once both are below half.
+    static let maxQueuedRequests = 16
+    static let readPauseBytes = 1024 * 1024
+    /// Frames handled per turn of the connection's queue, so one busy client cannot keep a thread
+    /// of the shared target for itself while others wait.
+    static let framesPerTurn = 16
+
+    /// Called once the connection's descriptor is closed (the server counts connections per
+    /// user, and waits for descriptors when it ran out).
+    private let released: @Sendable () -> Void
 
     /// How long a frame may take to arrive once its first byte has (docs/protocol.md §2). A
     /// client writes a request of at most 64 KiB at once, so a frame still incomplete after this
@@ -40,11 +60,13 @@ final class ClientConnection: @unchecked Sendable {
     private var partialFrameTimer: (any DispatchSourceTimer)?
     private var partialFrameArmed = false
 
-    init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials, partialFrameTimeout: Double = defaultPartialFrameTimeout) {
+    init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials, partialFrameTimeout: Double = defaultPartialFrameTimeout,
+         released: @escaping @Sendable () -> Void = {}) {
         self.id = id
         self.fd = fd
         self.peer = peer
         self.partialFrameTimeout = partialFrameTimeout
+        self.released = released
         self.queue = DispatchQueue(label: "sensorkitd.reader.connection.\(id)", target: Self.sharedTarget)
     }
 
@@ -73,7 +95,11 @@ final class ClientConnection: @unchecked Sendable {
             cancelled.enter()
             read.setCancelHandler { cancelled.leave() }
             write.setCancelHandler { cancelled.leave() }
-            cancelled.notify(queue: self.queue) { Glibc.close(fd) }
+            let released = self.released
+            cancelled.notify(queue: self.queue) {
+                Glibc.close(fd)
+                released()
+            }
             self.readSource = read
             self.writeSource = write
             read.resume()
@@ -110,6 +136,56 @@ final class ClientConnection: @unchecked Sendable {
         return pendingBytes
     }
 
+    /// Requests read and not yet answered (on `queue`).
+    var queuedRequests: Int {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return unanswered
+    }
+
+    /// The service finished with one request this connection handed it; callable from any queue.
+    func requestAnswered() {
+        queue.async {
+            self.unanswered -= 1
+            self.resumeReadingIfDrained()
+        }
+    }
+
+    private var backlogFull: Bool {
+        unanswered >= Self.maxQueuedRequests || pendingBytes >= Self.readPauseBytes
+    }
+
+    private func pauseReading() {
+        guard !readPaused, let readSource else { return }
+        readPaused = true
+        readSource.suspend()
+    }
+
+    private func resumeReadingIfDrained() {
+        guard readPaused, !closed, unanswered <= Self.maxQueuedRequests / 2,
+              pendingBytes <= Self.readPauseBytes / 2, let readSource else { return }
+        readPaused = false
+        readSource.resume()
+        continueReading()  // frames may wait in the decoder, with nothing new for the source to report
+    }
+
+    /// Runs `readAvailable` again on a later turn of the queue.
+    private func continueReading() {
+        guard !continuationQueued else { return }
+        continuationQueued = true
+        queue.async {
+            self.continuationQueued = false
+            self.readAvailable()
+        }
+    }
+
+    /// A suspended source must be resumed before it is cancelled, or its cancel handler never runs.
+    private func cancelReadSource() {
+        if readPaused { readSource?.resume() }
+        readPaused = false
+        readSource?.cancel()
+        readSource = nil
+    }
+
     func enqueue(_ bytes: [UInt8]) {
         enqueue(Outgoing(bytes: bytes, count: bytes.count, written: nil))
     }
@@ -128,8 +204,37 @@ final class ClientConnection: @unchecked Sendable {
 
     private func readAvailable() {
         dispatchPrecondition(condition: .onQueue(queue))
-        while !closed {
-            // Straight into the decoder's buffer (requests are small; this is one read per wakeup).
+        var handled = 0
+        var tookFrame = false
+        while !closed && !readPaused && readSource != nil {
+            if backlogFull {
+                // Bytes of a frame may wait in the decoder: the daemon stopped reading, not the
+                // client sending, so its deadline starts again when reading resumes.
+                disarmPartialFrame()
+                pauseReading()
+                return
+            }
+            let frame: Frame?
+            do {
+                frame = try decoder.next()
+            } catch {
+                let reply = WireReply.failure(nil, WireError(.malformedRequest, "\(error); closing the connection"))
+                enqueue(WireJSON.frame(reply).encoded())
+                close(reason: "bad framing: \(error)", flushFirst: true)
+                return
+            }
+            if let frame {
+                tookFrame = true
+                unanswered += 1
+                onFrame?(frame)
+                handled += 1
+                if handled == Self.framesPerTurn {
+                    continueReading()
+                    return
+                }
+                continue
+            }
+            // Straight into the decoder's buffer (requests are small; many arrive in one read).
             var result: IOResult<Int> = .wouldBlock
             var failure: (any Error)?
             _ = decoder.fill { room in
@@ -154,26 +259,20 @@ final class ClientConnection: @unchecked Sendable {
             }
             switch result {
             case .wouldBlock:
+                watchPartialFrame(newFrame: tookFrame)
                 return
             case .done(0):
                 close(reason: "client closed the connection")
                 return
             case .done:
-                do {
-                    var tookFrame = false
-                    while !closed, let frame = try decoder.next() {
-                        tookFrame = true
-                        onFrame?(frame)
-                    }
-                    if !closed { watchPartialFrame(newFrame: tookFrame) }
-                } catch {
-                    let reply = WireReply.failure(nil, WireError(.malformedRequest, "\(error); closing the connection"))
-                    enqueue(WireJSON.frame(reply).encoded())
-                    close(reason: "bad framing: \(error)", flushFirst: true)
-                    return
-                }
+                continue
             }
         }
+    }
+
+    private func disarmPartialFrame() {
+        if partialFrameArmed { partialFrameTimer?.schedule(deadline: .distantFuture) }
+        partialFrameArmed = false
     }
 
     /// Arms the partial-frame deadline when bytes of a frame wait for the rest (restarting it when
@@ -181,8 +280,7 @@ final class ClientConnection: @unchecked Sendable {
     private func watchPartialFrame(newFrame: Bool) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard decoder.bufferedCount > 0 else {
-            if partialFrameArmed { partialFrameTimer?.schedule(deadline: .distantFuture) }
-            partialFrameArmed = false
+            disarmPartialFrame()
             return
         }
         if partialFrameArmed && !newFrame { return }  // the same frame, still arriving
@@ -201,7 +299,7 @@ final class ClientConnection: @unchecked Sendable {
 
     private func partialFrameExpired() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !closed, !closingAfterFlush, decoder.bufferedCount > 0 else { return }
+        guard !closed, !closingAfterFlush, !readPaused, decoder.bufferedCount > 0 else { return }
         let problem = "incomplete frame: \(decoder.bufferedCount) bytes of it arrived and no more within \(partialFrameTimeout) s"
         enqueue(WireJSON.frame(WireReply.failure(nil, WireError(.malformedRequest, "\(problem); closing the connection"))).encoded())
         close(reason: problem, flushFirst: true)
@@ -255,6 +353,7 @@ final class ClientConnection: @unchecked Sendable {
                     writeSuspended = false
                     writeSource.resume()
                 }
+                resumeReadingIfDrained()
                 return
             }
         }
@@ -262,7 +361,7 @@ final class ClientConnection: @unchecked Sendable {
             writeSuspended = true
             writeSource.suspend()
         }
-        if closingAfterFlush { finishClose() }
+        if closingAfterFlush { finishClose() } else { resumeReadingIfDrained() }
     }
 
     private var closingAfterFlush = false
@@ -276,8 +375,7 @@ final class ClientConnection: @unchecked Sendable {
         closeReason = reason
         if flushFirst && pendingCount > 0 && pendingCount < 65_536 {
             closingAfterFlush = true
-            readSource?.cancel()
-            readSource = nil
+            cancelReadSource()
             return
         }
         finishClose()
@@ -286,12 +384,11 @@ final class ClientConnection: @unchecked Sendable {
     private func finishClose() {
         guard !closed else { return }
         closed = true
-        readSource?.cancel()
+        cancelReadSource()
         if let writeSource {
             if writeSuspended { writeSource.resume() }  // a suspended source cannot be released
             writeSource.cancel()
         }
-        readSource = nil
         writeSource = nil
         partialFrameTimer?.cancel()
         partialFrameTimer = nil

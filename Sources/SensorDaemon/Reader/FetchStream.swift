@@ -38,24 +38,77 @@ final class FetchStream: @unchecked Sendable {
     private var sent = 0
     private let notice: String?
     private let onFinish: @Sendable (UInt32) -> Void
+    /// When the client last made the fetch move (an `ack`, or a frame fully taken), and whether
+    /// the cursor has let go of the store since (docs/protocol.md §6.1).
+    private var lastProgress = DispatchTime.now()
+    private var parked = false
+    private let idleTimeout: Int64
+    private var watchdog: (any DispatchSourceTimer)?
+    /// A fetch that waits this long lets go of its store snapshot: a fast client never waits so
+    /// long between batches, and a parked cursor costs a new read transaction to resume.
+    static let parkAfterNanoseconds: Int64 = 1_000_000_000
 
     init(requestID: UInt32, cursor: any FetchCursor, connection: ClientConnection,
-         window: Int, notice: String?, onFinish: @escaping @Sendable (UInt32) -> Void) {
+         window: Int, notice: String?, idleTimeout: Int64, onFinish: @escaping @Sendable (UInt32) -> Void) {
         self.requestID = requestID
         self.cursor = cursor
         self.connection = connection
         self.credit = window
         self.window = window
         self.notice = notice
+        self.idleTimeout = max(1, idleTimeout)
         self.onFinish = onFinish
         self.queue = DispatchQueue(label: "sensorkitd.reader.fetch.\(requestID)", target: connection.queue)
     }
 
-    func start() { queue.async { self.produce() } }
+    func start() {
+        queue.async {
+            let period = DispatchTimeInterval.nanoseconds(Int(min(Self.parkAfterNanoseconds, self.idleTimeout)))
+            let watchdog = DispatchSource.makeTimerSource(queue: self.queue)
+            watchdog.schedule(deadline: .now() + period, repeating: period, leeway: .milliseconds(100))
+            watchdog.setEventHandler { [weak self] in self?.checkProgress() }
+            watchdog.resume()
+            self.watchdog = watchdog
+            self.produce()
+        }
+    }
+
+    deinit { watchdog?.cancel() }
+
+    /// Parks the cursor of a fetch that waits for its client, and ends one that has waited for
+    /// `idleTimeout` with error 110 `timedOut`.
+    private func checkProgress() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !finished else { return }
+        let idle = DispatchTime.now().uptimeNanoseconds - lastProgress.uptimeNanoseconds
+        if idle >= UInt64(idleTimeout) {
+            end(WireReply.failure(requestID, WireError(.timedOut, "fetch ended after \(idleTimeout / 1_000_000_000) s without an ack or a batch read by the client (\(sent) samples sent)")))
+            return
+        }
+        if idle >= UInt64(Self.parkAfterNanoseconds) && !parked {
+            do {
+                try cursor.park()
+                parked = true
+            } catch {
+                end(WireReply.failure(requestID, WireError(.dataInaccessible, "reading the store failed: \(error)")))
+            }
+        }
+    }
+
+    /// Finishes the fetch with `final` as its last reply (nil: none).
+    private func end(_ final: WireReply?) {
+        finished = true
+        lookahead = nil
+        watchdog?.cancel()
+        watchdog = nil
+        if let final { reply(final) }
+        onFinish(requestID)
+    }
 
     /// The client acknowledged `batches` frames: it may receive that many more.
     func acknowledge(_ batches: Int) {
         queue.async {
+            if batches > 0 { self.lastProgress = .now() }
             self.credit = min(self.window, self.credit + max(0, batches))
             self.schedule()
         }
@@ -65,12 +118,7 @@ final class FetchStream: @unchecked Sendable {
     func cancel(silently: Bool) {
         queue.async {
             guard !self.finished else { return }
-            self.finished = true
-            self.lookahead = nil
-            if !silently {
-                self.reply(WireReply.failure(self.requestID, WireError(.cancelled, "fetch cancelled by the client after \(self.sent) samples")))
-            }
-            self.onFinish(self.requestID)
+            self.end(silently ? nil : WireReply.failure(self.requestID, WireError(.cancelled, "fetch cancelled by the client after \(self.sent) samples")))
         }
     }
 
@@ -91,6 +139,7 @@ final class FetchStream: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         producing = false
         guard !finished else { return }
+        parked = false  // reading resumes the cursor
         do {
             if lookahead == nil && !exhausted {
                 lookahead = try cursor.nextBatch(requestID: requestID, maxSamples: WireLimits.samplesPerBatch,
@@ -108,19 +157,14 @@ final class FetchStream: @unchecked Sendable {
                 }
             }
         } catch {
-            finished = true
-            lookahead = nil
-            reply(WireReply.failure(requestID, WireError(.dataInaccessible, "reading the store failed: \(error)")))
-            onFinish(requestID)
+            end(WireReply.failure(requestID, WireError(.dataInaccessible, "reading the store failed: \(error)")))
             return
         }
         if exhausted && lookahead == nil {
-            finished = true
             var done = WireReply(id: requestID, ok: true)
             done.count = sent
             done.notice = notice
-            reply(done)
-            onFinish(requestID)
+            end(done)
             return
         }
         schedule()
@@ -132,6 +176,7 @@ final class FetchStream: @unchecked Sendable {
         writing = true
         connection.send(batch.storage, count: batch.size, tail: batch.tail) { [self] storage in
             queue.async {
+                self.lastProgress = .now()
                 self.writing = false
                 if !self.finished { self.spare.append(storage) }
                 self.schedule()

@@ -29,6 +29,15 @@ public protocol FetchCursor: AnyObject {
     /// when the range is exhausted. A corrupt chunk is skipped (the archive records
     /// a deletion record for it), never returned.
     func nextBatch(requestID: UInt32, maxSamples: Int, reusing storage: consuming [UInt8]) throws -> EncodedBatch?
+
+    /// The fetch waits for its client: let go of what a wait must not hold (the store's read
+    /// snapshot, which would keep the write-ahead log from being checkpointed). The next
+    /// `nextBatch` goes on where the last one stopped.
+    func park() throws
+}
+
+extension FetchCursor {
+    public func park() throws {}
 }
 
 /// One batch frame ready to send: bytes `0..<size` of `storage` (frame header included; the

@@ -17,11 +17,14 @@ public final class ReaderService: @unchecked Sendable {
         public var storage: any ControlStorage
         /// Administrator pre-grants from the config (lab rigs): (app, sensor) pairs.
         public var preGranted: [ControlLedger.Key]
+        /// Nanoseconds a fetch may go without progress before it ends with `timedOut`.
+        public var fetchIdleTimeout: Int64
         public var log: @Sendable (String) -> Void
 
         public init(registry: AppRegistry, archive: any SampleArchive, recorder: any RecordingControl,
                     clock: any SystemClock, timeline: @escaping @Sendable () -> Timeline, storage: any ControlStorage,
-                    preGranted: [ControlLedger.Key] = [], log: @escaping @Sendable (String) -> Void) {
+                    preGranted: [ControlLedger.Key] = [], fetchIdleTimeout: Int64 = ReaderLimits.Settings().fetchIdleTimeout,
+                    log: @escaping @Sendable (String) -> Void) {
             self.registry = registry
             self.archive = archive
             self.recorder = recorder
@@ -29,6 +32,7 @@ public final class ReaderService: @unchecked Sendable {
             self.timeline = timeline
             self.storage = storage
             self.preGranted = preGranted
+            self.fetchIdleTimeout = fetchIdleTimeout
             self.log = log
         }
     }
@@ -103,6 +107,8 @@ public final class ReaderService: @unchecked Sendable {
     private func receive(_ frame: Frame, from connectionID: Int) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let session = sessions[connectionID] else { return }
+        // Its replies are queued on the connection by now (same order of async hops).
+        defer { session.connection.requestAnswered() }
         guard frame.kind == .message else {
             return fail(nil, .malformedRequest, "clients send JSON message frames only (kind 1)", session)
         }
@@ -313,6 +319,7 @@ public final class ReaderService: @unchecked Sendable {
             let stream = FetchStream(
                 requestID: request.id, cursor: cursor, connection: session.connection,
                 window: max(1, min(request.window ?? WireLimits.defaultFetchWindow, WireLimits.maxFetchWindow)), notice: nil,
+                idleTimeout: dependencies.fetchIdleTimeout,
                 onFinish: { [weak self] id in
                     guard let self else { return }
                     self.queue.async { self.sessions[connectionID]?.fetches[id] = nil }
@@ -344,14 +351,16 @@ public final class ReaderService: @unchecked Sendable {
         case .daemonStatus:
             // Bytes queued for clients that have not read them yet: bounded by credit and the
             // per-connection limit, whatever clients ask for.
-            let queued = sessions.values.reduce(0) { total, session in
-                total + session.connection.queue.sync { session.connection.pendingCount }
+            let backlogs = sessions.values.map { session in
+                session.connection.queue.sync { (session.connection.pendingCount, session.connection.queuedRequests) }
             }
+            let queued = backlogs.reduce(0) { $0 + $1.0 }
             reply.info = ["version": DaemonCommand.version, "now": String(now),
                           "boot": dependencies.clock.bootID.rawValue,
                           "connections": String(sessions.count),
                           "fetches": String(sessions.values.reduce(0) { $0 + $1.fetches.count }),
                           "queuedReplyBytes": String(queued),
+                          "maxQueuedRequests": String(backlogs.map(\.1).max() ?? 0),
                           "recording": session.app == nil ? ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",") : ""]
         case .sensors:
             reply.states = SensorCatalog.all.map {

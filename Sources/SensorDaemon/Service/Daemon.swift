@@ -63,11 +63,13 @@ public final class Daemon: @unchecked Sendable {
         for problem in problems { journal.warning(problem + ", ignoring") }
         journal.info("\(registry.apps.count) app(s) installed from \(parts.paths.appsDirectory)")
         let keeper = timeline
+        let limits = ReaderLimits(parts.configuration.reader, openFiles: OpenFileLimit.current)
+        journal.info("reader limits: \(limits.maxConnections) connections, \(limits.maxConnectionsPerUser) per user, idle fetches end after \(limits.fetchIdleTimeout / 1_000_000_000) s")
         service = try ReaderService(.init(
             registry: registry, archive: store, recorder: pipeline, clock: parts.clock,
             timeline: { keeper.current }, storage: store,
-            preGranted: parts.configuration.grants, log: { journal($0) }))
-        server = try ReaderServer(path: parts.paths.socket, service: service, log: { journal($0) })
+            preGranted: parts.configuration.grants, fetchIdleTimeout: limits.fetchIdleTimeout, log: { journal($0) }))
+        server = try ReaderServer(path: parts.paths.socket, service: service, limits: limits, log: { journal($0) })
         try timeline.publish(besideSocket: parts.paths.socket)
         do {
             discoveries = try parts.startSources(pipeline)

@@ -165,6 +165,8 @@ final class StoreFetchCursor: FetchCursor {
         self.handover = handover
     }
 
+    func park() throws { try cursor.park() }
+
     func nextBatch(requestID: UInt32, maxSamples: Int, reusing storage: consuming [UInt8]) throws -> EncodedBatch? {
         while block == nil || position >= block!.count {
             switch try cursor.next(handingOver: handover) {

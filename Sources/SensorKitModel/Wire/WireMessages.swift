@@ -77,6 +77,8 @@ public enum WireErrorCode: Int, Codable, Hashable, Sendable, CaseIterable {
     case cancelled = 108
     /// The reply would exceed the daemon's frame limit (docs/protocol.md §4.1).
     case replyTooLarge = 109
+    /// A fetch made no progress (no ack, nothing read) for the idle timeout (docs/protocol.md §6).
+    case timedOut = 110
 
     /// The SensorKit code a client library reports for this wire code.
     public var srErrorCode: SRError.Code {
@@ -86,7 +88,7 @@ public enum WireErrorCode: Int, Codable, Hashable, Sendable, CaseIterable {
         case .fetchRequestInvalid: return .fetchRequestInvalid
         case .promptDeclined: return .promptDeclined
         case .dataInaccessible, .malformedRequest, .unsupportedVersion, .unknownOperation, .tooManyRequests,
-             .unsupportedSensor, .internalError, .cancelled, .replyTooLarge:
+             .unsupportedSensor, .internalError, .cancelled, .replyTooLarge, .timedOut:
             return .dataInaccessible
         }
     }

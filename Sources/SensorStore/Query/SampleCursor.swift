@@ -13,10 +13,11 @@ import SensorKitModel
 /// Chunks that overlap in time (late or out-of-order data, several streams of one sensor) are
 /// merged sample by sample.
 ///
-/// The cursor reads one consistent snapshot (a read transaction on its own connection) from the
-/// first `next()` until it returns nil or is released; keep it short-lived, since the write-ahead
-/// log cannot be checkpointed past an open snapshot. `next()` may block on disk reads. Not
-/// thread-safe: use it from one thread at a time.
+/// The cursor reads inside a read transaction on its own connection from the first `next()`
+/// until it returns nil, is released, or is `park`ed: the write-ahead log cannot be checkpointed
+/// past an open snapshot, so a cursor whose reader waits (a fetch without credit) parks, and the
+/// next `next()` continues from the chunk index it took at the start (docs/store.md).
+/// `next()` may block on disk reads. Not thread-safe: use it from one thread at a time.
 public final class SampleCursor {
     private struct ChunkRef {
         let id: Int64
@@ -27,6 +28,8 @@ public final class SampleCursor {
         let sampleCount: Int
         /// Some receive time may fail the admission (or the bounds are unknown): decode and filter.
         let checksReceives: Bool
+        /// 0: a piece of a chunk still being written, replaced under a new id when it is sealed.
+        let tier: Int64
     }
 
     private struct Run {
@@ -55,6 +58,8 @@ public final class SampleCursor {
     /// Chunks handed over whole are read with this, straight into the array handed over.
     private var chunkBytes: SQLiteBlobReader?
     private var started = false
+    /// The snapshot was ended by `park`; the next `next` begins a new one.
+    private var parked = false
 
     /// A cursor that yields nothing (range in the hold, empty range, unknown sensor).
     init(empty pool: ReaderPool) {
@@ -116,6 +121,7 @@ public final class SampleCursor {
     /// skipped either way, so nothing corrupt is ever handed over.
     public func next(handingOver handover: Handover?) throws -> Item? {
         if !started { try start() }
+        if parked { try resume() }
         while true {
             if active.isEmpty {
                 guard nextIndex < index.count else {
@@ -218,13 +224,19 @@ public final class SampleCursor {
         try db.execute("BEGIN")
         let bootRows = try db.prepare("SELECT id, boot_id, anchor FROM boots")
         while try bootRows.step() { boots[bootRows.int64(0)] = (BootID(bootRows.string(1)), bootRows.int64(2)) }
+        index = try chunkIndex(db).sorted { ($0.minTime, $0.id) < ($1.minTime, $1.id) }
+        try prepareReads(db)
+    }
+
+    /// The chunks of the range, unordered.
+    private func chunkIndex(_ db: SQLiteDatabase) throws -> [ChunkRef] {
         let span = try db.prepare("SELECT max_chunk_span FROM streams WHERE id = ?")
         let chunks = try db.prepare(
             """
-            SELECT id, boot, min_time, max_time, sample_count, min_receive, max_receive FROM chunks
+            SELECT id, boot, min_time, max_time, sample_count, min_receive, max_receive, tier FROM chunks
             WHERE stream = ? AND min_time >= ? AND min_time <= ? AND max_time > ? ORDER BY min_time, id
             """)
-        var refs: [(ChunkRef)] = []
+        var refs: [ChunkRef] = []
         for stream in streams.keys.sorted() {
             span.reset()
             try span.bind(1, stream.rawValue)
@@ -237,13 +249,49 @@ public final class SampleCursor {
                 refs.append(ChunkRef(
                     id: chunks.int64(0), stream: stream, bootRow: chunks.int64(1), minTime: chunks.int64(2),
                     maxTime: chunks.int64(3), sampleCount: chunks.int(4),
-                    checksReceives: !receivesKnown || !admission.admitsReceives(lowest: chunks.int64(5), highest: chunks.int64(6))))
+                    checksReceives: !receivesKnown || !admission.admitsReceives(lowest: chunks.int64(5), highest: chunks.int64(6)),
+                    tier: chunks.int64(7)))
             }
         }
-        refs.sort { ($0.minTime, $0.id) < ($1.minTime, $1.id) }
-        index = refs
+        return refs
+    }
+
+    private func prepareReads(_ db: SQLiteDatabase) throws {
         fetchBytes = try db.prepare("SELECT bytes FROM chunks WHERE id = ?")
         chunkBytes = SQLiteBlobReader(db, table: "chunks", column: "bytes")
+    }
+
+    /// Ends the snapshot (and gives its connection back) while the reader waits; the next `next`
+    /// goes on where this one stopped. Chunks still in the index are found again by id. Pieces of
+    /// a chunk still being written are decoded now: sealing replaces them under a new id, which
+    /// the index would not know. Chunks deleted meanwhile (age limit, disk budget) are skipped;
+    /// the writer left a deletion record for each.
+    public func park() throws {
+        guard started, !parked, let db else { return }
+        var remaining: [ChunkRef] = []
+        for ref in index[nextIndex...] {
+            if ref.tier == 0 { try load(ref) } else { remaining.append(ref) }
+        }
+        index = remaining
+        nextIndex = 0
+        fetchBytes = nil
+        chunkBytes?.close()  // before the snapshot ends
+        chunkBytes = nil
+        self.db = nil
+        try? db.execute("COMMIT")
+        pool.checkIn(db)
+        parked = true
+    }
+
+    private func resume() throws {
+        let db = try pool.checkOut()
+        self.db = db
+        try db.execute("BEGIN")
+        let present = Set(try chunkIndex(db).map(\.id))
+        index = index[nextIndex...].filter { present.contains($0.id) }
+        nextIndex = 0
+        try prepareReads(db)
+        parked = false
     }
 
     /// Decodes one chunk; a chunk that fails its checksum or does not match its stream is
