@@ -49,12 +49,13 @@ public struct Timeline: Hashable, Sendable, Codable {
         let boot = clock.bootID
         currentBoot = boot
         if let anchor = anchors[boot] { return .kept(anchor: anchor) }
+        // `origin` and `highWater` come from a file and the clocks may read anything: saturate.
         let boottime = clock.boottimeNanoseconds()
-        let candidate = clock.realtimeCFNanoseconds() - origin - boottime
-        if highWater != Int64.min, candidate + boottime <= highWater {
-            let anchor = highWater + 1 - boottime
+        let candidate = clock.realtimeCFNanoseconds().subtractingSaturating(origin).subtractingSaturating(boottime)
+        if highWater != Int64.min, candidate.addingSaturating(boottime) <= highWater {
+            let anchor = highWater.addingSaturating(1).subtractingSaturating(boottime)
             anchors[boot] = anchor
-            return .raised(anchor: anchor, raisedBy: anchor - candidate)
+            return .raised(anchor: anchor, raisedBy: anchor.subtractingSaturating(candidate))
         }
         anchors[boot] = candidate
         return .anchored(anchor: candidate)
@@ -65,9 +66,11 @@ public struct Timeline: Hashable, Sendable, Codable {
         highWater = max(highWater, nanoseconds)
     }
 
-    /// The SR nanosecond of a boot instant; nil for a boot this timeline never adopted.
+    /// The SR nanosecond of a boot instant; nil for a boot this timeline never adopted. An instant
+    /// may come straight from a device (a glitching chip's `INT64_MAX` timestamp): the sum
+    /// saturates instead of trapping.
     public func srNanoseconds(of instant: BootInstant) -> Int64? {
-        anchors[instant.boot].map { $0 + instant.nanoseconds }
+        anchors[instant.boot].map { $0.addingSaturating(instant.nanoseconds) }
     }
 
     /// The SR time of a boot instant; nil for a boot this timeline never adopted.
@@ -77,7 +80,7 @@ public struct Timeline: Hashable, Sendable, Codable {
 
     /// The boot-clock instant of an SR nanosecond in the given boot; nil for an unknown boot.
     public func bootInstant(srNanoseconds: Int64, in boot: BootID) -> BootInstant? {
-        anchors[boot].map { BootInstant(boot: boot, nanoseconds: srNanoseconds - $0) }
+        anchors[boot].map { BootInstant(boot: boot, nanoseconds: srNanoseconds.subtractingSaturating($0)) }
     }
 
     /// The SR time now, read from the clock's current boot (nil until that boot is adopted).
@@ -91,7 +94,7 @@ public struct Timeline: Hashable, Sendable, Codable {
     public func cfOffsetNanoseconds(_ clock: any SystemClock) -> Int64? {
         let instant = clock.now()
         guard let sr = srNanoseconds(of: instant) else { return nil }
-        return clock.realtimeCFNanoseconds() - sr
+        return clock.realtimeCFNanoseconds().subtractingSaturating(sr)
     }
 
     public func toCFAbsoluteTime(_ time: SRAbsoluteTime, clock: any SystemClock) -> CFAbsoluteTime? {
