@@ -56,7 +56,7 @@ final class FetchStream: @unchecked Sendable {
     /// The client acknowledged `batches` frames: it may receive that many more.
     func acknowledge(_ batches: Int) {
         queue.async {
-            self.credit = min(self.window, self.credit + max(0, batches))
+            self.credit = min(self.window, self.credit.addingSaturating(max(0, batches)))   // the client's number
             self.schedule()
         }
     }
