@@ -154,8 +154,9 @@ import Testing
         usleep(1_500_000)
         let client = try RawClient(harness.socket)
         #expect(client.hello(app: DaemonHarness.studyApp)?.ok == true)
-        // Far more than one batch, a window of one: the fetch waits for credit when the ack comes.
-        client.send(json: "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":1}")
+        // Far more batches than the socket buffer holds, and the client does not read yet: the
+        // fetch is still running, with credit left, when the ack comes.
+        client.send(json: "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":16}")
         usleep(200_000)
         client.send(json: "{\"id\":8,\"op\":\"ack\",\"target\":7,\"batches\":9223372036854775807}")
         client.send(json: "{\"id\":9,\"op\":\"status\"}")
