@@ -75,5 +75,10 @@ let package = Package(
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
         .testTarget(name: "SensorKitTests", dependencies: ["SensorKit", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
         .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "DaemonTestKit"]),
+
+        // `make fuzz`: one libFuzzer target per parser (scripts/fuzz.sh builds it with -sanitize=fuzzer);
+        // the ordinary build replays inputs through the same parsers.
+        .executableTarget(name: "sensorkit-fuzz", dependencies: ["SensorKitModel", "IIOBridge", "SensorDaemon"],
+                          swiftSettings: strict),
     ]
 )

@@ -55,15 +55,26 @@ public struct AppManifest: Hashable, Sendable {
 
     /// Loads `directory` (named after the bundle id). `resolveUser` maps a user name to a uid.
     public static func load(directory: String, resolveUser: (String) -> UInt32?) throws(LoadError) -> AppManifest {
-        let bundleID = (directory as NSString).lastPathComponent
-        let info = try dictionary(at: directory + "/Info.plist")
+        let info = try contents(of: directory + "/Info.plist")
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         guard let entitlementsName = files.sorted().first(where: { $0.hasSuffix(".entitlements") }) else {
             throw .missingFile(directory + "/<name>.entitlements")
         }
+        let entitlements = try contents(of: directory + "/" + entitlementsName)
+        let binding = try contents(of: directory + "/" + bindingFile)
+        return try parse(directory: directory, info: info, entitlementsName: entitlementsName, entitlements: entitlements,
+                         binding: binding, resolveUser: resolveUser)
+    }
+
+    /// The manifest from the three files' bytes (pure: no file system), `directory` naming them in
+    /// errors and giving the bundle id.
+    public static func parse(directory: String, info infoData: Data, entitlementsName: String, entitlements entitlementsData: Data,
+                             binding bindingData: Data, resolveUser: (String) -> UInt32?) throws(LoadError) -> AppManifest {
+        let bundleID = (directory as NSString).lastPathComponent
+        let info = try dictionary(infoData, path: directory + "/Info.plist")
         let entitlementsPath = directory + "/" + entitlementsName
-        let entitlements = try dictionary(at: entitlementsPath)
-        let binding = try dictionary(at: directory + "/" + bindingFile)
+        let entitlements = try dictionary(entitlementsData, path: entitlementsPath)
+        let binding = try dictionary(bindingData, path: directory + "/" + bindingFile)
 
         guard let allowed = entitlements[entitlementKey] as? [String] else {
             throw .invalid(entitlementsPath, reason: "\(entitlementKey) must be an array of strings")
@@ -110,8 +121,12 @@ public struct AppManifest: Hashable, Sendable {
             executable: executable, consenters: consenters)
     }
 
-    private static func dictionary(at path: String) throws(LoadError) -> [String: Any] {
+    private static func contents(of path: String) throws(LoadError) -> Data {
         guard let data = FileManager.default.contents(atPath: path) else { throw .missingFile(path) }
+        return data
+    }
+
+    private static func dictionary(_ data: Data, path: String) throws(LoadError) -> [String: Any] {
         let object: Any
         do {
             object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
