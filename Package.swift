@@ -83,5 +83,10 @@ let package = Package(
         .target(name: "BLETestKit", dependencies: ["SensorSystem"], path: "Tests/BLETestKit", swiftSettings: strict),
         .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "BLETestKit", "SensorKitModel", "SensorSystem"],
                     swiftSettings: strict),
+
+        // `make fuzz`: one libFuzzer target per parser (scripts/fuzz.sh builds it with -sanitize=fuzzer);
+        // the ordinary build replays inputs through the same parsers.
+        .executableTarget(name: "sensorkit-fuzz", dependencies: ["SensorKitModel", "IIOBridge", "SensorDaemon"],
+                          swiftSettings: strict),
     ]
 )

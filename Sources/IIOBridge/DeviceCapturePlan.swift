@@ -52,7 +52,7 @@ public struct DeviceCapturePlan: Hashable, Sendable {
             trigger = ["\(description.name)-dev\(number)", "\(description.name)-trigger"].first(where: triggers.contains)
         }
         let fastest = rates.values.compactMap(\.hertz).max() ?? 10
-        let watermark = min(64, max(1, Int(fastest / 10)))
+        let watermark = Int(min(max(fastest / 10, 1), 64))   // clamped before converting: the rate is the device's number
         let length = max(1024, Int(min(fastest, 100_000) * 2))
         self.plan = BufferedCapture.Plan(channels: channels, timestamp: description.timestampElement != nil,
                                          timestampClock: .boottime, samplingFrequencies: settings, trigger: trigger,
@@ -92,8 +92,11 @@ public struct FunctionRate: Hashable, Sendable {
         }
     }
 
-    /// Nanoseconds between samples.
-    public var period: Int64? { hertz.map { Int64((1e9 / $0).rounded()) } }
+    /// Nanoseconds between samples, within 1 ns … 1 day: the rate is the device's number, and a
+    /// `sampling_frequency` of 1e300 or 1e-300 must not trap the conversion or make a zero period.
+    public var period: Int64? {
+        hertz.map { Int64(min(max((1e9 / $0).rounded(), 1), 86_400e9)) }
+    }
 
     /// "400 Hz", "25 Hz (raised from 0 Hz)", "unknown".
     public var summary: String {

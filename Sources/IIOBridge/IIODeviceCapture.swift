@@ -244,9 +244,12 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
             for stamp in stamps { sensorTimes.append(stamp &+ offset) }
         case .estimated:
             let period = estimatedPeriod ?? 0
-            for scan in 0..<count { sensorTimes.append(receive - Int64(count - 1 - scan) * period) }
+            for scan in 0..<count { sensorTimes.append(receive.subtractingSaturating(Int64(count - 1 - scan).multipliedSaturating(by: period))) }
         }
-        fanOut.distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive)
+        let dropped = fanOut.distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive)
+        if dropped > 0 {
+            log.warning("\(description.deviceName): \(dropped) of \(count) scans had an impossible timestamp and were dropped (\(fanOut.implausibleScans) in all); recorded as a gap")
+        }
     }
 
     private func readFailed(_ error: SystemError) {

@@ -145,9 +145,9 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
         var held: [(values: [Int64], stamps: [Int64], receive: Int64)] = []
         defer {
             // Stopped or lost before calibration finished: what was held still goes out.
-            if let chosen = held.map({ $0.receive - $0.stamps.last! }).min() {
+            if let chosen = held.map({ $0.receive.subtractingSaturating($0.stamps.last!) }).min() {
                 for refill in held {
-                    fanOut.withLock { $0.distribute(values: refill.values, sensorTimes: refill.stamps.map { $0 &+ chosen },
+                    _ = fanOut.withLock { $0.distribute(values: refill.values, sensorTimes: refill.stamps.map { $0 &+ chosen },
                                                     receivedAt: refill.receive) }
                 }
             }
@@ -179,28 +179,33 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
             let receive = clock.boottimeNanoseconds()
             if plan.layout.timestamp == nil {
                 let period = plan.rates.values.compactMap(\.period).min() ?? 0
-                let sensorTimes = (0..<stamps.count).map { receive - Int64(stamps.count - 1 - $0) * period }
-                fanOut.withLock { $0.distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive) }
+                let sensorTimes = (0..<stamps.count).map { receive.subtractingSaturating(Int64(stamps.count - 1 - $0).multipliedSaturating(by: period)) }
+                _ = fanOut.withLock { $0.distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive) }
                 continue
             }
-            if let current = offset, abs((receive - last) - current) > 2_000_000_000 {
-                log.notice("\(name): the rig's clock jumped by \(((receive - last) - current) / 1_000_000) ms; timestamps re-anchored")
+            // The rig's stamps are a remote device's numbers (any Int64): saturate, never trap.
+            let jump = receive.subtractingSaturating(last).subtractingSaturating(offset ?? 0)
+            if offset != nil, jump.magnitude > 2_000_000_000 {
+                log.notice("\(name): the rig's clock jumped by \(jump / 1_000_000) ms; timestamps re-anchored")
                 offset = nil
             }
             guard let fixed = offset else {
                 held.append((values, stamps, receive))
                 guard held.count >= Self.calibrationRefills else { continue }
-                let chosen = held.map { $0.receive - $0.stamps.last! }.min()!
+                let chosen = held.map { $0.receive.subtractingSaturating($0.stamps.last!) }.min()!
                 offset = chosen
                 for refill in held {
-                    fanOut.withLock { $0.distribute(values: refill.values, sensorTimes: refill.stamps.map { $0 &+ chosen },
+                    _ = fanOut.withLock { $0.distribute(values: refill.values, sensorTimes: refill.stamps.map { $0 &+ chosen },
                                                     receivedAt: refill.receive) }
                 }
                 held.removeAll()
                 continue
             }
             let sensorTimes = stamps.map { $0 &+ fixed }
-            fanOut.withLock { $0.distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive) }
+            let dropped = fanOut.withLock { $0.distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive) }
+            if dropped > 0 {
+                log.warning("\(name): \(dropped) of \(stamps.count) scans had an impossible timestamp and were dropped; recorded as a gap")
+            }
         }
     }
 }

@@ -92,7 +92,7 @@ public struct SampleBatcher: Sendable {
     }
 
     static func milliseconds(_ nanoseconds: Int64) -> String {
-        let tenths = (nanoseconds + 50_000) / 100_000
+        let tenths = nanoseconds.addingSaturating(50_000) / 100_000
         return "\(tenths / 10).\(tenths % 10) ms"
     }
 }

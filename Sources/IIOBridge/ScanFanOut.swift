@@ -36,9 +36,17 @@ struct ScanFanOut {
         var batcher: SampleBatcher
     }
 
+    /// How far a scan's sensor time may lie from the moment it was read. A kernel stamps a scan
+    /// when it is captured, moments before the read; mapped clocks, estimated stamps and a remote
+    /// rig's calibrated offset stay within seconds. A time further off is a glitching chip or a
+    /// broken rig, and arithmetic on it (`INT64_MAX`) would overflow downstream.
+    static let plausibleSkew: Int64 = 3_600_000_000_000
+
     let layout: ScanLayout
     let boot: BootID
     private var streams: [Stream] = []
+    /// Scans dropped for an implausible sensor time since the fan-out was made.
+    private(set) var implausibleScans = 0
 
     init(layout: ScanLayout, boot: BootID) {
         self.layout = layout
@@ -72,12 +80,26 @@ struct ScanFanOut {
         for index in streams.indices { streams[index].batcher.interrupted(why) }
     }
 
-    /// `values` holds `sensorTimes.count` scans of `layout.valueCount` values each.
-    mutating func distribute(values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64) {
+    /// `values` holds `sensorTimes.count` scans of `layout.valueCount` values each. A scan whose
+    /// sensor time lies more than `plausibleSkew` from `receive` is dropped: each stream's next
+    /// step becomes a gap (a deletion record) naming the bad timestamp. Returns how many scans were
+    /// dropped, for the capture's log.
+    @discardableResult
+    mutating func distribute(values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64) -> Int {
         let count = sensorTimes.count
-        guard count > 0 else { return }
+        guard count > 0 else { return 0 }
         let width = layout.valueCount
         precondition(values.count >= count * width, "fewer values than scans")
+        let earliest = receive.subtractingSaturating(Self.plausibleSkew)
+        let latest = receive.addingSaturating(Self.plausibleSkew)
+        let dropped = sensorTimes.lazy.filter { $0 < earliest || $0 > latest }.count
+        guard dropped == 0 else {
+            implausibleScans += dropped
+            let first = sensorTimes.first { $0 < earliest || $0 > latest }!
+            let why = "\(dropped) of \(count) scans dropped: sensor time \(first) ns is more than 1 h from the read at \(receive) ns"
+            distributeChecked(values: values, sensorTimes: sensorTimes, receivedAt: receive, plausible: earliest...latest, why: why)
+            return dropped
+        }
         for index in streams.indices {
             let positions = streams[index].positions
             var batcher = streams[index].batcher
@@ -87,6 +109,31 @@ struct ScanFanOut {
                     let base = scan * width
                     batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) { values[base + positions[$0]] }
                 }
+            }
+            batcher.flush(into: &events)
+            streams[index].batcher = batcher
+            let deliver = streams[index].consumer.deliver
+            for event in events { deliver(event) }
+        }
+        return 0
+    }
+
+    /// `distribute` for a read with implausible scans: those are skipped, each one interrupting
+    /// every stream so the step over it is recorded as a gap.
+    private mutating func distributeChecked(values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64,
+                                            plausible: ClosedRange<Int64>, why: String) {
+        let width = layout.valueCount
+        for index in streams.indices {
+            let positions = streams[index].positions
+            var batcher = streams[index].batcher
+            var events: [SourceEvent] = []
+            for scan in sensorTimes.indices {
+                guard plausible.contains(sensorTimes[scan]) else {
+                    batcher.interrupted(why)
+                    continue
+                }
+                let base = scan * width
+                batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) { values[base + positions[$0]] }
             }
             batcher.flush(into: &events)
             streams[index].batcher = batcher

@@ -7,6 +7,9 @@ public enum StepCounting {
     /// since the reset, the best lower bound available.
     public static func steps(previous: Int64?, current: Int64) -> Int64 {
         guard let previous else { return 0 }
-        return current >= previous ? current - previous : max(0, current)
+        // A counter is never below zero: a negative reading is a glitch, taken as a reset like a
+        // counter that went backwards (it also keeps `current − previous` from overflowing).
+        guard previous >= 0, current >= previous else { return max(0, current) }
+        return current - previous
     }
 }

@@ -187,6 +187,38 @@ final class LogLines: Sendable {
         capture.settle()
     }
 
+    /// A glitching chip stamps one scan `INT64_MAX` and another `INT64_MIN`: the step to them
+    /// overflowed in the batcher and trapped, killing the daemon. They are dropped, counted in
+    /// the log, and the steps over them are gaps (deletion records) that name the bad time.
+    @Test func scansWithImpossibleTimestampsAreDroppedAsGaps() throws {
+        let log = LogLines()
+        let (chip, capture) = try makeCapture(log: log.log)
+        let accel = EventLog()
+        let source = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
+        source.setRecording(true, deliver: accel.deliver)
+        capture.settle()
+        let layout = capture.plan.layout
+        var stamps = (0..<40).map { 1_000 * Self.ms + Int64($0) * 10 * Self.ms }
+        stamps[10] = .max
+        stamps[20] = .min
+        var bytes: [UInt8] = []
+        for (i, t) in stamps.enumerated() {
+            bytes += ScanEncoder.encode(layout, values: [Int64(i), 0, 7, 1_000 + Int64(i), 0, 40], timestamp: t)
+        }
+        feed(bytes)
+        let kept = stamps.indices.filter { $0 != 10 && $0 != 20 }
+        #expect(accel.waitFor(samples: kept.count))
+        #expect(accel.sensorTimes == kept.map { stamps[$0] })
+        #expect(accel.column(0) == kept.map { 1_000 + Int64($0) })
+        #expect(accel.gaps.map(\.from) == [stamps[9], stamps[19]])
+        #expect(accel.gaps.map(\.to) == [stamps[11], stamps[21]])
+        #expect(accel.gaps.allSatisfy { $0.why.contains("scans dropped: sensor time") }, "\(accel.gaps)")
+        #expect(accel.gaps.first?.why.contains("\(Int64.max)") == true)
+        #expect(log.all.contains { $0.contains("impossible timestamp and were dropped") }, "\(log.all)")
+        source.close()
+        capture.settle()
+    }
+
     @Test func anotherKernelClockIsMappedWithPairedReadings() throws {
         // The kernel keeps stamping with realtime: the attribute cannot be written (a directory
         // stands in for a read-only file, since root may write any file).

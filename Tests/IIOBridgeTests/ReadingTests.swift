@@ -45,4 +45,12 @@ import Testing
         #expect(StepCounting.steps(previous: 1532, current: 1600) == 68)
         #expect(StepCounting.steps(previous: 1600, current: 12) == 12)   // counter reset
     }
+
+    /// The counter is the device's number: a glitch reading `Int64.min` followed by a count made
+    /// `current − previous` overflow and trap. A negative reading is taken as a reset.
+    @Test func extremeCounterReadingsAreResetsNotTraps() {
+        #expect(StepCounting.steps(previous: .min, current: 5) == 5)
+        #expect(StepCounting.steps(previous: -1, current: .max) == .max)
+        #expect(StepCounting.steps(previous: .max, current: .min) == 0)
+    }
 }

@@ -141,6 +141,29 @@ import Testing
                 "the lazy client was dropped, or others were kept: \(admin.call(.daemonStatus).info ?? [:])")
     }
 
+    /// An `ack`'s batch count is the client's number: the fetch's credit plus `Int.max`
+    /// overflowed and trapped, killing the daemon. The credit saturates and stays capped at the
+    /// window.
+    @Test func anAckOfAbsurdSizeLeavesTheDaemonServing() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 50_000, perTick: 5_000)])
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
+        let app = try harness.connect(app: DaemonHarness.studyApp)
+        #expect(app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        app.close()
+        usleep(1_500_000)
+        let client = try RawClient(harness.socket)
+        #expect(client.hello(app: DaemonHarness.studyApp)?.ok == true)
+        // Far more batches than the socket buffer holds, and the client does not read yet: the
+        // fetch is still running, with credit left, when the ack comes.
+        client.send(json: "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":16}")
+        usleep(200_000)
+        client.send(json: "{\"id\":8,\"op\":\"ack\",\"target\":7,\"batches\":9223372036854775807}")
+        client.send(json: "{\"id\":9,\"op\":\"status\"}")
+        #expect(client.replies(within: 3, max: 3).replies.contains { $0.id == 9 }, "the daemon must still answer")
+        #expect(recordingCount(harness) > 0)
+    }
+
     @Test func aClientThatLeavesMidFetchIsForgotten() throws {
         let harness = try recordingHarness()
         defer { harness.stop() }

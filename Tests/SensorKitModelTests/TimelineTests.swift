@@ -182,4 +182,30 @@ import SensorTestKit
         let timeline = Timeline.founded(by: clock)
         #expect(timeline.srTime(of: BootInstant(boot: BootID("other"), nanoseconds: 1)) == nil)
     }
+
+    /// A device's timestamp reaches the timeline unchecked (a glitching chip stamps `INT64_MAX`):
+    /// the anchor plus it overflowed and trapped. It now saturates at the bounds.
+    @Test func extremeInstantsSaturateInsteadOfTrapping() {
+        let boot = BootID("boot-x")
+        let ahead = Timeline(origin: 0, anchors: [boot: 10 * hour], highWater: .min)
+        let behind = Timeline(origin: 0, anchors: [boot: -10 * hour], highWater: .min)
+        #expect(ahead.srNanoseconds(of: BootInstant(boot: boot, nanoseconds: .max)) == .max)
+        #expect(behind.srNanoseconds(of: BootInstant(boot: boot, nanoseconds: .min)) == .min)
+        #expect(ahead.srNanoseconds(of: BootInstant(boot: boot, nanoseconds: .min)) == .min + 10 * hour)
+        #expect(ahead.bootInstant(srNanoseconds: .min, in: boot)?.nanoseconds == .min)
+        #expect(behind.bootInstant(srNanoseconds: .max, in: boot)?.nanoseconds == .max)
+    }
+
+    /// `origin` and `highWater` are read back from timeline.json: a corrupt file with extreme
+    /// values must not crash the daemon when it adopts a new boot.
+    @Test func extremeValuesFromTheTimelineFileDoNotTrapOnAdoption() {
+        for (origin, highWater) in [(Int64.min, Int64.max), (Int64.max, Int64.max - 1), (Int64.min, Int64.min + 1)] {
+            let clock = FakeClock()
+            var timeline = Timeline(origin: origin, anchors: [:], highWater: highWater)
+            timeline.adoptCurrentBoot(of: clock)
+            #expect(timeline.anchors[clock.bootID] != nil)
+            _ = timeline.now(clock)
+            _ = timeline.cfOffsetNanoseconds(clock)
+        }
+    }
 }

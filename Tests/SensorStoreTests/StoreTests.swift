@@ -161,6 +161,17 @@ import Testing
         #expect(try fixture.opened.deletionRecords(sensor: .accelerometer, device: "host", from: .min, to: holdStart + 1).isEmpty)
     }
 
+    /// The window comes from the configuration file and may be up to `Int64.max` ns: the purge's
+    /// "two windows" for deletion records overflowed and trapped. It saturates; nothing is purged.
+    @Test func aWindowOfInt64MaxPurgesWithoutTrapping() throws {
+        let fixture = try StoreFixture { $0.retention = RetentionPolicy(hold: .max, window: .max) }
+        let stream = try fixture.opened.register(.accelerometer)
+        Self.append(fixture, stream, times: [1_000_000_000], values: [[1], [2], [3]])
+        let report = try fixture.opened.purge()
+        #expect(report.purgedChunks == 0 && report.purgedSamples == 0)
+        #expect(try fixture.fetch(to: .max).isEmpty, "a hold of Int64.max hides everything")
+    }
+
     @Test func dataBeyondTheWindowIsHiddenThenPurgedAsAgeLimit() throws {
         let fixture = try StoreFixture {
             $0.retention = RetentionPolicy(hold: StoreFixture.hour, window: StoreFixture.day)

@@ -31,15 +31,17 @@ public enum FetchPolicy {
             .visibleRange(from: from, to: to, notBefore: firstStart, now: now) {
             return .read(from: visible.after, to: visible.through, notBefore: firstStart)
         }
-        let holdStart = now - hold
+        // `to` is the client's and may be anything up to Int64.max while `now − hold` is negative
+        // (a timeline younger than the hold): saturate rather than trap.
+        let holdStart = now.subtractingSaturating(hold)
         if hold > 0 && to > holdStart {
-            return .empty(notice: "the range ends \(describe(to - holdStart)) inside the \(describe(hold)) hold; "
+            return .empty(notice: "the range ends \(describe(to.subtractingSaturating(holdStart))) inside the \(describe(hold)) hold; "
                           + "SensorKit returns nothing for a range that overlaps the hold — ask for data up to \(holdStart) (now − hold)")
         }
         if to == from {
             return .empty(notice: "the range (from, to] is empty: from equals to")
         }
-        if to <= now - window {
+        if to <= now.subtractingSaturating(window) {
             return .empty(notice: "the range lies entirely before the \(describe(window)) window; older data was deleted (ageLimit)")
         }
         return .empty(notice: "the range ends before this app first started recording this sensor")

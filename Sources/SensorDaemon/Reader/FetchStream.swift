@@ -109,7 +109,7 @@ final class FetchStream: @unchecked Sendable {
     func acknowledge(_ batches: Int) {
         queue.async {
             if batches > 0 { self.lastProgress = .now() }
-            self.credit = min(self.window, self.credit + max(0, batches))
+            self.credit = min(self.window, self.credit.addingSaturating(max(0, batches)))   // the client's number
             self.schedule()
         }
     }

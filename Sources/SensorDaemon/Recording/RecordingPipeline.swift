@@ -52,7 +52,7 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                     let now = self.clock.now()
                     if since.boot == now.boot {
                         self.sink.recordGap(stream: id, from: since, to: now, reason: .systemInitiated)
-                        self.journal.notice("source \(source.descriptor.source) is back after \(FetchPolicy.describe(now.nanoseconds - since.nanoseconds)); the gap is recorded")
+                        self.journal.notice("source \(source.descriptor.source) is back after \(FetchPolicy.describe(now.nanoseconds.subtractingSaturating(since.nanoseconds))); the gap is recorded")
                     }
                 }
                 self.journal.info("source \(source.descriptor.source) (\(source.descriptor.sensor.rawValue)) added as stream \(id)")
@@ -141,7 +141,7 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
             sink.append(stream: state.streamID, batch)
         case .gap(let from, let to, let reason, let why):
             sink.recordGap(stream: state.streamID, from: from, to: to, reason: reason)
-            journal.warning("\(state.source.descriptor.source): lost \(FetchPolicy.describe(to.nanoseconds - from.nanoseconds)) of data (\(why)); recorded as \(reason)")
+            journal.warning("\(state.source.descriptor.source): lost \(FetchPolicy.describe(to.nanoseconds.subtractingSaturating(from.nanoseconds))) of data (\(why)); recorded as \(reason)")
         }
     }
 }

@@ -101,9 +101,11 @@ public struct Timeline: Hashable, Sendable, Codable {
         highWater = max(highWater, nanoseconds)
     }
 
-    /// The SR nanosecond of a boot instant; nil for a boot this timeline never adopted.
+    /// The SR nanosecond of a boot instant; nil for a boot this timeline never adopted. An instant
+    /// may come straight from a device (a glitching chip's `INT64_MAX` timestamp): the sum
+    /// saturates instead of trapping.
     public func srNanoseconds(of instant: BootInstant) -> Int64? {
-        anchors[instant.boot].map { $0 + instant.nanoseconds }
+        anchors[instant.boot].map { $0.addingSaturating(instant.nanoseconds) }
     }
 
     /// The SR time of a boot instant; nil for a boot this timeline never adopted.
@@ -113,7 +115,7 @@ public struct Timeline: Hashable, Sendable, Codable {
 
     /// The boot-clock instant of an SR nanosecond in the given boot; nil for an unknown boot.
     public func bootInstant(srNanoseconds: Int64, in boot: BootID) -> BootInstant? {
-        anchors[boot].map { BootInstant(boot: boot, nanoseconds: srNanoseconds - $0) }
+        anchors[boot].map { BootInstant(boot: boot, nanoseconds: srNanoseconds.subtractingSaturating($0)) }
     }
 
     /// The SR time now, read from the clock's current boot (nil until that boot is adopted).
@@ -127,7 +129,7 @@ public struct Timeline: Hashable, Sendable, Codable {
     public func cfOffsetNanoseconds(_ clock: any SystemClock) -> Int64? {
         let instant = clock.now()
         guard let sr = srNanoseconds(of: instant) else { return nil }
-        return clock.realtimeCFNanoseconds() - sr
+        return clock.realtimeCFNanoseconds().subtractingSaturating(sr)
     }
 
     public func toCFAbsoluteTime(_ time: SRAbsoluteTime, clock: any SystemClock) -> CFAbsoluteTime? {
@@ -136,17 +138,5 @@ public struct Timeline: Hashable, Sendable, Codable {
 
     public func fromCFAbsoluteTime(_ cf: CFAbsoluteTime, clock: any SystemClock) -> SRAbsoluteTime? {
         cfOffsetNanoseconds(clock).map { SRAbsoluteTime(cf - Double($0) / 1e9) }
-    }
-}
-
-extension Int64 {
-    fileprivate func addingSaturating(_ other: Int64) -> Int64 {
-        let (result, overflow) = addingReportingOverflow(other)
-        return overflow ? (other > 0 ? .max : .min) : result
-    }
-
-    fileprivate func subtractingSaturating(_ other: Int64) -> Int64 {
-        let (result, overflow) = subtractingReportingOverflow(other)
-        return overflow ? (other > 0 ? .min : .max) : result
     }
 }

@@ -121,10 +121,3 @@ public struct StoreConfiguration: Sendable {
     /// The database file inside `directory`.
     public var databasePath: String { directory + "/store.sqlite" }
 }
-
-extension Int64 {
-    func subtractingSaturating(_ other: Int64) -> Int64 {
-        let (result, overflow) = subtractingReportingOverflow(other)
-        return overflow ? (other > 0 ? .min : .max) : result
-    }
-}

@@ -536,7 +536,7 @@ final class StoreWriter: @unchecked Sendable {
             report.purgedSamples += samples
         }
         // Deletion records outlive the data they explain by one window, then go too.
-        try db.execute("DELETE FROM deletion_records WHERE end_time < \(now.subtractingSaturating(2 * longestWindow))")
+        try db.execute("DELETE FROM deletion_records WHERE end_time < \(now.subtractingSaturating(longestWindow.multipliedSaturating(by: 2)))")
         try keepBudget(&report)
         try commit()
         // Pages freed by the window are left in the file: at a full window the next day's chunks
