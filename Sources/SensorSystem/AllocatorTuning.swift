@@ -5,8 +5,8 @@ import Synchronization
 /// glibc's allocator serves every block of 128 KiB or more with a fresh `mmap` and hands freed
 /// memory above 128 KiB back to the kernel at once. A process that decodes and drops megabyte
 /// batches over and over — the daemon reading chunks, a client fetching a day — then pays a page
-/// fault for every 4 KiB of every batch, again and again: measured here, more CPU than the chunk
-/// decoding itself. `forBulkData()` keeps such memory in the heap for reuse: blocks up to 32 MiB
+/// fault for every 4 KiB of every batch, again and again: more CPU than the chunk decoding
+/// itself (docs/measurements/fetch.md). `forBulkData()` keeps such memory in the heap for reuse: blocks up to 32 MiB
 /// come from the heap, and up to 64 MiB of free heap is kept rather than trimmed.
 ///
 /// Left alone where someone chose otherwise: when glibc's malloc is already tuned through the
