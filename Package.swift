@@ -65,6 +65,9 @@ let package = Package(
         // Killed with SIGKILL mid-ingest by SensorStoreTests' crash test (found beside the test bundle).
         .executableTarget(name: "store-ingest-child", dependencies: ["SensorStore", "SensorSystem"],
                           path: "Tests/StoreIngestChild", swiftSettings: strict),
+        // Uses the client library in a process of its own for SensorKitTests' allocator test.
+        .executableTarget(name: "client-allocator-child", dependencies: ["SensorKit", "SensorSystem"],
+                          path: "Tests/ClientAllocatorChild", swiftSettings: strict),
         .testTarget(name: "IIOBridgeTests", dependencies: ["IIOBridge", "SensorTestKit"], swiftSettings: strict),
         // A real daemon in the test process, fed through its own pipeline (used by the suites below).
         .target(name: "DaemonTestKit", dependencies: ["SensorDaemon", "SensorKit", "SensorSystem", "SensorTestKit"],
