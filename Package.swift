@@ -53,9 +53,13 @@ let package = Package(
                 swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
+        // Simulated sources and rigs shared by the bench and the tests: a generated accelerometer,
+        // an H10's drifting ECG clock, a real daemon on temporary paths, a child-process spawner.
+        .target(name: "SensorSimulation", dependencies: ["SensorKitModel", "SensorSystem", "SensorDaemon", "SensorKit"],
+                swiftSettings: strict),
         // `make bench`: figures beside anchors measured in the same run.
         .executableTarget(name: "sensorkit-bench", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "SensorChunks", "IIOBridge",
-                                                         "SensorDaemon", "SensorKit", "DaemonTestKit", "BLEBridge", "BLETestKit"],
+                                                         "SensorDaemon", "SensorKit", "SensorSimulation", "BLEBridge"],
                           swiftSettings: strict),
 
         // Tests.
@@ -69,22 +73,19 @@ let package = Package(
         .executableTarget(name: "client-allocator-child", dependencies: ["SensorKit", "SensorSystem"],
                           path: "Tests/ClientAllocatorChild", swiftSettings: strict),
         .testTarget(name: "IIOBridgeTests", dependencies: ["IIOBridge", "SensorTestKit"], swiftSettings: strict),
-        // A real daemon in the test process, fed through its own pipeline (used by the suites below).
-        .target(name: "DaemonTestKit", dependencies: ["SensorDaemon", "SensorKit", "SensorSystem", "SensorTestKit"],
-                path: "Tests/DaemonTestKit", swiftSettings: strict),
-        .testTarget(name: "SensorDaemonTests", dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "DaemonTestKit"],
+        .testTarget(name: "SensorDaemonTests", dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation"],
                     swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
         .testTarget(name: "SensorKitTests", dependencies: ["SensorKit", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
-        .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "DaemonTestKit"]),
+        .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "SensorSimulation"]),
 
         // The BLE bridge's protocol core: ATT/GATT client, HRS/DIS/Battery/PMD codecs, device-clock
         // mapping, the emulated transport (docs/ble.md). Its tests talk to an emulated peripheral
         // that shares no code with it.
         .target(name: "BLEBridge", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
         .target(name: "BLETestKit", dependencies: ["SensorSystem"], path: "Tests/BLETestKit", swiftSettings: strict),
-        .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "BLETestKit", "SensorKitModel", "SensorSystem"],
+        .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "BLETestKit", "SensorSimulation", "SensorKitModel", "SensorSystem"],
                     swiftSettings: strict),
     ]
 )

@@ -1,4 +1,4 @@
-import DaemonTestKit
+import SensorSimulation
 import Dispatch
 import Foundation
 import Glibc

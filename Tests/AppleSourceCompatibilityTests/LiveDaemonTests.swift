@@ -1,4 +1,4 @@
-import DaemonTestKit
+import SensorSimulation
 import Foundation
 import Glibc
 import SensorKit

@@ -1,4 +1,5 @@
 import BLETestKit
+import SensorSimulation
 import Dispatch
 import Foundation
 import Synchronization

@@ -1,5 +1,5 @@
 import Foundation
-import DaemonTestKit
+import SensorSimulation
 import Glibc
 import SensorKit
 import SensorKitModel
