@@ -1,7 +1,7 @@
-import SensorSimulation
 import Foundation
 import Glibc
 import SensorKit
+import SensorSimulation
 import SensorSystem
 import Testing
 

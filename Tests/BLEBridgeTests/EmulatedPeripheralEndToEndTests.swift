@@ -1,7 +1,7 @@
 import BLETestKit
-import SensorSimulation
 import Dispatch
 import Foundation
+import SensorSimulation
 import Synchronization
 import Testing
 @testable import BLEBridge

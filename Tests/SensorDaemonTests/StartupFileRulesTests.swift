@@ -1,6 +1,6 @@
-import SensorSimulation
 import Foundation
 import Glibc
+import SensorSimulation
 import SensorSystem
 import Testing
 @testable import SensorDaemon
