@@ -19,7 +19,6 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
-        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         // Linux calls that need _GNU_SOURCE (accept4, SO_PEERCRED's struct ucred): two tiny functions.
         .target(name: "CSensorLinux"),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
@@ -53,9 +52,13 @@ let package = Package(
                 swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
+        // Simulated sources and rigs shared by the bench and the tests: a generated accelerometer,
+        // an H10's drifting ECG clock, a real daemon on temporary paths, a child-process spawner.
+        .target(name: "SensorSimulation", dependencies: ["SensorKitModel", "SensorSystem", "SensorDaemon", "SensorKit"],
+                swiftSettings: strict),
         // `make bench`: figures beside anchors measured in the same run.
         .executableTarget(name: "sensorkit-bench", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "SensorChunks", "IIOBridge",
-                                                         "SensorDaemon", "SensorKit", "DaemonTestKit", "BLEBridge", "BLETestKit"],
+                                                         "SensorDaemon", "SensorKit", "SensorSimulation", "BLEBridge"],
                           swiftSettings: strict),
 
         // Tests.
@@ -65,23 +68,23 @@ let package = Package(
         // Killed with SIGKILL mid-ingest by SensorStoreTests' crash test (found beside the test bundle).
         .executableTarget(name: "store-ingest-child", dependencies: ["SensorStore", "SensorSystem"],
                           path: "Tests/StoreIngestChild", swiftSettings: strict),
+        // Uses the client library in a process of its own for SensorKitTests' allocator test.
+        .executableTarget(name: "client-allocator-child", dependencies: ["SensorKit", "SensorSystem"],
+                          path: "Tests/ClientAllocatorChild", swiftSettings: strict),
         .testTarget(name: "IIOBridgeTests", dependencies: ["IIOBridge", "SensorTestKit"], swiftSettings: strict),
-        // A real daemon in the test process, fed through its own pipeline (used by the suites below).
-        .target(name: "DaemonTestKit", dependencies: ["SensorDaemon", "SensorKit", "SensorSystem", "SensorTestKit"],
-                path: "Tests/DaemonTestKit", swiftSettings: strict),
-        .testTarget(name: "SensorDaemonTests", dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "DaemonTestKit"],
+        .testTarget(name: "SensorDaemonTests", dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation"],
                     swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
         .testTarget(name: "SensorKitTests", dependencies: ["SensorKit", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
-        .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "DaemonTestKit"]),
+        .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "SensorSimulation"]),
 
         // The BLE bridge's protocol core: ATT/GATT client, HRS/DIS/Battery/PMD codecs, device-clock
         // mapping, the emulated transport (docs/ble.md). Its tests talk to an emulated peripheral
         // that shares no code with it.
         .target(name: "BLEBridge", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
         .target(name: "BLETestKit", dependencies: ["SensorSystem"], path: "Tests/BLETestKit", swiftSettings: strict),
-        .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "BLETestKit", "SensorKitModel", "SensorSystem"],
+        .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "BLETestKit", "SensorSimulation", "SensorKitModel", "SensorSystem"],
                     swiftSettings: strict),
 
         // `make fuzz`: one libFuzzer target per parser (scripts/fuzz.sh builds it with -sanitize=fuzzer);

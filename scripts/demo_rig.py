@@ -6,7 +6,7 @@ that fixture (gyro x,y,z then accel x,y,z as le:s16, 4 bytes of padding, le:s64 
 bytes) and CLOCK_BOOTTIME timestamps starting `--lead` seconds from now.
 
 Usage: demo_rig.py SECONDS [--lead S] > stream.script
-Script format (research/iio-udev.md §5.2): `r <ms> <data>` lines; bytes < 0x20 become ^(b+64),
+Script format (docs/iio.md §12.8): `r <ms> <data>` lines; bytes < 0x20 become ^(b+64),
 '^' becomes ^`; umockdev 0.17 swallows a line's leading 0x20, so such bytes move to the line before.
 """
 import math

@@ -1,7 +1,7 @@
 import Glibc
 import SensorSystem
 
-/// Turning an IIO buffer on and off, in the order research/iio-udev.md §1.5 documents (the order
+/// Turning an IIO buffer on and off, in the order docs/iio.md §12.5 documents (the order
 /// iio-sensor-proxy's `buffer_drv_data_new` uses, with the teardown its comment explains):
 ///
 ///     enable:   buffer/enable=0 (a previous run may have crashed with it on)

@@ -1,7 +1,7 @@
 import SensorKitModel
 
 /// How raw counts of one channel become its ABI unit (m/s², rad/s, lux, kPa, milli-°C):
-/// `(raw + offset) × scale`, offset added before scaling (sysfs-bus-iio; research §1.2). A value
+/// `(raw + offset) × scale`, offset added before scaling (sysfs-bus-iio; docs/iio.md §12.2). A value
 /// read from `_input` is already processed and must not go through this. Pure.
 public struct ChannelCalibration: Hashable, Sendable {
     public var scale: Double

@@ -6,7 +6,7 @@
 ///   stream starting or stopping never re-enables the buffer under the first (which would drop the
 ///   kfifo's contents and interrupt it). The cost is a few bytes per scan for a stream nobody reads.
 /// - **Rates**: a governing `*sampling_frequency` below 10 Hz is raised to the lowest accepted
-///   rate ≥ 10 Hz (drivers that default to 0 Hz never produce data; research §1.3).
+///   rate ≥ 10 Hz (drivers that default to 0 Hz never produce data; docs/iio.md §12.3).
 /// - **Trigger**: kept if one is set; else, for devices with a `trigger/` directory, the chip's own
 ///   (`<name>-dev<N>` for HID sensor hubs, `<name>-trigger` for data-ready interrupts, as
 ///   iio-sensor-proxy's `get_trigger_name` searches); none for hardware-FIFO drivers.

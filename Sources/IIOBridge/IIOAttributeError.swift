@@ -3,7 +3,7 @@ import SensorSystem
 /// A sysfs attribute of an IIO device that is missing, unreadable or garbage. It names the device
 /// and the attribute, so the orchestration layer logs one clear line ("iio:device0:
 /// scan_elements/in_accel_x_index: missing, skipping device") and skips or degrades the device;
-/// nothing in the bridge logs it (STYLE 14).
+/// nothing in the bridge logs it.
 public struct IIOAttributeError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Problem: Hashable, Sendable {
         /// The attribute does not exist but is required.

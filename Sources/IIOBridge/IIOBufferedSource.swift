@@ -1,7 +1,7 @@
 import SensorKitModel
 import Synchronization
 
-/// The buffered IIO driver (STYLE 10): one stream — one function of one chip, e.g. a BMI160's
+/// The buffered IIO driver: one stream — one function of one chip, e.g. a BMI160's
 /// accelerometer — read from the chip's buffer with kernel timestamps. The buffer itself belongs
 /// to the chip's `ScanCapture` (`IIODeviceCapture` for a local device, `IIORemoteCapture` for one
 /// served by `iiod`), which every buffered stream of the chip shares; this source only subscribes

@@ -1,6 +1,6 @@
 /// A channel named the way sysfs names its attributes: `{in|out}_<type>[<index>][_<modifier>]`,
 /// e.g. `in_accel_x`, `in_illuminance0`, `in_intensity_red`, `in_temp_ambient` (kernel
-/// `__iio_device_attr_init`; research §1.1). Pure.
+/// `__iio_device_attr_init`; docs/iio.md §12.1). Pure.
 public struct IIOChannelID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public enum Direction: String, Hashable, Sendable {
         case input = "in", output = "out"

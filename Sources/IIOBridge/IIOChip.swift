@@ -10,7 +10,7 @@ public struct IIOChip: Hashable, Sendable {
     public let functions: [IIOSensorFunction]
     /// The shared buffer's plan, when at least one function is buffered.
     public let capturePlan: DeviceCapturePlan?
-    /// hwdb `ACCEL_MOUNT_MATRIX` when present and valid; it wins over sysfs (research §1.4).
+    /// hwdb `ACCEL_MOUNT_MATRIX` when present and valid; it wins over sysfs (docs/iio.md §12.4).
     public let udevMountMatrix: MountMatrix?
     /// Polling interval of each polled function, in nanoseconds.
     public let pollIntervals: [IIOSensorFunction.Kind: Int64]

@@ -5,9 +5,9 @@ import SensorSystem
 
 /// One IIO device's buffer, run for every stream of the chip that records (a BMI160's
 /// accelerometer and gyroscope share it): the buffer is enabled when the first stream subscribes
-/// and disabled when the last one leaves (DESIGN §6.1: on only while someone records).
+/// and disabled when the last one leaves (on only while someone records: docs/protocol.md §3.3).
 ///
-/// Two queues, so the data path never waits for sysfs (research §1.3):
+/// Two queues, so the data path never waits for sysfs (docs/iio.md §12.3):
 /// - `controlQueue` runs the sysfs sequences of `BufferedCapture` (they may block) and the
 ///   subscriber bookkeeping. Discovery gives every generation of captures of one sysfs path the
 ///   same control queue, so an old capture's teardown can never land after a new one's enable.
@@ -119,7 +119,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
 
     // MARK: Control queue
 
-    /// Enable sequence, then open the device and start reading (research §1.5: open after enable).
+    /// Enable sequence, then open the device and start reading (docs/iio.md §12.5: open after enable).
     private func start() {
         dispatchPrecondition(condition: .onQueue(controlQueue))
         let skipped: [IIOAttributeError]

@@ -150,8 +150,8 @@ public struct SamplingRate: Hashable, Sendable {
     }
 
     /// The rate to write before enabling the buffer when this one is below `floor` — drivers
-    /// that default to 0 Hz never produce data, and ~1 Hz ones block sysfs reads (research
-    /// §1.3; iio-sensor-proxy uses a 10 Hz floor). Nil when no change is needed or possible.
+    /// that default to 0 Hz never produce data, and ~1 Hz ones block sysfs reads (docs/iio.md
+    /// §12.3; iio-sensor-proxy uses a 10 Hz floor). Nil when no change is needed or possible.
     public func fixUp(floor: Double = 10) -> Double? {
         guard hertz < floor, let choices, let better = choices.lowest(atLeast: floor), better != hertz else { return nil }
         return better

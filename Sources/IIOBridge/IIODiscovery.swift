@@ -3,8 +3,8 @@ import Glibc
 import SensorKitModel
 import SensorSystem
 
-/// Finds IIO devices and keeps the recording pipeline's sources current (DESIGN §8; research
-/// §7.1): the udev monitor is created and listening **before** the enumeration, so a device that
+/// Finds IIO devices and keeps the recording pipeline's sources current (docs/iio.md §2,
+/// §12.7): the udev monitor is created and listening **before** the enumeration, so a device that
 /// appears meanwhile is seen at least once (events are de-duplicated by syspath); then
 ///
 /// - `add` (or found by enumeration): describe the device from sysfs, classify it by its channels

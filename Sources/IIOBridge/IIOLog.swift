@@ -2,8 +2,7 @@
 /// administrator should read: a skipped or degraded device, a capture that could not start, a
 /// read that failed. One line per event, each with a journald priority prefix (`<3>` error,
 /// `<4>` warning, `<5>` notice, `<6>` info, `<7>` debug), so the daemon passes its journal's raw
-/// line writer and tests collect lines. Parsers and sysfs wrappers never log; they throw
-/// (STYLE 14).
+/// line writer and tests collect lines. Parsers and sysfs wrappers never log; they throw.
 public struct IIOLog: Sendable {
     private let write: @Sendable (String) -> Void
 

@@ -3,13 +3,13 @@ import Glibc
 import SensorKitModel
 import SensorSystem
 
-/// The polled IIO driver (STYLE 10): one stream read from sysfs on a strict `DispatchSourceTimer`
+/// The polled IIO driver: one stream read from sysfs on a strict `DispatchSourceTimer`
 /// (no leeway) — step counters (`in_steps_input` has no scan element in any mainline driver) and
 /// light sensors without a usable buffer (APDS9960, TSL2591, acpi-als), or any function of a
 /// device whose scan elements are garbage.
 ///
 /// Every sysfs read runs on this source's own queue: a slow sensor can hold a `_raw` read for
-/// seconds (research §1.3), and that must stall nothing but this stream. Samples are stamped with
+/// seconds (docs/iio.md §12.3), and that must stall nothing but this stream. Samples are stamped with
 /// `CLOCK_BOOTTIME` when the read returns; a read that stalled shows as a gap (`SampleBatcher`).
 /// Step counts become per-interval deltas (`StepCounting`): a row's sensor time is the interval's
 /// start and its `end` column the interval's end.

@@ -3,10 +3,10 @@ import Glibc
 import SensorSystem
 
 /// A libiio context on a lab rig, reached over the network (`ip:host[:port]`, served by `iiod`) —
-/// the only file that touches libiio (STYLE 3: its error conventions changed between 0.x and 1.x,
+/// the only file that touches libiio (its error conventions changed between 0.x and 1.x,
 /// and that must touch one file). Local devices are read from `/dev/iio:deviceN` directly
 /// (`IIOScanReader`): libiio 0.24's refill blocks for a whole buffer and drops partial ones
-/// (research §3.2). Over the network there is no such choice, so a remote buffer is refilled in a
+/// (docs/iio.md §12.6). Over the network there is no such choice, so a remote buffer is refilled in a
 /// loop on a reading queue of its own (`IIORemoteCapture`).
 ///
 /// libiio 0.24 returns negative errno values from `ssize_t`/`int` calls and NULL with `errno` set

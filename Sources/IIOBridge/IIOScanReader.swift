@@ -8,7 +8,7 @@ import SensorSystem
 /// work as well as the kernel's whole-scan reads.
 ///
 /// Meant to be driven by a `DispatchSourceRead` on `queue`: call `drain` when the fd is readable.
-/// The kernel drops **new** scans when its FIFO is full (research §1.5), so a reader that falls
+/// The kernel drops **new** scans when its FIFO is full (docs/iio.md §12.5), so a reader that falls
 /// behind loses data it cannot see here; the caller detects that from timestamp gaps.
 public final class IIOScanReader: @unchecked Sendable {
     // @unchecked: the fd, assembler and buffer are touched only on `queue` (dispatchPrecondition).

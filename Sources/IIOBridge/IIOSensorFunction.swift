@@ -1,14 +1,14 @@
 import SensorKitModel
 
 /// What one IIO device can record, found from its channels — never from iio-sensor-proxy's udev
-/// tags, which exist only where that package is installed (research §7.1). One chip may offer
+/// tags, which exist only where that package is installed (docs/iio.md §12.7). One chip may offer
 /// several functions: a BMI160 is an accelerometer and a gyroscope, a BMP280 measures pressure
 /// with temperature, a BMA400 is an accelerometer and a step counter.
 public struct IIOSensorFunction: Hashable, Sendable, CustomStringConvertible {
     public enum Kind: String, Hashable, Sendable, CaseIterable {
         case accelerometer, gyroscope, ambientLight, pressure, stepCounter
 
-        /// The SensorKit sensor this function feeds (DESIGN §4).
+        /// The SensorKit sensor this function feeds (docs/sensorkit-mapping.md).
         public var sensor: SRSensor {
             switch self {
             case .accelerometer: .accelerometer
@@ -53,7 +53,7 @@ public struct IIOSensorFunction: Hashable, Sendable, CustomStringConvertible {
     /// Every function a device offers, in `Kind` order. Buffered wherever every required channel
     /// has a scan element and the device has a buffer; polled where they can all be read from
     /// sysfs; absent otherwise. Step counters are always polled (`scan_index = -1` in every
-    /// mainline driver, research §1.2). Pure.
+    /// mainline driver, docs/iio.md §12.2). Pure.
     public static func functions(of device: IIODeviceDescription) -> [IIOSensorFunction] {
         Kind.allCases.compactMap { function(kind: $0, of: device) }
     }
@@ -77,7 +77,7 @@ public struct IIOSensorFunction: Hashable, Sendable, CustomStringConvertible {
             guard let x = find(type, ["x"]), let y = find(type, ["y"]), let z = find(type, ["z"]) else { return nil }
             required = [.x: x, .y: y, .z: z]
         case .ambientLight:
-            // Lux only from illuminance channels (DESIGN §4); `_ir` and `_both` are not lux.
+            // Lux only from illuminance channels (docs/iio.md §12.2); `_ir` and `_both` are not lux.
             let illuminance = find("illuminance", [nil, "clear"])
             let colour: [Role: IIOChannel] = [
                 .red: find("intensity", ["red"]), .green: find("intensity", ["green"]),

@@ -4,7 +4,7 @@ import SensorSystem
 /// One IIO device's sysfs directory (`/sys/bus/iio/devices/iio:deviceN`, or the syspath udev
 /// reports, or a temporary directory in tests), and the reads the bridge makes from it.
 ///
-/// Every method may block — sysfs reads of slow sensors can take seconds (research §1.3) — so
+/// Every method may block — sysfs reads of slow sensors can take seconds (docs/iio.md §12.3) — so
 /// call them off the sampling queue: at discovery, on `change` uevents, and from the polling
 /// queue of polled sensors. Listing uses `opendir`/`readdir` only (`SysfsDirectory`).
 public struct IIOSysfsDevice: Hashable, Sendable {
@@ -60,7 +60,7 @@ public struct IIOSysfsDevice: Hashable, Sendable {
         }
 
         // Buffer and scan elements. buffer/ and scan_elements/ are the legacy names of buffer0
-        // (research §1.5); 5.11+ also merges the scan elements into buffer0/.
+        // (docs/iio.md §12.5); 5.11+ also merges the scan elements into buffer0/.
         description.bufferDirectory = ["buffer", "buffer0"].first { entries.contains($0) }
         description.scanElementDirectory = ["scan_elements", "buffer0"].first { entries.contains($0) }
         var elements: [String: IIOScanElement] = [:]
@@ -182,7 +182,7 @@ public struct IIOSysfsDevice: Hashable, Sendable {
     }
 
     /// Re-reads a channel's scale from the attribute it was found in (the range may have been
-    /// switched; research §7.3). Nil when the channel has no scale.
+    /// switched; docs/iio.md §12.2). Nil when the channel has no scale.
     public func rereadScale(of channel: IIOChannel) throws(IIOAttributeError) -> Double? {
         guard let attribute = channel.scaleAttribute else { return nil }
         guard let value = try decimal(attribute) else { throw error(attribute, .missing) }

@@ -3,7 +3,7 @@ import SensorKitModel
 /// Turns an accelerometer's or gyroscope's three channels into CoreMotion's units in the device
 /// frame: `(raw + offset) × scale` per axis (m/s² or rad/s), then the mount matrix, then for
 /// acceleration ÷ 9.80665 to g — with **no sign change** (docs/design-notes/0002-axes.md;
-/// DESIGN §4). Pure; built once per stream, applied per sample.
+/// docs/sensorkit-mapping.md). Pure; built once per stream, applied per sample.
 public struct MotionConversion: Hashable, Sendable {
     /// Where the mount matrix came from, recorded as stream metadata.
     public enum MatrixSource: Hashable, Sendable, CustomStringConvertible {
@@ -44,7 +44,7 @@ public struct MotionConversion: Hashable, Sendable {
     /// The conversion for a classified motion function of `device`. The mount matrix is, in this
     /// order: udev `ACCEL_MOUNT_MATRIX` (hwdb; it applies to the gyroscope of the same chip too,
     /// since both share the chip's axes), then sysfs by the ABI's lookup order for the channel
-    /// type, then the identity (iio-sensor-proxy's precedence, research §1.4).
+    /// type, then the identity (iio-sensor-proxy's precedence, docs/iio.md §12.4).
     public init(function: IIOSensorFunction, device: IIODeviceDescription, udevMountMatrix: MountMatrix?) {
         precondition(function.kind == .accelerometer || function.kind == .gyroscope, "motion conversion of \(function.kind)")
         func calibration(_ role: IIOSensorFunction.Role) -> ChannelCalibration {

@@ -1,7 +1,7 @@
 /// The rotation that turns a chip's axes into the device's axes (X right, Y up the screen, Z out of
 /// the screen), as sysfs `[in_[accel_|anglvel_]]mount_matrix` and udev/hwdb `ACCEL_MOUNT_MATRIX`
 /// write it: `"x1, y1, z1; x2, y2, z2; x3, y3, z3"`, rows separated by `;` (sysfs-bus-iio,
-/// systemd hwdb.d/60-sensor.hwdb; research §1.4). Applied as `device[i] = row_i · chip`, the way
+/// systemd hwdb.d/60-sensor.hwdb; docs/iio.md §12.4). Applied as `device[i] = row_i · chip`, the way
 /// iio-sensor-proxy does, with no sign change afterwards (docs/design-notes/0002-axes.md). Pure.
 public struct MountMatrix: Hashable, Sendable, CustomStringConvertible {
     /// Row-major: `rows[i]` produces device axis i.

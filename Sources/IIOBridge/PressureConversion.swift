@@ -1,7 +1,7 @@
 import SensorKitModel
 
 /// Pressure and temperature in `CMRecordedPressureData`'s units from the processed IIO values of
-/// one reading: `in_pressure*` is kPa and `in_temp*` milli-°C per the ABI (research §1.2). Pure.
+/// one reading: `in_pressure*` is kPa and `in_temp*` milli-°C per the ABI (docs/iio.md §12.2). Pure.
 public struct PressureReading: Hashable, Sendable {
     public var kilopascals: Double
     /// Nil when the chip has no temperature channel in use.

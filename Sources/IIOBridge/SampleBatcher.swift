@@ -1,10 +1,10 @@
 import SensorKitModel
 
 /// Collects one stream's samples into `SourceBatch`es of at most one second of sensor time and
-/// notices the intervals the stream lost (DESIGN §3, §6.1).
+/// notices the intervals the stream lost (docs/iio.md §6).
 ///
 /// A lost interval shows in the sensor times: the kernel's kfifo drops *new* scans when it is full
-/// (research §1.5), a polled read that hung for seconds leaves a hole, so a step between two
+/// (docs/iio.md §12.5), a polled read that hung for seconds leaves a hole, so a step between two
 /// consecutive samples of more than `gapThreshold` (eight periods, at least 25 ms — well above the
 /// jitter of a threaded interrupt's timestamp) is reported as a `.gap` between them, with reason
 /// `systemInitiated`. A read error reported with `interrupted(_:)` makes the next step a gap

@@ -1,5 +1,5 @@
 /// The rates a device accepts: `sampling_frequency_available`, either a list (`0.78125 1.5625 25`)
-/// or a range `[min step max]` (sysfs-bus-iio "*_available"; research §1.3). Pure.
+/// or a range `[min step max]` (sysfs-bus-iio "*_available"; docs/iio.md §12.3). Pure.
 public enum SamplingFrequencyChoices: Hashable, Sendable {
     case list([Double])
     case range(minimum: Double, step: Double, maximum: Double)
@@ -23,7 +23,7 @@ public enum SamplingFrequencyChoices: Hashable, Sendable {
 
     /// The lowest accepted rate at or above `floor`, or the highest if none is that fast.
     /// This is the fix-up for drivers that default to 0 Hz or ~1 Hz (iio-sensor-proxy rewrites
-    /// anything below 10 Hz this way, research §1.3).
+    /// anything below 10 Hz this way, docs/iio.md §12.3).
     public func lowest(atLeast floor: Double) -> Double? {
         switch self {
         case let .list(values):

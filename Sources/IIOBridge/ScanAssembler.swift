@@ -1,6 +1,6 @@
 /// Cuts a byte stream into whole scans. A real IIO fd returns whole scans per `read`, but
 /// umockdev's PTY (and any pipe or socket standing in for it) returns arbitrary byte counts, so
-/// the capture loop reassembles across reads and works on both (research §5.2).
+/// the capture loop reassembles across reads and works on both (docs/iio.md §12.8).
 ///
 /// Scans lying entirely inside one chunk are handed out in place (no copy); only a scan split
 /// across chunks is copied, once. Pure; one assembler per open device, confined by its owner.

@@ -1,7 +1,7 @@
 /// Turns the bytes of one scan into raw channel values: per value, load `storagebits` with the
 /// element's endianness, shift right by `shift`, keep `realbits`, sign-extend if signed (the
-/// kernel's description of `_type`, research §1.5). Scale and offset are not applied here: raw
-/// counts are what the store keeps losslessly (DESIGN §7).
+/// kernel's description of `_type`, docs/iio.md §12.5). Scale and offset are not applied here: raw
+/// counts are what the store keeps losslessly (docs/store.md).
 ///
 /// An unsigned 64-bit element with `realbits == 64` keeps its bit pattern in Int64. Pure; the
 /// per-value plan is computed once so decoding a scan allocates nothing.

@@ -14,7 +14,7 @@ public struct ScanElementSpec: Hashable, Sendable {
 }
 
 /// Where each enabled element sits in one scan read from `/dev/iio:deviceN`, computed the way the
-/// kernel does (`iio_compute_scan_bytes` in drivers/iio/industrialio-buffer.c; research §1.5):
+/// kernel does (`iio_compute_scan_bytes` in drivers/iio/industrialio-buffer.c; docs/iio.md §12.5):
 ///
 /// 1. the enabled channels in ascending `_index`;
 /// 2. each at `offset = roundup(offset, elementBytes)` where `elementBytes = storagebits/8 × repeat`;

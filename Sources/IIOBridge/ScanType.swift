@@ -1,6 +1,6 @@
 /// How one scan element is stored in a buffered scan: the parsed `scan_elements/<channel>_type`
 /// attribute, `[be|le]:[s|u]<realbits>/<storagebits>[X<repeat>][>><shift>]` (kernel
-/// `iio_show_fixed_type`; research/iio-udev.md §1.5). Examples: `le:s12/16>>4` (two bytes,
+/// `iio_show_fixed_type`; docs/iio.md §12.5). Examples: `le:s12/16>>4` (two bytes,
 /// little-endian, shift right 4, keep 12 bits, sign-extend), `le:u32/32X2>>0` (two 32-bit values).
 ///
 /// Pure value; parsing never touches sysfs.

@@ -5,10 +5,10 @@ import SensorSystem
 /// written through plain `open`/`read`/`write` and listed through `opendir`/`readdir`.
 ///
 /// Those are the calls umockdev's preload intercepts; `scandir`, `glob`, `FileManager.enumerator`
-/// and URL-based listing bypass it (research §5.3), so none are used. The root is injectable:
+/// and URL-based listing bypass it (docs/iio.md §12.8), so none are used. The root is injectable:
 /// tests point it at a temporary directory, production at `/sys/bus/iio/devices/iio:deviceN`.
 ///
-/// Every call may block: a sysfs read of a slow sensor can take seconds (research §1.3). Call them
+/// Every call may block: a sysfs read of a slow sensor can take seconds (docs/iio.md §12.3). Call them
 /// only off the sampling queue.
 public struct SysfsDirectory: Hashable, Sendable {
     public let path: String
@@ -54,8 +54,8 @@ public struct SysfsDirectory: Hashable, Sendable {
     }
 
     /// Writes an attribute the way sysfs expects: `open(O_WRONLY|O_TRUNC)` and one `write` of the
-    /// whole value. `O_TRUNC` matters under umockdev, whose attributes are plain files (research
-    /// §5.3). Throws EINVAL/EBUSY from the driver as `SystemError`. May block.
+    /// whole value. `O_TRUNC` matters under umockdev, whose attributes are plain files
+    /// (docs/iio.md §12.8). Throws EINVAL/EBUSY from the driver as `SystemError`. May block.
     public func write(_ name: String, _ value: String) throws(SystemError) {
         let file = path + "/" + name
         let fd = try syscall("open(\(file))") { open(file, O_WRONLY | O_TRUNC | O_CLOEXEC) }

@@ -6,7 +6,7 @@
 /// mind, `nan`, `0x10`, an empty file — is rejected rather than misread. After the grammar check
 /// the digits are converted by the Swift standard library's `Double(_:)`, which is correctly
 /// rounded and locale-independent (it uses the C locale, never `LC_NUMERIC`). iio-sensor-proxy
-/// had `LC_NUMERIC=fr_FR` bugs (research §1.2); this is why nothing here calls `strtod`/`atof`.
+/// had `LC_NUMERIC=fr_FR` bugs (docs/iio.md §12.2); this is why nothing here calls `strtod`/`atof`.
 public enum SysfsNumber {
     /// A decimal number, e.g. a `_scale`, `_offset`, `_input` or `sampling_frequency` value.
     public static func decimal(_ text: some StringProtocol) throws(SysfsNumberError) -> Double {

@@ -1,6 +1,6 @@
 import Glibc
 
-/// How a buffered device's scans get their `CLOCK_BOOTTIME` sensor times (DESIGN §5):
+/// How a buffered device's scans get their `CLOCK_BOOTTIME` sensor times (docs/iio.md §5):
 ///
 /// - `.boottime`: the kernel stamps `in_timestamp` with boottime because we selected it in
 ///   `current_timestamp_clock` before enabling the buffer; used as is.

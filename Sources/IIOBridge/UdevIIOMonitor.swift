@@ -48,11 +48,11 @@ public struct UdevIIODevice: Hashable, Sendable {
     public var accelLocation: String? { properties["ACCEL_LOCATION"] }
 }
 
-/// Discovery of IIO devices through libudev — the only file that touches libudev (STYLE 3).
+/// Discovery of IIO devices through libudev — the only file that touches libudev.
 ///
 /// `init` creates the `"udev"` netlink monitor, filters it to subsystem `iio` and enables it
 /// **before** anything is enumerated, so a device that appears during enumeration is seen at
-/// least once (the caller de-duplicates by syspath; research §4). The monitor fd is non-blocking
+/// least once (the caller de-duplicates by syspath; docs/iio.md §12.7). The monitor fd is non-blocking
 /// and CLOEXEC, suitable for a `DispatchSourceRead` on `queue`; on readability call `receive()`.
 /// Triggers (`triggerN`) share subsystem `iio` and are filtered out.
 ///

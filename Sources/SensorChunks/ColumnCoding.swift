@@ -41,11 +41,10 @@ package enum ColumnRole {
 enum ColumnCoding {
     /// The highest linear order a chunk may carry (format 1 and 2 encoders fitted up to 8).
     static let maxLinearOrder = 8
-    /// The highest order the encoder fits now. Decoding costs one multiply per order and value,
-    /// and the multiplier bounds the decode loop. On the reference accelerometer (one sealed
-    /// 10-minute chunk) orders 8, 6, 5, 4 give 3.41, 3.42, 3.44, 3.47 B/sample and decode in about
-    /// 22.6, 20.9, 19.6, 18.4 ns/sample; 5 keeps the store within issue 3's ⅙-of-SQLite target
-    /// with a margin (4 left 0.3 %).
+    /// The highest order the encoder fits. Decoding costs one multiply per order and value, and
+    /// the multiplier bounds the decode loop; each order less costs a little size. 5 is the
+    /// lowest that keeps the store within its size target (a sixth of plain SQLite) with a
+    /// margin: the figures per order are in docs/measurements/fetch.md.
     static let maxFittedOrder = 5
     static let linearShift = 14
     static let gridFractionBits: Int64 = 16

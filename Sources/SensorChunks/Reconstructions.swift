@@ -127,8 +127,8 @@ struct LinearValues: Reconstruction {
 /// `.linear` of order 5 — the highest the encoder fits, and what motion columns get — with the
 /// same arithmetic as `LinearValues` but the weights held by value. The decoder's loop then
 /// neither tests the order per value nor reloads the weights through a pointer (which every
-/// store to the column might alias), and its state spills less: the accelerometer chunk of
-/// `sensorkit-bench decode` went from 18.2–20.0 to 16.9–19.3 ns/sample in alternating runs.
+/// store to the column might alias), and its state spills less (`sensorkit-bench decode`;
+/// docs/measurements/fetch.md).
 struct LinearValuesOrder5: Reconstruction {
     let out: UnsafeMutablePointer<Int64>
     let w0: Int64, w1: Int64, w2: Int64, w3: Int64, w4: Int64, w5: Int64

@@ -1,4 +1,4 @@
-/// The daemon's paths (DESIGN §2), each overridable so everything runs unprivileged from a checkout.
+/// The daemon's paths (docs/configuration.md), each overridable so everything runs unprivileged from a checkout.
 public struct DaemonPaths: Hashable, Sendable {
     public var socket: String
     public var config: String

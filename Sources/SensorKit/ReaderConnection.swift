@@ -38,9 +38,10 @@ public final class ReaderConnection: Sendable {
     /// Connects and says hello; throws the daemon's refusal (`SRError`) or the socket error.
     public init(socketPath: String, app: String?) throws {
         self.app = app
-        // Fetches decode and drop megabyte batches; without this, glibc returns their memory to
-        // the kernel after each one and faults it back in (docs/protocol.md §5.3).
-        AllocatorTuning.forBulkData()
+        // Fetches decode and drop megabyte batches, which glibc's defaults pay for in page faults;
+        // but the allocator belongs to the app, so it is retuned only when the app opted in
+        // (docs/configuration.md, "Memory allocator").
+        AllocatorTuning.forLibraryClient()
         do {
             fd = try UnixSocket.connect(path: socketPath)
         } catch {

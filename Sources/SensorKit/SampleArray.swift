@@ -5,9 +5,9 @@ import Foundation
 /// `result.sample as? [CMRecordedAccelerometerData]` costs nothing per sample on Linux.
 ///
 /// Why: with `NSArray(array:)` or `samples as AnyObject`, Linux Foundation boxes every element
-/// into its own storage (`__SwiftValue.store`, ≈ 100–300 ns a sample), and the cast back runs
-/// Foundation's generic bridging loop (`allObjects`, `__SwiftValue.fetch`, `as? Element`, append)
-/// on every element (≈ 300–800 ns) — more than making the sample object. Here:
+/// into its own storage (`__SwiftValue.store`), and the cast back runs Foundation's generic
+/// bridging loop (`allObjects`, `__SwiftValue.fetch`, `as? Element`, append) on every element —
+/// together more than making the sample object (docs/measurements/fetch.md). Here:
 /// - `count` and `object(at:)`, NSArray's two primitives, hand out the elements as they are, so
 ///   the result is an ordinary NSArray (`as? NSArray`, enumeration, `as? [CMLogItem]`) at no
 ///   cost per sample;

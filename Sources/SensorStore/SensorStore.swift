@@ -2,7 +2,7 @@ import Dispatch
 import SensorKitModel
 import Synchronization
 
-/// The embargo store (DESIGN §7): where recorded samples wait out the hold and live for the
+/// The embargo store (docs/store.md): where recorded samples wait out the hold and live for the
 /// window. A SQLite catalog (WAL) and compressed, checksummed columnar chunks.
 ///
 /// Threads: `append`, `recordGap` and `reportCorrupt…` only enqueue work on the store's own

@@ -1,7 +1,7 @@
 import Glibc
 import SensorKitModel
 
-/// Who this machine is, for `SRDevice.current` (DESIGN §4): hostname, model and product type from
+/// Who this machine is, for `SRDevice.current` (docs/sensorkit-mapping.md): hostname, model and product type from
 /// DMI (`/sys/class/dmi/id/`) or the device tree (`/proc/device-tree/`), kernel release.
 /// Reads a handful of small files; may block briefly, so read once at start-up.
 public struct HostIdentity: Hashable, Sendable {

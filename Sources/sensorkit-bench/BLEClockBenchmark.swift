@@ -1,6 +1,6 @@
 import Foundation
 import BLEBridge
-import BLETestKit
+import SensorSimulation
 
 /// `sensorkit-bench ble`: 24 h of an H10 streaming 130 Hz ECG with its crystal ±20 ppm off,
 /// frames batched onto 30 ms connection events (2 % miss one and go an interval later) plus host

@@ -1,9 +1,9 @@
-import DaemonTestKit
 import Dispatch
 import Foundation
 import Glibc
 import SensorDaemon
 import SensorKit
+import SensorSimulation
 import SensorSystem
 import Synchronization
 

@@ -1,5 +1,5 @@
 import Dispatch
-import DaemonTestKit
+import SensorSimulation
 import Foundation
 import Glibc
 import IIOBridge

@@ -1,7 +1,7 @@
-import DaemonTestKit
 import Foundation
 import Glibc
 import SensorKit
+import SensorSimulation
 import SensorSystem
 import Testing
 

@@ -1,4 +1,4 @@
-import BLETestKit
+import SensorSimulation
 import Testing
 @testable import BLEBridge
 

@@ -1,6 +1,7 @@
 import BLETestKit
 import Dispatch
 import Foundation
+import SensorSimulation
 import Synchronization
 import Testing
 @testable import BLEBridge

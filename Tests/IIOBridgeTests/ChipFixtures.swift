@@ -115,7 +115,7 @@ enum ChipFixtures {
 
     /// Bosch BMP280 (bmp280-core.c): processed pressure (kPa) and temperature (milli-°C); the
     /// triggered buffer of recent kernels carries 32-bit pressure and temperature words
-    /// (format of the buffered words per recent kernels, research §6 marks it unverified).
+    /// (format of the buffered words per recent kernels, not checked against a kernel).
     static let bmp280 = merge(
         [
             "name": "bmp280",

@@ -2,7 +2,7 @@ import Testing
 import SensorTestKit
 @testable import IIOBridge
 
-/// Drip-feed (STYLE 15): the same stream cut into one big buffer, single bytes, and random chunks
+/// Drip-feed: the same stream cut into one big buffer, single bytes, and random chunks
 /// must give the same scans.
 @Suite struct ScanAssemblerTests {
     /// A BMI160-style 24-byte stream of `count` scans with distinct contents.

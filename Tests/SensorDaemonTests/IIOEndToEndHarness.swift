@@ -1,12 +1,12 @@
 import Foundation
-import DaemonTestKit
+import SensorSimulation
 import Glibc
 import SensorKit
 import SensorKitModel
 import SensorSystem
 import Synchronization
 
-/// The real `sensorkitd` binary under umockdev, for `IIOEndToEndTests` (STYLE 16, research §5.4):
+/// The real `sensorkitd` binary under umockdev, for `IIOEndToEndTests` (docs/iio.md §9, §12.8):
 /// a fresh folder per test (apps.d with one study app bound to this user, a lab config that
 /// pre-grants it the motion sensors, a state directory), the daemon started either by
 /// `umockdev-run -d DEVICE -s /dev/iio:device0=SCRIPT` (static scenarios) or by the testbed
@@ -315,7 +315,7 @@ struct BMI160Scan: Sendable {
         script([ScriptPart(scans: scans, perLine: perLine, firstDelay: firstDelay, delay: delay)])
     }
 
-    /// A umockdev script (`r <ms> <data>` lines, research §5.2) for umockdev 0.17, which feeds one
+    /// A umockdev script (`r <ms> <data>` lines, docs/iio.md §12.8) for umockdev 0.17, which feeds one
     /// script per device node: bytes < 0x20 and `^` are escaped, and a line never starts with 0x20
     /// (0.17 would swallow it) — a leading space moves to the end of the line before.
     static func script(_ parts: [ScriptPart]) -> [UInt8] {

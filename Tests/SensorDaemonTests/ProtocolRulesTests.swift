@@ -1,9 +1,9 @@
-import DaemonTestKit
 import Foundation
 import Glibc
 import SensorDaemon
 import SensorKit
 import SensorKitModel
+import SensorSimulation
 import SensorSystem
 import Synchronization
 import Testing

@@ -1,10 +1,10 @@
-import DaemonTestKit
 import Dispatch
 import Foundation
 import Glibc
 import SensorDaemon
 import SensorKit
 import SensorKitModel
+import SensorSimulation
 import SensorSystem
 import Synchronization
 import Testing

@@ -1,6 +1,6 @@
-import DaemonTestKit
 import Foundation
 import SensorKitModel
+import SensorSimulation
 import Testing
 
 /// sensorkitctl against a running daemon, as a person or a script runs it (here as root).

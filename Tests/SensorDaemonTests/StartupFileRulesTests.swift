@@ -1,6 +1,6 @@
-import DaemonTestKit
 import Foundation
 import Glibc
+import SensorSimulation
 import SensorSystem
 import Testing
 @testable import SensorDaemon

@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import SensorKitModel
 
-/// Pins every enum and option-set value to Apple's headers (research §3–§4), the units the sample
+/// Pins every enum and option-set value to Apple's headers (docs/sensorkit-mapping.md), the units the sample
 /// classes hold, and how samples travel through `SRFetchResult<AnyObject>` on Linux.
 @Suite struct SampleTests {
-    // MARK: Raw values against the research notes
+    // MARK: Raw values against Apple's headers
 
     /// Checks a whole enum: each listed case has its raw value, and there are no other cases.
     private func expectCases<E: RawRepresentable & CaseIterable & Equatable>(

@@ -10,6 +10,12 @@ import Testing
         #expect(AllocatorTuning.reasonToLeaveAlone(["MALLOC_TRIM_THRESHOLD_": "1"]) == "MALLOC_TRIM_THRESHOLD_")
     }
 
+    @Test func aLibraryClientTunesOnlyWhenTheAppOptsIn() {
+        #expect(AllocatorTuning.forLibraryClient(environment: [:]) == nil)
+        #expect(AllocatorTuning.forLibraryClient(environment: ["SENSORKIT_MALLOC": "default"]) == nil)
+        #expect(AllocatorTuning.forLibraryClient(environment: ["SENSORKIT_MALLOC": "bulk"]) != nil)
+    }
+
     @Test func theTuningIsAppliedOncePerProcess() {
         let first = AllocatorTuning.forBulkData()
         #expect(first != .refused, "glibc accepts both thresholds")

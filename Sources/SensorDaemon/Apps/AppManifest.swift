@@ -6,7 +6,7 @@ import SensorSystem
 /// A study app as an administrator installs it: `apps.d/<bundle-id>/` holding the app's own
 /// `Info.plist` and `*.entitlements` with Apple's keys, plus `Binding.plist`, the Linux binding that
 /// says which Unix users (and optionally which executable) may act as the app, and which users may
-/// answer its consent requests (DESIGN §6.2).
+/// answer its consent requests (docs/configuration.md).
 public struct AppManifest: Hashable, Sendable {
     public struct UsageDetail: Hashable, Sendable {
         public var description: String?

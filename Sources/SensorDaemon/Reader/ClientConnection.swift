@@ -73,8 +73,8 @@ final class ClientConnection: @unchecked Sendable {
     /// What every connection's queue (and through it every fetch's) runs on. A serial queue of
     /// its own would get a thread of its own whenever it has work (serial queues target the
     /// overcommitting root queue), so 64 clients fetching at once ran 64 threads, each with its
-    /// frames in flight and its malloc arena: the daemon's peak RSS in the 64-client bench went
-    /// from 77 to 166 MB. A concurrent queue runs about as many at once as there are cores; the
+    /// frames in flight and its malloc arena, and the daemon's peak RSS grew with the number of
+    /// clients (docs/measurements/fetch.md). A concurrent queue runs about as many at once as there are cores; the
     /// work is non-blocking socket I/O and reads of the store, which more threads cannot speed up.
     static let sharedTarget = DispatchQueue(label: "sensorkitd.reader.connections", attributes: .concurrent)
 

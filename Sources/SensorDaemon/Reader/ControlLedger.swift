@@ -1,7 +1,7 @@
 import SensorKitModel
 
 /// Consent decisions, pending consent requests and recording stakes: the small, rarely changing
-/// control state of the reader API (DESIGN §6.1–6.2), kept in memory by `ReaderService` and
+/// control state of the reader API (docs/protocol.md §3.3), kept in memory by `ReaderService` and
 /// persisted through `ControlStorage` (the store's catalog tables) on every change, so stakes and
 /// decisions survive daemon restarts. A value type; `ReaderService` owns the one instance.
 public struct ControlLedger: Codable, Hashable, Sendable {

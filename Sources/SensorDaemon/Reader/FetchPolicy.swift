@@ -1,7 +1,7 @@
 import SensorKitModel
 import SensorStore
 
-/// Decides what a fetch may return (DESIGN §6.1), as a pure function so every boundary is tested
+/// Decides what a fetch may return (docs/protocol.md §3.3), as a pure function so every boundary is tested
 /// to the nanosecond:
 /// - the range is `(from, to]`; both must be set, `to ≥ from`;
 /// - if `(from, to]` overlaps the hold `(now − hold, now]` — that is, `to > now − hold` — the

@@ -2,7 +2,7 @@ import Dispatch
 import SensorKitModel
 
 /// One running fetch: pulls batches from a cursor and sends them while the client has credit
-/// (DESIGN §6.3 flow control). With no credit it simply stops producing until an `ack` comes, so a
+/// (docs/protocol.md §6.1). With no credit it simply stops producing until an `ack` comes, so a
 /// slow client parks a cursor, never a thread. Confined to its own serial queue, which targets the
 /// connection's queue.
 ///

@@ -4,7 +4,7 @@ import SensorKitModel
 import SensorSystem
 import Synchronization
 
-/// The Unix socket of the reader API (DESIGN §2, §6.3): accepts connections, takes each peer's
+/// The Unix socket of the reader API (docs/protocol.md §1, §6): accepts connections, takes each peer's
 /// credentials from the kernel, and hands the connection to the `ReaderService`.
 public final class ReaderServer: @unchecked Sendable {
     // @unchecked: `acceptSource` is immutable and DispatchSource is thread-safe; every var is

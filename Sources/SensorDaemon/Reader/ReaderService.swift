@@ -3,7 +3,7 @@ import Foundation
 import SensorKitModel
 import SensorSystem
 
-/// The reader API's logic (DESIGN §6): who a connection is, consent, stakes, fetches, push events.
+/// The reader API's logic (docs/protocol.md §3): who a connection is, consent, stakes, fetches, push events.
 /// Confined to one serial control queue; fetches run on their own queues (`FetchStream`).
 public final class ReaderService: @unchecked Sendable {
     // @unchecked: every mutable field is touched only on `queue` (dispatchPrecondition).

@@ -3,7 +3,7 @@ import SensorKitModel
 import SensorSystem
 
 /// Connects sources to the store and turns recording on and off as stakes come and go
-/// (DESIGN §3). Each source's events run on that stream's own serial queue; a stop → start gap
+/// (docs/architecture.md). Each source's events run on that stream's own serial queue; a stop → start gap
 /// becomes a `noInterestedClients` deletion record, a source's own gap a `systemInitiated` one.
 public final class RecordingPipeline: RecordingControl, SourceRegistry, @unchecked Sendable {
     // @unchecked: `streams` and `wanted` are confined to `queue`; each StreamState's fields are

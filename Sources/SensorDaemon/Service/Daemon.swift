@@ -4,8 +4,8 @@ import Glibc
 import SensorKitModel
 import SensorSystem
 
-/// The running daemon: starts the parts in order, stops them in reverse with a deadline
-/// (STYLE 13): timeline → store → pipeline and sources → reader service → socket; on SIGTERM or
+/// The running daemon: starts the parts in order, stops them in reverse with a deadline:
+/// timeline → store → pipeline and sources → reader service → socket; on SIGTERM or
 /// SIGINT the socket closes first, then sources stop, then the store flushes and closes.
 public final class Daemon: @unchecked Sendable {
     // @unchecked: everything is set in init and only read afterwards; `stopped` is guarded by the

@@ -2,7 +2,7 @@ import IIOBridge
 import SensorKitModel
 import SensorStore
 
-/// Turns stored raw columns into SensorKit's units for a batch layout (DESIGN §4): the store keeps
+/// Turns stored raw columns into SensorKit's units for a batch layout (docs/sensorkit-mapping.md): the store keeps
 /// what the sensor gave (counts with scale and offset); this applies scale/offset, the mount
 /// matrix, m/s² → g, milli-°C → °C, lux and chromaticity. Pure; one mapper per stream, built from
 /// the stream's descriptor once and reused for every block. It writes straight into the frame

@@ -59,7 +59,7 @@ public enum SourceEvent: Sendable {
     case gap(from: BootInstant, to: BootInstant, reason: SRDeletionReason, why: String)
 }
 
-/// A driver instance (STYLE 10): opened by its driver's discovery, then `setRecording` turns
+/// A driver instance: opened by its driver's discovery, then `setRecording` turns
 /// capture on and off (idempotent), `close` stops first and releases everything.
 public protocol SensorSource: AnyObject, Sendable {
     var descriptor: SourceDescriptor { get }

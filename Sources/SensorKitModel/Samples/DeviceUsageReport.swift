@@ -5,8 +5,8 @@ import Foundation
 /// exists so study code compiles, and fetching it fails with a specific error.
 public final class SRDeviceUsageReport: NSObject, Sendable {
     /// An App Store category (Apple's `SRDeviceUsageCategoryKey`, an `NSString` typed enum).
-    /// Each raw value is the name of its constant (`"SRDeviceUsageCategoryGames"`), as measured
-    /// on iOS (research §4).
+    /// Each raw value is the name of its constant (`"SRDeviceUsageCategoryGames"`), as observed
+    /// on iOS (docs/sensorkit-mapping.md).
     public struct CategoryKey: RawRepresentable, Hashable, Sendable {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }

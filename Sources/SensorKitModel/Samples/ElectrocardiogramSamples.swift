@@ -91,7 +91,7 @@ public final class SRElectrocardiogramData: NSObject, Sendable {
 /// sensor delivers these in arrays: `result.sample as? [SRElectrocardiogramSample]`.
 ///
 /// On Linux: one Polar PMD ECG frame (µV at 130 Hz on the H10), its device time mapped onto the
-/// host clock (DESIGN §5).
+/// host clock (docs/ble.md §3).
 public final class SRElectrocardiogramSample: NSObject, Sendable {
     /// Apple's `SRElectrocardiogramLead` (`NSInteger`): which electrodes the voltage is between.
     public enum Lead: Int, Sendable, CaseIterable {

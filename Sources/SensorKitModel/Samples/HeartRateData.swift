@@ -13,7 +13,7 @@ public enum CMHighFrequencyHeartRateDataConfidence: Int, Sendable, CaseIterable 
 /// SensorKit's `heartRate` sensor.
 ///
 /// On Linux: one Heart Rate Measurement notification of a BLE Heart Rate Service (0x180D).
-/// HRS has no device clock, so `date` and `timestamp` are the time of receipt (DESIGN §5).
+/// HRS has no device clock, so `date` and `timestamp` are the time of receipt (docs/design-notes/0001-time.md).
 public final class CMHighFrequencyHeartRateData: CMLogItem, @unchecked Sendable {
     // @unchecked: immutable; see CMLogItem.
     /// Beats per minute.

@@ -66,7 +66,7 @@ public class CMAccelerometerData: CMLogItem, @unchecked Sendable {
 /// An accelerometer sample as SensorKit's `accelerometer` sensor returns it (Apple's
 /// `CMRecordedAccelerometerData`), delivered in batches: `result.sample as? [CMRecordedAccelerometerData]`.
 ///
-/// On Linux: IIO `in_accel_*` after the mount matrix, m/s² ÷ 9.80665 (DESIGN §4).
+/// On Linux: IIO `in_accel_*` after the mount matrix, m/s² ÷ 9.80665 (docs/sensorkit-mapping.md).
 public final class CMRecordedAccelerometerData: CMAccelerometerData, @unchecked Sendable {
     // @unchecked: immutable; see CMLogItem.
     /// The batch this sample was recorded in; every sample of one batch shares it.

@@ -150,7 +150,7 @@ public final class SRPhotoplethysmogramAccelerometerSample: NSObject, Sendable {
 /// arrays: `result.sample as? [SRPhotoplethysmogramSample]`.
 ///
 /// On Linux: one sample instant of a Polar PMD PPG frame, its device time mapped onto the host
-/// clock (DESIGN §5).
+/// clock (docs/ble.md §3).
 public final class SRPhotoplethysmogramSample: NSObject, Sendable {
     /// Apple's `SRPhotoplethysmogramSampleUsage` (an `NSString` typed enum): why the reading was
     /// taken; several may apply at once.

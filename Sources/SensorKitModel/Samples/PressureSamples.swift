@@ -3,7 +3,7 @@ import Foundation
 /// CoreMotion's `CMAmbientPressureData`: one barometer reading with the sensor's temperature.
 ///
 /// Whatever units the initialiser is given, the properties hold kilopascals and degrees Celsius,
-/// the units Apple's getters build (research §4), so `pressure.value` means the same on both.
+/// the units Apple's getters build (docs/sensorkit-mapping.md), so `pressure.value` means the same on both.
 public class CMAmbientPressureData: CMLogItem, @unchecked Sendable {
     // @unchecked: immutable; see CMLogItem.
     /// Pressure in kilopascals.

@@ -8,7 +8,7 @@ public struct SRSensor: RawRepresentable, Hashable, Sendable, Codable, CustomStr
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
 
-    // Raw values from research/sensorkit-api.md §1 — not derivable from the Swift names.
+    // Apple's raw values, not derivable from the Swift names (docs/sensorkit-mapping.md).
     public static let ambientLightSensor = SRSensor("com.apple.SensorKit.als")
     public static let accelerometer = SRSensor("com.apple.SensorKit.motion.accelerometer")
     public static let rotationRate = SRSensor("com.apple.SensorKit.motion.gyroscope")
@@ -43,7 +43,8 @@ public struct SRSensor: RawRepresentable, Hashable, Sendable, Codable, CustomStr
         .acousticSettings, .sleepSessions, .headphoneMotion, .headphoneSettings,
     ]
 
-    /// Suffix of the derived deletion-record stream (`<raw>.tombstones`, research §1 [UNVERIFIED]).
+    /// Suffix of the derived deletion-record stream (`<raw>.tombstones`, inferred, not
+    /// documented by Apple: docs/sensorkit-mapping.md).
     static let deletionRecordSuffix = ".tombstones"
 
     /// The deletion-record stream of this sensor, like Apple's

@@ -1,5 +1,5 @@
 /// What sensorkitd knows about each `SRSensor` on Linux: where its data comes from, how Apple
-/// names its entitlement and usage key, and whether results are batches (DESIGN §4).
+/// names its entitlement and usage key, and whether results are batches (docs/sensorkit-mapping.md).
 public struct SensorDescriptor: Hashable, Sendable {
     /// Where samples come from on Linux; `.none` means the sensor exists as a name only.
     public enum LinuxSource: String, Hashable, Sendable {
@@ -82,7 +82,7 @@ public enum SensorCatalog {
     }
 
     /// The sensors an entitlement array allows. Apple's `ecg`/`ppg` are matched without regard to
-    /// case because third-party documentation writes `ECG`/`PPG` (research §1.1).
+    /// case because third-party documentation writes `ECG`/`PPG` (docs/sensorkit-mapping.md).
     public static func sensors(allowedBy entitlements: [String]) -> Set<SRSensor> {
         let wanted = Set(entitlements.map { $0.lowercased() })
         return Set(all.filter { $0.entitlement.map { wanted.contains($0.lowercased()) } ?? false }.map(\.sensor))

@@ -1,5 +1,5 @@
 /// Every unit conversion between what Linux sensors report and what SensorKit returns, in one
-/// place (DESIGN §4). Pure functions; constants are exact definitions, not measurements.
+/// place (docs/sensorkit-mapping.md). Pure functions; constants are exact definitions, not measurements.
 public enum UnitConversion {
     /// Standard gravity, m/s² per g (CGPM 1901, exact).
     public static let standardGravity = 9.80665

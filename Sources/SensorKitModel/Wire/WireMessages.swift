@@ -58,7 +58,7 @@ public struct WireRequest: Codable, Hashable, Sendable {
     public var operation: Operation? { Operation(rawValue: op) }
 }
 
-/// Every error that crosses the socket, one stable table (STYLE 6). Codes 0–4 are SensorKit's
+/// Every error that crosses the socket, one stable table (docs/protocol.md §7). Codes 0–4 are SensorKit's
 /// `SRError.Code`; 100 and up are the protocol's own.
 public enum WireErrorCode: Int, Codable, Hashable, Sendable, CaseIterable {
     case invalidEntitlement = 0

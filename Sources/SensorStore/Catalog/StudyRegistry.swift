@@ -1,6 +1,6 @@
 import SensorKitModel
 
-/// An app's decision about one sensor (DESIGN §6.2).
+/// An app's decision about one sensor (docs/protocol.md §3.3).
 public struct ConsentRecord: Hashable, Sendable {
     public let bundleID: String
     public let sensor: SRSensor
@@ -9,7 +9,7 @@ public struct ConsentRecord: Hashable, Sendable {
     public let decidedAt: Int64
 }
 
-/// An app's recording stake in one sensor (DESIGN §6.1). Stakes persist across restarts;
+/// An app's recording stake in one sensor (docs/protocol.md §3.3). Stakes persist across restarts;
 /// `firstStart` is when the app first started recording and bounds what it may fetch.
 public struct StakeRecord: Hashable, Sendable {
     public let bundleID: String

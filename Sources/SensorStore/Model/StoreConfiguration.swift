@@ -1,6 +1,6 @@
 import SensorKitModel
 
-/// SensorKit's holding period and retention window for one sensor (DESIGN §6.1), in nanoseconds.
+/// SensorKit's holding period and retention window for one sensor (docs/configuration.md), in nanoseconds.
 public struct RetentionPolicy: Hashable, Sendable {
     /// Data younger than this is not served: a fetch whose range reaches into it returns nothing.
     public var hold: Int64

@@ -1,6 +1,6 @@
 import CSQLite
 
-// The one place this project touches sqlite3 (STYLE 3). A connection, prepared statements with
+// The one place this project touches sqlite3. A connection, prepared statements with
 // typed binds and columns, and errors that carry SQLite's code and message. Every call here may
 // block on disk I/O (and on another connection's lock for up to the busy timeout), so none of it
 // belongs on a sampling queue.

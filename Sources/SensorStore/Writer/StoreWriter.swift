@@ -7,7 +7,7 @@ import Synchronization
 
 /// The store's single writer: owns the read-write connection, the open chunks, the commit timer,
 /// purge and eviction. Everything here runs on `queue`, so appends never wait for SQLite or the
-/// codec on the caller's queue (STYLE 9).
+/// codec on the caller's queue.
 ///
 /// `@unchecked Sendable`: every stored `var` is touched only on `queue`, which each entry point
 /// asserts with `dispatchPrecondition`.

@@ -17,7 +17,7 @@ one line on stdout: "ok[<TAB>result]" or "error<TAB>message".
   stop                          SIGTERM the daemon, wait up to 5 s (then SIGKILL); answers its status
 
 End of input stops the daemon too. The controller then exits with os._exit, so script runner
-threads still blocked on a full PTY cannot hang it (research §5.2).
+threads still blocked on a full PTY cannot hang it (docs/iio.md §12.8).
 """
 import ctypes
 import os
@@ -80,7 +80,7 @@ for line in sys.stdin:
             answer('ok')
         elif command == 'set':
             path = testbed.get_root_dir() + arguments[0] + '/' + arguments[1]
-            with open(path, 'r+b') as attribute:   # in place, as sysfs does (research §5.3)
+            with open(path, 'r+b') as attribute:   # in place, as sysfs does (docs/iio.md §12.8)
                 attribute.truncate(0)
                 attribute.write((arguments[2] + '\n').encode())
             answer('ok')
