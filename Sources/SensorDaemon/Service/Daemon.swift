@@ -123,7 +123,8 @@ public final class Daemon: @unchecked Sendable {
         let queue = DispatchQueue(label: "sensorkitd.signals")
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
+            // The Dispatch source takes over; a failure here would only leave the default action.
+            _ = try? SystemCalls.ignoreSignal(number)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
                 self.parts.journal.notice("received signal \(number), stopping")
@@ -132,7 +133,7 @@ public final class Daemon: @unchecked Sendable {
             source.resume()
             sources.append(source)
         }
-        signal(SIGPIPE, SIG_IGN)
+        _ = try? SystemCalls.ignoreSignal(SIGPIPE)
         done.wait()
         stop()
         for source in sources { source.cancel() }
