@@ -56,10 +56,13 @@ public final class ReaderService: @unchecked Sendable {
     private let dependencies: Dependencies
     private var ledger: ControlLedger
     private var sessions: [Int: Session] = [:]
+    /// Every catalog sensor with why no driver produces it (nil: one does); drivers are fixed at start.
+    private let unrecordable: [(SRSensor, String?)]
 
     public init(_ dependencies: Dependencies) throws {
         self.dependencies = dependencies
         ledger = try dependencies.storage.loadLedger()
+        unrecordable = SensorCatalog.all.map { ($0.sensor, dependencies.drivers.availability(of: $0.sensor).reason) }
         let now = Self.srNow(dependencies)
         for key in dependencies.preGranted where ledger.status(key) == .notDetermined {
             ledger.decide(key, granted: true, at: now, by: "config")
@@ -372,16 +375,16 @@ public final class ReaderService: @unchecked Sendable {
                           "maxQueuedRequests": String(backlogs.map(\.1).max() ?? 0),
                           "recording": session.app == nil ? ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",") : "",
                           "drivers": dependencies.drivers.drivers.map { "\($0.name)\($0.disabledBy == nil ? "" : " (disabled)")" }.joined(separator: ","),
-                          "unrecordable": SensorCatalog.all.filter(\.isSupportedOnLinux).compactMap { d in
-                              dependencies.drivers.availability(of: d.sensor).reason.map { "\(d.sensor.rawValue): \($0)" }
+                          "unrecordable": unrecordable.compactMap { sensor, reason in
+                              SensorCatalog.descriptor(for: sensor)?.isSupportedOnLinux == true ? reason.map { "\(sensor.rawValue): \($0)" } : nil
                           }.joined(separator: "\n")]
         case .sensors:
-            reply.states = SensorCatalog.all.map {
-                var state = WireSensorState(sensor: $0.sensor.rawValue, authorizationStatus: 0,
-                                            recording: ledger.sensorsToRecord.contains($0.sensor), firstRecording: nil)
-                let availability = dependencies.drivers.availability(of: $0.sensor)
-                state.recordable = availability.reason == nil
-                state.unrecordableReason = availability.reason
+            let recording = ledger.sensorsToRecord
+            reply.states = unrecordable.map { sensor, reason in
+                var state = WireSensorState(sensor: sensor.rawValue, authorizationStatus: 0,
+                                            recording: recording.contains(sensor), firstRecording: nil)
+                state.recordable = reason == nil
+                state.unrecordableReason = reason
                 return state
             }
         case .devices:
