@@ -104,6 +104,15 @@ public enum SystemCalls {
         try syscall("socket(AF_UNIX, SOCK_DGRAM)") { socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
     }
 
+    /// A connected pair of blocking `AF_UNIX` stream sockets, close-on-exec.
+    public static func streamSocketPair() throws(SystemError) -> (Int32, Int32) {
+        var pair: [Int32] = [-1, -1]
+        _ = try syscall("socketpair(AF_UNIX, SOCK_STREAM)") {
+            socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair)
+        }
+        return (pair[0], pair[1])
+    }
+
     /// `sendto` one datagram to `address` (of `length` bytes), with `MSG_NOSIGNAL`.
     public static func sendDatagram(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, to address: inout sockaddr_un,
                                     length: socklen_t) throws(SystemError) -> IOResult<Int> {

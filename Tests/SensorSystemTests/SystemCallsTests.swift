@@ -78,6 +78,16 @@ private let interruptions = Atomic<Int>(0)
         }
     }
 
+    @Test func aSocketPairCarriesBytesBothWays() throws {
+        let (a, b) = try SystemCalls.streamSocketPair()
+        defer { SystemCalls.close(a); SystemCalls.close(b) }
+        #expect(try [UInt8]([9, 8]).withUnsafeBytes { try SystemCalls.write(a, $0, "pair") } == 2)
+        var buffer = [UInt8](repeating: 0, count: 2)
+        #expect(try buffer.withUnsafeMutableBytes { try SystemCalls.read(b, into: $0, "pair") } == 2)
+        #expect(buffer == [9, 8])
+        #expect(try SystemCalls.poll(a, events: Int16(POLLOUT), timeoutMilliseconds: 0) & Int16(POLLOUT) != 0)
+    }
+
     @Test func directoryEntriesLeaveOutDotAndDotDot() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }
