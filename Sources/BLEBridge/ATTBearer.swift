@@ -95,7 +95,7 @@ public final class SeqPacketATTBearer: ATTBearer {
 
     public func close() {
         guard fileDescriptor >= 0 else { return }
-        Glibc.close(fileDescriptor)
+        SystemCalls.close(fileDescriptor)
         fileDescriptor = -1
     }
 

@@ -16,15 +16,7 @@ public enum EmulatedScan {
     /// One pass over `directory`. Names that are not addresses, `.adv` files without their
     /// `.att` socket and unreadable files are skipped; a file over 62 bytes is cut and marked.
     public static func scan(directory: String) -> [Report] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: Set<String> = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            names.insert(name)
-        }
+        guard let names = try? Set(SystemCalls.directoryEntries(directory)) else { return [] }
         var reports: [Report] = []
         for name in names.sorted() where name.hasSuffix(".adv") {
             let address = String(name.dropLast(4))
@@ -42,13 +34,13 @@ public enum EmulatedScan {
     }
 
     private static func readPrefix(_ path: String, limit: Int) -> [UInt8]? {
-        guard let fd = try? syscall("open(\(path))", { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }) else { return nil }
-        defer { close(fd) }
+        guard let fd = try? SystemCalls.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) else { return nil }
+        defer { SystemCalls.close(fd) }
         var buffer = [UInt8](repeating: 0, count: limit)
         var filled = 0
         while filled < limit {
             let count = buffer.withUnsafeMutableBytes { raw in
-                try? syscall("read(\(path))") { read(fd, raw.baseAddress! + filled, limit - filled) }
+                try? SystemCalls.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]), path)
             }
             guard let count else { return nil }
             if count == 0 { break }

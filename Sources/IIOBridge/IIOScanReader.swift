@@ -24,14 +24,14 @@ public final class IIOScanReader: @unchecked Sendable {
     public init(devnode: String, layout: ScanLayout, queue: DispatchQueue, readSize: Int = 16_384) throws(SystemError) {
         self.queue = queue
         self.layout = layout
-        fileDescriptor = try syscall("open(\(devnode))") { open(devnode, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+        fileDescriptor = try SystemCalls.open(devnode, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         assembler = ScanAssembler(scanBytes: layout.scanBytes)
         let scans = max(1, (readSize + layout.scanBytes - 1) / layout.scanBytes)
         buffer = [UInt8](repeating: 0, count: scans * layout.scanBytes)
     }
 
     deinit {
-        if !isClosed { Glibc.close(fileDescriptor) }
+        if !isClosed { SystemCalls.close(fileDescriptor) }
     }
 
     /// What one `drain` did.
@@ -56,7 +56,7 @@ public final class IIOScanReader: @unchecked Sendable {
             let fd = fileDescriptor
             let result: Result<IOResult<Int>, SystemError> = buffer.withUnsafeMutableBytes { storage in
                 do throws(SystemError) {
-                    return .success(try nonBlockingSyscall("read(iio fd)") { Glibc.read(fd, storage.baseAddress, storage.count) })
+                    return .success(try SystemCalls.readNonBlocking(fd, into: storage, "iio fd"))
                 } catch {
                     return .failure(error)
                 }
@@ -88,6 +88,6 @@ public final class IIOScanReader: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !isClosed else { return }
         isClosed = true
-        Glibc.close(fileDescriptor)
+        SystemCalls.close(fileDescriptor)
     }
 }

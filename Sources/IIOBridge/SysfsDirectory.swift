@@ -26,16 +26,7 @@ public struct SysfsDirectory: Hashable, Sendable {
     /// Entry names (`opendir`/`readdir`), without `.` and `..`, sorted for determinism.
     /// Throws when the directory cannot be opened (ENOENT: it does not exist).
     public func entries() throws(SystemError) -> [String] {
-        guard let directory = opendir(path) else { throw SystemError("opendir(\(path))", errno: errno) }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted()
+        try SystemCalls.directoryEntries(path).sorted()
     }
 
     /// Whether `name` exists (a file or a directory): `access(F_OK)`.
@@ -58,12 +49,10 @@ public struct SysfsDirectory: Hashable, Sendable {
     /// (docs/iio.md §12.8). Throws EINVAL/EBUSY from the driver as `SystemError`. May block.
     public func write(_ name: String, _ value: String) throws(SystemError) {
         let file = path + "/" + name
-        let fd = try syscall("open(\(file))") { open(file, O_WRONLY | O_TRUNC | O_CLOEXEC) }
-        defer { close(fd) }
+        let fd = try SystemCalls.open(file, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        defer { SystemCalls.close(fd) }
         let bytes = Array(value.utf8)
-        let written = try syscall("write(\(file))") {
-            bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        }
+        let written = try bytes.withUnsafeBytes { raw in Result { () throws(SystemError) in try SystemCalls.write(fd, raw, file) } }.get()
         if written != bytes.count { throw SystemError("write(\(file)) wrote \(written) of \(bytes.count) bytes", errno: EIO) }
     }
 }

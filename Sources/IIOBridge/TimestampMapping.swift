@@ -1,4 +1,5 @@
 import Glibc
+import SensorSystem
 
 /// How a buffered device's scans get their `CLOCK_BOOTTIME` sensor times (docs/iio.md §5):
 ///
@@ -71,10 +72,5 @@ public struct ClockPairing: Sendable {
         }
     }
 
-    private static func read(_ clock: clockid_t) -> Int64 {
-        var ts = timespec()
-        let result = clock_gettime(clock, &ts)
-        precondition(result == 0, "clock_gettime(\(clock)) failed")
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
+    private static func read(_ clock: clockid_t) -> Int64 { LinuxSystemClock.read(clock) }
 }

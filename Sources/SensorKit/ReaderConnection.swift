@@ -54,11 +54,11 @@ public final class ReaderConnection: Sendable {
             try UnixSocket.writeAll(fd, WireJSON.frame(hello).encoded())
             welcome = try Self.readReply(fd)
         } catch {
-            Glibc.close(fd)
+            SystemCalls.close(fd)
             throw SRError(.dataInaccessible, message: "sensorkitd at \(socketPath) did not answer hello: \(error)")
         }
         if let error = welcome.error {
-            Glibc.close(fd)
+            SystemCalls.close(fd)
             throw error.srError
         }
         // A thread of its own: the loop blocks in read(2), which must not hold a Dispatch worker.
@@ -69,7 +69,7 @@ public final class ReaderConnection: Sendable {
 
     /// The fd lives exactly as long as this object (the read loop holds it until the socket
     /// ends), so no call here can ever reach another socket that reused the number.
-    deinit { Glibc.close(fd) }
+    deinit { SystemCalls.close(fd) }
 
     /// `chunk` frames received so far (stored chunks this client decoded itself).
     public var chunkFramesReceived: Int { state.withLock { $0.chunkFrames } }
@@ -78,7 +78,7 @@ public final class ReaderConnection: Sendable {
     public var isClosed: Bool { state.withLock { $0.closed != nil } }
 
     /// Ends the connection; pending requests fail.
-    public func close() { shutdown(fd, Int32(SHUT_RDWR)) }
+    public func close() { SystemCalls.shutdown(fd) }
 
     /// Sends a request; `handler` gets its batches and its final reply (in arrival order). The
     /// handler may run before `send` returns: acknowledge a batch with its own `requestID`, not
@@ -145,12 +145,15 @@ public final class ReaderConnection: Sendable {
         var decoder = FrameDecoder(limit: WireLimits.maxServerFrame)
         var reason = "sensorkitd closed the connection"
         reading: while true {
-            let n = decoder.fill { room in Glibc.read(fd, room.baseAddress, room.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 {
-                if n < 0 { reason = "read failed: \(String(cString: strerror(errno)))" }
-                break
+            var failure: SystemError?
+            let n = decoder.fill { room in
+                do throws(SystemError) { return try SystemCalls.read(fd, into: room, "sensorkitd socket") } catch {
+                    failure = error
+                    return 0
+                }
             }
+            if let failure { reason = "read failed: \(failure)" }
+            if n <= 0 { break }
             do {
                 while try decoder.nextFrame({ kind, payload in dispatch(kind, payload) }) != nil {}
             } catch {
@@ -225,8 +228,9 @@ public final class ReaderConnection: Sendable {
                 return try WireJSON.decode(WireReply.self, from: frame.payload)
             }
             // Read one byte at a time until the hello reply is complete: nothing after it is consumed.
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 1) }
-            if n < 0 && errno == EINTR { continue }
+            let n = try chunk.withUnsafeMutableBytes { (raw) throws(SystemError) in
+                try SystemCalls.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<1]), "sensorkitd socket")
+            }
             guard n > 0 else { throw SRError(.dataInaccessible, message: "connection closed during hello") }
             decoder.feed(chunk[0..<n])
         }

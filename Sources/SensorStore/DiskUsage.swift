@@ -23,13 +23,10 @@ public struct DiskUsage: Hashable, Sendable {
         let pageSize = try db.scalar("PRAGMA page_size") ?? 4096
         let pages = try db.scalar("PRAGMA page_count") ?? 0
         let free = try db.scalar("PRAGMA freelist_count") ?? 0
-        var walBytes: Int64 = 0
-        var status = stat()
-        if stat(db.path + "-wal", &status) == 0 { walBytes = Int64(status.st_size) }
-        var shmBytes: Int64 = 0
-        if stat(db.path + "-shm", &status) == 0 { shmBytes = Int64(status.st_size) }
-        var fs = statvfs()
-        _ = try syscall("statvfs(\(directory))") { statvfs(directory, &fs) }
+        // No -wal or -shm file (not yet created, or checkpointed away) counts as 0 bytes.
+        let walBytes = (try? SystemCalls.stat(db.path + "-wal")).map { Int64($0.st_size) } ?? 0
+        let shmBytes = (try? SystemCalls.stat(db.path + "-shm")).map { Int64($0.st_size) } ?? 0
+        let fs = try SystemCalls.statvfs(directory)
         return DiskUsage(
             storeBytes: (pages - free) * pageSize, walBytes: walBytes, shmBytes: shmBytes,
             availableBytes: Int64(fs.f_bavail) * Int64(fs.f_frsize))

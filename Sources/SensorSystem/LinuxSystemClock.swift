@@ -30,10 +30,7 @@ public struct LinuxSystemClock: SystemClock {
     }
 
     /// `clock_gettime`; cannot fail for these clock ids on Linux ≥ 2.6.39.
-    static func read(_ clock: clockid_t) -> Int64 {
-        var ts = timespec()
-        let result = clock_gettime(clock, &ts)
-        precondition(result == 0, "clock_gettime(\(clock)) failed")
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    public static func read(_ clock: clockid_t) -> Int64 {
+        do { return try SystemCalls.clockNanoseconds(clock) } catch { preconditionFailure("\(error)") }
     }
 }

@@ -124,9 +124,8 @@ public enum UnixSocket {
 
     /// `poll` one fd; returns the revents (0 on timeout).
     public static func poll(fd: Int32, events: Int16, timeoutMilliseconds: Int32) -> Int16 {
-        var entry = pollfd(fd: fd, events: events, revents: 0)
-        let n = Glibc.poll(&entry, 1, timeoutMilliseconds)
-        return n > 0 ? entry.revents : 0
+        // A failure (EBADF, ENOMEM) reads as "nothing ready"; the caller's next read or write names it.
+        (try? SystemCalls.poll(fd, events: events, timeoutMilliseconds: timeoutMilliseconds)) ?? 0
     }
 
     static func socketAddress(_ path: String) throws(SystemError) -> sockaddr_un {

@@ -260,16 +260,17 @@ enum FetchBenchmark {
     }
 
     static func plainCopy(samples: Int) -> Double {
-        var pair: [Int32] = [0, 0]
-        socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair)
-        let fds = pair
+        guard let pair = try? SystemCalls.streamSocketPair() else { return 0 }
+        let fds = [pair.0, pair.1]
         let total = samples * 40
         let chunk = [UInt8](repeating: 7, count: 256 * 1024)
         let clock = Stopwatch()
         let writer = Thread {
             var sent = 0
             while sent < total {
-                let n = chunk.withUnsafeBytes { Glibc.write(fds[0], $0.baseAddress, min($0.count, total - sent)) }
+                let n = chunk.withUnsafeBytes { raw in
+                    (try? SystemCalls.write(fds[0], UnsafeRawBufferPointer(rebasing: raw.prefix(total - sent)), "socketpair")) ?? 0
+                }
                 if n <= 0 { break }
                 sent += n
             }
@@ -278,13 +279,13 @@ enum FetchBenchmark {
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         var received = 0
         while received < total {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fds[1], $0.baseAddress, $0.count) }
+            let n = buffer.withUnsafeMutableBytes { (try? SystemCalls.read(fds[1], into: $0, "socketpair")) ?? 0 }
             if n <= 0 { break }
             received += n
         }
         let seconds = clock.seconds
-        close(fds[0])
-        close(fds[1])
+        SystemCalls.close(fds[0])
+        SystemCalls.close(fds[1])
         return Double(received / 40) / seconds
     }
 
@@ -364,9 +365,7 @@ struct CPUMeter {
     }
 
     private static func nanoseconds(of clock: clockid_t) -> Int64 {
-        var time = timespec()
-        clock_gettime(clock, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+        (try? SystemCalls.clockNanoseconds(clock)) ?? 0
     }
 }
 

@@ -271,15 +271,12 @@ enum IIOBenchmark {
     /// mask, a process group of its own) and waits;
     /// CPU is the change in `getrusage(RUSAGE_CHILDREN)`, which counts every waited-for descendant.
     static func measureChild(_ arguments: [String], stdout: String, stderr: String) throws -> (status: Int32, cpu: Double, wall: Double) {
-        let out = open(stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let err = open(stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard out >= 0, err >= 0 else { throw BenchError("cannot create \(stdout)") }
-        defer {
-            close(out)
-            close(err)
-        }
-        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        defer { close(null) }
+        let out = try SystemCalls.open(stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o644)
+        defer { SystemCalls.close(out) }
+        let err = try SystemCalls.open(stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o644)
+        defer { SystemCalls.close(err) }
+        let null = try SystemCalls.open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { SystemCalls.close(null) }
         let before = childrenCPU()
         let started = Date()
         let child = try ChildProcess(arguments, stdin: null, stdout: out, stderr: err)

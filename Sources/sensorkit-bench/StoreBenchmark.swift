@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SensorKitModel
 import SensorStore
+import SensorSystem
 import Synchronization
 
 /// `sensorkit-bench store`: the embargo store on generated reference streams, beside anchors
@@ -390,9 +391,7 @@ enum StoreBenchmark {
     /// (`getrusage(RUSAGE_THREAD)` counts scheduler ticks here, 10 ms: a tenth of a round of the
     /// decode bench).
     static func threadCPUSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+        Double(LinuxSystemClock.read(CLOCK_THREAD_CPUTIME_ID)) * 1e-9
     }
 
     /// `getrusage(2)`: user + system CPU time.
@@ -404,14 +403,11 @@ enum StoreBenchmark {
     }
 
     static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+        Double(LinuxSystemClock.read(CLOCK_MONOTONIC)) / 1e9
     }
 
     static func fileSize(_ path: String) -> Int64 {
-        var status = stat()
-        return stat(path, &status) == 0 ? Int64(status.st_size) : 0
+        (try? SystemCalls.stat(path)).map { Int64($0.st_size) } ?? 0
     }
 }
 

@@ -90,24 +90,38 @@ enum Commands {
         let recording = (info["recording"] ?? "").split(separator: ",").map { name(String($0)) }
         print("recording: \(recording.isEmpty ? "nothing (no app holds a stake)" : recording.joined(separator: ", "))")
         print("connections: \(info["connections"] ?? "?")")
+        if let drivers = info["drivers"] { print("drivers: \(drivers.isEmpty ? "none" : drivers)") }
+        for line in (info["unrecordable"] ?? "").split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1).map(String.init)
+            print("cannot record \(parts.count == 2 ? name(parts[0]) + ":" + parts[1] : String(line))")
+        }
         return 0
     }
 
     private static func sensors(_ options: CommandLineOptions) throws -> Int32 {
-        let recording = Set((try? call(connect(options), .sensors))?.states?.filter(\.recording).map(\.sensor) ?? [])
-        let rows = SensorCatalog.all.map { d in
-            (d, recording.contains(d.sensor.rawValue))
+        // Without a daemon the catalog is still shown; whether a driver can record is the daemon's to say.
+        let states = Dictionary(((try? call(connect(options), .sensors))?.states ?? []).map { ($0.sensor, $0) },
+                                uniquingKeysWith: { first, _ in first })
+        func recordable(_ state: WireSensorState?) -> (String, String) {
+            guard let state, let recordable = state.recordable else { return ("?", "daemon not reachable") }
+            return recordable ? ("yes", "") : ("no", state.unrecordableReason ?? "no driver")
         }
         if options.json {
-            printJSON(rows.map { d, isRecording in
-                ["name": d.name, "rawValue": d.sensor.rawValue, "source": d.source.rawValue,
-                 "linuxSource": d.sourceDescription, "entitlement": d.entitlement ?? "",
-                 "sample": d.sampleClass, "recording": isRecording ? "yes" : "no"]
+            printJSON(SensorCatalog.all.map { d in
+                let state = states[d.sensor.rawValue]
+                let (can, why) = recordable(state)
+                return ["name": d.name, "rawValue": d.sensor.rawValue, "source": d.source.rawValue,
+                        "linuxSource": d.sourceDescription, "entitlement": d.entitlement ?? "",
+                        "sample": d.sampleClass, "recording": state?.recording == true ? "yes" : "no",
+                        "recordable": can, "why": why]
             })
             return 0
         }
-        table([["SENSOR", "RECORDING", "LINUX SOURCE"]] + rows.map { d, isRecording in
-            [d.name, isRecording ? "yes" : "no", d.isSupportedOnLinux ? d.sourceDescription : "— (no Linux source)"]
+        table([["SENSOR", "RECORDING", "RECORDABLE", "LINUX SOURCE"]] + SensorCatalog.all.map { d in
+            let state = states[d.sensor.rawValue]
+            let (can, why) = recordable(state)
+            return [d.name, state?.recording == true ? "yes" : "no", why.isEmpty ? can : "\(can): \(why)",
+                    d.isSupportedOnLinux ? d.sourceDescription : "— (no Linux source)"]
         })
         return 0
     }

@@ -19,6 +19,7 @@ import SensorSystem
             [grant com.example.rig]
             sensors = accelerometer, rotationRate
             [iio]
+            enabled = no
             ignore = iio:device3
             """)
         #expect(config.profile == .lab)
@@ -29,6 +30,7 @@ import SensorSystem
         #expect(config.minFreeBytes == 512 << 20)
         #expect(config.grants == [.init(app: "com.example.rig", sensor: .accelerometer), .init(app: "com.example.rig", sensor: .rotationRate)])
         #expect(config.ignoredDevices == ["iio:device3"])
+        #expect(!config.iioEnabled)
     }
 
     @Test func defaultsAreSensorKits() throws {

@@ -20,6 +20,20 @@ import Testing
         return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
 
+    @Test func sensorsSaysWhichCanBeRecordedAndWhyNot() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource()])
+        defer { harness.stop() }
+        let result = try ctl(harness, ["sensors"])
+        #expect(result.status == 0, "\(result.err)")
+        let lines = result.out.split(separator: "\n").map(String.init)
+        let heart = lines.first { $0.hasPrefix("heartRate ") } ?? ""
+        #expect(heart.contains("no: no driver for heartRate in this build (BLE wearables are not supported yet)"), "\(result.out)")
+        let accelerometer = lines.first { $0.hasPrefix("accelerometer ") } ?? ""
+        #expect(accelerometer.contains(" yes "), "\(result.out)")
+        let status = try ctl(harness, ["status"])
+        #expect(status.out.contains("cannot record heartRate: no driver for heartRate in this build"), "\(status.out)")
+    }
+
     @Test func consentStakesFetchAndJSON() throws {
         let harness = try DaemonHarness(sources: [GeneratedSource()])
         defer { harness.stop() }

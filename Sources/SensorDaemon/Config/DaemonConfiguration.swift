@@ -28,6 +28,8 @@ public struct DaemonConfiguration: Hashable, Sendable {
     public var ignoredDevices: [String] = []
     /// Lab rigs' libiio contexts served by `iiod` (`ip:host[:port]`), recorded like local devices.
     public var remoteIIOContexts: [String] = []
+    /// `[iio] enabled = no` turns the IIO driver off: its sensors then refuse `startRecording`.
+    public var iioEnabled = true
     /// `[reader]`: connection limits (nil: derived from the open-file limit, `ReaderLimits`) and
     /// how long a fetch may wait for its client (docs/protocol.md §6.2).
     public var reader = ReaderLimits.Settings()
@@ -112,6 +114,12 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 }
                 if key == "max-connections" { config.reader.maxConnections = count } else { config.reader.maxConnectionsPerUser = count }
             case ("reader", "fetch-idle-timeout"): config.reader.fetchIdleTimeout = try positiveDuration()
+            case ("iio", "enabled"):
+                switch value {
+                case "yes", "true": config.iioEnabled = true
+                case "no", "false": config.iioEnabled = false
+                default: throw ParseError(line: line, message: "enabled must be yes or no")
+                }
             case ("iio", "ignore"):
                 config.ignoredDevices += value.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
             case ("iio", "remote"):

@@ -97,7 +97,7 @@ final class ClientConnection: @unchecked Sendable {
             write.setCancelHandler { cancelled.leave() }
             let released = self.released
             cancelled.notify(queue: self.queue) {
-                Glibc.close(fd)
+                SystemCalls.close(fd)
                 released()
             }
             self.readSource = read
@@ -392,7 +392,7 @@ final class ClientConnection: @unchecked Sendable {
         writeSource = nil
         partialFrameTimer?.cancel()
         partialFrameTimer = nil
-        shutdown(fd, Int32(SHUT_RDWR))  // the peer sees the end now; the fd closes after the cancel handlers
+        SystemCalls.shutdown(fd)  // the peer sees the end now; the fd closes after the cancel handlers
         pending = []
         pendingHead = 0
         pendingOffset = 0

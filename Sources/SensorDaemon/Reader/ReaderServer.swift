@@ -67,8 +67,8 @@ public final class ReaderServer: @unchecked Sendable {
             acceptPaused = false
             acceptSource.cancel()
         }
-        close(listener)
-        unlink(path)
+        SystemCalls.close(listener)
+        try? SystemCalls.unlink(path)  // already gone: nothing to clean up
     }
 
     private func acceptAll() {
@@ -90,7 +90,7 @@ public final class ReaderServer: @unchecked Sendable {
                 peer = try UnixSocket.peerCredentials(fd)
             } catch {
                 log("<4>no peer credentials for a connection: \(error); closing it")
-                close(fd)
+                SystemCalls.close(fd)
                 continue
             }
             let mine = open[peer.uid, default: 0]
@@ -144,7 +144,7 @@ public final class ReaderServer: @unchecked Sendable {
         let reply = WireReply.failure(nil, WireError(.tooManyRequests, "connection refused: \(reason)"))
         let frame = WireJSON.frame(reply).encoded()
         _ = try? frame.withUnsafeBytes { try UnixSocket.write(fd, $0) }  // a fresh socket takes it whole, or the client is gone
-        close(fd)
+        SystemCalls.close(fd)
         if refused == 0 {
             acceptQueue.asyncAfter(deadline: .now() + Self.refusalWindow) { [weak self] in self?.summarizeRefusals() }
         }

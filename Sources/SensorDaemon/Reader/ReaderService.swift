@@ -15,6 +15,8 @@ public final class ReaderService: @unchecked Sendable {
         public var timeline: @Sendable () -> Timeline
         /// Where consent and stakes are kept.
         public var storage: any ControlStorage
+        /// Which sensors a driver can produce: the others refuse stakes and fetches, with the reason.
+        public var drivers: DriverRegistry
         /// Administrator pre-grants from the config (lab rigs): (app, sensor) pairs.
         public var preGranted: [ControlLedger.Key]
         /// Nanoseconds a fetch may go without progress before it ends with `timedOut`.
@@ -23,7 +25,7 @@ public final class ReaderService: @unchecked Sendable {
 
         public init(registry: AppRegistry, archive: any SampleArchive, recorder: any RecordingControl,
                     clock: any SystemClock, timeline: @escaping @Sendable () -> Timeline, storage: any ControlStorage,
-                    preGranted: [ControlLedger.Key] = [], fetchIdleTimeout: Int64 = ReaderLimits.Settings().fetchIdleTimeout,
+                    drivers: DriverRegistry, preGranted: [ControlLedger.Key] = [], fetchIdleTimeout: Int64 = ReaderLimits.Settings().fetchIdleTimeout,
                     log: @escaping @Sendable (String) -> Void) {
             self.registry = registry
             self.archive = archive
@@ -31,6 +33,7 @@ public final class ReaderService: @unchecked Sendable {
             self.clock = clock
             self.timeline = timeline
             self.storage = storage
+            self.drivers = drivers
             self.preGranted = preGranted
             self.fetchIdleTimeout = fetchIdleTimeout
             self.log = log
@@ -53,10 +56,13 @@ public final class ReaderService: @unchecked Sendable {
     private let dependencies: Dependencies
     private var ledger: ControlLedger
     private var sessions: [Int: Session] = [:]
+    /// Every catalog sensor with why no driver produces it (nil: one does); drivers are fixed at start.
+    private let unrecordable: [(SRSensor, String?)]
 
     public init(_ dependencies: Dependencies) throws {
         self.dependencies = dependencies
         ledger = try dependencies.storage.loadLedger()
+        unrecordable = SensorCatalog.all.map { ($0.sensor, dependencies.drivers.availability(of: $0.sensor).reason) }
         let now = Self.srNow(dependencies)
         for key in dependencies.preGranted where ledger.status(key) == .notDetermined {
             ledger.decide(key, granted: true, at: now, by: "config")
@@ -179,7 +185,9 @@ public final class ReaderService: @unchecked Sendable {
     }
 
     /// The app and sensor of an app request, checked for entitlement; nil after replying an error.
-    private func entitledSensor(_ request: WireRequest, _ session: Session) -> (AppManifest, SRSensor)? {
+    /// `needsDriver`: the sensor must have a driver here (every operation but stopRecording, which
+    /// must stay able to drop a stake recorded before).
+    private func entitledSensor(_ request: WireRequest, _ session: Session, needsDriver: Bool = true) -> (AppManifest, SRSensor)? {
         guard let app = session.app else {
             fail(request.id, .notPermitted, "this connection did not say which app it is (hello with app)", session)
             return nil
@@ -196,6 +204,10 @@ public final class ReaderService: @unchecked Sendable {
             return nil
         }
         if case .unsupported(let reason) = SensorCatalog.support(for: sensor) {
+            fail(request.id, .unsupportedSensor, reason, session)
+            return nil
+        }
+        if needsDriver, let reason = dependencies.drivers.availability(of: recorded).reason {
             fail(request.id, .unsupportedSensor, reason, session)
             return nil
         }
@@ -245,7 +257,7 @@ public final class ReaderService: @unchecked Sendable {
     }
 
     private func changeStake(_ request: WireRequest, _ session: Session, start: Bool) {
-        guard let (app, sensor) = entitledSensor(request, session) else { return }
+        guard let (app, sensor) = entitledSensor(request, session, needsDriver: start) else { return }
         guard SRSensor(request.sensor!).parentOfDeletionRecords == nil else {
             return fail(request.id, .malformedRequest, "deletion-record streams are fetched, never recorded; record \(sensor.rawValue)", session)
         }
@@ -361,11 +373,19 @@ public final class ReaderService: @unchecked Sendable {
                           "fetches": String(sessions.values.reduce(0) { $0 + $1.fetches.count }),
                           "queuedReplyBytes": String(queued),
                           "maxQueuedRequests": String(backlogs.map(\.1).max() ?? 0),
-                          "recording": session.app == nil ? ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",") : ""]
+                          "recording": session.app == nil ? ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",") : "",
+                          "drivers": dependencies.drivers.drivers.map { "\($0.name)\($0.disabledBy == nil ? "" : " (disabled)")" }.joined(separator: ","),
+                          "unrecordable": unrecordable.compactMap { sensor, reason in
+                              SensorCatalog.descriptor(for: sensor)?.isSupportedOnLinux == true ? reason.map { "\(sensor.rawValue): \($0)" } : nil
+                          }.joined(separator: "\n")]
         case .sensors:
-            reply.states = SensorCatalog.all.map {
-                WireSensorState(sensor: $0.sensor.rawValue, authorizationStatus: 0,
-                                recording: ledger.sensorsToRecord.contains($0.sensor), firstRecording: nil)
+            let recording = ledger.sensorsToRecord
+            reply.states = unrecordable.map { sensor, reason in
+                var state = WireSensorState(sensor: sensor.rawValue, authorizationStatus: 0,
+                                            recording: recording.contains(sensor), firstRecording: nil)
+                state.recordable = reason == nil
+                state.unrecordableReason = reason
+                return state
             }
         case .devices:
             reply.sources = dependencies.recorder.sources()

@@ -19,16 +19,20 @@ public final class Daemon: @unchecked Sendable {
         public var openStore: @Sendable (_ stateDirectory: String, _ timeline: TimelineKeeper) throws -> any DaemonStore
         /// Discovers sources and keeps adding/removing them (IIO via udev, BLE, test sources).
         public var startSources: @Sendable (RecordingPipeline) throws -> [any SourceDiscovery]
+        /// Which sensors a driver can produce; nil: this build's drivers under `configuration`.
+        public var drivers: DriverRegistry
 
         public init(paths: DaemonPaths, configuration: DaemonConfiguration, clock: any SystemClock, journal: Journal,
                     openStore: @escaping @Sendable (String, TimelineKeeper) throws -> any DaemonStore,
-                    startSources: @escaping @Sendable (RecordingPipeline) throws -> [any SourceDiscovery]) {
+                    startSources: @escaping @Sendable (RecordingPipeline) throws -> [any SourceDiscovery],
+                    drivers: DriverRegistry? = nil) {
             self.paths = paths
             self.configuration = configuration
             self.clock = clock
             self.journal = journal
             self.openStore = openStore
             self.startSources = startSources
+            self.drivers = drivers ?? DaemonSources.drivers(configuration: configuration)
         }
     }
 
@@ -67,7 +71,7 @@ public final class Daemon: @unchecked Sendable {
         journal.info("reader limits: \(limits.maxConnections) connections, \(limits.maxConnectionsPerUser) per user, idle fetches end after \(limits.fetchIdleTimeout / 1_000_000_000) s")
         service = try ReaderService(.init(
             registry: registry, archive: store, recorder: pipeline, clock: parts.clock,
-            timeline: { keeper.current }, storage: store,
+            timeline: { keeper.current }, storage: store, drivers: parts.drivers,
             preGranted: parts.configuration.grants, fetchIdleTimeout: limits.fetchIdleTimeout, log: { journal($0) }))
         server = try ReaderServer(path: parts.paths.socket, service: service, limits: limits, log: { journal($0) })
         try timeline.publish(besideSocket: parts.paths.socket)
@@ -119,7 +123,8 @@ public final class Daemon: @unchecked Sendable {
         let queue = DispatchQueue(label: "sensorkitd.signals")
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
+            // The Dispatch source takes over; a failure here would only leave the default action.
+            _ = try? SystemCalls.ignoreSignal(number)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
                 self.parts.journal.notice("received signal \(number), stopping")
@@ -128,7 +133,7 @@ public final class Daemon: @unchecked Sendable {
             source.resume()
             sources.append(source)
         }
-        signal(SIGPIPE, SIG_IGN)
+        _ = try? SystemCalls.ignoreSignal(SIGPIPE)
         done.wait()
         stop()
         for source in sources { source.cancel() }

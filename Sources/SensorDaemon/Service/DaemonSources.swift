@@ -6,11 +6,23 @@ import SensorSystem
 /// lab rigs' `iiod`) and, with part 5, the BLE bridge. Each keeps the registry's set of sources
 /// current as hardware comes and goes.
 enum DaemonSources {
+    /// The drivers of this build and what they produce; the BLE bridge adds its own when it has a driver.
+    static func drivers(configuration: DaemonConfiguration) -> DriverRegistry {
+        DriverRegistry([
+            .init(name: "iio", source: .iio, sensors: Set(IIOSensorFunction.Kind.allCases.map(\.sensor)),
+                  disabledBy: configuration.iioEnabled ? nil : "[iio] enabled = no"),
+        ])
+    }
+
     static func start(configuration: DaemonConfiguration, registry: any SourceRegistry,
                       journal: Journal) throws -> [any SourceDiscovery] {
         let clock = LinuxSystemClock()
         let log = IIOLog { journal($0) }
         var discoveries: [any SourceDiscovery] = []
+        guard configuration.iioEnabled else {
+            journal.notice("IIO driver disabled by configuration ([iio] enabled = no)")
+            return discoveries
+        }
         do {
             discoveries.append(try IIODiscovery.start(registry: registry, options: .init(
                 ignored: configuration.ignoredDevices, clock: clock, log: log)))

@@ -19,9 +19,9 @@ public struct ServiceManagerNotifier: Sendable {
 
     public func notify(_ state: String) {
         guard let path else { return }
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
+        // Best effort, as sd_notify: a service manager that cannot be told is not the daemon's failure.
+        guard let fd = try? SystemCalls.datagramSocket() else { return }
+        defer { SystemCalls.close(fd) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         var bytes = Array(path.utf8)
@@ -30,12 +30,6 @@ public struct ServiceManagerNotifier: Sendable {
         guard bytes.count < capacity else { return }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count)
-        _ = state.withCString { text in
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(fd, text, strlen(text), Int32(MSG_NOSIGNAL), $0, length)
-                }
-            }
-        }
+        _ = Array(state.utf8).withUnsafeBytes { try? SystemCalls.sendDatagram(fd, $0, to: &address, length: length) }
     }
 }

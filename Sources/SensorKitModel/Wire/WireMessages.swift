@@ -174,6 +174,10 @@ public struct WireSensorState: Codable, Hashable, Sendable {
     public var recording: Bool
     /// SR ns of this app's first `startRecording` (it sees data from then on).
     public var firstRecording: Int64?
+    /// `sensors` replies only: whether a driver in this daemon can produce the sensor, and if not,
+    /// why (docs/protocol.md §7). Absent from a daemon before these fields.
+    public var recordable: Bool?
+    public var unrecordableReason: String?
     public init(sensor: String, authorizationStatus: Int, recording: Bool, firstRecording: Int64?) {
         self.sensor = sensor
         self.authorizationStatus = authorizationStatus
