@@ -29,21 +29,7 @@ public enum SeqPacketSocket {
 
     /// `socket` + `bind` + `listen` at `path` (replacing a stale socket file).
     public static func listen(path: String, backlog: Int32 = 4) throws(SystemError) -> Int32 {
-        let fd = try syscall("socket(AF_UNIX, SOCK_SEQPACKET)") { socket(AF_UNIX, type, 0) }
-        do {
-            unlink(path)
-            var address = try UnixSocket.socketAddress(path)
-            _ = try syscall("bind(\(path))") {
-                withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-                }
-            }
-            _ = try syscall("listen(\(path))") { Glibc.listen(fd, backlog) }
-            return fd
-        } catch {
-            close(fd)
-            throw error
-        }
+        try UnixSocket.listen(path: path, backlog: backlog, type: Int32(SOCK_SEQPACKET.rawValue))
     }
 
     /// `accept4` of one pending connection, non-blocking and close-on-exec.

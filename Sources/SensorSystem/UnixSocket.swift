@@ -18,9 +18,11 @@ public enum UnixSocket {
     }
 
     /// `socket` + `bind` + `listen` on `path`, replacing a stale socket file; the file gets `mode`
-    /// (access is decided per connection from peer credentials, so 0666 is the norm).
-    public static func listen(path: String, mode: mode_t = 0o666, backlog: Int32 = 128) throws(SystemError) -> Int32 {
-        let fd = try syscall("socket(AF_UNIX)") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+    /// (access is decided per connection from peer credentials, so 0666 is the norm). `type` is
+    /// `SOCK_STREAM` for the reader API, `SOCK_SEQPACKET` for the emulated BLE transport.
+    public static func listen(path: String, mode: mode_t = 0o666, backlog: Int32 = 128,
+                              type: Int32 = Int32(SOCK_STREAM.rawValue)) throws(SystemError) -> Int32 {
+        let fd = try syscall("socket(AF_UNIX)") { socket(AF_UNIX, type | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         do {
             unlink(path)
             var address = try socketAddress(path)
