@@ -115,25 +115,17 @@ struct OpenChunk {
 extension ChunkSamples {
     /// The smallest and largest sensor time in `range` (times may be out of order); (max, min)
     /// for an empty range.
-    func timeBounds(_ range: Range<Int>) -> (min: Int64, max: Int64) {
-        var low = Int64.max, high = Int64.min
-        for index in range {
-            let time = times[index]
-            low = min(low, time)
-            high = max(high, time)
-        }
-        return (low, high)
-    }
-}
+    func timeBounds(_ range: Range<Int>) -> (min: Int64, max: Int64) { Self.bounds(of: times, range) }
 
-extension ChunkSamples {
     /// The smallest and largest receive time in `range`; (max, min) for an empty range.
-    func receiveBounds(_ range: Range<Int>) -> (min: Int64, max: Int64) {
+    func receiveBounds(_ range: Range<Int>) -> (min: Int64, max: Int64) { Self.bounds(of: receiveTimes, range) }
+
+    private static func bounds(of values: [Int64], _ range: Range<Int>) -> (min: Int64, max: Int64) {
         var low = Int64.max, high = Int64.min
         for index in range {
-            let time = receiveTimes[index]
-            low = min(low, time)
-            high = max(high, time)
+            let value = values[index]
+            low = min(low, value)
+            high = max(high, value)
         }
         return (low, high)
     }
