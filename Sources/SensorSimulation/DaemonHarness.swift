@@ -121,6 +121,20 @@ public final class DaemonHarness: @unchecked Sendable {
     /// SR nanoseconds now on the daemon's timeline.
     public var now: Int64 { daemon.timeline.srNanoseconds(of: LinuxSystemClock().now())! }
 
+    /// Runs `arguments` as nobody (setpriv); its exit status and output.
+    public static func asNobody(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
     /// Waits until `condition` holds or `seconds` pass; returns whether it held.
     public static func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)

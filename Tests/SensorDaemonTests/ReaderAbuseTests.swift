@@ -46,8 +46,9 @@ import Testing
         return DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: 0, to: harness.now).batches.reduce(0) { $0 + $1.count }
     }
 
-    func recordingHarness() throws -> DaemonHarness {
-        let harness = try DaemonHarness(sources: [GeneratedSource()])
+    /// A daemon recording the accelerometer for the study app, generated at `rate` Hz.
+    func recordingHarness(rate: Int = 100, perTick: Int = 10) throws -> DaemonHarness {
+        let harness = try DaemonHarness(sources: [GeneratedSource(rate: rate, perTick: perTick)])
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
         let app = try harness.connect(app: DaemonHarness.studyApp)
         #expect(app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
@@ -104,12 +105,8 @@ import Testing
         // 50 kHz for three seconds: each fetch below has ≈ 150 000 samples (≈ 6 MB of batches),
         // far more than one frame, so a daemon that queued what it read, or even a window's
         // worth of frames per fetch, would hold far more than the bound checked at the end.
-        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 50_000, perTick: 5_000)])
+        let harness = try recordingHarness(rate: 50_000, perTick: 5_000)
         defer { harness.stop() }
-        try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
-        let app = try harness.connect(app: DaemonHarness.studyApp)
-        #expect(app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
-        app.close()
         usleep(3_000_000)
         let lazy = try RawClient(harness.socket)
         #expect(lazy.hello(app: DaemonHarness.studyApp)?.ok == true)
@@ -145,12 +142,8 @@ import Testing
     /// overflowed and trapped, killing the daemon. The credit saturates and stays capped at the
     /// window.
     @Test func anAckOfAbsurdSizeLeavesTheDaemonServing() throws {
-        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 50_000, perTick: 5_000)])
+        let harness = try recordingHarness(rate: 50_000, perTick: 5_000)
         defer { harness.stop() }
-        try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
-        let app = try harness.connect(app: DaemonHarness.studyApp)
-        #expect(app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
-        app.close()
         usleep(1_500_000)
         let client = try RawClient(harness.socket)
         #expect(client.hello(app: DaemonHarness.studyApp)?.ok == true)

@@ -67,28 +67,16 @@ import Testing
         // sensorkitctl as nobody: bound to com.example.other only.
         let ctl = harness.folder + "/sensorkitctl"
         try FileManager.default.copyItem(atPath: DaemonHarness.productsFolder + "/sensorkitctl", toPath: ctl)
-        func asNobody(_ arguments: [String]) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--", ctl, "--socket", harness.socket] + arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-        }
-        let refused = try asNobody(["fetch", "--app", study, "--sensor", "accelerometer", "--from", "0", "--to", "now"])
+        let refused = try DaemonHarness.asNobody([ctl, "--socket", harness.socket, "fetch", "--app", study, "--sensor", "accelerometer", "--from", "0", "--to", "now"])
         #expect(refused.status == 1)
         #expect(refused.output.contains("uid 65534 is not bound to app 'com.example.study'"), "\(refused.output)")
         // Bound, but without consent: the daemon answers noAuthorization, not a refusal.
-        let bound = try asNobody(["fetch", "--app", other, "--sensor", "accelerometer", "--from", "0", "--to", "now"])
+        let bound = try DaemonHarness.asNobody([ctl, "--socket", harness.socket, "fetch", "--app", other, "--sensor", "accelerometer", "--from", "0", "--to", "now"])
         #expect(bound.status == 1)
         #expect(bound.output.contains("SRErrorDomain 1"), "\(bound.output)")
         // nobody may not decide consent for any app (not root, not a Consenter): the decision
         // reaches the daemon, which refuses it, and the consent stays undecided.
-        let consent = try asNobody(["consent", other, "--grant", "accelerometer"])
+        let consent = try DaemonHarness.asNobody([ctl, "--socket", harness.socket, "consent", other, "--grant", "accelerometer"])
         #expect(consent.status == 1 && consent.output.contains("uid 65534 may not decide for 'com.example.other'"),
                 "\(consent.output)")
         let admin = try harness.connect(app: nil)

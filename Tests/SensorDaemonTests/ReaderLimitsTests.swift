@@ -77,20 +77,6 @@ import Testing
         #expect(taken.allSatisfy { $0 < 16 * 1024 * 1024 }, "the daemon took \(taken) bytes of requests")
     }
 
-    /// Runs `arguments` as nobody (setpriv); its exit status and output.
-    static func asNobody(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-
     @Test func oneUserCannotTakeEveryConnection() throws {
         let harness = try DaemonHarness(config: "profile = lab\n[reader]\nmax-connections-per-user = 3\n")
         defer { harness.stop() }
@@ -107,7 +93,7 @@ import Testing
         // Another user still gets in.
         let ctl = harness.folder + "/sensorkitctl"
         try FileManager.default.copyItem(atPath: DaemonHarness.productsFolder + "/sensorkitctl", toPath: ctl)
-        let other = try Self.asNobody([ctl, "--socket", harness.socket, "sensors"])
+        let other = try DaemonHarness.asNobody([ctl, "--socket", harness.socket, "sensors"])
         #expect(other.status == 0, "\(other.output)")
         // The burst is one line in the log, with its count.
         #expect(DaemonHarness.eventually(3) { harness.logLines().contains { $0.contains("refused 10 connection(s)") } },
