@@ -20,7 +20,12 @@ public enum DaemonCommand {
           --version          print the version and exit
           -h, --help         print this help and exit
 
-        Signals: SIGTERM and SIGINT stop it cleanly (socket closed, sources stopped, store flushed).
+        Signals: SIGTERM and SIGINT stop it cleanly (socket closed, sources stopped, store flushed);
+        SIGHUP reads apps.d and the configuration's [grant] sections again without stopping recording.
+
+        Under systemd (systemd/sensorkitd.service): a socket handed over by sensorkitd.socket
+        (LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES) is served instead of --socket; READY=1, STATUS=
+        and, with WatchdogSec=, WATCHDOG=1 go to $NOTIFY_SOCKET.
         Logs go to stderr with journald priority prefixes.
         """
 
@@ -56,6 +61,17 @@ public enum DaemonCommand {
             }
         }
         let journal = Journal.standardError
+        var listener: Int32?
+        do {
+            if case .listener(let fd) = try SocketActivation.parse(environment: ProcessInfo.processInfo.environment, pid: getpid()) {
+                paths.socket = try InheritedSocket.adoptListener(fd)
+                listener = fd
+                journal.info("socket activation: serving fd \(fd), listening on \(paths.socket)")
+            }
+        } catch {
+            journal.error("socket activation: \(error)")
+            return 1
+        }
         let configuration: DaemonConfiguration
         do {
             configuration = try loadConfiguration(paths.config)
@@ -76,7 +92,8 @@ public enum DaemonCommand {
                 try StoreBackend.open(stateDirectory: directory, configuration: configuration, clock: clock,
                                       timeline: timeline.current, hostDevice: host, journal: journal)
             },
-            startSources: { registry in try DaemonSources.start(configuration: configuration, registry: registry, journal: journal) })
+            startSources: { registry in try DaemonSources.start(configuration: configuration, registry: registry, journal: journal) },
+            listener: listener)
         let daemon: Daemon
         do {
             daemon = try Daemon(parts)

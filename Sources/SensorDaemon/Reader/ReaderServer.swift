@@ -13,6 +13,8 @@ public final class ReaderServer: @unchecked Sendable {
     public let limits: ReaderLimits
     private let service: ReaderService
     private let listener: Int32
+    /// Bound by the daemon (removed at stop) or handed over by systemd (the socket unit owns the file).
+    private let ownsSocketFile: Bool
     private let acceptQueue = DispatchQueue(label: "sensorkitd.reader.accept")
     private let acceptSource: any DispatchSourceRead
     private var nextID = 0
@@ -41,16 +43,19 @@ public final class ReaderServer: @unchecked Sendable {
     static let refusalWindow = DispatchTimeInterval.seconds(1)
     static let acceptBackoffMilliseconds = 100
 
-    /// Binds the socket (replacing a stale one); the folder is created if missing.
+    /// Binds the socket (replacing a stale one); the folder is created if missing. With
+    /// `inheritedListener` (socket activation, already checked by `InheritedSocket`) it serves that
+    /// descriptor instead, listening on `path`.
     public init(path: String, service: ReaderService, limits: ReaderLimits = ReaderLimits(.init(), openFiles: OpenFileLimit.current),
-                log: @escaping @Sendable (String) -> Void) throws {
+                inheritedListener: Int32? = nil, log: @escaping @Sendable (String) -> Void) throws {
         let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        if !folder.isEmpty { try SystemFiles.makeDirectory(folder) }
+        if !folder.isEmpty && inheritedListener == nil { try SystemFiles.makeDirectory(folder) }
         self.path = path
         self.service = service
         self.limits = limits
         self.log = log
-        self.listener = try UnixSocket.listen(path: path)
+        self.listener = try inheritedListener ?? UnixSocket.listen(path: path)
+        self.ownsSocketFile = inheritedListener == nil
         self.acceptSource = DispatchSource.makeReadSource(fileDescriptor: listener, queue: acceptQueue)
     }
 
@@ -68,7 +73,7 @@ public final class ReaderServer: @unchecked Sendable {
             acceptSource.cancel()
         }
         SystemCalls.close(listener)
-        try? SystemCalls.unlink(path)  // already gone: nothing to clean up
+        if ownsSocketFile { try? SystemCalls.unlink(path) }  // already gone: nothing to clean up
     }
 
     private func acceptAll() {

@@ -53,7 +53,7 @@ public final class ReaderService: @unchecked Sendable {
     }
 
     let queue = DispatchQueue(label: "sensorkitd.reader.control")
-    private let dependencies: Dependencies
+    private var dependencies: Dependencies
     private var ledger: ControlLedger
     private var sessions: [Int: Session] = [:]
     /// Every catalog sensor with why no driver produces it (nil: one does); drivers are fixed at start.
@@ -70,6 +70,30 @@ public final class ReaderService: @unchecked Sendable {
         }
         dependencies.recorder.record(ledger.sensorsToRecord)
     }
+
+    /// SIGHUP (`Daemon.reload`): apps and pre-grants read again. A session already bound to an app
+    /// keeps that manifest until it reconnects; a grant added here is decided once, like at start.
+    /// `done` runs on the control queue when the new set is in force.
+    public func reload(registry: AppRegistry, preGranted: [ControlLedger.Key], done: @escaping @Sendable () -> Void) {
+        queue.async {
+            self.dependencies.registry = registry
+            self.dependencies.preGranted = preGranted
+            let now = self.now
+            for key in preGranted where self.ledger.status(key) == .notDetermined {
+                do {
+                    try self.dependencies.storage.saveConsent(key, status: .authorized, at: now)
+                    self.ledger.decide(key, granted: true, at: now, by: "config")
+                } catch {
+                    self.dependencies.log("<3>reload: cannot store the configured grant of \(key.sensor.rawValue) to \(key.app): \(error)")
+                }
+            }
+            self.dependencies.recorder.record(self.ledger.sensorsToRecord)
+            done()
+        }
+    }
+
+    /// Answers on the control queue (the watchdog's probe).
+    public func probe(_ answer: @escaping @Sendable () -> Void) { queue.async(execute: answer) }
 
     private static func srNow(_ dependencies: Dependencies) -> Int64 {
         dependencies.timeline().srNanoseconds(of: dependencies.clock.now()) ?? 0

@@ -95,6 +95,9 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
         }
     }
 
+    /// Runs `answer` on the pipeline's queue once the work queued before it is done (the watchdog's probe).
+    public func probe(_ answer: @escaping @Sendable () -> Void) { queue.async(execute: answer) }
+
     /// Stops every source and waits until they are stopped (shutdown).
     public func stopAll() {
         let states = queue.sync { Array(streams.values) }

@@ -21,11 +21,13 @@ public final class Daemon: @unchecked Sendable {
         public var startSources: @Sendable (RecordingPipeline) throws -> [any SourceDiscovery]
         /// Which sensors a driver can produce; nil: this build's drivers under `configuration`.
         public var drivers: DriverRegistry
+        /// The reader socket handed over by systemd (`SocketActivation`), listening on `paths.socket`; nil: bind it.
+        public var listener: Int32?
 
         public init(paths: DaemonPaths, configuration: DaemonConfiguration, clock: any SystemClock, journal: Journal,
                     openStore: @escaping @Sendable (String, TimelineKeeper) throws -> any DaemonStore,
                     startSources: @escaping @Sendable (RecordingPipeline) throws -> [any SourceDiscovery],
-                    drivers: DriverRegistry? = nil) {
+                    drivers: DriverRegistry? = nil, listener: Int32? = nil) {
             self.paths = paths
             self.configuration = configuration
             self.clock = clock
@@ -33,6 +35,7 @@ public final class Daemon: @unchecked Sendable {
             self.openStore = openStore
             self.startSources = startSources
             self.drivers = drivers ?? DaemonSources.drivers(configuration: configuration)
+            self.listener = listener
         }
     }
 
@@ -43,9 +46,10 @@ public final class Daemon: @unchecked Sendable {
     public let service: ReaderService
     public let server: ReaderServer
     private let discoveries: [any SourceDiscovery]
-    private let notifier = ServiceManagerNotifier(environment: ProcessInfo.processInfo.environment)
+    let notifier = ServiceManagerNotifier(environment: ProcessInfo.processInfo.environment)
     private let housekeeping: any DispatchSourceTimer
     private let housekeepingQueue = DispatchQueue(label: "sensorkitd.housekeeping")
+    private let watchdog: ServiceWatchdog?
 
     /// Starts everything; throws (after undoing what started) when a part cannot start.
     public init(_ parts: Parts) throws {
@@ -73,7 +77,8 @@ public final class Daemon: @unchecked Sendable {
             registry: registry, archive: store, recorder: pipeline, clock: parts.clock,
             timeline: { keeper.current }, storage: store, drivers: parts.drivers,
             preGranted: parts.configuration.grants, fetchIdleTimeout: limits.fetchIdleTimeout, log: { journal($0) }))
-        server = try ReaderServer(path: parts.paths.socket, service: service, limits: limits, log: { journal($0) })
+        server = try ReaderServer(path: parts.paths.socket, service: service, limits: limits, inheritedListener: parts.listener,
+                                  log: { journal($0) })
         try timeline.publish(besideSocket: parts.paths.socket)
         do {
             discoveries = try parts.startSources(pipeline)
@@ -86,7 +91,6 @@ public final class Daemon: @unchecked Sendable {
         housekeeping.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(200))
         let store = self.store
         let clock = parts.clock
-        let watchdog = ServiceManagerNotifier.watchdogInterval(environment: ProcessInfo.processInfo.environment)
         let notifier = self.notifier
         var ticks = 0
         housekeeping.setEventHandler {
@@ -95,9 +99,13 @@ public final class Daemon: @unchecked Sendable {
             store.timelineChanged(keeper.current)
             if ticks % 10 == 0 { keeper.saveOrLog() }
             if ticks % 60 == 0 { store.maintain() }
-            if watchdog != nil { notifier.notify("WATCHDOG=1") }
         }
         housekeeping.resume()
+        let (reader, recorder) = (service, pipeline)
+        watchdog = ServiceManagerNotifier.watchdogInterval(environment: ProcessInfo.processInfo.environment).map { interval in
+            ServiceWatchdog(interval: interval, probes: [("reader", reader.probe), ("pipeline", recorder.probe)],
+                            ping: { notifier.notify("WATCHDOG=1") }, log: { journal($0) })
+        }
         server.start()
         notifier.notify("READY=1\nSTATUS=recording for \(registry.apps.count) app(s)")
         journal.notice("sensorkitd ready on \(parts.paths.socket) (state \(parts.paths.stateDirectory))")
@@ -110,6 +118,7 @@ public final class Daemon: @unchecked Sendable {
         for discovery in discoveries.reversed() { discovery.stop() }
         pipeline.stopAll()
         housekeeping.cancel()
+        watchdog?.stop()
         housekeepingQueue.sync {}
         timeline.advance(to: parts.clock.now())
         timeline.saveOrLog()
@@ -122,11 +131,12 @@ public final class Daemon: @unchecked Sendable {
         let done = DispatchSemaphore(value: 0)
         let queue = DispatchQueue(label: "sensorkitd.signals")
         var sources: [any DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
+        for number in [SIGTERM, SIGINT, SIGHUP] {
             // The Dispatch source takes over; a failure here would only leave the default action.
             _ = try? SystemCalls.ignoreSignal(number)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
+                guard number != SIGHUP else { return self.reload() }
                 self.parts.journal.notice("received signal \(number), stopping")
                 done.signal()
             }

@@ -1,0 +1,60 @@
+import Dispatch
+import Synchronization
+
+/// systemd's watchdog (`WatchdogSec=` in `systemd/sensorkitd.service`): `WATCHDOG=1` every half
+/// `WATCHDOG_USEC`, sent only while the queues that do the daemon's work answer. Each tick sends a
+/// probe to every such queue (the recording pipeline, the reader's control queue); the next tick
+/// pings only if all came back. A wedged queue therefore stops the pings and systemd restarts the
+/// daemon, while the timer's own queue stays free. The housekeeping queue that purges the store is
+/// not probed: a long purge is work, not a hang (docs/reliability.md, "The service manager").
+public final class ServiceWatchdog: @unchecked Sendable {
+    // @unchecked: `timer` is set in init and only cancelled afterwards (DispatchSource is thread-safe);
+    // the probe bookkeeping is behind a Mutex.
+    /// Runs `answer` on the probed queue, asynchronously.
+    public typealias Probe = @Sendable (_ answer: @escaping @Sendable () -> Void) -> Void
+
+    private let queue = DispatchQueue(label: "sensorkitd.watchdog")
+    private let timer: any DispatchSourceTimer
+    /// Probes sent on the last tick that have not answered: name → ticks waited.
+    private let outstanding = Mutex<[String: Int]>([:])
+
+    private let probes: [(String, Probe)]
+    private let ping: @Sendable () -> Void
+    private let log: @Sendable (String) -> Void
+    private let milliseconds: Int
+
+    /// `probes` by name; `ping` sends `WATCHDOG=1`; `log` hears when a ping is withheld.
+    public init(interval: Double, probes: [(String, Probe)], ping: @escaping @Sendable () -> Void,
+                log: @escaping @Sendable (String) -> Void) {
+        self.probes = probes
+        self.ping = ping
+        self.log = log
+        milliseconds = Int(min(max(interval, 0.01), 3600) * 1000)
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: .milliseconds(milliseconds), leeway: .milliseconds(milliseconds / 10))
+        timer.setEventHandler { [weak self] in self?.tick() }
+        timer.resume()
+    }
+
+    private func tick() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let late = outstanding.withLock { waiting -> [String: Int] in
+            for name in waiting.keys { waiting[name, default: 0] += 1 }
+            return waiting
+        }
+        if late.isEmpty {
+            ping()
+        } else if late.values.contains(1) {
+            log("<3>watchdog: \(late.keys.sorted().joined(separator: ", ")) did not answer within \(milliseconds) ms; withholding WATCHDOG=1")
+        }
+        for (name, probe) in probes where late[name] == nil {
+            outstanding.withLock { $0[name] = 0 }
+            probe { [weak self] in _ = self?.outstanding.withLock { $0.removeValue(forKey: name) } }
+        }
+    }
+
+    public func stop() {
+        timer.cancel()
+        queue.sync {}
+    }
+}
