@@ -22,22 +22,46 @@ GYRO_SCALE = 0.001065       # rad/s per count (fixture's in_anglvel_scale)
 G = 9.80665
 
 
-def motion(t):
-    """Device acceleration (m/s²) and rotation (rad/s) at t seconds, chip axes."""
+# The fixture's udev ACCEL_MOUNT_MATRIX (device = M · chip); the rig moves the device, so chip
+# axes are Mᵀ · device (M is a rotation).
+MOUNT_MATRIX = ((0, 1, 0), (-1, 0, 0), (0, 0, 1))
+
+
+def device_motion(t):
+    """What the device reads at t seconds, device axes (docs/design-notes/0002-axes.md: gravity as
+    seen by the device, face up z = -1 g, upright y = -1 g) in m/s², and its rotation rate in rad/s.
+    The pose is a tilt θ about device x (0: face up, π/2: upright facing the viewer) then a roll φ
+    about device y; accelerometer and gyroscope are both derived from it, so they agree."""
     if t < 2:            # lying face up on a table
-        ax, ay, az, wx, wy, wz = 0.0, 0.0, G, 0.0, 0.0, 0.0
-    elif t < 4:          # picked up: tilting towards the viewer
-        tilt = (t - 2) / 2 * 1.2
-        ax, ay, az = 0.0, -G * math.sin(tilt), G * math.cos(tilt)
-        wx, wy, wz = 0.6, 0.0, 0.0
-    else:                # held upright-ish and carried: steps at 1.8 Hz, sway at 0.5 Hz
-        step = math.sin(2 * math.pi * 1.8 * t)
-        sway = math.sin(2 * math.pi * 0.5 * t)
-        ax = 0.8 * sway
-        ay = -G * math.sin(1.2) + 1.5 * step
-        az = G * math.cos(1.2) + 0.6 * step
-        wx, wy, wz = 0.05 * step, 0.2 * sway, 0.1 * math.cos(2 * math.pi * 0.5 * t)
-    return (ax, ay, az), (wx, wy, wz)
+        theta, theta_rate, phi, phi_rate, lift = 0.0, 0.0, 0.0, 0.0, 0.0
+    elif t < 4:          # picked up: the top edge rises, the screen turns towards the viewer
+        theta_rate = 0.6
+        theta, phi, phi_rate, lift = (t - 2) * theta_rate, 0.0, 0.0, 0.0
+    else:                # held tilted towards the viewer and carried: steps at 1.8 Hz, sway at 0.5 Hz
+        step = 2 * math.pi * 1.8
+        sway = 2 * math.pi * 0.5
+        theta = 1.2 + 0.02 * math.sin(step * t)
+        theta_rate = 0.02 * step * math.cos(step * t)
+        phi = 0.08 * math.sin(sway * t)
+        phi_rate = 0.08 * sway * math.cos(sway * t)
+        lift = 1.5 * math.sin(step * t)      # vertical acceleration of each step, m/s²
+    # Gravity plus the upward acceleration, as the device sees it: (sin φ cos θ, -sin θ, -cos φ cos θ).
+    seen = G + lift
+    accel = (seen * math.sin(phi) * math.cos(theta), -seen * math.sin(theta), -seen * math.cos(phi) * math.cos(theta))
+    # Body rates of R = Rx(θ)·Ry(φ): (cos φ θ', φ', sin φ θ').
+    gyro = (math.cos(phi) * theta_rate, phi_rate, math.sin(phi) * theta_rate)
+    return accel, gyro
+
+
+def to_chip(vector):
+    """Mᵀ · vector: device axes back to the chip's, which the kernel reports."""
+    return tuple(sum(MOUNT_MATRIX[row][column] * vector[row] for row in range(3)) for column in range(3))
+
+
+def motion(t):
+    """Acceleration (m/s²) and rotation (rad/s) at t seconds, chip axes."""
+    accel, gyro = device_motion(t)
+    return to_chip(accel), to_chip(gyro)
 
 
 def counts(value, scale, noise):
