@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: deps build test demo bench fuzz soak clean
+.PHONY: deps build test demo bench fuzz soak install deb clean
 
 deps:
 	./scripts/install-deps.sh
@@ -34,6 +34,19 @@ fuzz: deps
 soak: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS)
 	set -e; for s in scripts/soak/*.sh; do echo "== $$s"; timeout --kill-after=10 1800 bash "$$s" .build/release; done
+
+# An installation (binaries, units, udev rules, default configuration, docs) under DESTDIR, and the
+# Debian package of the same tree (docs/configuration.md, "Installing"). The Swift runtime is linked
+# statically so the tablet needs no toolchain; its own build folder keeps the demo's build intact.
+PREFIX ?= /usr/local
+STATIC_BUILD = $(SWIFT) build -c release $(SWIFT_FLAGS) --static-swift-stdlib --scratch-path .build/static
+install: deps
+	$(STATIC_BUILD)
+	./scripts/install.sh .build/static/release "$(DESTDIR)" "$(PREFIX)"
+
+deb: deps
+	$(STATIC_BUILD)
+	./scripts/deb.sh .build/static/release .build/deb
 
 clean:
 	rm -rf .build

@@ -1,0 +1,289 @@
+import Foundation
+import Glibc
+import SensorSimulation
+import SensorSystem
+import Testing
+@testable import SensorDaemon
+
+/// What a lab engineer installs (docs/configuration.md, "Installing"): the systemd units, the
+/// udev rules and their helper, `scripts/install.sh`'s tree and `scripts/deb.sh`'s package with
+/// its maintainer scripts, all checked against the debug build's binaries (no second release build).
+@Suite(.serialized) struct PackagingTests {
+    static let top = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    /// Runs a command; its exit status and combined output.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    static func temporaryFolder() throws -> String {
+        var template = Array("/tmp/skpkg-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
+        chmod(made, 0o755)
+        return String(cString: made)
+    }
+
+    static func unitSettings(_ path: String) throws -> [String: [String]] {
+        var settings: [String: [String]] = [:]
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") where !line.hasPrefix("#") && line.contains("=") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            settings[parts[0], default: []].append(parts.count > 1 ? parts[1] : "")
+        }
+        return settings
+    }
+
+    // MARK: systemd
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze (Debian systemd)"))
+    func theUnitsPassSystemdAnalyzeVerify() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let units = try FileManager.default.contentsOfDirectory(atPath: Self.top + "/systemd")
+            .filter { $0.hasSuffix(".service") || $0.hasSuffix(".socket") || $0.hasSuffix(".timer") }.sorted()
+        #expect(units.contains("sensorkitd.service") && units.contains("sensorkitd.socket"))
+        // verify insists that ExecStart= exists: point it at this build's binaries.
+        for unit in units {
+            let text = try String(contentsOfFile: Self.top + "/systemd/" + unit, encoding: .utf8)
+                .replacingOccurrences(of: "ExecStart=/usr/bin/", with: "ExecStart=" + DaemonHarness.productsFolder + "/")
+            try text.write(toFile: folder + "/" + unit, atomically: true, encoding: .utf8)
+        }
+        let result = try Self.run(["/usr/bin/systemd-analyze", "verify", "--man=no"] + units.map { folder + "/" + $0 })
+        #expect(result.status == 0 && result.output.isEmpty, "\(result.output)")
+    }
+
+    @Test func theUnitsMatchWhatTheDaemonExpects() throws {
+        let service = try Self.unitSettings(Self.top + "/systemd/sensorkitd.service")
+        let socket = try Self.unitSettings(Self.top + "/systemd/sensorkitd.socket")
+        #expect(socket["ListenStream"] == [DaemonPaths.system.socket])
+        #expect(socket["FileDescriptorName"] == [SocketActivation.readerName])
+        #expect(socket["SocketMode"] == ["0666"], "any local user may connect; the binding decides (docs/protocol.md)")
+        #expect(service["Type"] == ["notify"])
+        #expect(service["ExecReload"] == ["/bin/kill -HUP $MAINPID"])
+        #expect(service["StateDirectory"] == ["sensorkit"], "DaemonPaths.system.stateDirectory is /var/lib/sensorkit")
+        #expect(DaemonPaths.system.stateDirectory == "/var/lib/sensorkit")
+        #expect(service["RuntimeDirectory"] == ["sensorkit"] && DaemonPaths.system.socket.hasPrefix("/run/sensorkit/"))
+        #expect(service["ExecStart"] == ["/usr/bin/sensorkitd"], "the daemon's defaults are the installed paths")
+        #expect(service["CapabilityBoundingSet"] == ["CAP_NET_RAW CAP_NET_ADMIN"])
+        #expect(service["AmbientCapabilities"] == ["CAP_NET_RAW CAP_NET_ADMIN"])
+        #expect(service["RestrictAddressFamilies"] == ["AF_UNIX AF_BLUETOOTH AF_NETLINK AF_INET AF_INET6"])
+        for (key, value) in [("ProtectSystem", "strict"), ("ProtectHome", "yes"), ("PrivateTmp", "yes"), ("NoNewPrivileges", "yes"),
+                             ("DevicePolicy", "closed"), ("User", "sensorkit"), ("Group", "sensorkit")] {
+            #expect(service[key] == [value], "\(key)")
+        }
+        #expect(service["DeviceAllow"]?.contains("char-iio rw") == true)
+        // WATCHDOG_USEC is twice the daemon's ping interval; TimeoutStopSec leaves the store flush its time.
+        #expect(service["WatchdogSec"] == ["30s"])
+        #expect(service["TimeoutStopSec"] == ["30s"])
+    }
+
+    // MARK: udev
+
+    static let matchKeys: Set<String> = ["ACTION", "DEVPATH", "KERNEL", "KERNELS", "NAME", "SYMLINK", "SUBSYSTEM", "SUBSYSTEMS",
+                                         "DRIVER", "DRIVERS", "ATTR", "ATTRS", "SYSCTL", "ENV", "CONST", "TAG", "TAGS", "TEST",
+                                         "PROGRAM", "RESULT"]
+    static let assignKeys: Set<String> = ["NAME", "SYMLINK", "OWNER", "GROUP", "MODE", "SECLABEL", "ATTR", "SYSCTL", "ENV", "TAG",
+                                          "RUN", "LABEL", "GOTO", "IMPORT", "OPTIONS"]
+
+    /// udev(7)'s rule syntax: every line a comma-separated list of KEY[{attr}] OPERATOR "value".
+    /// Returns one problem per bad key; labels and GOTOs must pair up.
+    static func udevProblems(_ text: String) -> [String] {
+        var problems: [String] = []
+        var labels: Set<String> = [], gotos: Set<String> = []
+        let pattern = /^\s*([A-Z_]+)(\{[^}]+\})?\s*(==|!=|\+=|-=|:=|=)\s*"([^"]*)"\s*$/
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let content = line.trimmingCharacters(in: .whitespaces)
+            if content.isEmpty || content.hasPrefix("#") { continue }
+            if content.hasSuffix("\\") { problems.append("line \(number + 1): continuation lines are not used here"); continue }
+            // Values hold no commas or quotes in these rules, so a plain split is exact.
+            for token in content.split(separator: ",") {
+                guard let match = String(token).wholeMatch(of: pattern) else {
+                    problems.append("line \(number + 1): not KEY OP \"value\": \(token)")
+                    continue
+                }
+                let key = String(match.1), op = String(match.3), value = String(match.4)
+                let matching = op == "==" || op == "!="
+                guard matching ? matchKeys.contains(key) : assignKeys.contains(key) else {
+                    problems.append("line \(number + 1): \(key) cannot take \(op)")
+                    continue
+                }
+                if (key == "LABEL" || key == "GOTO") && op != "=" { problems.append("line \(number + 1): \(key) takes =") }
+                if key == "LABEL" { labels.insert(value) }
+                if key == "GOTO" { gotos.insert(value) }
+                if key == "ENV", let name = match.2, !matching, name.contains("ACCEL_") {
+                    problems.append("line \(number + 1): \(key)\(name) would override hwdb")
+                }
+                if key == "MODE" && !matching && value.wholeMatch(of: /0[0-7]{3}/) == nil { problems.append("line \(number + 1): MODE \(value)") }
+            }
+        }
+        for missing in gotos.subtracting(labels) { problems.append("GOTO \"\(missing)\" has no LABEL") }
+        return problems
+    }
+
+    @Test func theUdevRulesAreValid() throws {
+        let rules = try FileManager.default.contentsOfDirectory(atPath: Self.top + "/udev-rules").filter { $0.hasSuffix(".rules") }
+        #expect(rules == ["70-sensorkitd.rules"])
+        for name in rules {
+            let path = Self.top + "/udev-rules/" + name
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(Self.udevProblems(text) == [], "\(name)")
+            #expect(text.contains("TAG+=\"sensorkitd\"") && text.contains("GROUP=\"sensorkit\""))
+            // Every RUN program is shipped: /usr/libexec/sensorkitd/X is udev-rules/X.
+            for match in text.matches(of: #/RUN\+="/usr/libexec/sensorkitd/([a-z-]+) /#) {
+                #expect(FileManager.default.isExecutableFile(atPath: Self.top + "/udev-rules/" + match.1), "\(match.1)")
+            }
+            let udevadm = ["/usr/bin/udevadm", "/bin/udevadm"].first { FileManager.default.isExecutableFile(atPath: $0) }
+            if let udevadm, try Self.run([udevadm, "verify", "--help"]).status == 0 {
+                let verified = try Self.run([udevadm, "verify", path])
+                #expect(verified.status == 0, "\(verified.output)")
+            }
+        }
+        // The checker itself rejects what udev rejects.
+        #expect(Self.udevProblems("KERNEL=\"x\"\n").count == 1, "KERNEL cannot be assigned")
+        #expect(Self.udevProblems("GROUP==\"x\"\n").count == 1, "GROUP cannot be matched")
+        #expect(Self.udevProblems("FOO=\"x\"\n").count == 1)
+        #expect(Self.udevProblems("GROUP=x\n").count == 1)
+        #expect(Self.udevProblems("GOTO=\"nowhere\"\n").count == 1)
+        #expect(Self.udevProblems("ENV{ACCEL_MOUNT_MATRIX}=\"1, 0, 0; 0, 1, 0; 0, 0, 1\"\n").count >= 1)
+    }
+
+    @Test func theRulesHelperOpensExactlyTheAttributesTheDaemonWrites() throws {
+        let device = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: device) }
+        for folder in ["buffer0", "scan_elements", "trigger"] { mkdir(device + "/" + folder, 0o755) }
+        let writable = ["buffer0/enable", "buffer0/length", "buffer0/watermark", "scan_elements/in_accel_x_en",
+                        "scan_elements/in_timestamp_en", "sampling_frequency", "in_accel_sampling_frequency",
+                        "current_timestamp_clock", "trigger/current_trigger", "in_steps_en"]
+        let untouched = ["name", "in_accel_x_raw", "scan_elements/in_accel_x_type", "buffer0/data_available"]
+        for file in writable + untouched {
+            #expect(FileManager.default.createFile(atPath: device + "/" + file, contents: Data("0\n".utf8)))
+            chmod(device + "/" + file, 0o644)
+        }
+        chmod(device + "/sampling_frequency", 0o444)  // a driver whose rate is fixed: stays read-only
+        symlink("/etc/hostname", device + "/scan_elements/in_anglvel_x_en")
+        let nogroup = try #require(getgrnam("nogroup")).pointee.gr_gid
+        let result = try Self.run(["/bin/sh", Self.top + "/udev-rules/iio-access", device, "nogroup"])
+        #expect(result.status == 0, "\(result.output)")
+        func owner(_ file: String) -> (gid: gid_t, mode: mode_t) {
+            var info = stat()
+            lstat(device + "/" + file, &info)
+            return (info.st_gid, info.st_mode & 0o777)
+        }
+        for file in writable {
+            #expect(owner(file).gid == nogroup, "\(file)")
+            #expect(owner(file).mode == (file == "sampling_frequency" ? 0o444 : 0o664), "\(file)")
+        }
+        for file in untouched { #expect(owner(file).gid == 0 && owner(file).mode == 0o644, "\(file)") }
+        var info = stat()
+        stat("/etc/hostname", &info)
+        #expect(info.st_gid == 0, "a link is not followed")
+    }
+
+    // MARK: make install, make deb
+
+    /// `scripts/install.sh` with this build's binaries: the layout, the default configuration
+    /// generated from docs/configuration.md, the example app, the --help texts.
+    @Test(.timeLimit(.minutes(1))) func installLaysOutEverythingAndTheDefaultConfigurationIsTheDaemonsDefault() throws {
+        let destination = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: destination) }
+        let result = try Self.run([Self.top + "/scripts/install.sh", DaemonHarness.productsFolder, destination, "/usr"])
+        #expect(result.status == 0, "\(result.output)")
+        let files = FileManager.default
+        for binary in ["usr/bin/sensorkitd", "usr/bin/sensorkitctl", "usr/libexec/sensorkitd/iio-access"] {
+            #expect(files.isExecutableFile(atPath: destination + "/" + binary), "\(binary)")
+        }
+        for file in ["usr/lib/systemd/system/sensorkitd.service", "usr/lib/systemd/system/sensorkitd.socket",
+                     "usr/lib/udev/rules.d/70-sensorkitd.rules", "etc/sensorkit/sensorkitd.conf",
+                     "usr/share/doc/sensorkitd/sensorkitctl.help.txt", "usr/share/doc/sensorkitd/configuration.md"] {
+            #expect(files.fileExists(atPath: destination + "/" + file), "\(file)")
+        }
+        #expect(!files.fileExists(atPath: destination + "/usr/bin/sensorkit-bench") && !files.fileExists(atPath: destination + "/usr/bin/sensorkit-fuzz"))
+        #expect(try String(contentsOfFile: destination + "/usr/share/doc/sensorkitd/sensorkitd.help.txt", encoding: .utf8)
+                == DaemonCommand.help + "\n")
+
+        // As installed, every setting is commented out: the daemon's defaults. Uncommented, every
+        // documented example parses, so docs/configuration.md cannot show a setting the parser refuses.
+        let conf = try String(contentsOfFile: destination + "/etc/sensorkit/sensorkitd.conf", encoding: .utf8)
+        #expect(try DaemonCommand.loadConfiguration(destination + "/etc/sensorkit/sensorkitd.conf") == DaemonConfiguration())
+        let documented = try String(contentsOfFile: Self.top + "/docs/configuration.md", encoding: .utf8)
+        for key in ["hold", "window", "max-bytes", "min-free", "sensors", "enabled", "ignore", "remote", "max-connections", "fetch-idle-timeout"] {
+            #expect(conf.contains("\n#\(key) = ") && documented.contains("\n\(key) = "), "\(key)")
+        }
+        let uncommented = conf.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("#") && !$0.hasPrefix("# ") && $0 != "#" ? String($0.dropFirst()) : String($0) }
+            .joined(separator: "\n")
+        #expect(throws: Never.self) { _ = try DaemonConfiguration.parse(uncommented) }
+
+        // The example app is inert where it lies (a dot folder) and a valid manifest once copied.
+        let apps = destination + "/etc/sensorkit/apps.d"
+        #expect(AppRegistry.load(directory: apps).registry.apps.isEmpty)
+        let example = try AppManifest.load(directory: apps + "/.example/com.example.study", resolveUser: { _ in 4242 })
+        #expect(example.bundleID == "com.example.study")
+    }
+
+    /// `scripts/deb.sh` on this build's binaries, then the package installed into and purged from a
+    /// scratch root with dpkg, its maintainer scripts running for real (chrootless, DPKG_ROOT).
+    @Test(.timeLimit(.minutes(1)), .enabled(if: getuid() == 0, "dpkg --root with maintainer scripts needs root"))
+    func thePackageInstallsCreatesItsUserEnablesItsUnitsAndPurges() throws {
+        let work = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let built = try Self.run([Self.top + "/scripts/deb.sh", DaemonHarness.productsFolder, work + "/out"],
+                                 environment: ["SENSORKIT_DEB_UNPACKAGED": "skip", "SENSORKIT_DEB_COMPRESSION": "none"])
+        #expect(built.status == 0, "\(built.output)")
+        let deb = try #require(built.output.split(separator: "\n").last.map(String.init), "\(built.output)")
+        let depends = try Self.run(["/usr/bin/dpkg-deb", "-f", deb, "Depends"]).output
+        for package in ["libc6 (", "libsqlite3-0 (", "libudev1 (", "libiio0 (", "libzstd1 (", "passwd"] {
+            #expect(depends.contains(package), "Depends: \(depends)")
+        }
+
+        // A scratch root with the account files useradd edits in place.
+        let root = work + "/root"
+        for folder in ["var/lib/dpkg/info", "var/lib/dpkg/updates", "etc"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true)
+        }
+        try "".write(toFile: root + "/var/lib/dpkg/status", atomically: true, encoding: .utf8)
+        try "root:x:0:0:root:/root:/bin/sh\n".write(toFile: root + "/etc/passwd", atomically: true, encoding: .utf8)
+        try "root:x:0:\n".write(toFile: root + "/etc/group", atomically: true, encoding: .utf8)
+        try "root:*:19000:0:99999:7:::\n".write(toFile: root + "/etc/shadow", atomically: true, encoding: .utf8)
+        try "root:*::\n".write(toFile: root + "/etc/gshadow", atomically: true, encoding: .utf8)
+        let dpkg = ["/usr/bin/dpkg", "--root=" + root, "--force-script-chrootless", "--force-depends", "--log=/dev/null"]
+        let installed = try Self.run(dpkg + ["-i", deb])
+        #expect(installed.status == 0, "\(installed.output)")
+        let passwd = try String(contentsOfFile: root + "/etc/passwd", encoding: .utf8)
+        #expect(passwd.contains("\nsensorkit:x:") && passwd.contains(":/var/lib/sensorkit:/usr/sbin/nologin"), "\(passwd)")
+        #expect(try String(contentsOfFile: root + "/etc/group", encoding: .utf8).contains("\nsensorkit:x:"))
+        for link in ["sockets.target.wants/sensorkitd.socket", "multi-user.target.wants/sensorkitd.service"] {
+            // The link is absolute, into the image: read it, do not follow it on this machine.
+            let target = try? FileManager.default.destinationOfSymbolicLink(atPath: root + "/etc/systemd/system/" + link)
+            #expect(target == "/usr/lib/systemd/system/" + link.split(separator: "/").last!, "enabled: \(link)\n\(installed.output)")
+        }
+        #expect(FileManager.default.isExecutableFile(atPath: root + "/usr/bin/sensorkitd"))
+        #expect(FileManager.default.fileExists(atPath: root + "/usr/lib/udev/rules.d/70-sensorkitd.rules"))
+        let conffiles = try String(contentsOfFile: root + "/var/lib/dpkg/info/sensorkitd.conffiles", encoding: .utf8)
+        #expect(conffiles.contains("/etc/sensorkit/sensorkitd.conf"))
+
+        // Installing again (an upgrade) keeps one user.
+        #expect(try Self.run(dpkg + ["-i", deb]).status == 0)
+        #expect(try String(contentsOfFile: root + "/etc/passwd", encoding: .utf8).components(separatedBy: "\nsensorkit:").count == 2)
+
+        // Purge: files, unit links and the store go; the user stays (files it owned may remain elsewhere).
+        try FileManager.default.createDirectory(atPath: root + "/var/lib/sensorkit", withIntermediateDirectories: true)
+        let purged = try Self.run(dpkg + ["--purge", "sensorkitd"])
+        #expect(purged.status == 0, "\(purged.output)")
+        for gone in ["usr/bin/sensorkitd", "etc/sensorkit/sensorkitd.conf", "etc/systemd/system/sockets.target.wants/sensorkitd.socket",
+                     "var/lib/sensorkit"] {
+            var info = stat()
+            #expect(lstat(root + "/" + gone, &info) != 0, "\(gone)")
+        }
+    }
+}
