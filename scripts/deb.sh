@@ -17,6 +17,8 @@ trap 'rm -rf "$stage"' EXIT
 chmod 0755 "$stage"
 "$top/scripts/install.sh" "$build" "$stage" /usr >/dev/null
 
+# Debian ships stripped executables: a third smaller, same code.
+strip --strip-unneeded "$stage"/usr/bin/*
 version=$("$stage/usr/bin/sensorkitd" --version | awk '{ print $2 }')
 arch=$(dpkg --print-architecture)
 depends=()

@@ -13,11 +13,15 @@ public enum InheritedSocket {
             _ = try syscall("getsockopt(\(fd), \(label))") { getsockopt(fd, SOL_SOCKET, name, &value, &length) }
             return value
         }
-        guard try option(SO_DOMAIN, "SO_DOMAIN") == AF_UNIX else { throw SystemError("fd \(fd) is not an AF_UNIX socket", errno: EAFNOSUPPORT) }
+        guard try option(SO_DOMAIN, "SO_DOMAIN") == AF_UNIX else {
+            throw SystemError("fd \(fd) is not an AF_UNIX socket", errno: EAFNOSUPPORT)
+        }
         guard try option(SO_TYPE, "SO_TYPE") == Int32(SOCK_STREAM.rawValue) else {
             throw SystemError("fd \(fd) is not a stream socket", errno: ESOCKTNOSUPPORT)
         }
-        guard try option(SO_ACCEPTCONN, "SO_ACCEPTCONN") != 0 else { throw SystemError("fd \(fd) is not listening", errno: EINVAL) }
+        guard try option(SO_ACCEPTCONN, "SO_ACCEPTCONN") != 0 else {
+            throw SystemError("fd \(fd) is not listening", errno: EINVAL)
+        }
         var address = sockaddr_un()
         var length = socklen_t(MemoryLayout<sockaddr_un>.size)
         _ = try syscall("getsockname(\(fd))") {

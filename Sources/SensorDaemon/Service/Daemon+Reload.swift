@@ -21,12 +21,16 @@ extension Daemon {
         let (registry, problems) = AppRegistry.load(directory: parts.paths.appsDirectory)
         for problem in problems { journal.warning(problem + ", ignoring") }
         if Self.differsBeyondGrants(running: parts.configuration, read: configuration) {
-            journal.warning("reload: settings other than [grant] sections changed in \(parts.paths.config); they take effect at the next restart")
+            journal.warning(
+                "reload: settings other than [grant] sections changed in \(parts.paths.config); they take effect at the next restart"
+            )
         }
         let done = DispatchSemaphore(value: 0)
         service.reload(registry: registry, preGranted: configuration.grants) { done.signal() }
         done.wait()
-        journal.notice("reloaded: \(registry.apps.count) app(s) from \(parts.paths.appsDirectory), \(configuration.grants.count) configured grant(s)")
+        journal.notice(
+            "reloaded: \(registry.apps.count) app(s) from \(parts.paths.appsDirectory), \(configuration.grants.count) configured grant(s)"
+        )
         notifier.notify("READY=1\nSTATUS=recording for \(registry.apps.count) app(s)")
     }
 

@@ -24,8 +24,10 @@ public final class ServiceWatchdog: @unchecked Sendable {
     private let milliseconds: Int
 
     /// `probes` by name; `ping` sends `WATCHDOG=1`; `log` hears when a ping is withheld.
-    public init(interval: Double, probes: [(String, Probe)], ping: @escaping @Sendable () -> Void,
-                log: @escaping @Sendable (String) -> Void) {
+    public init(
+        interval: Double, probes: [(String, Probe)], ping: @escaping @Sendable () -> Void,
+        log: @escaping @Sendable (String) -> Void
+    ) {
         self.probes = probes
         self.ping = ping
         self.log = log
@@ -45,7 +47,9 @@ public final class ServiceWatchdog: @unchecked Sendable {
         if late.isEmpty {
             ping()
         } else if late.values.contains(1) {
-            log("<3>watchdog: \(late.keys.sorted().joined(separator: ", ")) did not answer within \(milliseconds) ms; withholding WATCHDOG=1")
+            log(
+                "<3>watchdog: \(late.keys.sorted().joined(separator: ", ")) did not answer within \(milliseconds) ms; withholding WATCHDOG=1"
+            )
         }
         for (name, probe) in probes where late[name] == nil {
             outstanding.withLock { $0[name] = 0 }

@@ -22,20 +22,32 @@ public enum SocketActivation: Equatable, Sendable {
     /// guessed at, so a unit typo stops the start with a message instead of serving nothing.
     public static func parse(environment: [String: String], pid: Int32) throws(Refusal) -> SocketActivation {
         guard let pidText = environment["LISTEN_PID"], let countText = environment["LISTEN_FDS"] else { return .none }
-        guard let listenPID = Int32(pidText), listenPID > 0 else { throw Refusal(description: "LISTEN_PID=\(pidText.prefix(40)) is not a process id") }
+        guard let listenPID = Int32(pidText), listenPID > 0 else {
+            throw Refusal(description: "LISTEN_PID=\(pidText.prefix(40)) is not a process id")
+        }
         // For another process (a parent that did not unset them): not ours to take.
         guard listenPID == pid else { return .none }
-        guard let count = Int32(countText), count >= 0 else { throw Refusal(description: "LISTEN_FDS=\(countText.prefix(40)) is not a count") }
+        guard let count = Int32(countText), count >= 0 else {
+            throw Refusal(description: "LISTEN_FDS=\(countText.prefix(40)) is not a count")
+        }
         guard count > 0 else { return .none }
-        guard count <= 64 else { throw Refusal(description: "LISTEN_FDS=\(count): more descriptors than a socket unit hands over") }
+        guard count <= 64 else {
+            throw Refusal(description: "LISTEN_FDS=\(count): more descriptors than a socket unit hands over")
+        }
         guard count > 1 else { return .listener(fd: firstDescriptor) }
-        let names = environment["LISTEN_FDNAMES"].map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) } ?? []
+        let names =
+            environment["LISTEN_FDNAMES"].map { $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init) }
+            ?? []
         guard names.count == Int(count) else {
-            throw Refusal(description: "LISTEN_FDS=\(count) but LISTEN_FDNAMES names \(names.count); cannot tell which is the reader socket")
+            throw Refusal(
+                description: "LISTEN_FDS=\(count) but LISTEN_FDNAMES names \(names.count); cannot tell which is the reader socket"
+            )
         }
         let readers = names.indices.filter { names[$0] == readerName }
         guard readers.count == 1, let index = readers.first else {
-            throw Refusal(description: "\(count) sockets passed, \(readers.count) named '\(readerName)' (FileDescriptorName=); need exactly one")
+            throw Refusal(
+                description:
+                    "\(count) sockets passed, \(readers.count) named '\(readerName)' (FileDescriptorName=); need exactly one")
         }
         return .listener(fd: firstDescriptor + Int32(index))
     }
