@@ -82,6 +82,10 @@ import Testing
             #expect(service[key] == [value], "\(key)")
         }
         #expect(service["DeviceAllow"]?.contains("char-iio rw") == true)
+        // Executable bindings read /proc/<peer pid>/exe of other users, the boot id /proc/sys/kernel/random.
+        #expect(service["ProtectProc"] == nil && service["ProcSubset"] == nil)
+        // It makes /sys read-only, and IIO capture writes there.
+        #expect(service["ProtectKernelTunables"] == nil)
         // WATCHDOG_USEC is twice the daemon's ping interval; TimeoutStopSec leaves the store flush its time.
         #expect(service["WatchdogSec"] == ["30s"])
         #expect(service["TimeoutStopSec"] == ["30s"])
