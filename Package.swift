@@ -19,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
+        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         // Linux calls that need _GNU_SOURCE (accept4, SO_PEERCRED's struct ucred): two tiny functions.
         .target(name: "CSensorLinux"),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
@@ -82,7 +83,7 @@ let package = Package(
         // The BLE bridge's protocol core: ATT/GATT client, HRS/DIS/Battery/PMD codecs, device-clock
         // mapping, the emulated transport (docs/ble.md). Its tests talk to an emulated peripheral
         // that shares no code with it.
-        .target(name: "BLEBridge", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
+        .target(name: "BLEBridge", dependencies: ["SensorKitModel", "SensorSystem", "CBluetooth"], swiftSettings: strict),
         .target(name: "BLETestKit", dependencies: ["SensorSystem"], path: "Tests/BLETestKit", swiftSettings: strict),
         .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "BLETestKit", "SensorSimulation", "SensorKitModel", "SensorSystem"],
                     swiftSettings: strict),
