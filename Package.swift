@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SensorKit", targets: ["SensorKit"]),
         .executable(name: "sensorkitd", targets: ["sensorkitd"]),
         .executable(name: "sensorkitctl", targets: ["sensorkitctl"]),
+        .executable(name: "sensorkit-wearable", targets: ["sensorkit-wearable"]),
     ],
     targets: [
         // C libraries from Debian, one shim module each, nothing else inside.
@@ -84,7 +85,11 @@ let package = Package(
         // mapping, the emulated transport (docs/ble.md). Its tests talk to an emulated peripheral
         // that shares no code with it.
         .target(name: "BLEBridge", dependencies: ["SensorKitModel", "SensorSystem", "CBluetooth"], swiftSettings: strict),
-        .target(name: "BLETestKit", dependencies: ["SensorSystem"], path: "Tests/BLETestKit", swiftSettings: strict),
+        // Emulated wearables (Heart Rate, DIS, Battery, Polar PMD) on the emulated transport, written
+        // independently of BLEBridge: the tests' peripheral and `sensorkit-wearable` for the demo rig.
+        .target(name: "WearableEmulation", dependencies: ["SensorSystem"], swiftSettings: strict),
+        .executableTarget(name: "sensorkit-wearable", dependencies: ["WearableEmulation"], swiftSettings: strict),
+        .target(name: "BLETestKit", dependencies: ["WearableEmulation"], path: "Tests/BLETestKit", swiftSettings: strict),
         .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "BLETestKit", "SensorSimulation", "SensorKitModel", "SensorSystem"],
                     swiftSettings: strict),
 
