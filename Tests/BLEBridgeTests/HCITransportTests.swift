@@ -179,6 +179,14 @@ struct HCITransportArgumentTests {
         }
     }
 
+    /// The emulated scan takes the same addresses as the radio: a sign is not a hex digit.
+    @Test func emulatedScanTakesOnlyAddresses() {
+        #expect(EmulatedScan.isAddress("c0:ff:ee:00:00:01"))
+        for junk in ["+1:FF:EE:00:00:01", "C0:FF:EE:00:00:-1", "C0:FF:EE:00:00", "C0:FF:EE:00:00:01:02", "C0FFEE000001"] {
+            #expect(!EmulatedScan.isAddress(junk), "\(junk)")
+        }
+    }
+
     @Test func l2capAddressIsTheATTChannelOfAnLEAddress() {
         let endpoint = L2CAPEndpoint(address: [0x55, 0x44, 0x33, 0x22, 0x11, 0xC0], addressType: L2CAPEndpoint.AddressType(.random))
         let bytes = HCILibrary.l2capAddressBytes(endpoint)
