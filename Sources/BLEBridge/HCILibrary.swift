@@ -59,7 +59,7 @@ enum HCILibrary {
         hci_filter_set_ptype(HCI_EVENT_PKT, &filter)
         hci_filter_set_event(EVT_LE_META_EVENT, &filter)
         _ = try syscall("setsockopt(HCI_FILTER)") { setsockopt(fd, Int32(SOL_HCI), HCI_FILTER, &filter, socklen_t(MemoryLayout<hci_filter>.size)) }
-        defer { _ = setsockopt(fd, Int32(SOL_HCI), HCI_FILTER, &saved, length) }
+        defer { _ = try? syscall("setsockopt(HCI_FILTER)") { setsockopt(fd, Int32(SOL_HCI), HCI_FILTER, &saved, length) } }
         return try body()
     }
 

@@ -25,6 +25,8 @@ public final class HCITransport: BLETransport {
     public let adapterAddress: String
     public let options: Options
     private let fd: Int32
+    /// Held for a whole scan pass or connect: one radio operation at a time.
+    private let radio = Mutex(())
     private let counters = Mutex(Counters())
 
     public struct Counters: Equatable, Sendable {
@@ -75,14 +77,14 @@ public final class HCITransport: BLETransport {
     /// address, in the order first heard. Filtering is the caller's.
     public func scan() throws(BLETransportError) -> [BLEScanReport] {
         var collector = HCIScanCollector(capacity: options.maximumDevices)
-        do {
-            try counters.withLock { (counters) throws(SystemError) in
-                defer {
-                    counters.malformedEvents += collector.malformedEvents
-                    counters.droppedDevices += collector.droppedDevices
-                }
-                try listen(into: &collector)
+        defer {
+            counters.withLock {
+                $0.malformedEvents += collector.malformedEvents
+                $0.droppedDevices += collector.droppedDevices
             }
+        }
+        do {
+            try radio.withLock { (_) throws(SystemError) in try listen(into: &collector) }
         } catch {
             throw Self.transportError(error, adapter: adapter)
         }
@@ -90,7 +92,7 @@ public final class HCITransport: BLETransport {
     }
 
     public func connect(_ report: BLEScanReport) throws(ATTBearerError) -> any ATTBearer {
-        try counters.withLock { (_) throws(ATTBearerError) in
+        try radio.withLock { (_) throws(ATTBearerError) in
             try L2CAPATTChannel.connect(adapterAddress: adapterAddress, to: report, security: options.security,
                                         timeoutMilliseconds: options.connectTimeoutMilliseconds)
         }
