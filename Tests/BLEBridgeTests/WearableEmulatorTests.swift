@@ -122,3 +122,37 @@ struct WearableSignalsTests {
         #expect(!FileManager.default.fileExists(atPath: directory + "/C0:FF:EE:00:00:10.att"))
     }
 }
+
+/// An `EmulatedWearable` in this process with both faults on: PPG frames decode as the client
+/// reads them, stamped by a device clock that restarted at 2019-01-01, and the wearable drops the
+/// link by itself.
+@Suite(.serialized) struct EmulatedWearableFaultTests {
+    @Test(.timeLimit(.minutes(1))) func veritySendsPPGWithAResetClockAndDropsTheLink() throws {
+        let directory = NSTemporaryDirectory() + "wearable-faults-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let wearable = try EmulatedWearable(directory: directory, profile: .veritySense(),
+                                            faults: EmulatedWearable.Faults(disconnectEvery: 2, clockResetAfter: 0.1))
+        let harness = try WearableHarness(path: wearable.peripheral.attPath)
+        let services = try #require(harness.services)
+        let pmd = try #require(services.service(.polarMeasurementDataService))
+        let controlPoint = try #require(pmd.characteristic(.polarMeasurementControlPoint))
+        let data = try #require(pmd.characteristic(.polarMeasurementData))
+        _ = harness.on { $0.subscribe(controlPoint) }
+        let subscribed = try #require(harness.on { $0.subscribe(data) })
+        #expect(harness.completion(of: subscribed) == .writeCompleted(subscribed, handle: data.cccdHandle!))
+        _ = harness.on { $0.write(controlPoint.valueHandle, value: PMDCommand.startMeasurement(.ppg, settings: [PMDSetting(.sampleRate, [55])]).encoded()) }
+
+        #expect(harness.waitUntil { !harness.notifications(handle: data.valueHandle).isEmpty })
+        let frame = try PMDFrame(decoding: try #require(harness.notifications(handle: data.valueHandle).first))
+        #expect(frame.isCompressed && frame.samples.count == 20)
+        #expect(frame.samples.allSatisfy { $0.count == 4 && $0[0] < -200_000 && $0[3] < 0 })
+        let since2019 = Double(frame.deviceTimestamp) / 1e9 - 599_616_000
+        #expect(since2019 >= 0 && since2019 < 5, "device time \(frame.deviceTimestamp) is not just after 2019-01-01")
+
+        #expect(harness.wait { if case .linkFailed = $0 { true } else { nil } } == true)
+        wearable.stop()
+        #expect(!FileManager.default.fileExists(atPath: wearable.peripheral.advPath))
+        #expect(!FileManager.default.fileExists(atPath: wearable.peripheral.attPath))
+    }
+}
