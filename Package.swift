@@ -13,12 +13,14 @@ let package = Package(
         .library(name: "SensorKit", targets: ["SensorKit"]),
         .executable(name: "sensorkitd", targets: ["sensorkitd"]),
         .executable(name: "sensorkitctl", targets: ["sensorkitctl"]),
+        .executable(name: "sensorkit-wearable", targets: ["sensorkit-wearable"]),
     ],
     targets: [
         // C libraries from Debian, one shim module each, nothing else inside.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .systemLibrary(name: "CIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
+        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         // Linux calls that need _GNU_SOURCE (accept4, SO_PEERCRED's struct ucred): two tiny functions.
         .target(name: "CSensorLinux"),
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
@@ -82,8 +84,12 @@ let package = Package(
         // The BLE bridge's protocol core: ATT/GATT client, HRS/DIS/Battery/PMD codecs, device-clock
         // mapping, the emulated transport (docs/ble.md). Its tests talk to an emulated peripheral
         // that shares no code with it.
-        .target(name: "BLEBridge", dependencies: ["SensorKitModel", "SensorSystem"], swiftSettings: strict),
-        .target(name: "BLETestKit", dependencies: ["SensorSystem"], path: "Tests/BLETestKit", swiftSettings: strict),
+        .target(name: "BLEBridge", dependencies: ["SensorKitModel", "SensorSystem", "CBluetooth"], swiftSettings: strict),
+        // Emulated wearables (Heart Rate, DIS, Battery, Polar PMD) on the emulated transport, written
+        // independently of BLEBridge: the tests' peripheral and `sensorkit-wearable` for the demo rig.
+        .target(name: "WearableEmulation", dependencies: ["SensorSystem"], swiftSettings: strict),
+        .executableTarget(name: "sensorkit-wearable", dependencies: ["WearableEmulation"], swiftSettings: strict),
+        .target(name: "BLETestKit", dependencies: ["WearableEmulation"], path: "Tests/BLETestKit", swiftSettings: strict),
         .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "BLETestKit", "SensorSimulation", "SensorKitModel", "SensorSystem"],
                     swiftSettings: strict),
 

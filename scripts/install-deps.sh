@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   pkg-config
-  libsqlite3-dev libzstd-dev libudev-dev libiio-dev   # linked C libraries
+  libsqlite3-dev libzstd-dev libudev-dev libiio-dev libbluetooth-dev   # linked C libraries
   umockdev libumockdev-dev gir1.2-umockdev-1.0 python3-gi            # fake IIO hardware for tests (testbed.py drives umockdev through GObject introspection)
   libiio-utils iiod                                                   # iio_readdev anchor, remote contexts
   util-linux procps                                                   # setpriv/runuser for cross-user tests

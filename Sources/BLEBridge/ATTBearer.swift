@@ -39,8 +39,9 @@ public enum ATTBearerError: Error, Equatable, Sendable, CustomStringConvertible 
     }
 }
 
-/// The emulated transport's bearer: a connected `AF_UNIX`/`SOCK_SEQPACKET` socket to
-/// `DIR/ADDR.att`, one packet per ATT PDU (docs/ble.md, "The emulated transport").
+/// The bearer over any connected `SOCK_SEQPACKET` socket, one packet per ATT PDU: an `AF_UNIX`
+/// socket to `DIR/ADDR.att` on the emulated transport, or an L2CAP LE socket on the ATT channel
+/// over the radio (`L2CAPATTChannel`). Only the connecting differs (docs/ble.md).
 public final class SeqPacketATTBearer: ATTBearer {
     public private(set) var fileDescriptor: Int32
 

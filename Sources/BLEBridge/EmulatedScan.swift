@@ -29,8 +29,7 @@ public enum EmulatedScan {
 
     /// `AA:BB:CC:DD:EE:FF`, hex digits of either case.
     public static func isAddress(_ text: String) -> Bool {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && UInt8($0, radix: 16) != nil }
+        BluetoothAddress.wireOrder(text) != nil
     }
 
     private static func readPrefix(_ path: String, limit: Int) -> [UInt8]? {

@@ -13,8 +13,11 @@ final class WearableHarness: @unchecked Sendable {
     let events = Mutex<[GATTClient.Event]>([])
     var connection: GATTConnection!
 
-    init(path: String, preferredMTU: UInt16 = 247, timeoutNanoseconds: Int64 = 2_000_000_000) throws {
-        let bearer = try SeqPacketATTBearer(connectingTo: path)
+    convenience init(path: String, preferredMTU: UInt16 = 247, timeoutNanoseconds: Int64 = 2_000_000_000) throws {
+        try self.init(bearer: SeqPacketATTBearer(connectingTo: path), preferredMTU: preferredMTU, timeoutNanoseconds: timeoutNanoseconds)
+    }
+
+    init(bearer: any ATTBearer, preferredMTU: UInt16 = 247, timeoutNanoseconds: Int64 = 2_000_000_000) {
         queue.sync {
             connection = GATTConnection(bearer: bearer, queue: queue, preferredMTU: preferredMTU, transactionTimeoutNanoseconds: timeoutNanoseconds) { [weak self] event in
                 self?.events.withLock { $0.append(event) }

@@ -4,8 +4,10 @@ import SensorSystem
 
 /// A BLE peripheral on the emulated transport: writes `ADDR.adv`, listens on the SEQPACKET socket
 /// `ADDR.att` and answers real ATT PDUs from its own GATT database (Heart Rate, Device
-/// Information, Battery, Polar PMD). Written independently of the client under test: its bytes
-/// are built here by hand. Tests push measurements and frames through it and inject faults.
+/// Information, Battery, Polar PMD). Written independently of the BLE client (it imports nothing
+/// of BLEBridge): its bytes are built here by hand from the specification layouts, so a test of
+/// the client against it is not the client agreeing with itself. Tests and `sensorkit-wearable`
+/// push measurements and frames through it and inject faults.
 public final class EmulatedPeripheral: @unchecked Sendable {
     public struct Profile: Sendable {
         public var address: String
@@ -80,8 +82,8 @@ public final class EmulatedPeripheral: @unchecked Sendable {
     deinit {
         listenSource?.cancel()
         connectionSource?.cancel()
-        if connection >= 0 { close(connection) }
-        if listener >= 0 { close(listener) }
+        if connection >= 0 { SystemCalls.close(connection) }
+        if listener >= 0 { SystemCalls.close(listener) }
     }
 
     // MARK: - Test controls (any thread)
@@ -145,8 +147,8 @@ public final class EmulatedPeripheral: @unchecked Sendable {
     public func remove() {
         queue.sync {
             dropConnection()
-            unlink(advPath)
-            unlink(attPath)
+            try? SystemCalls.unlink(advPath)
+            try? SystemCalls.unlink(attPath)
         }
     }
 
@@ -176,15 +178,14 @@ public final class EmulatedPeripheral: @unchecked Sendable {
     }
 
     private func transmit(_ packet: [UInt8]) -> Bool {
-        guard connection >= 0 else { return false }
-        let sent = packet.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard connection >= 0, case .done(let sent)? = try? SeqPacketSocket.send(connection, packet) else { return false }
         return sent == packet.count
     }
 
     private func accept() {
         guard case .done(let fd)? = try? SeqPacketSocket.accept(listener) else { return }
         if connection >= 0 {
-            close(fd)
+            SystemCalls.close(fd)
             return
         }
         connection = fd
@@ -202,22 +203,20 @@ public final class EmulatedPeripheral: @unchecked Sendable {
     private func dropConnection() {
         connectionSource?.cancel()
         connectionSource = nil
-        if connection >= 0 { close(connection) }
+        if connection >= 0 { SystemCalls.close(connection) }
         connection = -1
         state.running = []
     }
 
     private func readable() {
-        var buffer = [UInt8](repeating: 0, count: 1024)
         while connection >= 0 {
-            let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count < 0, errno == EINTR { continue }
-            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK { return }
-            if count <= 0 {
+            switch try? SeqPacketSocket.receive(connection, capacity: 1024) {
+            case .wouldBlock?: return
+            case .done(.packet(let pdu))?, .done(.truncated(let pdu, _))?: handle(pdu)
+            case .done(.closed)?, nil:
                 dropConnection()
                 return
             }
-            handle(Array(buffer[..<count]))
         }
     }
 
@@ -352,10 +351,10 @@ public final class EmulatedPeripheral: @unchecked Sendable {
         var bytes: [UInt8] = [0x02, 0x01, 0x06]
         if !uuids.isEmpty { bytes += [UInt8(uuids.count + 1), 0x03] + uuids }
         bytes += [UInt8(name.count + 1), 0x09] + name
-        let fd = open(advPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw SystemError("open(\(advPath))", errno: errno) }
-        defer { close(fd) }
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let fd = try SystemCalls.open(advPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o644)
+        defer { SystemCalls.close(fd) }
+        let written = try bytes.withUnsafeBytes { (raw) throws(SystemError) in try SystemCalls.write(fd, raw, advPath) }
+        guard written == bytes.count else { throw SystemError("write(\(advPath)): short", errno: EIO) }
     }
 
     private static func database(_ profile: Profile) -> [PeripheralAttribute] {

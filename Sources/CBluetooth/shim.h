@@ -1,0 +1,6 @@
+// System-library shim: BlueZ's libbluetooth headers (HCI and L2CAP), nothing else.
+#include <sys/socket.h>
+#include <bluetooth/bluetooth.h>
+#include <bluetooth/hci.h>
+#include <bluetooth/hci_lib.h>
+#include <bluetooth/l2cap.h>
