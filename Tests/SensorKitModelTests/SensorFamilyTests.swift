@@ -27,6 +27,20 @@ import SensorKitModel
         }
     }
 
+    /// §5.2's table names each layout's columns, in order, as the backticked lower-case words of
+    /// its third cell: exactly the family's wire columns.
+    @Test func documentedLayoutColumnsAreTheFamilies() throws {
+        let lines = try ProtocolDocExampleTests.documentText().split(separator: "\n")
+        for layout in BatchLayout.allCases {
+            let row = try #require(lines.first { $0.hasPrefix("| \(layout.rawValue) `\(layout)` |") }, "§5.2 row of \(layout)")
+            let cell = row.split(separator: "|")[2]
+            let words = cell.split(separator: "`", omittingEmptySubsequences: false).enumerated()
+                .filter { $0.offset % 2 == 1 }.map { String($0.element) }
+                .filter { $0.first?.isLowercase == true && $0.allSatisfy { $0.isLetter || $0.isNumber } }
+            #expect(words == layout.columns, "docs/protocol.md §5.2, layout \(layout)")
+        }
+    }
+
     @Test func everySupportedSensorHasTheLayoutItHadAndNoOtherDoes() {
         let expected: [SRSensor: BatchLayout] = [
             .accelerometer: .motion, .rotationRate: .motion, .ambientPressure: .pressure,
@@ -65,11 +79,18 @@ import SensorKitModel
         let mapping = try #require(try SensorFamilies.mapping(layout: layout, sensor: sensor, names: columns.map(\.0),
                                                                sources: columns.map(\.1), details: details))
         let count = stored.first?.count ?? 0
-        let bytes = BatchFrameWriter.frame(requestID: 1, layout: layout, count: count) { sections in
+        // Storage full of a sentinel, which the writer does not clear: a wire column the family
+        // leaves unwritten keeps it.
+        var storage = [UInt8](repeating: 0xA5, count: 1 << 16)
+        let size = BatchFrameWriter.write(into: &storage, requestID: 1, layout: layout, count: count) { sections in
             for i in 0..<count { sections.sensorTimes[i] = Int64(i); sections.writeTimes[i] = Int64(i) }
             ColumnMapping.withBuffers(stored, 0..<count) { mapping.write(stored: $0, count: count, bootAnchor: bootAnchor, into: sections) }
         }
-        return try SampleBatchFrame.decode(Array(bytes.dropFirst(Frame.headerSize)))
+        let batch = try SampleBatchFrame.decode(Array(storage[Frame.headerSize..<size]))
+        for (index, column) in batch.columns.enumerated() {
+            #expect(!column.contains { $0.bitPattern == 0xA5A5_A5A5_A5A5_A5A5 }, "\(layout) leaves wire column \(index) unwritten")
+        }
+        return batch
     }
 
     static func counts(scale: Double, offset: Double = 0) -> ColumnMapping.Source {
