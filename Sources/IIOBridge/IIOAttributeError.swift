@@ -1,3 +1,4 @@
+import SensorKitModel
 import SensorSystem
 
 /// A sysfs attribute of an IIO device that is missing, unreadable or garbage. It names the device

@@ -130,13 +130,13 @@ public struct IIOChip: Hashable, Sendable {
         case intervalEnd
     }
 
-    /// One stream's columns in order, each with where its integers come from.
+    /// One stream's columns in order, each with where its integers come from; names and units
+    /// are the stored schema of the function's sensor family (`Families/`).
     public func columns(for function: IIOSensorFunction) -> [(SourceColumn, ColumnSource)] {
         var columns: [(SourceColumn, ColumnSource)] = []
         for role in IIOSensorFunction.Role.allCases {
             guard let id = function.channels[role], let channel = description.channel(id.prefix) else { continue }
-            let name = role == .steps ? "steps" : role.rawValue
-            let unit = Self.unit(role, kind: function.kind)
+            let (name, unit) = Self.storedColumn(role, kind: function.kind)
             let useInput = function.capture == .polled && channel.hasInput
             if useInput && role == .steps {
                 columns.append((SourceColumn(name: name, unit: unit), .inputCount(id)))
@@ -147,7 +147,8 @@ public struct IIOChip: Hashable, Sendable {
             }
         }
         if function.kind == .stepCounter {
-            columns.append((SourceColumn(name: "end", unit: "ns"), .intervalEnd))
+            let end = PedometerFamily.Stored.end
+            columns.append((SourceColumn(name: end.rawValue, unit: PedometerFamily.storedUnit(end)), .intervalEnd))
         }
         return columns
     }
@@ -179,23 +180,32 @@ public struct IIOChip: Hashable, Sendable {
         }
         if function.kind == .accelerometer || function.kind == .gyroscope {
             let (matrix, source) = mountMatrix(for: function)
-            details["mountMatrix"] = matrix.description
+            details[MotionFamily.mountMatrixDetail] = matrix.description
             details["mountMatrixSource"] = source.description
             if let location { details["location"] = location }
         }
-        if function.kind == .ambientLight, let placement { details["placement"] = String(placement) }
+        if function.kind == .ambientLight, let placement { details[LightFamily.placementDetail] = String(placement) }
         return SourceDescriptor(sensor: function.kind.sensor, device: SRDevice.hostIdentifier, source: sourceID,
                                 columns: columns(for: function).map(\.0), details: details)
     }
 
-    static func unit(_ role: IIOSensorFunction.Role, kind: IIOSensorFunction.Kind) -> String {
+    /// The stored column a role's channel becomes: its family's name and unit for it.
+    static func storedColumn(_ role: IIOSensorFunction.Role, kind: IIOSensorFunction.Kind) -> (name: String, unit: String) {
+        func motion(_ column: MotionFamily.Stored) -> (String, String) { (column.rawValue, MotionFamily.storedUnit(kind.sensor)) }
+        func light(_ column: LightFamily.Stored) -> (String, String) { (column.rawValue, LightFamily.storedUnit(column)) }
+        func pressure(_ column: PressureFamily.Stored) -> (String, String) { (column.rawValue, PressureFamily.storedUnit(column)) }
         switch role {
-        case .x, .y, .z: kind == .accelerometer ? "m/s^2" : "rad/s"
-        case .illuminance: "lux"
-        case .red, .green, .blue, .clear: "counts"
-        case .pressure: "kPa"
-        case .temperature: "m°C"
-        case .steps: "steps"
+        case .x: return motion(.x)
+        case .y: return motion(.y)
+        case .z: return motion(.z)
+        case .illuminance: return light(.illuminance)
+        case .red: return light(.red)
+        case .green: return light(.green)
+        case .blue: return light(.blue)
+        case .clear: return light(.clear)
+        case .pressure: return pressure(.pressure)
+        case .temperature: return pressure(.temperature)
+        case .steps: return (PedometerFamily.Stored.steps.rawValue, PedometerFamily.storedUnit(.steps))
         }
     }
 

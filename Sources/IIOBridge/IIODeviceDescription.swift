@@ -1,3 +1,5 @@
+import SensorKitModel
+
 /// Everything sysfs says about one IIO device that the bridge needs to classify it, lay out its
 /// scans and convert its values — read once, off the data path, by `IIOSysfsDevice.describe()`.
 /// A value: comparing two descriptions tells whether a `change` uevent changed anything.

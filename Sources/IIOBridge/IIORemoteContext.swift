@@ -1,5 +1,6 @@
 import CIIO
 import Glibc
+import SensorKitModel
 import SensorSystem
 
 /// A libiio context on a lab rig, reached over the network (`ip:host[:port]`, served by `iiod`) —

@@ -1,3 +1,5 @@
+import SensorKitModel
+
 /// One device of a remote libiio context (`ip:` served by `iiod` on a lab rig) as libiio's model
 /// reports it — ids, scan formats and attribute texts, all read once over the network by
 /// `IIORemoteContext` — turned into the same `IIODeviceDescription` a local sysfs directory gives,

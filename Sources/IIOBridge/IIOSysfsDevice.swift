@@ -1,4 +1,5 @@
 import Glibc
+import SensorKitModel
 import SensorSystem
 
 /// One IIO device's sysfs directory (`/sys/bus/iio/devices/iio:deviceN`, or the syspath udev

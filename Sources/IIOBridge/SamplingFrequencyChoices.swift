@@ -1,3 +1,5 @@
+import SensorKitModel
+
 /// The rates a device accepts: `sampling_frequency_available`, either a list (`0.78125 1.5625 25`)
 /// or a range `[min step max]` (sysfs-bus-iio "*_available"; docs/iio.md §12.3). Pure.
 public enum SamplingFrequencyChoices: Hashable, Sendable {

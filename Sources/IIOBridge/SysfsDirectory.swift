@@ -1,4 +1,5 @@
 import Glibc
+import SensorKitModel
 import SensorSystem
 
 /// One directory of sysfs attributes (an IIO device, its `scan_elements/`, a trigger), read and

@@ -1,6 +1,7 @@
 import CUdev
 import Dispatch
 import Glibc
+import SensorKitModel
 import SensorSystem
 
 /// An IIO device as udev reports it: from enumeration (`action == nil`) or from a uevent.

@@ -1,4 +1,5 @@
 import Foundation
+import SensorKitModel
 
 /// The `NSArray` a batched sensor's `SRFetchResult.sample` is (Apple delivers an `NSArray` of
 /// samples), backed by the Swift array of samples it was made from, so that study code's
@@ -26,13 +27,13 @@ final class SampleArray: NSArray, _NSSwiftValue {
     private let sampleCount: Int
     /// Element access without generic metadata lookups: NSArray calls `object(at:)`
     /// dynamically, where a generic class's unspecialized body would look up `Array<Sample>`'s
-    /// metadata on every call; this closure is made in specialized code.
+    /// metadata on every call; this closure is made in specialized code (`SampleList`).
     private let element: (Int) -> AnyObject
 
-    init<Sample: AnyObject>(samples: [Sample]) {
-        value = samples
+    init(samples: SampleList) {
+        value = samples.value
         sampleCount = samples.count
-        element = { samples[$0] }
+        element = samples.element
         super.init()
     }
 

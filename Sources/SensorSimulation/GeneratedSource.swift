@@ -25,9 +25,10 @@ public final class GeneratedSource: SensorSource, @unchecked Sendable {
         // Motion: scale 9.80665/1000 m/s² per count, so 1000 counts = 1 g exactly. Light: the
         // first column is illuminance in lux (0.5 lux per count).
         let columns = sensor == .ambientLightSensor
-            ? [SourceColumn(name: "illuminance", scale: 0.5, unit: "lx"), SourceColumn(name: "red", unit: "counts"),
-               SourceColumn(name: "green", unit: "counts")]
-            : ["x", "y", "z"].map { SourceColumn(name: $0, scale: 0.00980665, unit: "m/s^2") }
+            ? [SourceColumn(name: LightFamily.Stored.illuminance.rawValue, scale: 0.5, unit: "lx"),
+               SourceColumn(name: LightFamily.Stored.red.rawValue, unit: "counts"),
+               SourceColumn(name: LightFamily.Stored.green.rawValue, unit: "counts")]
+            : MotionFamily.Stored.names.map { SourceColumn(name: $0, scale: 0.00980665, unit: "m/s^2") }
         descriptor = SourceDescriptor(
             sensor: sensor, device: SRDevice.hostIdentifier, source: "generated:\(sensor.rawValue)",
             columns: columns, details: ["driver": "generated", "rate": "\(rate)"])

@@ -102,7 +102,7 @@ enum FetchCommand {
         for i in 0..<batch.count {
             var rr: [Double] = []
             if batch.layout == .heartRate {
-                let n = Int(batch.columns[2][i])
+                let n = Int(batch.columns[HeartRateFamily.Wire.rrCount.ordinal][i])
                 rr = Array(batch.ragged[raggedOffset..<min(raggedOffset + n, batch.ragged.count)])
                 raggedOffset += n
             }

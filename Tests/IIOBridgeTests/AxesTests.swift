@@ -1,5 +1,6 @@
 import Testing
 @testable import IIOBridge
+import SensorKitModel
 
 /// The sign convention (docs/design-notes/0002-axes.md): after the mount matrix, Linux readings
 /// of a device at rest follow the convention iio-sensor-proxy and systemd's hwdb are tuned to,

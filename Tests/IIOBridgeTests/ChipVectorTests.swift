@@ -1,5 +1,6 @@
 import Testing
 @testable import IIOBridge
+import SensorKitModel
 
 /// Each common chip end to end through the pure and sysfs layers: its fake sysfs tree is
 /// described, classified, laid out, a scan vector decoded and converted to SensorKit units.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import IIOBridge
+import SensorKitModel
 
 @Suite struct MountMatrixTests {
     @Test func parsesSysfsAndHwdbText() throws {

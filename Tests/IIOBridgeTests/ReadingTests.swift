@@ -1,5 +1,6 @@
 import Testing
 @testable import IIOBridge
+import SensorKitModel
 
 @Suite struct ReadingTests {
     static func close(_ a: Chromaticity, _ x: Double, _ y: Double) -> Bool {

@@ -1,5 +1,6 @@
 import Testing
 @testable import IIOBridge
+import SensorKitModel
 
 /// Garbage in sysfs gives a typed error naming the device and attribute — to be logged once —
 /// and the device is skipped (throw) or degraded (recorded), never a crash.

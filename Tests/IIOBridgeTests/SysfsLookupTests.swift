@@ -1,5 +1,6 @@
 import Testing
 @testable import IIOBridge
+import SensorKitModel
 
 @Suite struct SysfsLookupTests {
     let tree = FakeSysfsTree()

@@ -1,5 +1,6 @@
 import Testing
 @testable import IIOBridge
+import SensorKitModel
 
 @Suite struct SysfsNumberTests {
     @Test(arguments: [

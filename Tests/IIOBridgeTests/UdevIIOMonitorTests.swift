@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import IIOBridge
+import SensorKitModel
 
 @Suite struct UdevIIOMonitorTests {
     static let queue = DispatchQueue(label: "udev-test")

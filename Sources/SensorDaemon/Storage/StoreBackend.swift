@@ -114,7 +114,7 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
         guard let layout = BatchLayout.of(sensor) else { throw SRError(.dataInaccessible, message: "\(sensor.rawValue) has no layout") }
         let cursor = try store.samples(sensor: sensor, device: device, from: from, to: to, notBefore: notBefore)
         // Chunks go out as stored only where the client applies the same mapping (linear layouts).
-        let handover = chunkFormats.isEmpty || !SampleMapper.isLinear(layout)
+        let handover = chunkFormats.isEmpty || !SensorFamilies.isLinear(layout)
             ? nil : SampleCursor.Handover(formats: chunkFormats, maxBytes: WireLimits.maxChunkBytes)
         return StoreFetchCursor(cursor: cursor, layout: layout, store: store, handover: handover)
     }
@@ -222,10 +222,11 @@ final class DeletionRecordCursor: FetchCursor {
 
     func nextBatch(requestID: UInt32, maxSamples: Int, reusing storage: consuming [UInt8]) throws -> EncodedBatch? {
         guard !records.isEmpty else { return nil }
-        let page = records.prefix(min(maxSamples, BatchFrameWriter.maxSamples(columns: BatchLayout.deletionRecords.columns.count)))
+        let page = records.prefix(min(maxSamples, BatchFrameWriter.maxSamples(columns: DeletionRecordsFamily.Wire.allCases.count)))
         records = records.dropFirst(page.count)
         let size = BatchFrameWriter.write(into: &storage, requestID: requestID, layout: .deletionRecords, count: page.count) { sections in
-            let (ends, reasons) = (sections.column(0), sections.column(1))
+            let wire = WireColumns<DeletionRecordsFamily.Wire>(sections)
+            let (ends, reasons) = (wire[.endTime], wire[.reason])
             for (i, record) in page.enumerated() {
                 sections.sensorTimes[i] = record.start
                 sections.writeTimes[i] = record.start

@@ -154,7 +154,8 @@ struct ByteReader {
     }
 }
 
-/// Which columns a batch carries, one layout per sample family (docs/protocol.md §5.2).
+/// Which columns a batch carries, one layout per sensor family (docs/protocol.md §5.2); the wire
+/// numbers are the protocol's, the columns are the family's.
 public enum BatchLayout: UInt8, Hashable, Sendable, CaseIterable {
     /// accelerometer (g) and rotationRate (rad/s): x, y, z.
     case motion = 1
@@ -175,33 +176,10 @@ public enum BatchLayout: UInt8, Hashable, Sendable, CaseIterable {
     /// Deletion records: end time (SR ns as Double), reason; the sensor time is the start.
     case deletionRecords = 9
 
-    public var columns: [String] {
-        switch self {
-        case .motion: return ["x", "y", "z"]
-        case .pressure: return ["pressure", "temperature"]
-        case .ambientLight: return ["lux", "chromaticityX", "chromaticityY", "placement"]
-        case .pedometer: return ["endTime", "steps"]
-        case .heartRate: return ["bpm", "confidence", "rrCount"]
-        case .wrist: return ["onWrist", "wristLocation", "crownOrientation"]
-        case .electrocardiogram: return ["microvolts", "lead", "flags", "frequency", "sessionStart"]
-        case .photoplethysmogram: return ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"]
-        case .deletionRecords: return ["endTime", "reason"]
-        }
-    }
+    /// The batch's column names in wire order, as the layout's family declares them
+    /// (`SensorFamilies`, one file per family in `Families/`).
+    public var columns: [String] { SensorFamilies.wireColumns[self]! }
 
     /// The layout of a sensor's fetch results; nil for sensors with no Linux source.
-    public static func of(_ sensor: SRSensor) -> BatchLayout? {
-        if sensor.parentOfDeletionRecords != nil { return .deletionRecords }
-        switch sensor {
-        case .accelerometer, .rotationRate: return .motion
-        case .ambientPressure: return .pressure
-        case .ambientLightSensor: return .ambientLight
-        case .pedometerData: return .pedometer
-        case .heartRate: return .heartRate
-        case .onWristState: return .wrist
-        case .electrocardiogram: return .electrocardiogram
-        case .photoplethysmogram: return .photoplethysmogram
-        default: return nil
-        }
-    }
+    public static func of(_ sensor: SRSensor) -> BatchLayout? { SensorFamilies.layout(of: sensor) }
 }

@@ -43,7 +43,7 @@ public enum SysfsNumber {
         return values
     }
 
-    static func trim(_ text: some StringProtocol) -> String {
+    public static func trim(_ text: some StringProtocol) -> String {
         let bytes = text.utf8.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
         return String(decoding: Array(bytes), as: UTF8.self)
     }
@@ -81,12 +81,16 @@ public enum SysfsNumber {
 public struct SysfsNumberError: Error, Hashable, Sendable, CustomStringConvertible {
     public let text: String
     public let expected: String
+    public init(text: String, expected: String) {
+        self.text = text
+        self.expected = expected
+    }
     public var description: String { "'\(text.debugDescriptionTrimmed)' is not \(expected)" }
 }
 
 extension String {
     /// The text with control characters escaped and cut to 60 characters, for one log line.
-    var debugDescriptionTrimmed: String {
+    public var debugDescriptionTrimmed: String {
         let escaped = unicodeScalars.map { $0.value < 0x20 ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
         return escaped.count > 60 ? String(escaped.prefix(60)) + "…" : escaped
     }

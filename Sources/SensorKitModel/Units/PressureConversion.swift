@@ -1,5 +1,3 @@
-import SensorKitModel
-
 /// Pressure and temperature in `CMRecordedPressureData`'s units from the processed IIO values of
 /// one reading: `in_pressure*` is kPa and `in_temp*` milli-°C per the ABI (docs/iio.md §12.2). Pure.
 public struct PressureReading: Hashable, Sendable {

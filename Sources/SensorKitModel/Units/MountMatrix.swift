@@ -60,5 +60,9 @@ public struct MountMatrix: Hashable, Sendable, CustomStringConvertible {
 public struct MountMatrixError: Error, Hashable, Sendable, CustomStringConvertible {
     public let text: String
     public let reason: String
+    public init(text: String, reason: String) {
+        self.text = text
+        self.reason = reason
+    }
     public var description: String { "mount matrix '\(text.debugDescriptionTrimmed)': \(reason)" }
 }
