@@ -9,6 +9,7 @@ packages=(
   umockdev libumockdev-dev gir1.2-umockdev-1.0 python3-gi            # fake IIO hardware for tests (testbed.py drives umockdev through GObject introspection)
   libiio-utils iiod                                                   # iio_readdev anchor, remote contexts
   util-linux procps                                                   # setpriv/runuser for cross-user tests
+  libpq-dev postgresql                                                # sensorkit-export's libpq; a scratch server in its tests and bench
 )
 
 missing=()

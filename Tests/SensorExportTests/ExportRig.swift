@@ -1,0 +1,117 @@
+import Foundation
+import Glibc
+import SensorKit
+import SensorKitModel
+import SensorSimulation
+import SensorSystem
+
+/// A real sensorkitd recording a generated accelerometer with a 1 s hold, a real PostgreSQL, and
+/// the real `sensorkit-export` binary run as `nobody` under the app `org.sensorkitd.export`.
+final class ExportRig {
+    static let app = "org.sensorkitd.export"
+    static let hostID = "rig-host"
+    let postgres: ScratchPostgres
+    let harness: DaemonHarness
+    let database = "study"
+
+    /// One fetched or exported accelerometer sample.
+    struct Row: Equatable, CustomStringConvertible {
+        var sensorTime: Int64, receiveTime: Int64, x: Double, y: Double, z: Double
+        var description: String { "(\(sensorTime), \(receiveTime), \(x), \(y), \(z))" }
+    }
+
+    init(rate: Int) throws {
+        postgres = try ScratchPostgres()
+        do {
+            try postgres.psql("CREATE DATABASE \(database)")
+            harness = try DaemonHarness(config: "[store]\nhold = 1s\n",
+                                        sources: [GeneratedSource(sensor: .accelerometer, rate: rate, perTick: max(1, rate / 100))]) { folder in
+                try DaemonHarness.writeApp(Self.app, in: folder + "/apps.d", entitlements: ["motion-accelerometer"],
+                                           users: ["root", "nobody"])
+            }
+            try harness.grant([.accelerometer], to: Self.app)
+        } catch {
+            postgres.close()
+            throw error
+        }
+    }
+
+    func close() {
+        harness.stop()
+        postgres.close()
+    }
+
+    /// The exporter's command line, as `nobody`.
+    func command(_ extra: [String]) -> [String] {
+        ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+         DaemonHarness.productsFolder + "/sensorkit-export",
+         "--socket", harness.socket, "--app", Self.app, "--database", postgres.conninfo(database),
+         "--hold", "1s", "--lag", "0", "--host-id", Self.hostID, "--retry-delay", "100ms", "--max-retry-delay", "400ms"] + extra
+    }
+
+    /// Runs `sensorkit-export --once` to its end (at most 60 s); its exit status and output.
+    func exportOnce(_ extra: [String] = []) throws -> (status: Int32, output: String) {
+        let log = postgres.folder + "/once.log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let fd = open(log, O_WRONLY | O_APPEND)
+        defer { Glibc.close(fd) }
+        let child = try ChildProcess(["/usr/bin/timeout", "--kill-after=5", "60"] + command(["--once"] + extra),
+                                     stdin: 0, stdout: fd, stderr: fd)
+        child.wait()
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: log)
+        return (child.exitStatus ?? -1, output)
+    }
+
+    /// Starts a following exporter; its output goes to `follow.log` in the scratch folder.
+    func follow(_ extra: [String] = []) throws -> ChildProcess {
+        let fd = open(postgres.folder + "/follow.log", O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        defer { Glibc.close(fd) }
+        return try ChildProcess(command(["--interval", "50ms"] + extra), stdin: 0, stdout: fd, stderr: fd)
+    }
+
+    var followLog: String { (try? String(contentsOfFile: postgres.folder + "/follow.log", encoding: .utf8)) ?? "" }
+
+    /// Drops the app's stake, so the source stops and the recorded data is final.
+    func stopRecording() throws {
+        let connection = try harness.connect(app: Self.app)
+        defer { connection.close() }
+        let reply = connection.call(.stopRecording) { $0.sensor = SRSensor.accelerometer.rawValue }
+        if let error = reply.error { throw error }
+    }
+
+    /// Every released accelerometer sample, fetched directly as the app.
+    func directRows() throws -> [Row] {
+        let connection = try harness.connect(app: Self.app)
+        defer { connection.close() }
+        let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: -(1 << 62),
+                                                      to: harness.now - 1_000_000_000)
+        if let error = reply.error { throw error }
+        return batches.flatMap { batch in
+            (0..<batch.sensorTimes.count).map {
+                Row(sensorTime: batch.sensorTimes[$0], receiveTime: batch.writeTimes[$0],
+                    x: batch.columns[0][$0], y: batch.columns[1][$0], z: batch.columns[2][$0])
+            }
+        }
+    }
+
+    /// The exported accelerometer rows, in sensor-time order.
+    func databaseRows() throws -> [Row] {
+        try postgres.psql("""
+            SELECT m.sr_time, m.receive_sr_time, m.x, m.y, m.z FROM sensorkit.motion m
+            JOIN sensorkit.devices d USING (device)
+            WHERE d.host_id = '\(Self.hostID)' AND d.identifier = 'host' AND m.stream = 'accelerometer'
+            ORDER BY m.sr_time, m.receive_sr_time
+            """, database: database).map { line in
+            let f = line.split(separator: "|").map(String.init)
+            return Row(sensorTime: Int64(f[0])!, receiveTime: Int64(f[1])!, x: Double(f[2])!, y: Double(f[3])!, z: Double(f[4])!)
+        }
+    }
+
+    /// Waits (at most `seconds`) until the released data is final: recording stopped and the hold past.
+    func settle(seconds: Double = 10) throws -> [Row] {
+        try stopRecording()
+        usleep(1_300_000)
+        return try directRows()
+    }
+}
