@@ -72,20 +72,12 @@ final class ExportRig {
 
     var followLog: String { (try? String(contentsOfFile: postgres.folder + "/follow.log", encoding: .utf8)) ?? "" }
 
-    /// Drops the app's stake, so the source stops and the recorded data is final.
-    func stopRecording() throws {
+    /// Every accelerometer sample in `(−∞, through]`, fetched directly as the app (`through` must
+    /// be released: at most now − hold).
+    func directRows(through: Int64) throws -> [Row] {
         let connection = try harness.connect(app: Self.app)
         defer { connection.close() }
-        let reply = connection.call(.stopRecording) { $0.sensor = SRSensor.accelerometer.rawValue }
-        if let error = reply.error { throw error }
-    }
-
-    /// Every released accelerometer sample, fetched directly as the app.
-    func directRows() throws -> [Row] {
-        let connection = try harness.connect(app: Self.app)
-        defer { connection.close() }
-        let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: -(1 << 62),
-                                                      to: harness.now - 1_000_000_000)
+        let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: -(1 << 62), to: through)
         if let error = reply.error { throw error }
         return batches.flatMap { batch in
             (0..<batch.sensorTimes.count).map {
@@ -93,6 +85,15 @@ final class ExportRig {
                     x: batch.columns[0][$0], y: batch.columns[1][$0], z: batch.columns[2][$0])
             }
         }
+    }
+
+    /// SR ns up to which the daemon has released data now (its hold is 1 s).
+    var released: Int64 { harness.now - 1_000_000_000 }
+
+    /// The accelerometer cursor in the database (nil before the first commit).
+    func cursor() throws -> Int64? {
+        try postgres.psql("SELECT sr_time FROM sensorkit.cursors WHERE stream = 'com.apple.SensorKit.motion.accelerometer'",
+                          database: database).first.flatMap { Int64($0) }
     }
 
     /// The exported accelerometer rows, in sensor-time order.
@@ -108,10 +109,4 @@ final class ExportRig {
         }
     }
 
-    /// Waits (at most `seconds`) until the released data is final: recording stopped and the hold past.
-    func settle(seconds: Double = 10) throws -> [Row] {
-        try stopRecording()
-        usleep(1_300_000)
-        return try directRows()
-    }
 }
