@@ -14,7 +14,7 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --parallel --num-workers 2
-	cd clients/python && python3 -m unittest -q test_protocol_codec
+	cd clients/python && python3 -m unittest -q test_protocol_codec test_package
 
 # The daemon's main job on the built-in demo rig.
 demo: deps

@@ -109,4 +109,12 @@ final class ExportRig {
         }
     }
 
+
+    /// Where two row lists first differ, or nil when equal (a short message, not two dumps).
+    static func difference(_ exported: [Row], _ expected: [Row]) -> String? {
+        if let i = (0..<min(exported.count, expected.count)).first(where: { exported[$0] != expected[$0] }) {
+            return "row \(i): exported \(exported[i]), fetched \(expected[i]) (\(exported.count) vs \(expected.count) rows)"
+        }
+        return exported.count == expected.count ? nil : "exported \(exported.count) rows, fetched \(expected.count)"
+    }
 }
