@@ -21,7 +21,7 @@ demo: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS)
 	./scripts/demo.sh .build/release
 
-# Performance figures beside anchors measured in the same run (sections: store fetch iio).
+# Performance figures beside anchors measured in the same run (sections: store fetch iio export).
 bench: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkit-bench
 	.build/release/sensorkit-bench $(SECTIONS)

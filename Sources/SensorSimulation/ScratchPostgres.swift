@@ -1,18 +1,17 @@
 import Foundation
 import Glibc
-import SensorSimulation
 import SensorSystem
 
-/// A real PostgreSQL 15 server in a scratch folder, listening only on a Unix socket there, run by
+/// A real PostgreSQL 15 server (tests and `make bench`) in a scratch folder, listening only on a Unix socket there, run by
 /// an unprivileged user (`nobody` when the tests run as root, as CI does). Every command runs
 /// under `timeout`; `close()` stops the server and removes the folder.
-final class ScratchPostgres {
+public final class ScratchPostgres {
     static let binaries = "/usr/lib/postgresql/15/bin"
-    let folder: String
-    var data: String { folder + "/data" }
+    public let folder: String
+    public var data: String { folder + "/data" }
     private var closed = false
 
-    init() throws {
+    public init() throws {
         var template = Array("/tmp/skpg-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
         folder = String(cString: made)
@@ -31,26 +30,26 @@ final class ScratchPostgres {
     deinit { close() }
 
     /// libpq connection string for a database of this server.
-    func conninfo(_ database: String = "postgres") -> String { "host=\(folder) user=postgres dbname=\(database)" }
+    public func conninfo(_ database: String = "postgres") -> String { "host=\(folder) user=postgres dbname=\(database)" }
 
-    func start() throws {
+    public func start() throws {
         try Self.run(Self.asServerUser([Self.binaries + "/pg_ctl", "-D", data, "-l", folder + "/server.log", "-w", "-t", "30",
                                         "-o", "-k \(folder) -c listen_addresses='' -F", "start"]), seconds: 40)
     }
 
-    func stop() throws {
+    public func stop() throws {
         try Self.run(Self.asServerUser([Self.binaries + "/pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "30", "stop"]), seconds: 40)
     }
 
     /// `psql -At` with `sql`: the output lines (fields separated by `|`).
     @discardableResult
-    func psql(_ sql: String, database: String = "postgres") throws -> [String] {
+    public func psql(_ sql: String, database: String = "postgres") throws -> [String] {
         let output = try Self.run(["/usr/bin/psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", folder, "-U", "postgres",
                                    "-d", database, "-c", sql], seconds: 60)
         return output.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
     }
 
-    func close() {
+    public func close() {
         guard !closed else { return }
         closed = true
         if FileManager.default.fileExists(atPath: data + "/postmaster.pid") { try? stop() }
@@ -63,7 +62,7 @@ final class ScratchPostgres {
 
     /// Runs a command with a time limit; its standard output, or an error with its output.
     @discardableResult
-    static func run(_ arguments: [String], seconds: Int) throws -> String {
+    public static func run(_ arguments: [String], seconds: Int) throws -> String {
         // Output to a file, not a pipe: the server pg_ctl starts would keep a pipe open for ever.
         var template = Array("/tmp/skpg-out-XXXXXX".utf8CString)
         let fd = mkstemp(&template)
