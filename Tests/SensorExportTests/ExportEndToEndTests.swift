@@ -82,4 +82,36 @@ import Testing
         #expect(ExportRig.difference(try rig.databaseRows(), try rig.directRows(through: cursor)) == nil)
         #expect(rig.followLog.contains("pass failed"), "the exporter saw the server go: \(rig.followLog)")
     }
+
+    @Test(.timeLimit(.minutes(2)))
+    func anotherHostsExportIsNotBlockedByThisOnes() throws {
+        let rig = try ExportRig(rate: 500)
+        defer { rig.close() }
+        #expect(try rig.exportOnce().status == 0)
+        usleep(1_500_000)
+        // Another session holds every cursor row of the first host, as a stalled exporter mid-transaction would.
+        let null = open("/dev/null", O_WRONLY)
+        defer { Glibc.close(null) }
+        let locker = try ChildProcess(["/usr/bin/timeout", "60", "/usr/bin/psql", "-X", "-q", "-h", rig.postgres.folder, "-U", "postgres",
+                                       "-d", rig.database, "-c",
+                                       "BEGIN; SELECT * FROM sensorkit.cursors FOR UPDATE; SELECT pg_sleep(50); COMMIT;"],
+                                      stdin: 0, stdout: null, stderr: null)
+        defer {
+            kill(locker.pid, SIGKILL)
+            locker.wait()
+        }
+        let locked = DaemonHarness.eventually(10) {
+            ((try? rig.postgres.psql("SELECT count(*) FROM pg_locks WHERE mode = 'RowShareLock'", database: rig.database)) ?? [])
+                .first.flatMap { Int($0) }.map { $0 > 0 } ?? false
+        }
+        #expect(locked)
+        let started = Date()
+        let other = try rig.exportOnce(["--host-id", "other-host", "--retries", "1"])
+        #expect(other.status == 0, "\(other.output)")
+        #expect(Date().timeIntervalSince(started) < 20)
+        let rows = try rig.postgres.psql("""
+            SELECT count(*) FROM sensorkit.motion JOIN sensorkit.devices USING (device) WHERE host_id = 'other-host'
+            """, database: rig.database)
+        #expect((rows.first.flatMap { Int($0) } ?? 0) > 0)
+    }
 }
