@@ -14,14 +14,14 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --parallel --num-workers 2
-	cd clients/python && python3 -m unittest -q test_protocol_codec
+	cd clients/python && python3 -m unittest -q test_protocol_codec test_package
 
 # The daemon's main job on the built-in demo rig.
 demo: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS)
 	./scripts/demo.sh .build/release
 
-# Performance figures beside anchors measured in the same run (sections: store fetch iio).
+# Performance figures beside anchors measured in the same run (sections: store fetch iio export).
 bench: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkit-bench
 	.build/release/sensorkit-bench $(SECTIONS)

@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "sensorkitd", targets: ["sensorkitd"]),
         .executable(name: "sensorkitctl", targets: ["sensorkitctl"]),
         .executable(name: "sensorkit-wearable", targets: ["sensorkit-wearable"]),
+        .executable(name: "sensorkit-export", targets: ["sensorkit-export"]),
     ],
     targets: [
         // C libraries from Debian, one shim module each, nothing else inside.
@@ -26,6 +27,7 @@ let package = Package(
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // CRC-32C with the CPU's crc32 instruction (the chunk checksum): one C function.
         .target(name: "CChecksum"),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // Pure core: SensorKit-shaped values, units, the time model. No Glibc, no I/O.
         .target(name: "SensorKitModel", swiftSettings: strict),
@@ -54,13 +56,17 @@ let package = Package(
                 swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
+        // The study uploader (docs/export.md): a study app that writes released data to PostgreSQL.
+        .target(name: "SensorExport", dependencies: ["SensorKit", "SensorKitModel", "SensorSystem", "CPostgres"],
+                swiftSettings: strict),
+        .executableTarget(name: "sensorkit-export", dependencies: ["SensorExport"], swiftSettings: strict),
         // Simulated sources and rigs shared by the bench and the tests: a generated accelerometer,
         // an H10's drifting ECG clock, a real daemon on temporary paths, a child-process spawner.
         .target(name: "SensorSimulation", dependencies: ["SensorKitModel", "SensorSystem", "SensorDaemon", "SensorKit"],
                 swiftSettings: strict),
         // `make bench`: figures beside anchors measured in the same run.
         .executableTarget(name: "sensorkit-bench", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "SensorChunks", "IIOBridge",
-                                                         "SensorDaemon", "SensorKit", "SensorSimulation", "BLEBridge"],
+                                                         "SensorDaemon", "SensorKit", "SensorSimulation", "BLEBridge", "SensorExport"],
                           swiftSettings: strict),
 
         // Tests.
@@ -79,6 +85,8 @@ let package = Package(
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
         .testTarget(name: "SensorKitTests", dependencies: ["SensorKit", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
+        .testTarget(name: "SensorExportTests", dependencies: ["SensorExport", "SensorKit", "SensorSimulation", "SensorTestKit"],
+                    swiftSettings: strict),
         .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "SensorSimulation"]),
 
         // The BLE bridge's protocol core: ATT/GATT client, HRS/DIS/Battery/PMD codecs, device-clock

@@ -10,6 +10,8 @@ packages=(
   libiio-utils iiod                                                   # iio_readdev anchor, remote contexts
   util-linux procps                                                   # setpriv/runuser for cross-user tests
   systemd dpkg-dev passwd binutils                                    # systemd-analyze verify, systemctl --root, make deb (objdump)
+  libpq-dev postgresql                                                # sensorkit-export's libpq; a scratch server in its tests and bench
+  python3-numpy python3-pandas                                        # the Python package's numpy/pandas extras, tested by make test
 )
 
 missing=()

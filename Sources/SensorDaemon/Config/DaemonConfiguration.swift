@@ -133,17 +133,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
     }
 
     /// "24h", "7d", "90s", "250ms", "0" → nanoseconds.
-    public static func parseDuration(_ text: String) -> Int64? {
-        let units: [(String, Int64)] = [("ns", 1), ("us", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000),
-                                        ("m", 60_000_000_000), ("h", 3_600_000_000_000), ("d", 86_400_000_000_000)]
-        if text == "0" { return 0 }
-        for (suffix, factor) in units.sorted(by: { $0.0.count > $1.0.count }) where text.hasSuffix(suffix) {
-            guard let number = Int64(text.dropLast(suffix.count)), number >= 0 else { return nil }
-            let (product, overflow) = number.multipliedReportingOverflow(by: factor)
-            return overflow ? nil : product
-        }
-        return nil
-    }
+    public static func parseDuration(_ text: String) -> Int64? { DurationText.nanoseconds(text) }
 
     /// "20G", "512M", "4096" → bytes.
     public static func parseSize(_ text: String) -> Int64? {

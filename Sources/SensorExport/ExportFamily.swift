@@ -1,0 +1,69 @@
+import SensorKitModel
+
+/// One table of the export schema: a sensor family (a fetch layout, docs/protocol.md §5.2) and how
+/// each value column is typed in PostgreSQL (docs/export.md).
+public struct ExportFamily: Sendable {
+    /// Where a value column's data comes from in a fetched batch.
+    public enum Value: Sendable {
+        /// `double precision` from batch column `i`.
+        case real(Int)
+        /// `smallint` from batch column `i` (NULL when not an exact 16-bit integer).
+        case small(Int)
+        /// `integer` from batch column `i` (NULL when not an exact 32-bit integer).
+        case integer(Int)
+        /// `bigint` from batch column `i` (SR ns or counts carried as f64; NULL when not exact).
+        case big(Int)
+        /// `boolean` from a 0/1 batch column `i` (NULL otherwise).
+        case flag(Int)
+        /// `double precision[]`: each sample's share of the ragged values, its length in column `i`.
+        case ragged(Int)
+
+        var sqlType: String {
+            switch self {
+            case .real: return "double precision"
+            case .small: return "smallint"
+            case .integer: return "integer"
+            case .big: return "bigint"
+            case .flag: return "boolean"
+            case .ragged: return "double precision[]"
+            }
+        }
+    }
+
+    public let layout: BatchLayout
+    public let table: String
+    public let values: [(name: String, value: Value)]
+
+    /// The columns every family table starts with.
+    public static let leadingColumns: [(name: String, type: String)] = [
+        ("device", "integer NOT NULL"), ("stream", "text NOT NULL"), ("sr_time", "bigint NOT NULL"),
+        ("receive_sr_time", "bigint NOT NULL"), ("wall_time", "timestamptz NOT NULL"),
+    ]
+
+    public var columnNames: [String] { Self.leadingColumns.map(\.name) + values.map(\.name) }
+    public var fieldCount: Int16 { Int16(Self.leadingColumns.count + values.count) }
+
+    public var copyStatement: String {
+        "COPY sensorkit.\(table) (\(columnNames.joined(separator: ", "))) FROM STDIN (FORMAT binary)"
+    }
+
+    public static let all: [ExportFamily] = [
+        ExportFamily(layout: .motion, table: "motion", values: [("x", .real(0)), ("y", .real(1)), ("z", .real(2))]),
+        ExportFamily(layout: .pressure, table: "pressure", values: [("pressure_kpa", .real(0)), ("temperature_c", .real(1))]),
+        ExportFamily(layout: .ambientLight, table: "ambient_light",
+                     values: [("lux", .real(0)), ("chromaticity_x", .real(1)), ("chromaticity_y", .real(2)), ("placement", .small(3))]),
+        ExportFamily(layout: .pedometer, table: "pedometer", values: [("end_sr_time", .big(0)), ("steps", .big(1))]),
+        ExportFamily(layout: .heartRate, table: "heart_rate",
+                     values: [("bpm", .real(0)), ("confidence", .small(1)), ("rr_intervals_s", .ragged(2))]),
+        ExportFamily(layout: .wrist, table: "wrist",
+                     values: [("on_wrist", .flag(0)), ("wrist_location", .small(1)), ("crown_orientation", .small(2))]),
+        ExportFamily(layout: .electrocardiogram, table: "electrocardiogram",
+                     values: [("microvolts", .real(0)), ("lead", .small(1)), ("flags", .integer(2)), ("frequency_hz", .real(3)),
+                              ("session_start_sr_time", .big(4))]),
+        ExportFamily(layout: .photoplethysmogram, table: "photoplethysmogram",
+                     values: [("ppg0", .real(0)), ("ppg1", .real(1)), ("ppg2", .real(2)), ("ppg3", .real(3)), ("ambient", .real(4))]),
+        ExportFamily(layout: .deletionRecords, table: "deletions", values: [("end_sr_time", .big(0)), ("reason", .small(1))]),
+    ]
+
+    public static func of(_ layout: BatchLayout) -> ExportFamily? { all.first { $0.layout == layout } }
+}

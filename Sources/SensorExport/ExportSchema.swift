@@ -1,0 +1,76 @@
+/// The export schema in PostgreSQL (docs/export.md): versioned, created idempotently. Every
+/// exporter runs `prepare` at start; the steps run under a transaction-scoped advisory lock so
+/// exporters starting together do not race on `CREATE`, and a database whose schema is newer than
+/// this exporter is refused rather than written in a shape it does not know.
+public enum ExportSchema {
+    public static let version = 1
+    /// `pg_advisory_xact_lock` key for schema changes (ASCII "skexport").
+    static let lockKey = "8317141090425835124"
+
+    /// The statements that bring an empty database to `version`, by version.
+    static var steps: [Int: [String]] {
+        var first = [
+            "CREATE SCHEMA IF NOT EXISTS sensorkit",
+            """
+            CREATE TABLE IF NOT EXISTS sensorkit.schema_version (
+                version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS sensorkit.devices (
+                device integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                host_id text NOT NULL, identifier text NOT NULL,
+                name text NOT NULL, model text NOT NULL, system_name text NOT NULL,
+                system_version text NOT NULL, product_type text NOT NULL,
+                first_seen timestamptz NOT NULL DEFAULT now(), last_seen timestamptz NOT NULL DEFAULT now(),
+                UNIQUE (host_id, identifier))
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS sensorkit.cursors (
+                device integer NOT NULL REFERENCES sensorkit.devices, stream text NOT NULL,
+                sr_time bigint NOT NULL, exported_rows bigint NOT NULL DEFAULT 0,
+                updated_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (device, stream))
+            """,
+        ]
+        for family in ExportFamily.all {
+            let columns = ExportFamily.leadingColumns.map { "\($0.name) \($0.type)" }
+                + family.values.map { "\($0.name) \($0.value.sqlType)" }
+            first.append("CREATE TABLE IF NOT EXISTS sensorkit.\(family.table) (\(columns.joined(separator: ", ")))")
+            first.append("CREATE INDEX IF NOT EXISTS \(family.table)_device_stream_time ON sensorkit.\(family.table) (device, stream, sr_time)")
+            first.append("CREATE INDEX IF NOT EXISTS \(family.table)_wall_time ON sensorkit.\(family.table) USING brin (wall_time)")
+        }
+        return [1: first]
+    }
+
+    public struct TooNew: Error, CustomStringConvertible {
+        public let found: Int
+        public var description: String {
+            "the database's sensorkit schema is version \(found), newer than this exporter's \(ExportSchema.version); upgrade sensorkit-export"
+        }
+    }
+
+    /// Brings the schema to `version`; returns the version found before (0 for none).
+    @discardableResult
+    public static func prepare(_ connection: PostgresConnection) throws -> Int {
+        try connection.execute("BEGIN")
+        do throws(any Error) {
+            try connection.execute("SELECT pg_advisory_xact_lock($1::bigint)", [lockKey])
+            let exists = try connection.execute("SELECT to_regclass('sensorkit.schema_version') IS NOT NULL")
+            var found = 0
+            if exists.first?.first == "t" {
+                let rows = try connection.execute("SELECT coalesce(max(version), 0) FROM sensorkit.schema_version")
+                found = (rows.first?.first ?? nil).flatMap { Int($0) } ?? 0
+            }
+            if found > version { throw TooNew(found: found) }
+            for step in stride(from: found + 1, through: version, by: 1) {
+                for statement in steps[step] ?? [] { try connection.execute(statement) }
+                try connection.execute("INSERT INTO sensorkit.schema_version (version) VALUES ($1) ON CONFLICT DO NOTHING", [String(step)])
+            }
+            try connection.execute("COMMIT")
+            return found
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Glibc
+import SensorSimulation
+import SensorTestKit
+import Testing
+
+/// sensorkit-export against a real daemon and a real PostgreSQL: every released sample lands once
+/// with the values a direct fetch gives, through kills and server restarts (docs/export.md). The
+/// exporter keeps its recording stake, so recording goes on; each check compares the table with a
+/// direct fetch up to the exported cursor.
+@Suite(.serialized) struct ExportEndToEndTests {
+    @Test(.timeLimit(.minutes(2)))
+    func everyReleasedSampleOnceWithTheFetchedValues() throws {
+        let rig = try ExportRig(rate: 500)
+        defer { rig.close() }
+        // The first pass takes the app's stake (recording starts) and creates the schema.
+        let first = try rig.exportOnce(["--commit-rows", "300"])
+        #expect(first.status == 0, "\(first.output)")
+        usleep(2_000_000)
+        let released = rig.released
+        let second = try rig.exportOnce(["--commit-rows", "300"])
+        #expect(second.status == 0, "\(second.output)")
+        let cursor = try #require(try rig.cursor())
+        let exported = try rig.databaseRows()
+        // Everything released when the pass began is there, once, with the fetched values.
+        let expected = try rig.directRows(through: released)
+        #expect(expected.count > 300)
+        #expect(ExportRig.difference(Array(exported.prefix(expected.count)), expected) == nil)
+        #expect(ExportRig.difference(exported, try rig.directRows(through: cursor)) == nil)
+        // Another pass adds only what was released since.
+        let third = try rig.exportOnce()
+        #expect(third.status == 0, "\(third.output)")
+        let after = try #require(try rig.cursor())
+        #expect(ExportRig.difference(try rig.databaseRows(), try rig.directRows(through: after)) == nil)
+        let counted = try rig.postgres.psql("SELECT exported_rows FROM sensorkit.cursors WHERE stream = 'com.apple.SensorKit.motion.accelerometer'",
+                                            database: rig.database)
+        #expect(counted == ["\(try rig.databaseRows().count)"])
+        let device = try rig.postgres.psql("SELECT host_id, identifier, system_name FROM sensorkit.devices", database: rig.database)
+        #expect(device == ["\(ExportRig.hostID)|host|Linux"])
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func twentyKillsAtRandomPointsLoseAndDuplicateNothing() throws {
+        let rig = try ExportRig(rate: 2000)
+        defer { rig.close() }
+        #expect(try rig.exportOnce().status == 0)
+        var random = SeededGenerator(seed: 17)
+        var progress: [Int] = []
+        for _ in 0..<20 {
+            let child = try rig.follow(["--commit-rows", "200"])
+            usleep(UInt32.random(in: 150_000...600_000, using: &random))
+            kill(child.pid, SIGKILL)
+            child.wait()
+            progress.append(try rig.databaseRows().count)
+        }
+        let last = try rig.exportOnce(["--commit-rows", "200"])
+        #expect(last.status == 0, "\(last.output)")
+        let cursor = try #require(try rig.cursor())
+        let exported = try rig.databaseRows()
+        let expected = try rig.directRows(through: cursor)
+        #expect(ExportRig.difference(exported, expected) == nil)
+        // The kills landed while rows were flowing: the table grew between them.
+        #expect(Set(progress).count > 10, "rows after each kill: \(progress)")
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func serverStoppedAndRestartedMidExport() throws {
+        let rig = try ExportRig(rate: 2000)
+        defer { rig.close() }
+        #expect(try rig.exportOnce().status == 0)
+        let child = try rig.follow(["--commit-rows", "200"])
+        usleep(800_000)
+        try rig.postgres.stop()
+        usleep(1_000_000)
+        try rig.postgres.start()
+        let target = rig.released
+        let caughtUp = DaemonHarness.eventually(30) { ((try? rig.cursor()) ?? nil).map { $0 >= target - 10_000_000 } ?? false }
+        kill(child.pid, SIGKILL)
+        child.wait()
+        #expect(caughtUp, "\(rig.followLog)")
+        let cursor = try #require(try rig.cursor())
+        #expect(ExportRig.difference(try rig.databaseRows(), try rig.directRows(through: cursor)) == nil)
+        #expect(rig.followLog.contains("pass failed"), "the exporter saw the server go: \(rig.followLog)")
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func anotherHostsExportIsNotBlockedByThisOnes() throws {
+        let rig = try ExportRig(rate: 500)
+        defer { rig.close() }
+        #expect(try rig.exportOnce().status == 0)
+        usleep(1_500_000)
+        // Another session holds every cursor row of the first host, as a stalled exporter mid-transaction would.
+        let null = open("/dev/null", O_WRONLY)
+        defer { Glibc.close(null) }
+        let locker = try ChildProcess(["/usr/bin/timeout", "60", "/usr/bin/psql", "-X", "-q", "-h", rig.postgres.folder, "-U", "postgres",
+                                       "-d", rig.database, "-c",
+                                       "BEGIN; SELECT * FROM sensorkit.cursors FOR UPDATE; SELECT pg_sleep(50); COMMIT;"],
+                                      stdin: 0, stdout: null, stderr: null)
+        defer {
+            kill(locker.pid, SIGKILL)
+            locker.wait()
+        }
+        let locked = DaemonHarness.eventually(10) {
+            ((try? rig.postgres.psql("SELECT count(*) FROM pg_locks WHERE mode = 'RowShareLock'", database: rig.database)) ?? [])
+                .first.flatMap { Int($0) }.map { $0 > 0 } ?? false
+        }
+        #expect(locked)
+        let started = Date()
+        let other = try rig.exportOnce(["--host-id", "other-host", "--retries", "1"])
+        #expect(other.status == 0, "\(other.output)")
+        #expect(Date().timeIntervalSince(started) < 20)
+        let rows = try rig.postgres.psql("""
+            SELECT count(*) FROM sensorkit.motion JOIN sensorkit.devices USING (device) WHERE host_id = 'other-host'
+            """, database: rig.database)
+        #expect((rows.first.flatMap { Int($0) } ?? 0) > 0)
+    }
+}

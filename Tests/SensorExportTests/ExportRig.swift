@@ -1,0 +1,120 @@
+import Foundation
+import Glibc
+import SensorKit
+import SensorKitModel
+import SensorSimulation
+import SensorSystem
+
+/// A real sensorkitd recording a generated accelerometer with a 1 s hold, a real PostgreSQL, and
+/// the real `sensorkit-export` binary run as `nobody` under the app `org.sensorkitd.export`.
+final class ExportRig {
+    static let app = "org.sensorkitd.export"
+    static let hostID = "rig-host"
+    let postgres: ScratchPostgres
+    let harness: DaemonHarness
+    let database = "study"
+
+    /// One fetched or exported accelerometer sample.
+    struct Row: Equatable, CustomStringConvertible {
+        var sensorTime: Int64, receiveTime: Int64, x: Double, y: Double, z: Double
+        var description: String { "(\(sensorTime), \(receiveTime), \(x), \(y), \(z))" }
+    }
+
+    init(rate: Int) throws {
+        postgres = try ScratchPostgres()
+        do {
+            try postgres.psql("CREATE DATABASE \(database)")
+            harness = try DaemonHarness(config: "[store]\nhold = 1s\n",
+                                        sources: [GeneratedSource(sensor: .accelerometer, rate: rate, perTick: max(1, rate / 100))]) { folder in
+                try DaemonHarness.writeApp(Self.app, in: folder + "/apps.d", entitlements: ["motion-accelerometer"],
+                                           users: ["root", "nobody"])
+            }
+            try harness.grant([.accelerometer], to: Self.app)
+        } catch {
+            postgres.close()
+            throw error
+        }
+    }
+
+    func close() {
+        harness.stop()
+        postgres.close()
+    }
+
+    /// The exporter's command line, as `nobody`.
+    func command(_ extra: [String]) -> [String] {
+        ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+         DaemonHarness.productsFolder + "/sensorkit-export",
+         "--socket", harness.socket, "--app", Self.app, "--database", postgres.conninfo(database),
+         "--hold", "1s", "--lag", "0", "--host-id", Self.hostID, "--retry-delay", "100ms", "--max-retry-delay", "400ms"] + extra
+    }
+
+    /// Runs `sensorkit-export --once` to its end (at most 60 s); its exit status and output.
+    func exportOnce(_ extra: [String] = []) throws -> (status: Int32, output: String) {
+        let log = postgres.folder + "/once.log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let fd = open(log, O_WRONLY | O_APPEND)
+        defer { Glibc.close(fd) }
+        let child = try ChildProcess(["/usr/bin/timeout", "--kill-after=5", "60"] + command(["--once"] + extra),
+                                     stdin: 0, stdout: fd, stderr: fd)
+        child.wait()
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: log)
+        return (child.exitStatus ?? -1, output)
+    }
+
+    /// Starts a following exporter; its output goes to `follow.log` in the scratch folder.
+    func follow(_ extra: [String] = []) throws -> ChildProcess {
+        let fd = open(postgres.folder + "/follow.log", O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        defer { Glibc.close(fd) }
+        return try ChildProcess(command(["--interval", "50ms"] + extra), stdin: 0, stdout: fd, stderr: fd)
+    }
+
+    var followLog: String { (try? String(contentsOfFile: postgres.folder + "/follow.log", encoding: .utf8)) ?? "" }
+
+    /// Every accelerometer sample in `(−∞, through]`, fetched directly as the app (`through` must
+    /// be released: at most now − hold).
+    func directRows(through: Int64) throws -> [Row] {
+        let connection = try harness.connect(app: Self.app)
+        defer { connection.close() }
+        let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: -(1 << 62), to: through)
+        if let error = reply.error { throw error }
+        return batches.flatMap { batch in
+            (0..<batch.sensorTimes.count).map {
+                Row(sensorTime: batch.sensorTimes[$0], receiveTime: batch.writeTimes[$0],
+                    x: batch.columns[0][$0], y: batch.columns[1][$0], z: batch.columns[2][$0])
+            }
+        }
+    }
+
+    /// SR ns up to which the daemon has released data now (its hold is 1 s).
+    var released: Int64 { harness.now - 1_000_000_000 }
+
+    /// The accelerometer cursor in the database (nil before the first commit).
+    func cursor() throws -> Int64? {
+        try postgres.psql("SELECT sr_time FROM sensorkit.cursors WHERE stream = 'com.apple.SensorKit.motion.accelerometer'",
+                          database: database).first.flatMap { Int64($0) }
+    }
+
+    /// The exported accelerometer rows, in sensor-time order.
+    func databaseRows() throws -> [Row] {
+        try postgres.psql("""
+            SELECT m.sr_time, m.receive_sr_time, m.x, m.y, m.z FROM sensorkit.motion m
+            JOIN sensorkit.devices d USING (device)
+            WHERE d.host_id = '\(Self.hostID)' AND d.identifier = 'host' AND m.stream = 'accelerometer'
+            ORDER BY m.sr_time, m.receive_sr_time
+            """, database: database).map { line in
+            let f = line.split(separator: "|").map(String.init)
+            return Row(sensorTime: Int64(f[0])!, receiveTime: Int64(f[1])!, x: Double(f[2])!, y: Double(f[3])!, z: Double(f[4])!)
+        }
+    }
+
+
+    /// Where two row lists first differ, or nil when equal (a short message, not two dumps).
+    static func difference(_ exported: [Row], _ expected: [Row]) -> String? {
+        if let i = (0..<min(exported.count, expected.count)).first(where: { exported[$0] != expected[$0] }) {
+            return "row \(i): exported \(exported[i]), fetched \(expected[i]) (\(exported.count) vs \(expected.count) rows)"
+        }
+        return exported.count == expected.count ? nil : "exported \(exported.count) rows, fetched \(expected.count)"
+    }
+}
