@@ -114,6 +114,12 @@ public struct PMDStreamTimeline: Sendable {
         return events
     }
 
+    /// Releases the frames held longer than `holdNanoseconds` at host time `now`: a stream whose
+    /// frames stop coming still delivers its last second.
+    public mutating func releaseHeld(now: Int64) -> [Event] {
+        release(upTo: now &- holdNanoseconds)
+    }
+
     /// Releases every held frame (the stream stopped or the link went down) and forgets the
     /// device clock: the next frame starts a new mapping.
     public mutating func finish() -> [Event] {

@@ -21,10 +21,11 @@ public struct DriverTable: Sendable {
 
     public init(_ drivers: [any SensorDriver]) { self.drivers = drivers }
 
-    /// Local IIO always; remote IIO when `[iio] remote =` names a context.
+    /// Local IIO always; remote IIO when `[iio] remote =` names a context; BLE when `[ble]` exists.
     public init(configuration: DaemonConfiguration) {
         var drivers: [any SensorDriver] = [LocalIIODriver(configuration: configuration)]
         if !configuration.remoteIIOContexts.isEmpty { drivers.append(RemoteIIODriver(configuration: configuration)) }
+        if let ble = configuration.ble { drivers.append(BLEDriver(settings: ble, wearables: configuration.wearables)) }
         self.init(drivers)
     }
 

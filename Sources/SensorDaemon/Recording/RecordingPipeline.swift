@@ -89,7 +89,8 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
         queue.sync {
             streams.values.map { state in
                 let d = state.source.descriptor
-                return WireSource(sensor: d.sensor.rawValue, device: d.device, source: d.source, details: d.details,
+                return WireSource(sensor: d.sensor.rawValue, device: d.device, source: d.source,
+                                  details: d.details.merging(state.source.status) { _, live in live },
                                   recording: wanted.contains(d.sensor))
             }.sorted { ($0.source, $0.sensor) < ($1.source, $1.sensor) }
         }

@@ -136,14 +136,47 @@ struct SampleMapper {
             for i in 0..<range.count { ends[i] = Double(end[end.startIndex + range.lowerBound + i] &+ block.bootAnchor) }
             write(physical("steps", block, range)!, into: sections.column(1))
         default:
-            // Heart rate (its RR intervals are ragged values, which the BLE bridge will fill):
-            // columns stored in SensorKit units under the layout's own names.
+            // Heart rate: columns stored in SensorKit units under the layout's own names.
             for (index, name) in layout.columns.enumerated() {
                 if let values = physical(name, block, range) {
                     write(values, into: sections.column(index))
                 } else {
                     sections.column(index).fill(.nan)
                 }
+            }
+            if layout == .heartRate { writeRRIntervals(block, range, into: sections.ragged) }
+        }
+    }
+
+    /// The RR intervals of heart-rate samples `range`: stored as columns `rr0`, `rr1`, … beside
+    /// `rrCount` (docs/ble.md, "RR intervals"); sent as the frame's ragged values in seconds.
+    static let rrColumnLimit = 16
+
+    /// How many ragged values samples `range` of `block` carry.
+    func raggedCount(_ block: SampleBlock, _ range: Range<Int>) -> Int {
+        guard layout == .heartRate, let counts = physical("rrCount", block, range) else { return 0 }
+        let available = rrColumns.count
+        return (0..<range.count).reduce(0) { $0 + Self.rrCount(counts[$1], available: available) }
+    }
+
+    private var rrColumns: [Int] {
+        var indices: [Int] = []
+        while indices.count < Self.rrColumnLimit, let index = columnIndex["rr\(indices.count)"] { indices.append(index) }
+        return indices
+    }
+
+    private static func rrCount(_ value: Double, available: Int) -> Int {
+        value.isFinite ? Int(max(0, min(Double(available), value))) : 0
+    }
+
+    private func writeRRIntervals(_ block: SampleBlock, _ range: Range<Int>, into ragged: WireColumn<Double>) {
+        guard ragged.count > 0, let counts = physical("rrCount", block, range) else { return }
+        let columns = rrColumns.map { PhysicalColumn(block, index: $0, schema: schema, range: range) }
+        var next = 0
+        for i in 0..<range.count {
+            for column in columns.prefix(Self.rrCount(counts[i], available: columns.count)) where next < ragged.count {
+                ragged[next] = column[i]
+                next += 1
             }
         }
     }
