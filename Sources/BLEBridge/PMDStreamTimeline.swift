@@ -77,7 +77,10 @@ public struct PMDStreamTimeline: Sendable {
             return []
         } catch {
             counters.undecodable += 1
-            return [.gap(Gap(reason: .undecodableFrame, after: lastSampleTime, receiveTime: receiveTime))]
+            // The frames held so far came before the lost one: they go out first, so the gap
+            // starts after the last of them, not after the last frame released.
+            let held = release(upTo: Int64.max)
+            return held + [.gap(Gap(reason: .undecodableFrame, after: lastSampleTime, receiveTime: receiveTime))]
         }
         guard frame.measurementType == measurementType.rawValue else {
             counters.otherMeasurement += 1

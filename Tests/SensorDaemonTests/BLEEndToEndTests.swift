@@ -114,11 +114,9 @@ import Testing
         // The H10's clock falls back to its power-on instant mid-stream.
         deviceOffset = Int64(PMDTimeReset.instant) + 5_000_000_000 - trueTime(sample)
         feed(seconds: 3)
-        usleep(1_600_000)   // frames are held up to 1 s to fit the clock mapping
 
-        let now = try run.timeline(app).now
         // ECG: every sample sent, its value, and its time within one sample period.
-        let ecg = fetch(app, .electrocardiogram, device: "ble:" + Self.h10, from: startSR, to: now)
+        let (ecg, now) = try settled(run, app, device: "ble:" + Self.h10, from: startSR, expecting: sent.ecg.count)
         #expect(ecg.reply.error == nil, "\(String(describing: ecg.reply.error))")
         #expect(ecg.times.count == sent.ecg.count, "ECG samples \(ecg.times.count) of \(sent.ecg.count)\n\(run.log)")
         var worst: Int64 = 0
@@ -163,6 +161,116 @@ import Testing
         run.stopDaemon()
         #expect(h10.commands.last == [0x03, 0x00], "\(h10.commands)")
         #expect(h10.runningMeasurements.isEmpty)
+    }
+
+    @Test func malformedInputIsCountedLoggedOnceAndNeverCorruptsAStream() throws {
+        var template = Array("/tmp/skble-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
+        let directory = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let h10 = try EmulatedPeripheral(directory: directory, profile: .h10(address: Self.h10))
+        let small = try EmulatedPeripheral(directory: directory, profile: .h10(address: "C0:FF:EE:00:00:11"))
+        small.setFaults { $0.serverMTU = 185 }
+        let run = try IIODaemonRun(extraConfig: """
+            [grant \(Self.app)]
+            sensors = heartRate, electrocardiogram
+            [iio]
+            enabled = no
+            [ble]
+            transport = emulated:\(directory)
+            [wearable chest]
+            address = \(Self.h10)
+            streams = heartRate, electrocardiogram
+            [wearable small-mtu]
+            address = C0:FF:EE:00:00:11
+            streams = heartRate, electrocardiogram
+            """)
+        try DaemonHarness.writeApp(Self.app, in: run.folder + "/apps.d", entitlements: ["heart-rate", "ecg"], users: [String(getuid())])
+        try run.startPlain()
+        defer { run.stop() }
+        let app = try run.connect(app: Self.app)
+        defer { app.close() }
+        let (startSR, anchor) = try run.timeline(app)
+        for sensor in [SRSensor.heartRate, .electrocardiogram] { try run.startRecording(app, sensor) }
+        let hrm: [UInt8] = [0x37, 0x2A]
+        #expect(IIODaemonRun.eventually(15) { h10.runningMeasurements.contains(0) && small.isSubscribed(hrm) }, "\(run.log)")
+
+        let clock = LinuxSystemClock()
+        let hostBase = clock.boottimeNanoseconds() + 200_000_000
+        var deviceOffset = Int64(820_000_000) * 1_000_000_000 - hostBase
+        var truth: [(time: Int64, microvolts: Int32)] = []
+        var faults: [Int] = []   // indices into truth: the last good sample before each gap
+        func trueTime(_ n: Int) -> Int64 { hostBase + Int64((Double(n) * Self.period).rounded()) }
+        var previous: (timestamp: UInt64, values: [Int32])?
+        for frame in 0..<30 {
+            let first = frame * Self.samplesPerFrame, last = first + Self.samplesPerFrame - 1
+            let wait = trueTime(last) - clock.boottimeNanoseconds()
+            if wait > 0 { usleep(useconds_t(wait / 1000)) }
+            switch frame {
+            case 5:
+                h10.sendPacket([0xFF, 0x00])           // an opcode nobody knows
+                h10.sendPacket([0x1B, 0x01])           // a notification cut short
+            case 8:
+                if let previous { h10.sendECG(timestamp: previous.timestamp, microvolts: previous.values) }   // a duplicate
+            case 10, 14:
+                faults.append(truth.count - 1)
+                h10.sendRawFrame(frame == 10 ? [0x00, 1, 2, 3] : [0x00] + [UInt8](repeating: 7, count: 8) + [0x00, 1, 2, 3, 4])
+            case 12:
+                h10.notifyHeartRate([0x10, 70, 0x01])  // an odd number of RR bytes
+                h10.notifyHeartRate([0x10, 70, 0x01])
+            case 20:
+                faults.append(truth.count - 1)
+                deviceOffset += 3_600_000_000_000       // the device clock jumps an hour ahead
+            default: break
+            }
+            let values = (first...last).map { Int32(($0 * 53) % 1601) - 800 }
+            let timestamp = UInt64(trueTime(last) + deviceOffset)
+            if h10.sendECG(timestamp: timestamp, microvolts: values) {
+                for (index, n) in (first...last).enumerated() { truth.append((trueTime(n), values[index])) }
+            }
+            previous = (timestamp, values)
+            if frame % 5 == 0 {
+                h10.notifyHeartRate([0x06, 72])
+                small.notifyHeartRate([0x06, 64])
+            }
+        }
+        let (ecg, now) = try settled(run, app, device: "ble:" + Self.h10, from: startSR, expecting: truth.count)
+        #expect(ecg.times.count == truth.count, "ECG samples \(ecg.times.count) of \(truth.count)\n\(run.log)")
+        #expect(ecg.columns.first.map { $0 == truth.map { Double($0.microvolts) } } == true)
+        let worst = zip(ecg.times, truth).map { abs($0 - (anchor + $1.time)) }.max() ?? .max
+        #expect(worst <= Int64(Self.period), "worst ECG time error \(worst) ns")
+        #expect(zip(ecg.times, ecg.times.dropFirst()).allSatisfy { $0 < $1 })
+        // One deletion record per gap, from the last good sample before it to the first after.
+        let records = fetch(app, SRSensor.electrocardiogram.deletionRecordSensor!, device: "ble:" + Self.h10, from: startSR, to: now)
+        #expect(records.times.count == faults.count, "\(records.times.count) ECG deletion records for \(faults.count) gaps\n\(run.log)")
+        for (index, fault) in faults.enumerated() where index < records.times.count && fault + 1 < truth.count {
+            #expect(abs(records.times[index] - (anchor + truth[fault].time)) <= Int64(Self.period), "gap \(index) start")
+            #expect(abs(Int64(records.columns[0][index]) - (anchor + truth[fault + 1].time)) <= Int64(Self.period), "gap \(index) end")
+        }
+        #expect(fetch(app, .heartRate, device: "ble:" + Self.h10, from: startSR, to: now).times.count == 6)
+
+        // Each cause is logged once, however often it happens.
+        let log = run.log
+        for cause in ["dropped a PDU that does not decode", "frame repeating the previous timestamp", "frame that does not decode dropped",
+                      "heart-rate measurement that does not decode", "device time jumped"] {
+            #expect(log.components(separatedBy: cause).count == 2, "'\(cause)' logged \(log.components(separatedBy: cause).count - 1) times\n\(log)")
+        }
+        // An MTU below 232: heart rate only, and the log says why.
+        #expect(log.contains("wearable small-mtu (C0:FF:EE:00:00:11): the link's ATT MTU is 185, PMD needs at least 232; recording heart rate only"))
+        #expect(small.commands.isEmpty)
+        #expect(fetch(app, .heartRate, device: "ble:C0:FF:EE:00:00:11", from: startSR, to: now).times.count == 6)
+    }
+
+    /// The ECG fetch once the daemon has released and stored every frame (held frames go out
+    /// after 1 s; a loaded machine may take longer), at most 10 s; and the SR time it ended at.
+    func settled(_ run: IIODaemonRun, _ app: ReaderConnection, device: String, from: Int64, expecting count: Int) throws -> (Fetch, Int64) {
+        var result: (Fetch, Int64)?
+        _ = try IIODaemonRun.eventually(10) {
+            let now = try run.timeline(app).now
+            result = (fetch(app, .electrocardiogram, device: device, from: from, to: now), now)
+            return result!.0.times.count >= count
+        }
+        return result!
     }
 
     struct Fetch {

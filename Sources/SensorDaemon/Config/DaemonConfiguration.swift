@@ -170,7 +170,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 throw ParseError(line: line, message: "unknown key '\(key)'\(section.isEmpty ? "" : " in [\(section)]")")
             }
         }
-        for wearable in config.wearables {
+        for (index, wearable) in config.wearables.enumerated() {
             guard config.ble != nil else {
                 throw ParseError(line: wearable.line, message: "[wearable \(wearable.name)] needs a [ble] section (transport = hci or emulated:/folder)")
             }
@@ -180,7 +180,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
             guard !wearable.streams.isEmpty else {
                 throw ParseError(line: wearable.line, message: "[wearable \(wearable.name)] needs streams = (heartRate, onWristState, electrocardiogram, photoplethysmogram)")
             }
-            if case .address = match, let other = config.wearables.first(where: { $0.name != wearable.name && $0.match == match }) {
+            if case .address = match, let other = config.wearables[..<index].first(where: { $0.match == match }) {
                 throw ParseError(line: wearable.line, message: "[wearable \(wearable.name)] has the address of [wearable \(other.name)]")
             }
         }
