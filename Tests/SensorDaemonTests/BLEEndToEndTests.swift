@@ -261,6 +261,58 @@ import Testing
         #expect(fetch(app, .heartRate, device: "ble:C0:FF:EE:00:00:11", from: startSR, to: now).times.count == 6)
     }
 
+    @Test func aStakeTakenWhileTheWearableIsAwayIsAGapUntilItIsBack() throws {
+        var template = Array("/tmp/skble-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
+        let directory = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var strap = try EmulatedPeripheral(directory: directory, profile: .strap(address: Self.strap))
+        let run = try IIODaemonRun(extraConfig: """
+            [grant \(Self.app)]
+            sensors = heartRate
+            [iio]
+            enabled = no
+            [ble]
+            transport = emulated:\(directory)
+            [wearable strap]
+            address = \(Self.strap)
+            streams = heartRate
+            """)
+        try DaemonHarness.writeApp(Self.app, in: run.folder + "/apps.d", entitlements: ["heart-rate"], users: [String(getuid())])
+        try run.startPlain()
+        defer { run.stop() }
+        let app = try run.connect(app: Self.app)
+        defer { app.close() }
+        let hrm: [UInt8] = [0x37, 0x2A]
+        #expect(IIODaemonRun.eventually(15) { strap.isSubscribed(hrm) }, "\(run.log)")
+        #expect(IIODaemonRun.eventually(15) { (try? run.devices().count) == 1 }, "\(run.log)")
+        strap.remove()
+        #expect(IIODaemonRun.eventually(15) { run.log.contains("link lost") }, "\(run.log)")
+        let beforeStake = try run.timeline(app).now
+        try run.startRecording(app, .heartRate)
+        let afterStake = try run.timeline(app).now
+        usleep(300_000)
+        strap = try EmulatedPeripheral(directory: directory, profile: .strap(address: Self.strap))
+        #expect(IIODaemonRun.eventually(15) { strap.isSubscribed(hrm) }, "\(run.log)")
+        for bpm in [70, 71, 72] as [UInt8] {
+            strap.notifyHeartRate([0x06, bpm])
+            usleep(100_000)
+        }
+        var heart = Fetch(reply: WireReply())
+        _ = try IIODaemonRun.eventually(10) {
+            heart = fetch(app, .heartRate, device: "ble:" + Self.strap, from: beforeStake, to: try run.timeline(app).now)
+            return heart.times.count == 3
+        }
+        #expect(heart.columns.first == [70, 71, 72], "\(run.log)")
+        let records = fetch(app, SRSensor.heartRate.deletionRecordSensor!, device: "ble:" + Self.strap, from: beforeStake,
+                            to: try run.timeline(app).now)
+        #expect(records.times.count == 1, "\(run.log)")
+        if let start = records.times.first, let end = records.columns.first?.first, let first = heart.times.first {
+            #expect(start >= beforeStake && start <= afterStake)
+            #expect(Int64(end) == first)
+        }
+    }
+
     /// The ECG fetch once the daemon has released and stored every frame (held frames go out
     /// after 1 s; a loaded machine may take longer), at most 10 s; and the SR time it ended at.
     func settled(_ run: IIODaemonRun, _ app: ReaderConnection, device: String, from: Int64, expecting count: Int) throws -> (Fetch, Int64) {

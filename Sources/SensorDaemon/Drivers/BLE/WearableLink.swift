@@ -19,10 +19,6 @@ final class WearableLink: @unchecked Sendable {
         case idle, gettingSettings, starting, running, stopping, restarting, refused
     }
 
-    static let initialBackoff: Int64 = 500_000_000
-    static let maximumBackoff: Int64 = 30_000_000_000
-    /// A link that stayed up this long resets the backoff.
-    static let stableLink: Int64 = 30_000_000_000
     /// Polar PMD frames need this ATT MTU (H10 ECG: 229-byte frames).
     static let pmdMTU = 232
     static let rrColumns = 16
@@ -35,7 +31,7 @@ final class WearableLink: @unchecked Sendable {
 
     private(set) var phase = Phase.searching
     private var retryAt: Int64 = 0
-    private var backoff = initialBackoff
+    private var backoff = ReconnectBackoff()
     private var address: String?
     private var advertisedName: String?
     private var rssi: Int8?
@@ -123,7 +119,7 @@ final class WearableLink: @unchecked Sendable {
             default: why = error.description
             }
             once("connect:\(why)", warning: "\(label): cannot connect: \(why); retrying with backoff")
-            retry(after: "connect failed")
+            wait(backoff.connectFailed())
             return
         }
         let connection = GATTConnection(bearer: bearer, queue: queue, preferredMTU: 247) { [weak self] event in
@@ -138,11 +134,9 @@ final class WearableLink: @unchecked Sendable {
         connection.start()
     }
 
-    private func retry(after why: String) {
+    private func wait(_ delay: Int64) {
         phase = .waiting
-        if now &- connectedAt >= Self.stableLink { backoff = Self.initialBackoff }
-        retryAt = now &+ backoff
-        backoff = min(Self.maximumBackoff, backoff &* 2)
+        retryAt = now &+ delay
         publishStatus()
     }
 
@@ -325,6 +319,8 @@ final class WearableLink: @unchecked Sendable {
         if on {
             stream.started(at: now)
             if stream.sensor == .onWristState { heartRate.restart() }
+            // Staked while the wearable is away: what it misses until it is back is a gap.
+            if phase != .ready { stream.openGap(after: nil, now: now, why: "wearable not connected when recording started") }
         }
         if stream.sensor == .electrocardiogram || stream.sensor == .photoplethysmogram { applyPMD() }
         publishStatus()
@@ -535,7 +531,7 @@ final class WearableLink: @unchecked Sendable {
         for type in Array(timelines.keys) { flush(type) }
         for stream in streams.values { stream.openGap(after: nil, now: time, why: "link lost: \(why)") }
         resetLinkState()
-        retry(after: why)
+        wait(backoff.linkLost(upFor: time &- connectedAt))
         journal.warning("\(label): link lost (\(why)); reconnecting in \(FetchPolicy.describe(retryAt &- time)) with full re-subscription")
         if let done = stopping {
             stopping = nil
