@@ -157,6 +157,20 @@ import Testing
         #expect(ecgSource?.details["link"] == "ready" && ecgSource?.details["battery"] == "87 %", "\(sources)")
         #expect(ecgSource?.details["clockUncertainty"]?.hasSuffix(" ms") == true, "\(sources)")
 
+        // As a person sees it: `sensorkitctl devices`.
+        let ctl = Process()
+        ctl.executableURL = URL(fileURLWithPath: DaemonHarness.productsFolder + "/sensorkitctl")
+        ctl.arguments = ["--socket", run.socket, "devices"]
+        let pipe = Pipe()
+        ctl.standardOutput = pipe
+        try ctl.run()
+        let printed = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        ctl.waitUntilExit()
+        for line in ["electrocardiogram on ble:\(Self.h10): ble:\(Self.h10)#\(SRSensor.electrocardiogram.rawValue) (recording)",
+                     "heartRate on ble:\(Self.strap)", "    link: ready", "    battery: 87 %", "    deviceModel: H10", "    clockUncertainty: "] {
+            #expect(printed.contains(line), "'\(line)' missing from sensorkitctl devices:\n\(printed)")
+        }
+
         // SIGTERM: PMD STOP reaches the H10 before the link closes.
         run.stopDaemon()
         #expect(h10.commands.last == [0x03, 0x00], "\(h10.commands)")

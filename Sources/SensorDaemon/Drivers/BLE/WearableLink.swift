@@ -103,6 +103,9 @@ final class WearableLink: @unchecked Sendable {
     func connect(_ report: BLEScanReport, over transport: any BLETransport) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard phase == .searching else { return }
+        // Operation ids start over with each connection: nothing of the last one may linger
+        // (a link that failed inside a send leaves reads issued after its reset).
+        resetLinkState()
         address = report.address.uppercased()
         advertisedName = report.data.localName ?? advertisedName
         rssi = report.rssi ?? rssi
