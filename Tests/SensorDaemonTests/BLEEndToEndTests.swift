@@ -327,6 +327,52 @@ import Testing
         }
     }
 
+    @Test func endingAnECGStakeKeepsTheFramesHeldForTheFitAndStopsTheStream() throws {
+        var template = Array("/tmp/skble-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
+        let directory = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let h10 = try EmulatedPeripheral(directory: directory, profile: .h10(address: Self.h10))
+        let run = try IIODaemonRun(extraConfig: """
+            [grant \(Self.app)]
+            sensors = electrocardiogram
+            [iio]
+            enabled = no
+            [ble]
+            transport = emulated:\(directory)
+            [wearable chest]
+            address = \(Self.h10)
+            streams = electrocardiogram
+            """)
+        try DaemonHarness.writeApp(Self.app, in: run.folder + "/apps.d", entitlements: ["ecg"], users: [String(getuid())])
+        try run.startPlain()
+        defer { run.stop() }
+        let app = try run.connect(app: Self.app)
+        defer { app.close() }
+        let (startSR, _) = try run.timeline(app)
+        try run.startRecording(app, .electrocardiogram)
+        #expect(IIODaemonRun.eventually(15) { h10.runningMeasurements.contains(0) }, "\(run.log)")
+        let clock = LinuxSystemClock()
+        let hostBase = clock.boottimeNanoseconds() + 100_000_000
+        var sent = 0
+        for frame in 0..<15 {
+            let last = (frame + 1) * Self.samplesPerFrame - 1
+            let due = hostBase + Int64((Double(last) * Self.period).rounded())
+            let wait = due - clock.boottimeNanoseconds()
+            if wait > 0 { usleep(useconds_t(wait / 1000)) }
+            if h10.sendECG(timestamp: UInt64(820_000_000_000_000_000 + due), microvolts: .init(repeating: Int32(frame), count: Self.samplesPerFrame)) {
+                sent += Self.samplesPerFrame
+            }
+        }
+        usleep(100_000)   // the last frame has arrived; up to 1 s of frames is still held
+        let reply = app.call(.stopRecording) { $0.sensor = SRSensor.electrocardiogram.rawValue }
+        #expect(reply.error == nil)
+        #expect(IIODaemonRun.eventually(5) { h10.runningMeasurements.isEmpty }, "PMD STOP at the end of the stake\n\(run.log)")
+        #expect(h10.commands.last == [0x03, 0x00])
+        let (ecg, _) = try settled(run, app, device: "ble:" + Self.h10, from: startSR, expecting: sent)
+        #expect(ecg.times.count == sent, "\(ecg.times.count) of \(sent) ECG samples after the stake ended\n\(run.log)")
+    }
+
     /// The ECG fetch once the daemon has released and stored every frame (held frames go out
     /// after 1 s; a loaded machine may take longer), at most 10 s; and the SR time it ended at.
     func settled(_ run: IIODaemonRun, _ app: ReaderConnection, device: String, from: Int64, expecting count: Int) throws -> (Fetch, Int64) {

@@ -33,24 +33,34 @@ final class WearableStream: SensorSource, @unchecked Sendable {
 
     func setStatus(_ status: [String: String]) { live.withLock { $0 = status } }
 
+    /// Stopping waits for the driver's queue: what the stream still holds is delivered before
+    /// this returns, while the pipeline still takes it.
     func setRecording(_ on: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void) {
-        queue.async {
-            guard self.recording != on else { return }
-            self.recording = on
-            self.deliver = on ? deliver : nil
-            self.gapFrom = nil
-            self.lastTime = nil
-            self.changed(self, on)
+        if on {
+            queue.async {
+                guard !self.recording else { return }
+                self.recording = true
+                self.deliver = deliver
+                self.gapFrom = nil
+                self.lastTime = nil
+                self.changed(self, true)
+            }
+        } else {
+            queue.sync { stop() }
         }
     }
 
     func close() {
-        queue.async {
-            guard self.recording else { return }
-            self.recording = false
-            self.deliver = nil
-            self.changed(self, false)
-        }
+        queue.sync { stop() }
+    }
+
+    private func stop() {
+        guard recording else { return }
+        recording = false
+        changed(self, false)   // may emit the samples still held
+        deliver = nil
+        gapFrom = nil
+        lastTime = nil
     }
 
     /// Recording started at `now` (boot ns): the base of a gap if the link drops before a sample.
@@ -75,7 +85,7 @@ final class WearableStream: SensorSource, @unchecked Sendable {
     /// state that did not change): the open gap ends there.
     func closeGap(at time: Int64, boot: BootID) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard recording, let deliver, let from = gapFrom else { return }
+        guard let deliver, let from = gapFrom else { return }
         gapFrom = nil
         deliver(.gap(from: BootInstant(boot: boot, nanoseconds: from), to: BootInstant(boot: boot, nanoseconds: max(from, time)),
                      reason: .systemInitiated, why: gapWhy))
@@ -85,7 +95,7 @@ final class WearableStream: SensorSource, @unchecked Sendable {
     /// Delivers samples (times strictly increasing); an open gap ends at the first of them.
     func emit(boot: BootID, times: [Int64], receiveTimes: [Int64], columns: [[Int64]]) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard recording, let first = times.first else { return }
+        guard deliver != nil, let first = times.first else { return }
         closeGap(at: first, boot: boot)
         deliver?(.samples(SourceBatch(boot: boot, sensorTimes: times, receiveTimes: receiveTimes, columns: columns)))
         lastTime = times.last
