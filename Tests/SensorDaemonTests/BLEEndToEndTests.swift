@@ -373,6 +373,57 @@ import Testing
         #expect(ecg.times.count == sent, "\(ecg.times.count) of \(sent) ECG samples after the stake ended\n\(run.log)")
     }
 
+    @Test func aStakeEndingWhileTheLinkIsDownClosesTheGapAtTheStop() throws {
+        var template = Array("/tmp/skble-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
+        let directory = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let strap = try EmulatedPeripheral(directory: directory, profile: .strap(address: Self.strap))
+        let run = try IIODaemonRun(extraConfig: """
+            [grant \(Self.app)]
+            sensors = heartRate
+            [iio]
+            enabled = no
+            [ble]
+            transport = emulated:\(directory)
+            [wearable strap]
+            address = \(Self.strap)
+            streams = heartRate
+            """)
+        try DaemonHarness.writeApp(Self.app, in: run.folder + "/apps.d", entitlements: ["heart-rate"], users: [String(getuid())])
+        try run.startPlain()
+        defer { run.stop() }
+        let app = try run.connect(app: Self.app)
+        defer { app.close() }
+        let (startSR, _) = try run.timeline(app)
+        try run.startRecording(app, .heartRate)
+        #expect(IIODaemonRun.eventually(15) { strap.isSubscribed([0x37, 0x2A]) }, "\(run.log)")
+        strap.notifyHeartRate([0x06, 70])
+        var heart = Fetch(reply: WireReply())
+        _ = try IIODaemonRun.eventually(10) {
+            heart = fetch(app, .heartRate, device: "ble:" + Self.strap, from: startSR, to: try run.timeline(app).now)
+            return heart.times.count == 1
+        }
+        strap.remove()
+        #expect(IIODaemonRun.eventually(15) { run.log.contains("link lost") }, "\(run.log)")
+        let beforeStop = try run.timeline(app).now
+        #expect(app.call(.stopRecording) { $0.sensor = SRSensor.heartRate.rawValue }.error == nil)
+        let afterStop = try run.timeline(app).now
+        var records = Fetch(reply: WireReply())
+        var lost: [Int] = []
+        _ = try IIODaemonRun.eventually(5) {   // the stop reaches the stream after the reply
+            records = fetch(app, SRSensor.heartRate.deletionRecordSensor!, device: "ble:" + Self.strap, from: startSR,
+                            to: try run.timeline(app).now)
+            lost = records.columns.count > 1 ? (0..<records.times.count).filter { records.columns[1][$0] == Double(SRDeletionReason.systemInitiated.rawValue) } : []
+            return !lost.isEmpty
+        }
+        #expect(lost.count == 1, "\(records)\n\(run.log)")
+        if let index = lost.first, let last = heart.times.first {
+            #expect(records.times[index] == last)
+            #expect(Int64(records.columns[0][index]) >= beforeStop && Int64(records.columns[0][index]) <= afterStop)
+        }
+    }
+
     /// The ECG fetch once the daemon has released and stored every frame (held frames go out
     /// after 1 s; a loaded machine may take longer), at most 10 s; and the SR time it ended at.
     func settled(_ run: IIODaemonRun, _ app: ReaderConnection, device: String, from: Int64, expecting count: Int) throws -> (Fetch, Int64) {

@@ -270,7 +270,7 @@ final class WearableLink: @unchecked Sendable {
         if streams.isEmpty, let address {
             let device = information.device(address: address, advertisedName: advertisedName)
             for sensor in configuration.streams {
-                let stream = WearableStream(descriptor: descriptor(sensor, device: device), queue: queue) { [weak self] stream, on in
+                let stream = WearableStream(descriptor: descriptor(sensor, device: device), queue: queue, clock: clock) { [weak self] stream, on in
                     self?.recordingChanged(stream, on: on)
                 }
                 streams[sensor] = stream

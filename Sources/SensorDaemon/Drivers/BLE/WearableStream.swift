@@ -11,6 +11,7 @@ final class WearableStream: SensorSource, @unchecked Sendable {
     let descriptor: SourceDescriptor
     private let queue: DispatchQueue
     private let changed: (WearableStream, Bool) -> Void
+    private let clock: any SystemClock
     private let live = Mutex<[String: String]>([:])
 
     private(set) var recording = false
@@ -21,9 +22,11 @@ final class WearableStream: SensorSource, @unchecked Sendable {
     private var gapWhy = ""
 
     /// `changed` runs on `queue` when recording turns on or off.
-    init(descriptor: SourceDescriptor, queue: DispatchQueue, changed: @escaping (WearableStream, Bool) -> Void) {
+    init(descriptor: SourceDescriptor, queue: DispatchQueue, clock: any SystemClock,
+         changed: @escaping (WearableStream, Bool) -> Void) {
         self.descriptor = descriptor
         self.queue = queue
+        self.clock = clock
         self.changed = changed
     }
 
@@ -58,6 +61,9 @@ final class WearableStream: SensorSource, @unchecked Sendable {
         guard recording else { return }
         recording = false
         changed(self, false)   // may emit the samples still held
+        // Stopped while the link is down: the gap ends with the stake.
+        let now = clock.now()
+        closeGap(at: now.nanoseconds, boot: now.boot)
         deliver = nil
         gapFrom = nil
         lastTime = nil
