@@ -81,9 +81,7 @@ final class WearableLink: @unchecked Sendable {
     /// A scan report is this wearable: its configured address, or — named by pattern — the first
     /// address whose name matched, kept from then on so its streams stay one device.
     func matches(_ report: BLEScanReport) -> Bool {
-        if let address, !streams.isEmpty || configuration.match.map({ if case .address = $0 { true } else { false } }) == true {
-            return report.address.uppercased() == address
-        }
+        if let address { return report.address.uppercased() == address }
         return configuration.matches(address: report.address, advertisedName: report.data.localName)
     }
 
