@@ -21,7 +21,6 @@ final class WearableLink: @unchecked Sendable {
 
     /// Polar PMD frames need this ATT MTU (H10 ECG: 229-byte frames).
     static let pmdMTU = 232
-    static let rrColumns = 16
 
     let configuration: WearableConfiguration
     private let queue: DispatchQueue
@@ -284,33 +283,7 @@ final class WearableLink: @unchecked Sendable {
     }
 
     private func descriptor(_ sensor: SRSensor, device: SRDevice) -> SourceDescriptor {
-        var details: [String: String] = [
-            "wearable": configuration.name, "deviceName": device.name, "deviceModel": device.model,
-            "deviceSystemName": device.systemName, "deviceSystemVersion": device.systemVersion,
-            "deviceProductType": device.productType,
-        ]
-        if let location { details["bodySensorLocation"] = location.description }
-        let columns: [SourceColumn]
-        switch sensor {
-        case .heartRate:
-            details["timing"] = "stamped on receipt: the Heart Rate Service carries no device time"
-            columns = [SourceColumn(name: "bpm", unit: "count/min"), SourceColumn(name: "confidence", unit: ""),
-                       SourceColumn(name: "rrCount", unit: "")]
-                + (0..<Self.rrColumns).map { SourceColumn(name: "rr\($0)", scale: 1.0 / 1024, unit: "s") }
-        case .onWristState:
-            details["timing"] = "stamped on receipt of the heart-rate measurement whose sensor contact changed"
-            columns = ["onWrist", "wristLocation", "crownOrientation"].map { SourceColumn(name: $0, unit: "") }
-        case .electrocardiogram:
-            details["timing"] = "device clock mapped to the boot clock (offset + drift from the lower envelope of frame arrivals); uncertainty in status"
-            columns = [SourceColumn(name: "microvolts", unit: "µV"), SourceColumn(name: "lead", unit: ""),
-                       SourceColumn(name: "flags", unit: ""), SourceColumn(name: "frequency", unit: "Hz"),
-                       SourceColumn(name: "sessionStart", unit: "ns")]
-        default:
-            details["timing"] = "device clock mapped to the boot clock (offset + drift from the lower envelope of frame arrivals); uncertainty in status"
-            columns = ["ppg0", "ppg1", "ppg2", "ambient"].map { SourceColumn(name: $0, unit: "count") }
-        }
-        return SourceDescriptor(sensor: sensor, device: device.identifier, source: device.identifier + "#" + sensor.rawValue,
-                                columns: columns, details: details)
+        WearableSamples.descriptor(sensor, device: device, wearable: configuration.name, location: location)
     }
 
     // MARK: Recording on and off
@@ -445,16 +418,10 @@ final class WearableLink: @unchecked Sendable {
         }
         if let beat = output.beat, let stream = streams[.heartRate] {
             let contact = (try? HeartRateMeasurement(decoding: value))?.sensorContact
-            // HRS carries no confidence: skin contact reported → high; contact not supported → medium.
-            let confidence: Int64 = contact == .inContact ? 2 : 1
-            var rr = beat.rrIntervals.map(Int64.init)
-            if rr.count > Self.rrColumns {
-                count("rr", "\(label): a measurement carried \(rr.count) RR intervals; the store keeps \(Self.rrColumns) per measurement and the rest were dropped; counted, not logged again")
-                rr = Array(rr.prefix(Self.rrColumns))
+            if beat.rrIntervals.count > WearableSamples.rrColumns {
+                count("rr", "\(label): a measurement carried \(beat.rrIntervals.count) RR intervals; the store keeps \(WearableSamples.rrColumns) per measurement and the rest were dropped; counted, not logged again")
             }
-            let columns = [[Int64(beat.beatsPerMinute)], [confidence], [Int64(rr.count)]]
-                + (0..<Self.rrColumns).map { [$0 < rr.count ? rr[$0] : 0] }
-            stream.emit(boot: boot, times: [time], receiveTimes: [time], columns: columns)
+            stream.emit(boot: boot, times: [time], receiveTimes: [time], columns: WearableSamples.heartRate(beat, contact: contact))
         }
         if let stream = streams[.onWristState] {
             if let onWrist = output.wristState {
@@ -494,18 +461,9 @@ final class WearableLink: @unchecked Sendable {
                 stream.openGap(after: gap.after, now: gap.receiveTime, why: "PMD \(type): \(gap.reason)")
             case .frame(let timed):
                 uncertainty[type] = timed.uncertainty
-                let count = timed.sampleTimes.count
-                let receive = [Int64](repeating: timed.receiveTime, count: count)
-                let samples = timed.frame.samples
-                let columns: [[Int64]]
-                if type == .ecg {
-                    let rate = Int64(sampleRates[type] ?? 130)
-                    // Lead: leftArmMinusRightArm (lead I polarity, as a chest strap measures it).
-                    columns = [samples.map { Int64($0.first ?? 0) }, .init(repeating: 2, count: count), .init(repeating: 0, count: count),
-                               .init(repeating: rate, count: count), .init(repeating: sessionStarts[type] ?? 0, count: count)]
-                } else {
-                    columns = (0..<4).map { channel in samples.map { Int64(channel < $0.count ? $0[channel] : 0) } }
-                }
+                let receive = [Int64](repeating: timed.receiveTime, count: timed.sampleTimes.count)
+                let columns = WearableSamples.pmd(timed, type: type, sampleRate: sampleRates[type] ?? 130,
+                                                  sessionStart: sessionStarts[type] ?? 0)
                 stream.emit(boot: boot, times: timed.sampleTimes, receiveTimes: receive, columns: columns)
             }
         }
