@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem", "SensorChunks"], swiftSettings: strict),
 
         // The daemon and its tools.
-        .target(name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge"],
+        .target(name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge", "BLEBridge"],
                 swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(name: "client-allocator-child", dependencies: ["SensorKit", "SensorSystem"],
                           path: "Tests/ClientAllocatorChild", swiftSettings: strict),
         .testTarget(name: "IIOBridgeTests", dependencies: ["IIOBridge", "SensorTestKit"], swiftSettings: strict),
-        .testTarget(name: "SensorDaemonTests", dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation"],
+        .testTarget(name: "SensorDaemonTests", dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit"],
                     swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.

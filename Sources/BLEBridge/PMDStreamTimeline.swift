@@ -77,7 +77,10 @@ public struct PMDStreamTimeline: Sendable {
             return []
         } catch {
             counters.undecodable += 1
-            return [.gap(Gap(reason: .undecodableFrame, after: lastSampleTime, receiveTime: receiveTime))]
+            // The frames held so far came before the lost one: they go out first, so the gap
+            // starts after the last of them, not after the last frame released.
+            let held = release(upTo: Int64.max)
+            return held + [.gap(Gap(reason: .undecodableFrame, after: lastSampleTime, receiveTime: receiveTime))]
         }
         guard frame.measurementType == measurementType.rawValue else {
             counters.otherMeasurement += 1
@@ -112,6 +115,12 @@ public struct PMDStreamTimeline: Sendable {
         pending.append((frame, receiveTime))
         events += release(upTo: receiveTime &- holdNanoseconds)
         return events
+    }
+
+    /// Releases the frames held longer than `holdNanoseconds` at host time `now`: a stream whose
+    /// frames stop coming still delivers its last second.
+    public mutating func releaseHeld(now: Int64) -> [Event] {
+        release(upTo: now &- holdNanoseconds)
     }
 
     /// Releases every held frame (the stream stopped or the link went down) and forgets the

@@ -141,6 +141,20 @@ import Testing
         #expect(timeline.counters.missing == 1)
     }
 
+    @Test func anUndecodableFrameReleasesTheHeldFramesBeforeItsGap() {
+        var simulation = H10ClockSimulation(seed: 17)
+        var timeline = PMDStreamTimeline(measurementType: .ecg, sampleRateHz: 130, holdNanoseconds: 1_000_000_000)
+        for _ in 0..<2 {   // frames come every 0.56 s: both are still held
+            let frame = simulation.next()
+            #expect(timeline.receive(frame.bytes, at: frame.receiveTime).isEmpty)
+        }
+        let broken = simulation.next()
+        let events = timeline.receive(Array(broken.bytes.dropLast()), at: broken.receiveTime)
+        let frames = events.compactMap(Self.lastTime)
+        #expect(frames.count == 2)
+        #expect(events.last == .gap(.init(reason: .undecodableFrame, after: frames.last, receiveTime: broken.receiveTime)))
+    }
+
     static func lastTime(_ event: PMDStreamTimeline.Event) -> Int64? {
         if case .frame(let frame) = event { return frame.sampleTimes.last }
         return nil

@@ -32,10 +32,10 @@ import Testing
 
         let refused = app.call(.startRecording) { $0.sensor = SRSensor.heartRate.rawValue }
         #expect(refused.error?.code == .unsupportedSensor)
-        #expect(refused.error?.message == "no driver for heartRate in this build (BLE wearables are not supported yet)")
+        #expect(refused.error?.message == "no driver for heartRate: BLE is off (no [ble] section in the configuration)")
         // The Swift client hands the app an SRError carrying the reason.
         #expect(refused.error?.srError.code == .dataInaccessible)
-        #expect(refused.error?.srError.message.contains("BLE wearables are not supported yet") == true)
+        #expect(refused.error?.srError.message.contains("BLE is off (no [ble] section in the configuration)") == true)
         #expect(try stakes(harness).filter { $0.sensor == SRSensor.heartRate.rawValue }.isEmpty)
 
         let fetch = app.call(.fetch) { $0.sensor = SRSensor.electrocardiogram.rawValue; $0.from = 0; $0.to = harness.now }
@@ -53,10 +53,10 @@ import Testing
         let sensors = try harness.connect(app: nil).call(.sensors).states ?? []
         let heart = sensors.first { $0.sensor == SRSensor.heartRate.rawValue }
         #expect(heart?.recordable == false)
-        #expect(heart?.unrecordableReason == "no driver for heartRate in this build (BLE wearables are not supported yet)")
+        #expect(heart?.unrecordableReason == "no driver for heartRate: BLE is off (no [ble] section in the configuration)")
         #expect(sensors.first { $0.sensor == SRSensor.accelerometer.rawValue }?.recordable == true)
         let status = try harness.connect(app: nil).call(.daemonStatus).info ?? [:]
-        #expect(status["unrecordable"]?.contains("\(SRSensor.heartRate.rawValue): no driver for heartRate in this build") == true)
+        #expect(status["unrecordable"]?.contains("\(SRSensor.heartRate.rawValue): no driver for heartRate: BLE is off") == true)
         #expect(status["drivers"] == "iio")
     }
 

@@ -27,11 +27,11 @@ import Testing
         #expect(result.status == 0, "\(result.err)")
         let lines = result.out.split(separator: "\n").map(String.init)
         let heart = lines.first { $0.hasPrefix("heartRate ") } ?? ""
-        #expect(heart.contains("no: no driver for heartRate in this build (BLE wearables are not supported yet)"), "\(result.out)")
+        #expect(heart.contains("no: no driver for heartRate: BLE is off (no [ble] section in the configuration)"), "\(result.out)")
         let accelerometer = lines.first { $0.hasPrefix("accelerometer ") } ?? ""
         #expect(accelerometer.contains(" yes "), "\(result.out)")
         let status = try ctl(harness, ["status"])
-        #expect(status.out.contains("cannot record heartRate: no driver for heartRate in this build"), "\(status.out)")
+        #expect(status.out.contains("cannot record heartRate: no driver for heartRate: BLE is off"), "\(status.out)")
     }
 
     @Test func consentStakesFetchAndJSON() throws {

@@ -7,6 +7,8 @@ import SensorKitModel
 ///     [sensor accelerometer]   hold = 0  window = 3d
 ///     [grant com.example.rig]  sensors = accelerometer, rotationRate
 ///     [reader]  max-connections = 800  max-connections-per-user = 100  fetch-idle-timeout = 60s
+///     [ble]     transport = hci | emulated:/run/sensorkit/emulated-ble
+///     [wearable chest-strap]  address = C0:FF:EE:00:00:01 (or name = Polar H10 *)  streams = heartRate, electrocardiogram
 ///
 /// Durations take ns, us, ms, s, m, h, d; sizes take K, M, G, T (powers of 1024). Unknown keys and
 /// sections are errors with their line number, so a typo never silently changes a study's rules.
@@ -33,6 +35,10 @@ public struct DaemonConfiguration: Hashable, Sendable {
     /// `[reader]`: connection limits (nil: derived from the open-file limit, `ReaderLimits`) and
     /// how long a fetch may wait for its client (docs/protocol.md §6.2).
     public var reader = ReaderLimits.Settings()
+    /// `[ble]`: nil when the section is absent — the BLE driver is off.
+    public var ble: BLESettings?
+    /// `[wearable NAME]` sections, in file order.
+    public var wearables: [WearableConfiguration] = []
 
     public init() {}
 
@@ -60,15 +66,22 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 section = String(content.dropFirst().dropLast()).trimmingCharacters(in: " \t")
                 let parts = section.split(separator: " ", maxSplits: 1).map(String.init)
                 switch parts.first {
-                case "store", "iio", "reader": guard parts.count == 1 else { throw ParseError(line: line, message: "[\(parts[0])] takes no name") }
+                case "store", "iio", "reader", "ble": guard parts.count == 1 else { throw ParseError(line: line, message: "[\(parts[0])] takes no name") }
                 case "sensor":
                     guard parts.count == 2, SensorCatalog.sensor(named: parts[1]) != nil else {
                         throw ParseError(line: line, message: "unknown sensor in [\(section)]; use names like accelerometer or rotationRate")
                     }
                 case "grant":
                     guard parts.count == 2 else { throw ParseError(line: line, message: "[grant] needs an app bundle id") }
+                case "wearable":
+                    guard parts.count == 2 else { throw ParseError(line: line, message: "[wearable] needs a name, e.g. [wearable chest-strap]") }
+                    guard !config.wearables.contains(where: { $0.name == parts[1] }) else {
+                        throw ParseError(line: line, message: "[wearable \(parts[1])] appears twice")
+                    }
+                    config.wearables.append(WearableConfiguration(name: parts[1], line: line))
                 default: throw ParseError(line: line, message: "unknown section [\(section)]")
                 }
+                if parts.first == "ble" { config.ble = config.ble ?? BLESettings() }
                 continue
             }
             let pair = content.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: " \t") }
@@ -124,8 +137,51 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 config.ignoredDevices += value.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
             case ("iio", "remote"):
                 config.remoteIIOContexts += value.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
+            case ("ble", "transport"):
+                guard let transport = BLESettings.transport(parsing: value) else {
+                    throw ParseError(line: line, message: "transport: '\(value)' must be hci or emulated:/absolute/folder")
+                }
+                config.ble?.transport = transport
+            case ("wearable", "address"), ("wearable", "name"):
+                guard config.wearables[config.wearables.count - 1].match == nil else {
+                    throw ParseError(line: line, message: "[\(section)] takes one address = or name =, not both")
+                }
+                if key == "address" {
+                    guard let address = WearableConfiguration.address(parsing: value) else {
+                        throw ParseError(line: line, message: "address: '\(value)' is not a Bluetooth address like C0:FF:EE:00:00:01")
+                    }
+                    config.wearables[config.wearables.count - 1].match = .address(address)
+                } else {
+                    guard !value.isEmpty, ShellPattern.isValid(value) else {
+                        throw ParseError(line: line, message: "name: '\(value)' is not a shell pattern (an unclosed [ or a trailing \\)")
+                    }
+                    config.wearables[config.wearables.count - 1].match = .name(value)
+                }
+            case ("wearable", "streams"):
+                var streams: [SRSensor] = []
+                for name in value.split(separator: ",").map({ $0.trimmingCharacters(in: " \t") }) where !name.isEmpty {
+                    guard let sensor = SensorCatalog.sensor(named: name), WearableConfiguration.streamSensors.contains(sensor) else {
+                        throw ParseError(line: line, message: "streams: '\(name)' is not a wearable stream; use heartRate, onWristState, electrocardiogram, photoplethysmogram")
+                    }
+                    if !streams.contains(sensor) { streams.append(sensor) }
+                }
+                config.wearables[config.wearables.count - 1].streams = streams
             default:
                 throw ParseError(line: line, message: "unknown key '\(key)'\(section.isEmpty ? "" : " in [\(section)]")")
+            }
+        }
+        for (index, wearable) in config.wearables.enumerated() {
+            guard config.ble != nil else {
+                throw ParseError(line: wearable.line, message: "[wearable \(wearable.name)] needs a [ble] section (transport = hci or emulated:/folder)")
+            }
+            guard let match = wearable.match else {
+                throw ParseError(line: wearable.line, message: "[wearable \(wearable.name)] needs address = or name =")
+            }
+            guard !wearable.streams.isEmpty else {
+                throw ParseError(line: wearable.line, message: "[wearable \(wearable.name)] needs streams = (heartRate, onWristState, electrocardiogram, photoplethysmogram)")
+            }
+            if case .address = match, let other = config.wearables[..<index].first(where: { $0.match == match }) {
+                throw ParseError(line: wearable.line, message: "[wearable \(wearable.name)] has the address of [wearable \(other.name)]")
             }
         }
         if config.profile == .lab && !explicitHold { config.defaultRetention.hold = 0 }

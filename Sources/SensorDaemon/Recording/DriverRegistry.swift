@@ -47,7 +47,10 @@ public struct DriverRegistry: Hashable, Sendable {
         }
         switch SensorCatalog.descriptor(for: recorded)?.source ?? SensorDescriptor.LinuxSource.none {
         case .bluetoothLE:
-            return .unavailable(reason: "no driver for \(name) in this build (BLE wearables are not supported yet)")
+            if drivers.contains(where: { $0.source == .bluetoothLE }) {
+                return .unavailable(reason: "no [wearable] section records \(name) (add it to a wearable's streams =)")
+            }
+            return .unavailable(reason: "no driver for \(name): BLE is off (no [ble] section in the configuration)")
         case .iio:
             return .unavailable(reason: "no driver for \(name) in this build (IIO driver not present)")
         case SensorDescriptor.LinuxSource.none:

@@ -89,7 +89,8 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
         queue.sync {
             streams.values.map { state in
                 let d = state.source.descriptor
-                return WireSource(sensor: d.sensor.rawValue, device: d.device, source: d.source, details: d.details,
+                return WireSource(sensor: d.sensor.rawValue, device: d.device, source: d.source,
+                                  details: d.details.merging(state.source.status) { _, live in live },
                                   recording: wanted.contains(d.sensor))
             }.sorted { ($0.source, $0.sensor) < ($1.source, $1.sensor) }
         }
@@ -116,9 +117,9 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
         let clock = self.clock
         state.queue.async {
             guard state.recording != on else { return }
-            state.recording = on
             let now = clock.now()
             if on {
+                state.recording = true
                 if let stoppedAt = state.stoppedAt, stoppedAt.boot == now.boot {
                     sink.recordGap(stream: state.streamID, from: stoppedAt, to: now, reason: .noInterestedClients)
                 }
@@ -127,9 +128,14 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                     state.queue.async { Self.handle(event, state: state, sink: sink, journal: journal) }
                 }
             } else {
+                // A source may hand over what it still holds when it stops (a BLE stream's frames
+                // held for its clock fit): those events are queued before the stop below.
                 state.source.setRecording(false) { _ in }
-                state.stoppedAt = now
-                sink.recordingStopped(stream: state.streamID)
+                state.queue.async {
+                    state.recording = false
+                    state.stoppedAt = now
+                    sink.recordingStopped(stream: state.streamID)
+                }
             }
         }
     }

@@ -65,4 +65,13 @@ struct SampleMapper {
             mapping.write(stored: stored, count: range.count, bootAnchor: block.bootAnchor, into: sections)
         }
     }
+
+    /// How many ragged values (heart rate's RR intervals) samples `range` of `block` carry: the
+    /// frame is sized with it before `write` fills it.
+    func raggedCount(_ block: SampleBlock, _ range: Range<Int>) -> Int {
+        guard mapping.hasRaggedValues else { return 0 }
+        return block.withRawColumns(range) { stored in
+            mapping.raggedCount(stored: stored, count: range.count, bootAnchor: block.bootAnchor)
+        }
+    }
 }

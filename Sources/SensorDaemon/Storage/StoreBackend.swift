@@ -92,12 +92,26 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
     // MARK: SampleArchive
 
     public func devices(for sensor: SRSensor) -> [SRDevice] {
-        let identifiers = Set(store.streams.filter { $0.descriptor.sensor == sensor }.map(\.descriptor.device))
+        let streams = store.streams
+        let identifiers = Set(streams.filter { $0.descriptor.sensor == sensor }.map(\.descriptor.device))
         return identifiers.sorted().map { identifier in
             identifier == SRDevice.hostIdentifier
                 ? hostDevice
-                : SRDevice(identifier: identifier, name: identifier, model: "", systemName: "", systemVersion: "", productType: "")
+                : Self.device(identifier, identity: streams.last { $0.descriptor.device == identifier }?.descriptor.source ?? [:])
         }
+    }
+
+    /// A wearable as its streams describe it (`deviceModel`, `deviceSystemVersion`, … in the
+    /// source details, from its Device Information Service); the newest stream wins.
+    private static func device(_ identifier: String, identity: SourceIdentity) -> SRDevice {
+        func text(_ key: String) -> String {
+            if case .string(let value)? = identity[key] { return value }
+            return ""
+        }
+        let name = text("deviceName")
+        return SRDevice(identifier: identifier, name: name.isEmpty ? identifier : name, model: text("deviceModel"),
+                        systemName: text("deviceSystemName"), systemVersion: text("deviceSystemVersion"),
+                        productType: text("deviceProductType"))
     }
 
     public func retention(for sensor: SRSensor) -> (hold: Int64, window: Int64) {
@@ -181,10 +195,13 @@ final class StoreFetchCursor: FetchCursor {
             }
         }
         let block = self.block!
-        let range = position..<min(block.count, position + min(maxSamples, BatchFrameWriter.maxSamples(columns: layout.columns.count)))
+        // A family with ragged values (heart rate's RR intervals) needs room for them too.
+        let perSample = layout.columns.count + SensorFamilies.family(of: layout).maxRaggedValuesPerSample
+        let range = position..<min(block.count, position + min(maxSamples, BatchFrameWriter.maxSamples(columns: perSample)))
         position = range.upperBound
         let mapper = try mapper(for: block.stream)
-        let size = BatchFrameWriter.write(into: &storage, requestID: requestID, layout: layout, count: range.count) { sections in
+        let size = BatchFrameWriter.write(into: &storage, requestID: requestID, layout: layout, count: range.count,
+                                          raggedCount: mapper.raggedCount(block, range)) { sections in
             mapper.write(block, range, into: sections)
         }
         return EncodedBatch(storage: storage, size: size, count: range.count)

@@ -1,8 +1,9 @@
 /// Heart rate from the BLE Heart Rate Service (docs/sensorkit-mapping.md). A stream stores its
-/// columns in SensorKit units under the wire names (`Column`); the RR intervals (s) are the
-/// batch's ragged values, `rrCount` of them per sample.
+/// columns in SensorKit units under the wire names (`Column`) and its RR intervals in
+/// `rr0`…`rr15` beside `rrCount` (docs/ble.md, "What is stored"); a batch carries the RR
+/// intervals (s) as its ragged values, `rrCount` of them per sample.
 public enum HeartRateFamily: SensorFamily {
-    /// The stored and the wire columns alike.
+    /// The wire columns, stored under the same names.
     public enum Column: String, FamilyColumn {
         /// Beats per minute.
         case bpm
@@ -11,8 +12,22 @@ public enum HeartRateFamily: SensorFamily {
         /// How many of the ragged values are this sample's RR intervals.
         case rrCount
     }
-    public typealias Stored = Column
     public typealias Wire = Column
+
+    /// RR intervals kept per measurement; a strap sends at most a few a second.
+    public static let rrLimit = 16
+
+    /// The stored columns: the wire columns, then one column per RR interval slot (seconds).
+    public enum Stored: String, FamilyColumn {
+        case bpm, confidence, rrCount
+        case rr0, rr1, rr2, rr3, rr4, rr5, rr6, rr7, rr8, rr9, rr10, rr11, rr12, rr13, rr14, rr15
+
+        /// RR slot `index` (0 ..< `rrLimit`).
+        public static func rr(_ index: Int) -> Stored { allCases[3 + index] }
+        public static let rrSlots: [Stored] = Array(allCases.dropFirst(3))
+    }
+
+    public static var maxRaggedValuesPerSample: Int { rrLimit }
 
     public static let layout = BatchLayout.heartRate
     public static let sensors: [SRSensor] = [.heartRate]
@@ -22,7 +37,43 @@ public enum HeartRateFamily: SensorFamily {
     public static func mapping(_ stream: StoredStream<Stored>) throws(MissingStoredColumn) -> StoredMapping<Stored, Wire> {
         .perSample { stored, wire in
             for column in Column.allCases {
-                if let values = stored.physical(column) { values.write(to: wire[column]) } else { wire[column].fill(.nan) }
+                let source = Stored(rawValue: column.rawValue)!
+                if let values = stored.physical(source) { values.write(to: wire[column]) } else { wire[column].fill(.nan) }
+            }
+            writeRRIntervals(stored, into: wire.sections.ragged)
+        }
+    }
+
+    /// The number of RR intervals sample `i` carries: its `rrCount`, clamped to the slots the
+    /// stream has (a hostile or damaged count never reads past them).
+    private static func rrCount(_ counts: PhysicalValues, _ i: Int, slots: Int) -> Int {
+        let value = counts[i]
+        return value.isFinite ? Int(max(0, min(Double(slots), value))) : 0
+    }
+
+    private static func rrSlots(_ stored: StoredValues<Stored>) -> [PhysicalValues] {
+        var slots: [PhysicalValues] = []
+        for slot in Stored.rrSlots {
+            guard let values = stored.physical(slot) else { break }
+            slots.append(values)
+        }
+        return slots
+    }
+
+    public static func raggedCount(_ stored: StoredValues<Stored>) -> Int {
+        guard let counts = stored.physical(.rrCount) else { return 0 }
+        let slots = rrSlots(stored).count
+        return (0..<stored.count).reduce(0) { $0 + rrCount(counts, $1, slots: slots) }
+    }
+
+    private static func writeRRIntervals(_ stored: StoredValues<Stored>, into ragged: WireColumn<Double>) {
+        guard ragged.count > 0, let counts = stored.physical(.rrCount) else { return }
+        let slots = rrSlots(stored)
+        var next = 0
+        for i in 0..<stored.count {
+            for slot in slots.prefix(rrCount(counts, i, slots: slots.count)) where next < ragged.count {
+                ragged[next] = slot[i]
+                next += 1
             }
         }
     }

@@ -67,11 +67,15 @@ extension SensorFamily {
         switch try mapping(stream) {
         case .linear(let mapping):
             precondition(mapping.outputs.count == Wire.allCases.count, "\(self): one output per wire column")
-            return StreamMapping(layout: layout, linear: mapping, perSample: nil)
+            return StreamMapping(layout: layout, linear: mapping, perSample: nil, ragged: nil)
         case .perSample(let body):
-            return StreamMapping(layout: layout, linear: nil) { stored, count, bootAnchor, sections in
-                body(StoredValues(stream: stream, stored: stored, count: count, bootAnchor: bootAnchor), WireColumns(sections))
+            let count: @Sendable ([UnsafeBufferPointer<Int64>], Int, Int64) -> Int = { stored, count, bootAnchor in
+                raggedCount(StoredValues(stream: stream, stored: stored, count: count, bootAnchor: bootAnchor))
             }
+            let ragged = maxRaggedValuesPerSample == 0 ? nil : count
+            return StreamMapping(layout: layout, linear: nil, perSample: { stored, count, bootAnchor, sections in
+                body(StoredValues(stream: stream, stored: stored, count: count, bootAnchor: bootAnchor), WireColumns(sections))
+            }, ragged: ragged)
         }
     }
 }
@@ -83,12 +87,24 @@ public struct StreamMapping: Sendable {
     /// The mapping a client given a stored chunk applies too, for linear families.
     public let linear: ColumnMapping?
     private let perSample: (@Sendable ([UnsafeBufferPointer<Int64>], Int, Int64, BatchFrameSections) -> Void)?
+    private let ragged: (@Sendable ([UnsafeBufferPointer<Int64>], Int, Int64) -> Int)?
 
     init(layout: BatchLayout, linear: ColumnMapping?,
-         perSample: (@Sendable ([UnsafeBufferPointer<Int64>], Int, Int64, BatchFrameSections) -> Void)?) {
+         perSample: (@Sendable ([UnsafeBufferPointer<Int64>], Int, Int64, BatchFrameSections) -> Void)?,
+         ragged: (@Sendable ([UnsafeBufferPointer<Int64>], Int, Int64) -> Int)?) {
         self.layout = layout
         self.linear = linear
         self.perSample = perSample
+        self.ragged = ragged
+    }
+
+    /// Whether the layout's batches carry ragged values (heart rate's RR intervals).
+    public var hasRaggedValues: Bool { ragged != nil }
+
+    /// How many ragged values `count` samples read from `stored` carry; `write` fills exactly
+    /// that many.
+    public func raggedCount(stored: [UnsafeBufferPointer<Int64>], count: Int, bootAnchor: Int64) -> Int {
+        ragged?(stored, count, bootAnchor) ?? 0
     }
 
     /// Writes the layout's columns of `count` samples, read from `stored` (every stored column of

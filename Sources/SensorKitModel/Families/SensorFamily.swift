@@ -23,6 +23,12 @@ public protocol BatchFamily: Sendable {
     static var sensors: [SRSensor] { get }
     /// Builds a fetched batch's results as Apple delivers them.
     static func results<Results: FetchResultBuilder>(_ batch: FamilyBatch<Wire>, into results: inout Results)
+    /// The most ragged values (docs/protocol.md §5) one sample of this layout carries.
+    static var maxRaggedValuesPerSample: Int { get }
+}
+
+extension BatchFamily {
+    public static var maxRaggedValuesPerSample: Int { 0 }
 }
 
 /// A layout recorded from streams of stored columns: what the stream's schema holds and how the
@@ -35,6 +41,13 @@ public protocol SensorFamily: BatchFamily {
     static var isLinear: Bool { get }
     /// The mapping of one stream; throws when the stream lacks a column the family needs.
     static func mapping(_ stream: StoredStream<Stored>) throws(MissingStoredColumn) -> StoredMapping<Stored, Wire>
+    /// How many ragged values the stored samples carry (the frame is sized with it before the
+    /// mapping fills them in); 0 for families without ragged values.
+    static func raggedCount(_ stored: StoredValues<Stored>) -> Int
+}
+
+extension SensorFamily {
+    public static func raggedCount(_ stored: StoredValues<Stored>) -> Int { 0 }
 }
 
 /// How a family maps one stream's stored values into its wire columns.

@@ -66,6 +66,13 @@ public protocol SensorSource: AnyObject, Sendable {
     /// Starts delivering events to `deliver` (or stops). Never blocks the caller.
     func setRecording(_ recording: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void)
     func close()
+    /// What the source is doing now, for `sensorkitctl devices` (a wearable's link state, battery,
+    /// clock-mapping uncertainty); not part of the stream's stored identity. Any thread.
+    var status: [String: String] { get }
+}
+
+extension SensorSource {
+    public var status: [String: String] { [:] }
 }
 
 /// Where sources are added and removed as hardware comes and goes (the recording pipeline).

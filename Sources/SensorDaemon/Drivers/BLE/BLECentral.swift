@@ -1,0 +1,92 @@
+import BLEBridge
+import Dispatch
+import SensorKitModel
+import SensorSystem
+
+/// The BLE driver's discovery: scans while a wearable is being searched for (at least once a
+/// second), connects one wearable at a time and never while a scan pass runs, and on stop lets
+/// every link stop its PMD streams before it closes. Everything runs on one serial queue.
+final class BLECentral: SourceDiscovery, @unchecked Sendable {
+    // @unchecked: every field is confined to `queue`.
+    static let tickNanoseconds: Int64 = 250_000_000
+    static let scanInterval: Int64 = 900_000_000
+    /// How long a planned disconnect waits for the devices to confirm PMD STOP.
+    static let stopTimeoutSeconds = 2.0
+
+    let queue = DispatchQueue(label: "sensorkitd.ble")
+    private let transport: any BLETransport
+    private let clock: any SystemClock
+    private let journal: Journal
+    private let links: [WearableLink]
+    private var timer: (any DispatchSourceTimer)?
+    private var lastScan: Int64?
+    private var scanProblem: String?
+
+    init(transport: any BLETransport, wearables: [WearableConfiguration], registry: any SourceRegistry,
+         clock: any SystemClock, journal: Journal) {
+        self.transport = transport
+        self.clock = clock
+        self.journal = journal
+        let queue = self.queue
+        links = wearables.map { WearableLink(configuration: $0, queue: queue, registry: registry, clock: clock, journal: journal) }
+    }
+
+    func start() {
+        queue.async {
+            let timer = DispatchSource.makeTimerSource(queue: self.queue)
+            timer.schedule(deadline: .now(), repeating: .nanoseconds(Int(Self.tickNanoseconds)), leeway: .milliseconds(20))
+            timer.setEventHandler { [weak self] in self?.tick() }
+            timer.resume()
+            self.timer = timer
+        }
+    }
+
+    private func tick() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let now = clock.boottimeNanoseconds()
+        for link in links { link.tick(now: now) }
+        let searching = links.filter(\.isSearching)
+        guard !searching.isEmpty, lastScan.map({ now &- $0 >= Self.scanInterval }) ?? true else { return }
+        lastScan = now
+        let reports: [BLEScanReport]
+        do {
+            reports = try transport.scan()
+            if scanProblem != nil { journal.notice("ble: scanning works again") }
+            scanProblem = nil
+        } catch {
+            let why: String
+            switch error {
+            case .busy(let detail):
+                why = "\(detail) — another Bluetooth stack holds the adapter (bluetoothd discovery or a scanner left running); stop it or retry later"
+            default:
+                why = error.description
+            }
+            if scanProblem != why { journal.warning("ble: scan failed: \(why); retrying every second") }
+            scanProblem = why
+            return
+        }
+        // Connects run after the scan pass, one at a time on this queue.
+        for link in searching {
+            guard let report = reports.first(where: { link.matches($0) }) else { continue }
+            link.connect(report, over: transport)
+        }
+    }
+
+    /// A planned disconnect of every wearable: PMD STOP for each running stream, wait (bounded)
+    /// for the devices to confirm, then close the links.
+    func stop() {
+        let confirmed = DispatchSemaphore(value: 0)
+        let count = queue.sync { () -> Int in
+            timer?.cancel()
+            timer = nil
+            for link in links { link.stopStreams { confirmed.signal() } }
+            return links.count
+        }
+        let deadline = DispatchTime.now() + Self.stopTimeoutSeconds
+        for _ in 0..<count where confirmed.wait(timeout: deadline) == .timedOut {
+            journal.warning("ble: a wearable did not confirm PMD STOP within \(Self.stopTimeoutSeconds) s; closing anyway")
+            break
+        }
+        queue.sync { for link in links { link.close() } }
+    }
+}

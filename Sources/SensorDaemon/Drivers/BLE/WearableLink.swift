@@ -1,0 +1,575 @@
+import BLEBridge
+import Dispatch
+import Glibc
+import SensorKitModel
+import SensorSystem
+
+/// One configured wearable: found by scan, connected, set up (MTU, discovery, DIS, battery, body
+/// sensor location, HRS and — for ECG/PPG — PMD), recorded, and reconnected with capped
+/// exponential backoff and full re-subscription after every loss (docs/ble.md, "The daemon's BLE
+/// driver"). Its streams are registered once, when the first setup has read the Device
+/// Information Service, and stay registered across link losses. Confined to the driver's queue.
+final class WearableLink: @unchecked Sendable {
+    // @unchecked: every field is confined to `queue`.
+    enum Phase: String {
+        case searching, connecting, discovering, ready, waiting, stopped
+    }
+
+    private enum PMDPhase: Equatable {
+        case idle, gettingSettings, starting, running, stopping, restarting, refused
+    }
+
+    /// Polar PMD frames need this ATT MTU (H10 ECG: 229-byte frames).
+    static let pmdMTU = 232
+
+    let configuration: WearableConfiguration
+    private let queue: DispatchQueue
+    private let registry: any SourceRegistry
+    private let clock: any SystemClock
+    private let journal: Journal
+
+    private(set) var phase = Phase.searching
+    private var retryAt: Int64 = 0
+    private var backoff = ReconnectBackoff()
+    private var address: String?
+    private var advertisedName: String?
+    private var rssi: Int8?
+    private var connection: GATTConnection?
+    private var connectedAt: Int64 = 0
+    private var mtu = 23
+    private var information = DeviceInformation()
+    private var battery: Int?
+    private var location: BodySensorLocation?
+    private var reads: [GATTClient.OperationID: BluetoothUUID] = [:]
+    private var subscriptions: [GATTClient.OperationID: BluetoothUUID] = [:]
+    private var pmdSubscribed = 0
+    private var heartRateHandle: UInt16?
+    private var batteryHandle: UInt16?
+    private var controlPointHandle: UInt16?
+    private var dataHandle: UInt16?
+    private var features: PMDFeatures?
+    private var pmdReady = false
+    private var pmd: [PMDMeasurementType: PMDPhase] = [:]
+    private var sampleRates: [PMDMeasurementType: Int] = [:]
+    private var sessionStarts: [PMDMeasurementType: Int64] = [:]
+    private var uncertainty: [PMDMeasurementType: Int64] = [:]
+    private var partialResponse: PMDResponse?
+    private var heartRate = HeartRateTimeline()
+    private var timelines: [PMDMeasurementType: PMDStreamTimeline] = [:]
+    private var streams: [SRSensor: WearableStream] = [:]
+    private var stopping: (() -> Void)?
+    /// Causes already logged (malformed input is counted always, logged once per cause).
+    private var logged: Set<String> = []
+    private var counts: [String: Int] = [:]
+
+    init(configuration: WearableConfiguration, queue: DispatchQueue, registry: any SourceRegistry,
+         clock: any SystemClock, journal: Journal) {
+        self.configuration = configuration
+        self.queue = queue
+        self.registry = registry
+        self.clock = clock
+        self.journal = journal
+        if case .address(let known)? = configuration.match { address = known }
+    }
+
+    private var label: String { "wearable \(configuration.name)" + (address.map { " (\($0))" } ?? "") }
+    private var now: Int64 { clock.boottimeNanoseconds() }
+
+    var isSearching: Bool { phase == .searching }
+
+    /// A scan report is this wearable: its configured address, or — named by pattern — the first
+    /// address whose name matched, kept from then on so its streams stay one device.
+    func matches(_ report: BLEScanReport) -> Bool {
+        if let address { return report.address.uppercased() == address }
+        return configuration.matches(address: report.address, advertisedName: report.data.localName)
+    }
+
+    func tick(now: Int64) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if phase == .waiting, now >= retryAt { phase = .searching }
+        for (type, phase) in pmd where phase == .running {
+            guard var timeline = timelines[type] else { continue }
+            let events = timeline.releaseHeld(now: now)
+            timelines[type] = timeline
+            handle(events, of: type)
+        }
+    }
+
+    // MARK: Connecting
+
+    func connect(_ report: BLEScanReport, over transport: any BLETransport) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard phase == .searching else { return }
+        // Operation ids start over with each connection: nothing of the last one may linger
+        // (a link that failed inside a send leaves reads issued after its reset).
+        resetLinkState()
+        address = report.address.uppercased()
+        advertisedName = report.data.localName ?? advertisedName
+        rssi = report.rssi ?? rssi
+        phase = .connecting
+        let bearer: any ATTBearer
+        do {
+            bearer = try transport.connect(report)
+        } catch {
+            let why: String
+            switch error {
+            case .outOfRange(let detail): why = "out of range (\(detail))"
+            case .system(let failure) where failure.errno == EBUSY:
+                why = "\(failure): another client (usually bluetoothd, which auto-connects paired or trusted devices) already holds this wearable's ATT channel — unpair it (bluetoothctl remove \(report.address)) or disconnect it there"
+            default: why = error.description
+            }
+            once("connect:\(why)", warning: "\(label): cannot connect: \(why); retrying with backoff")
+            wait(backoff.connectFailed())
+            return
+        }
+        let connection = GATTConnection(bearer: bearer, queue: queue, preferredMTU: 247) { [weak self] event in
+            self?.handle(event)
+        }
+        self.connection = connection
+        connectedAt = now
+        mtu = 23
+        phase = .discovering
+        journal.info("\(label): connected\(rssi.map { ", RSSI \($0) dBm at discovery" } ?? ""); discovering")
+        publishStatus()
+        connection.start()
+    }
+
+    private func wait(_ delay: Int64) {
+        phase = .waiting
+        retryAt = now &+ delay
+        publishStatus()
+    }
+
+    // MARK: GATT events
+
+    private func handle(_ event: GATTClient.Event) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        switch event {
+        case .mtuExchanged(let value):
+            mtu = value
+        case .discovered(let services):
+            discovered(services)
+        case .readCompleted(let id, _, let value):
+            guard let uuid = reads.removeValue(forKey: id) else { return }
+            read(uuid, value)
+            if reads.isEmpty, phase == .discovering { setUp() }
+        case .operationFailed(let id, let handle, let error):
+            if let uuid = reads.removeValue(forKey: id) {
+                once("read:\(uuid)", warning: "\(label): reading \(uuid) failed (ATT error \(error)); going on without it")
+                if reads.isEmpty, phase == .discovering { setUp() }
+            } else if let uuid = subscriptions.removeValue(forKey: id) {
+                once("subscribe:\(uuid)", warning: "\(label): subscribing to \(uuid) failed (ATT error \(error))")
+            } else if handle == controlPointHandle {
+                once("pmd-write:\(error)", warning: "\(label): a PMD command failed (ATT error \(error))")
+            }
+        case .writeCompleted(let id, _):
+            guard let uuid = subscriptions.removeValue(forKey: id) else { return }
+            if uuid == .polarMeasurementControlPoint || uuid == .polarMeasurementData {
+                pmdSubscribed += 1
+                if pmdSubscribed == 2 {
+                    pmdReady = true
+                    applyPMD()
+                }
+            }
+        case .notification(let handle, let value):
+            if handle == heartRateHandle {
+                heartRateMeasurement(value)
+            } else if handle == dataHandle {
+                pmdFrame(value)
+            } else if handle == batteryHandle {
+                batteryLevel(value)
+            }
+        case .indication(let handle, let value):
+            if handle == controlPointHandle { controlPointIndication(value) }
+        case .ignoredPDU(let why):
+            count("ignoredPDU", "\(label): dropped a PDU that does not decode or was not asked for (\(why)); counted, not logged again")
+        case .linkFailed(let why):
+            linkLost(why)
+        }
+    }
+
+    private var wantsPMD: Bool { streams(for: .ecg) || streams(for: .ppg) }
+
+    private func streams(for type: PMDMeasurementType) -> Bool {
+        configuration.streams.contains(type == .ecg ? .electrocardiogram : .photoplethysmogram)
+    }
+
+    private func discovered(_ services: [GATTService]) {
+        guard let connection else { return }
+        let dis = services.service(.deviceInformationService)
+        for uuid in DeviceInformation.characteristics {
+            if let characteristic = dis?.characteristic(uuid), characteristic.properties.contains(.read) {
+                reads[connection.read(characteristic.valueHandle)] = uuid
+            }
+        }
+        if let level = services.service(.batteryService)?.characteristic(.batteryLevel) {
+            batteryHandle = level.valueHandle
+            if level.properties.contains(.read) { reads[connection.read(level.valueHandle)] = .batteryLevel }
+            subscribe(level)
+        }
+        let hrs = services.service(.heartRateService)
+        if let sensorLocation = hrs?.characteristic(.bodySensorLocation), sensorLocation.properties.contains(.read) {
+            reads[connection.read(sensorLocation.valueHandle)] = .bodySensorLocation
+        }
+        if let measurement = hrs?.characteristic(.heartRateMeasurement) {
+            heartRateHandle = measurement.valueHandle
+            subscribe(measurement)
+        } else if configuration.streams.contains(.heartRate) || configuration.streams.contains(.onWristState) {
+            once("no-hrs", warning: "\(label): no Heart Rate Service; heartRate and onWristState cannot be recorded from it")
+        }
+        if wantsPMD {
+            let service = services.service(.polarMeasurementDataService)
+            if let controlPoint = service?.characteristic(.polarMeasurementControlPoint), let data = service?.characteristic(.polarMeasurementData) {
+                if mtu < Self.pmdMTU {
+                    once("mtu", warning: "\(label): the link's ATT MTU is \(mtu), PMD needs at least \(Self.pmdMTU); recording heart rate only")
+                } else {
+                    controlPointHandle = controlPoint.valueHandle
+                    dataHandle = data.valueHandle
+                    if controlPoint.properties.contains(.read) { reads[connection.read(controlPoint.valueHandle)] = .polarMeasurementControlPoint }
+                    subscribe(controlPoint)
+                    subscribe(data)
+                }
+            } else {
+                once("no-pmd", warning: "\(label): no Polar Measurement Data service; ECG/PPG cannot be recorded from it")
+            }
+        }
+        if reads.isEmpty { setUp() }
+    }
+
+    private func subscribe(_ characteristic: GATTCharacteristic) {
+        guard let id = connection?.subscribe(characteristic) else { return }
+        subscriptions[id] = characteristic.uuid
+    }
+
+    private func read(_ uuid: BluetoothUUID, _ value: [UInt8]) {
+        switch uuid {
+        case .batteryLevel: batteryLevel(value)
+        case .bodySensorLocation: location = BodySensorLocation(decoding: value)
+        case .polarMeasurementControlPoint:
+            features = PMDFeatures(decoding: value)
+            if features == nil { once("features", warning: "\(label): PMD feature read did not decode; trying the streams anyway") }
+        default: information.set(uuid, value: value)
+        }
+    }
+
+    private func batteryLevel(_ value: [UInt8]) {
+        guard let percent = BatteryLevel.percent(decoding: value) else {
+            count("battery", "\(label): a battery level that is not 0–100 % was dropped; counted, not logged again")
+            return
+        }
+        battery = percent
+        publishStatus()
+    }
+
+    /// The first setup's reads are done: the wearable is known; register its streams once.
+    private func setUp() {
+        phase = .ready
+        if streams.isEmpty, let address {
+            let device = information.device(address: address, advertisedName: advertisedName)
+            for sensor in configuration.streams {
+                let stream = WearableStream(descriptor: descriptor(sensor, device: device), queue: queue, clock: clock) { [weak self] stream, on in
+                    self?.recordingChanged(stream, on: on)
+                }
+                streams[sensor] = stream
+            }
+            journal.notice("\(label): \(device.model.isEmpty ? "model unknown" : device.model), firmware \(device.systemVersion.isEmpty ? "unknown" : device.systemVersion), battery \(battery.map { "\($0) %" } ?? "unknown"); streams \(configuration.streams.map(\.rawValue).joined(separator: ", "))")
+            publishStatus()
+            for stream in streams.values.sorted(by: { $0.sensor.rawValue < $1.sensor.rawValue }) { registry.add(stream) }
+        } else {
+            journal.notice("\(label): connected again; streams re-subscribed")
+            publishStatus()
+        }
+        applyPMD()
+    }
+
+    private func descriptor(_ sensor: SRSensor, device: SRDevice) -> SourceDescriptor {
+        WearableSamples.descriptor(sensor, device: device, wearable: configuration.name, location: location)
+    }
+
+    // MARK: Recording on and off
+
+    private func recordingChanged(_ stream: WearableStream, on: Bool) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if on {
+            stream.started(at: now)
+            if stream.sensor == .onWristState { heartRate.restart() }
+            // Staked while the wearable is away: what it misses until it is back is a gap.
+            if phase != .ready { stream.openGap(after: nil, now: now, why: "wearable not connected when recording started") }
+        }
+        if stream.sensor == .electrocardiogram || stream.sensor == .photoplethysmogram { applyPMD() }
+        publishStatus()
+    }
+
+    /// Starts the PMD streams that are recorded and stops the others (GET settings → START; STOP).
+    private func applyPMD() {
+        guard let connection, let controlPoint = controlPointHandle, pmdReady, phase == .ready else { return }
+        for (type, sensor) in [(PMDMeasurementType.ecg, SRSensor.electrocardiogram), (.ppg, .photoplethysmogram)] {
+            guard let stream = streams[sensor] else { continue }
+            let want = stream.recording && stopping == nil
+            let current = pmd[type] ?? .idle
+            if want, current == .idle {
+                if let features, !features.types.contains(type) {
+                    once("feature:\(type)", warning: "\(label): the device does not offer PMD \(type); \(sensor.rawValue) is not recorded")
+                    pmd[type] = .refused
+                    continue
+                }
+                pmd[type] = .gettingSettings
+                connection.write(controlPoint, value: PMDCommand.getMeasurementSettings(type).encoded())
+            } else if !want, current == .running || current == .starting {
+                pmd[type] = .stopping
+                connection.write(controlPoint, value: PMDCommand.stopMeasurement(type).encoded())
+                flush(type)
+            }
+        }
+    }
+
+    private func controlPointIndication(_ value: [UInt8]) {
+        let indication: PMDControlPointIndication
+        do {
+            indication = try PMDControlPointIndication(decoding: value)
+        } catch {
+            count("cp", "\(label): a PMD control-point indication did not decode (\(error)); counted, not logged again")
+            return
+        }
+        switch indication {
+        case .measurementsStopped(let types):
+            for raw in types {
+                guard let type = PMDMeasurementType(rawValue: raw), pmd[type] == .running else { continue }
+                journal.warning("\(label): the device stopped PMD \(type) on its own; starting it again")
+                flush(type)
+                gap(type, why: "the device stopped the stream")
+                pmd[type] = .idle
+            }
+            applyPMD()
+        case .response(let part):
+            if part.more {
+                partialResponse = partialResponse?.appending(part) ?? part
+                return
+            }
+            let response = partialResponse?.appending(part) ?? part
+            partialResponse = nil
+            guard let type = PMDMeasurementType(rawValue: response.measurementType) else { return }
+            pmdResponse(response, type: type)
+        }
+    }
+
+    private func pmdResponse(_ response: PMDResponse, type: PMDMeasurementType) {
+        guard let connection, let controlPoint = controlPointHandle else { return }
+        switch (response.opcode, pmd[type] ?? .idle) {
+        case (0x01, .gettingSettings):
+            guard response.status == .success, let offered = try? PMDSetting.decodeList(response.parameters[...]) else {
+                once("settings:\(type)", warning: "\(label): PMD \(type) settings refused (\(response.status)); not recorded")
+                pmd[type] = .refused
+                return
+            }
+            // One value per setting: ECG at 130 Hz where offered, otherwise the first value.
+            let chosen = offered.compactMap { setting -> PMDSetting? in
+                guard [.sampleRate, .resolution, .range, .channels].contains(setting.kind), let first = setting.values.first else { return nil }
+                let value = setting.kind == .sampleRate && type == .ecg && setting.values.contains(130) ? 130 : first
+                return PMDSetting(setting.kind, [value])
+            }
+            sampleRates[type] = Int(chosen.first { $0.kind == .sampleRate }?.values.first ?? (type == .ecg ? 130 : 55))
+            pmd[type] = .starting
+            connection.write(controlPoint, value: PMDCommand.startMeasurement(type, settings: chosen).encoded())
+        case (0x02, .starting):
+            switch response.status {
+            case .success:
+                pmd[type] = .running
+                let rate = sampleRates[type] ?? 130
+                timelines[type] = PMDStreamTimeline(measurementType: type, sampleRateHz: rate)
+                sessionStarts[type] = now
+                journal.info("\(label): PMD \(type) streaming at \(rate) Hz")
+            case .alreadyInState:
+                // Still streaming from before a lost link: stop it, then start afresh.
+                pmd[type] = .restarting
+                connection.write(controlPoint, value: PMDCommand.stopMeasurement(type).encoded())
+            case .invalidMTU:
+                once("pmd-mtu:\(type)", warning: "\(label): the device refused PMD \(type) for the link's MTU (\(mtu)); recording heart rate only")
+                pmd[type] = .refused
+            default:
+                once("start:\(type):\(response.status)", warning: "\(label): the device refused to start PMD \(type) (\(response.status))")
+                pmd[type] = .refused
+            }
+        case (0x03, .stopping), (0x03, .restarting):
+            pmd[type] = .idle
+            if stopping != nil, !pmd.values.contains(.stopping) {
+                let done = stopping
+                stopping = nil
+                done?()
+                return
+            }
+            applyPMD()
+        default:
+            break
+        }
+        publishStatus()
+    }
+
+    // MARK: Data
+
+    private func heartRateMeasurement(_ value: [UInt8]) {
+        let time = now
+        let boot = clock.bootID
+        let before = heartRate.malformed
+        let output = heartRate.receive(value, at: time)
+        if heartRate.malformed > before {
+            count("hrm", "\(label): a heart-rate measurement that does not decode was dropped; counted, not logged again")
+            return
+        }
+        if let beat = output.beat, let stream = streams[.heartRate] {
+            let contact = (try? HeartRateMeasurement(decoding: value))?.sensorContact
+            if beat.rrIntervals.count > WearableSamples.rrColumns {
+                count("rr", "\(label): a measurement carried \(beat.rrIntervals.count) RR intervals; the store keeps \(WearableSamples.rrColumns) per measurement and the rest were dropped; counted, not logged again")
+            }
+            stream.emit(boot: boot, times: [time], receiveTimes: [time], columns: WearableSamples.heartRate(beat, contact: contact))
+        }
+        if let stream = streams[.onWristState] {
+            if let onWrist = output.wristState {
+                stream.emit(boot: boot, times: [time], receiveTimes: [time], columns: [[onWrist ? 1 : 0], [0], [0]])
+            } else if stream.hasOpenGap, (try? HeartRateMeasurement(decoding: value))?.sensorContact.isInContact != nil {
+                // The state is known again and did not change: the gap ends here, nothing to record.
+                stream.closeGap(at: time, boot: boot)
+            }
+        }
+    }
+
+    private func pmdFrame(_ value: [UInt8]) {
+        guard let first = value.first, let type = PMDMeasurementType(rawValue: first & 0x3F), var timeline = timelines[type],
+              pmd[type] == .running
+        else {
+            count("frame-unexpected", "\(label): a PMD frame of a stream that is not running was dropped; counted, not logged again")
+            return
+        }
+        let before = timeline.counters
+        let events = timeline.receive(value, at: now)
+        let after = timeline.counters
+        timelines[type] = timeline
+        if after.duplicates > before.duplicates { count("dup:\(type)", "\(label): PMD \(type) frame repeating the previous timestamp dropped; counted, not logged again") }
+        if after.undecodable > before.undecodable { count("undecodable:\(type)", "\(label): PMD \(type) frame that does not decode dropped and recorded as a gap; counted, not logged again") }
+        if after.resets > before.resets { count("reset:\(type)", "\(label): PMD \(type) device clock reset; recorded as a gap, mapping restarted; counted, not logged again") }
+        if after.jumps > before.jumps { count("jump:\(type)", "\(label): PMD \(type) device time jumped; recorded as a gap, mapping restarted; counted, not logged again") }
+        if after.missing > before.missing { count("missing:\(type)", "\(label): PMD \(type) frames missing; recorded as a gap; counted, not logged again") }
+        handle(events, of: type)
+    }
+
+    private func handle(_ events: [PMDStreamTimeline.Event], of type: PMDMeasurementType) {
+        guard let stream = streams[type == .ecg ? .electrocardiogram : .photoplethysmogram], !events.isEmpty else { return }
+        let boot = clock.bootID
+        for event in events {
+            switch event {
+            case .gap(let gap):
+                stream.openGap(after: gap.after, now: gap.receiveTime, why: "PMD \(type): \(gap.reason)")
+            case .frame(let timed):
+                uncertainty[type] = timed.uncertainty
+                let receive = [Int64](repeating: timed.receiveTime, count: timed.sampleTimes.count)
+                let columns = WearableSamples.pmd(timed, type: type, sampleRate: sampleRates[type] ?? 130,
+                                                  sessionStart: sessionStarts[type] ?? 0)
+                stream.emit(boot: boot, times: timed.sampleTimes, receiveTimes: receive, columns: columns)
+            }
+        }
+        publishStatus()
+    }
+
+    /// Releases a PMD stream's held frames (it stops, or the link went down).
+    private func flush(_ type: PMDMeasurementType) {
+        guard var timeline = timelines[type] else { return }
+        let events = timeline.finish()
+        timelines[type] = nil
+        handle(events, of: type)
+    }
+
+    private func gap(_ type: PMDMeasurementType, why: String) {
+        streams[type == .ecg ? .electrocardiogram : .photoplethysmogram]?.openGap(after: nil, now: now, why: why)
+    }
+
+    // MARK: Losing and closing the link
+
+    private func linkLost(_ why: String) {
+        guard phase != .stopped else { return }
+        let time = now
+        for type in Array(timelines.keys) { flush(type) }
+        for stream in streams.values { stream.openGap(after: nil, now: time, why: "link lost: \(why)") }
+        resetLinkState()
+        wait(backoff.linkLost(upFor: time &- connectedAt))
+        journal.warning("\(label): link lost (\(why)); reconnecting in \(FetchPolicy.describe(retryAt &- time)) with full re-subscription")
+        if let done = stopping {
+            stopping = nil
+            done()
+        }
+    }
+
+    private func resetLinkState() {
+        connection = nil
+        reads = [:]
+        subscriptions = [:]
+        pmdSubscribed = 0
+        pmdReady = false
+        pmd = [:]
+        partialResponse = nil
+        heartRateHandle = nil
+        batteryHandle = nil
+        controlPointHandle = nil
+        dataHandle = nil
+    }
+
+    /// A planned disconnect is coming: PMD STOP for every running stream; `done` runs once the
+    /// device confirmed them all (or at once when none runs, or when the link drops).
+    func stopStreams(_ done: @escaping () -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        stopping = done
+        applyPMDStopAll()
+        if !pmd.values.contains(.stopping) {
+            stopping = nil
+            done()
+        }
+    }
+
+    private func applyPMDStopAll() {
+        guard let connection, let controlPoint = controlPointHandle else { return }
+        for (type, current) in pmd where current == .running || current == .starting {
+            pmd[type] = .stopping
+            connection.write(controlPoint, value: PMDCommand.stopMeasurement(type).encoded())
+            flush(type)
+        }
+    }
+
+    func close() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        phase = .stopped
+        connection?.close()
+        resetLinkState()
+        publishStatus()
+    }
+
+    // MARK: Status and logging
+
+    private func publishStatus() {
+        var common: [String: String] = ["link": phase.rawValue]
+        if let battery { common["battery"] = "\(battery) %" }
+        if let rssi { common["rssi"] = "\(rssi) dBm" }
+        if phase == .ready || phase == .discovering { common["mtu"] = "\(mtu)" }
+        for (sensor, stream) in streams {
+            var status = common
+            if sensor == .electrocardiogram || sensor == .photoplethysmogram {
+                let type: PMDMeasurementType = sensor == .electrocardiogram ? .ecg : .ppg
+                status["pmd"] = "\(pmd[type] ?? .idle)"
+                if let rate = sampleRates[type] { status["sampleRate"] = "\(rate) Hz" }
+                if let value = uncertainty[type] { status["clockUncertainty"] = String(format: "%.2f ms", Double(value) / 1e6) }
+            } else {
+                status["clockUncertainty"] = "none (stamped on receipt)"
+            }
+            stream.setStatus(status)
+        }
+    }
+
+    private func once(_ key: String, warning message: String) {
+        guard logged.insert(key).inserted else { return }
+        journal.warning(message)
+    }
+
+    /// Counts one more of `key` and logs `message` the first time.
+    private func count(_ key: String, _ message: String) {
+        counts[key, default: 0] += 1
+        once(key, warning: message)
+    }
+}

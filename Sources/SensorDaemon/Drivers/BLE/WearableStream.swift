@@ -1,0 +1,109 @@
+import Dispatch
+import SensorKitModel
+import Synchronization
+
+/// One stream of one wearable (heart rate, wrist state, ECG or PPG) as a `SensorSource`. It stays
+/// registered across link losses: a loss while recording opens a gap, and the first sample after
+/// recording resumes closes it as one `systemInitiated` deletion record (docs/ble.md, "Gaps").
+/// Recording state is confined to the BLE driver's queue; `status` is readable from any thread.
+final class WearableStream: SensorSource, @unchecked Sendable {
+    // @unchecked: the mutable fields are confined to `queue`; `live` is a Mutex.
+    let descriptor: SourceDescriptor
+    private let queue: DispatchQueue
+    private let changed: (WearableStream, Bool) -> Void
+    private let clock: any SystemClock
+    private let live = Mutex<[String: String]>([:])
+
+    private(set) var recording = false
+    private var deliver: (@Sendable (SourceEvent) -> Void)?
+    /// The last sample's time (boot ns), or when recording started if nothing came yet.
+    private(set) var lastTime: Int64?
+    private var gapFrom: Int64?
+    private var gapWhy = ""
+
+    /// `changed` runs on `queue` when recording turns on or off.
+    init(descriptor: SourceDescriptor, queue: DispatchQueue, clock: any SystemClock,
+         changed: @escaping (WearableStream, Bool) -> Void) {
+        self.descriptor = descriptor
+        self.queue = queue
+        self.clock = clock
+        self.changed = changed
+    }
+
+    var sensor: SRSensor { descriptor.sensor }
+
+    var status: [String: String] { live.withLock { $0 } }
+
+    func setStatus(_ status: [String: String]) { live.withLock { $0 = status } }
+
+    /// Stopping waits for the driver's queue: what the stream still holds is delivered before
+    /// this returns, while the pipeline still takes it.
+    func setRecording(_ on: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void) {
+        if on {
+            queue.async {
+                guard !self.recording else { return }
+                self.recording = true
+                self.deliver = deliver
+                self.gapFrom = nil
+                self.lastTime = nil
+                self.changed(self, true)
+            }
+        } else {
+            queue.sync { stop() }
+        }
+    }
+
+    func close() {
+        queue.sync { stop() }
+    }
+
+    private func stop() {
+        guard recording else { return }
+        recording = false
+        changed(self, false)   // may emit the samples still held
+        // Stopped while the link is down: the gap ends with the stake.
+        let now = clock.now()
+        closeGap(at: now.nanoseconds, boot: now.boot)
+        deliver = nil
+        gapFrom = nil
+        lastTime = nil
+    }
+
+    /// Recording started at `now` (boot ns): the base of a gap if the link drops before a sample.
+    func started(at now: Int64) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if lastTime == nil { lastTime = now }
+    }
+
+    /// Data stopped coming for a reason the source knows (link lost, device clock reset, an
+    /// undecodable frame): the gap runs from the last sample (or `after`) to the next sample.
+    /// Gaps that follow each other before a sample arrives are one gap.
+    func openGap(after: Int64?, now: Int64, why: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard recording, gapFrom == nil else { return }
+        gapFrom = after ?? lastTime ?? now
+        gapWhy = why
+    }
+
+    var hasOpenGap: Bool { gapFrom != nil }
+
+    /// The stream is known to be flowing again at `time` without a sample to record (a wrist
+    /// state that did not change): the open gap ends there.
+    func closeGap(at time: Int64, boot: BootID) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let deliver, let from = gapFrom else { return }
+        gapFrom = nil
+        deliver(.gap(from: BootInstant(boot: boot, nanoseconds: from), to: BootInstant(boot: boot, nanoseconds: max(from, time)),
+                     reason: .systemInitiated, why: gapWhy))
+        lastTime = max(lastTime ?? time, time)
+    }
+
+    /// Delivers samples (times strictly increasing); an open gap ends at the first of them.
+    func emit(boot: BootID, times: [Int64], receiveTimes: [Int64], columns: [[Int64]]) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard deliver != nil, let first = times.first else { return }
+        closeGap(at: first, boot: boot)
+        deliver?(.samples(SourceBatch(boot: boot, sensorTimes: times, receiveTimes: receiveTimes, columns: columns)))
+        lastTime = times.last
+    }
+}

@@ -1,0 +1,33 @@
+import BLEBridge
+import SensorKitModel
+import SensorSystem
+
+/// The one place BLE transports are made from `[ble] transport =`.
+public enum BLETransports {
+    public static func make(_ transport: BLESettings.Transport) throws(BLETransportError) -> any BLETransport {
+        switch transport {
+        case .hci: return try HCITransport.open(adapter: "hci0")
+        case .emulated(let directory): return EmulatedBLETransport(directory: directory)
+        }
+    }
+}
+
+/// Wearables named in `[wearable]` sections, reached over `[ble] transport =` (docs/ble.md,
+/// "The daemon's BLE driver"): one `WearableLink` per wearable, one source per (wearable, stream).
+struct BLEDriver: SensorDriver {
+    let settings: BLESettings
+    let wearables: [WearableConfiguration]
+
+    var entry: DriverRegistry.Driver {
+        .init(name: "ble", source: .bluetoothLE, sensors: Set(wearables.flatMap(\.streams)))
+    }
+
+    func start(registry: any SourceRegistry, journal: Journal) throws -> any SourceDiscovery {
+        let transport = try BLETransports.make(settings.transport)
+        journal.info("ble: \(wearables.count) wearable(s) over \(settings.transport)")
+        let central = BLECentral(transport: transport, wearables: wearables, registry: registry,
+                                 clock: LinuxSystemClock(), journal: journal)
+        central.start()
+        return central
+    }
+}

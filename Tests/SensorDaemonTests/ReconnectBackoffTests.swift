@@ -1,0 +1,20 @@
+@testable import SensorDaemon
+import Testing
+
+/// The wait before a wearable's next connect (docs/ble.md, "States of a wearable").
+@Suite struct ReconnectBackoffTests {
+    @Test func refusedConnectsWaitLongerEachTimeUpToTheCap() {
+        var backoff = ReconnectBackoff()
+        let delays = (0..<9).map { _ in backoff.connectFailed() }
+        #expect(delays == [0.5, 1, 2, 4, 8, 16, 30, 30, 30].map { Int64($0 * 1e9) })
+    }
+
+    @Test func onlyALinkThatStayedUpStartsOver() {
+        var backoff = ReconnectBackoff()
+        _ = backoff.connectFailed()
+        _ = backoff.connectFailed()
+        #expect(backoff.linkLost(upFor: 1_000_000_000) == 2_000_000_000)      // dropped at once: keeps growing
+        #expect(backoff.connectFailed() == 4_000_000_000)
+        #expect(backoff.linkLost(upFor: 60_000_000_000) == 500_000_000)       // a stable link: start over
+    }
+}
