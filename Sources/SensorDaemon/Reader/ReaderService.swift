@@ -21,6 +21,8 @@ public final class ReaderService: @unchecked Sendable {
         public var preGranted: [ControlLedger.Key]
         /// Nanoseconds a fetch may go without progress before it ends with `timedOut`.
         public var fetchIdleTimeout: Int64
+        /// Runs the fetches' idle and park timers (tests drive it by hand).
+        public var scheduler: any Scheduler = DispatchScheduler()
         public var log: @Sendable (String) -> Void
 
         public init(registry: AppRegistry, archive: any SampleArchive, recorder: any RecordingControl,
@@ -331,7 +333,7 @@ public final class ReaderService: @unchecked Sendable {
             let stream = FetchStream(
                 requestID: request.id, cursor: cursor, connection: session.connection,
                 window: max(1, min(request.window ?? WireLimits.defaultFetchWindow, WireLimits.maxFetchWindow)), notice: nil,
-                idleTimeout: dependencies.fetchIdleTimeout,
+                idleTimeout: dependencies.fetchIdleTimeout, scheduler: dependencies.scheduler,
                 onFinish: { [weak self] id in
                     guard let self else { return }
                     self.queue.async { self.sessions[connectionID]?.fetches[id] = nil }
