@@ -22,8 +22,11 @@ public final class DaemonHarness: @unchecked Sendable {
 
     /// Starts a daemon; `config` is sensorkitd.conf text, `sources` are added at start. `prepare`
     /// runs on the folder (apps in its `apps.d`) just before the daemon starts (the folder is removed if it cannot).
+    /// `scheduler` runs the daemon's timers (a manual one lets a test move time), `environment`
+    /// stands for the process's (systemd's variables), `stopDeadline` bounds `stop`.
     public init(config: String = "profile = lab\n", sources: [any SensorSource] = [],
-                prepare: (_ folder: String) throws -> Void = { _ in }) throws {
+                scheduler: any Scheduler = DispatchScheduler(), environment: [String: String] = [:],
+                stopDeadline: Double = 10, prepare: (_ folder: String) throws -> Void = { _ in }) throws {
         // A short, world-traversable folder: the socket path must fit sun_path, and the
         // cross-user tests connect as nobody.
         var template = Array("/tmp/skd-XXXXXX".utf8CString)
@@ -47,7 +50,7 @@ public final class DaemonHarness: @unchecked Sendable {
         let created = folder
         do {
             try prepare(folder)
-            daemon = try Daemon(.init(
+            var parts = Daemon.Parts(
                 paths: paths, configuration: configuration, clock: clock, journal: journal,
                 openStore: { directory, timeline in
                     try StoreBackend.open(stateDirectory: directory, configuration: configuration, clock: clock,
@@ -56,7 +59,11 @@ public final class DaemonHarness: @unchecked Sendable {
                 startSources: { registry in
                     for source in sources { registry.add(source) }
                     return []
-                }))
+                })
+            parts.scheduler = scheduler
+            parts.environment = environment
+            parts.stopDeadline = stopDeadline
+            daemon = try Daemon(parts)
         } catch {
             try? FileManager.default.removeItem(atPath: created)
             throw error

@@ -3,10 +3,12 @@ import Foundation
 import Glibc
 import SensorKitModel
 import SensorSystem
+import Synchronization
 
 /// The running daemon: starts the parts in order, stops them in reverse with a deadline:
 /// timeline → store → pipeline and sources → reader service → socket; on SIGTERM or
-/// SIGINT the socket closes first, then sources stop, then the store flushes and closes.
+/// SIGINT the socket closes first, then sources stop, then the store flushes and closes, all
+/// within `Parts.stopDeadline` (docs/reliability.md, "Shutdown").
 public final class Daemon: @unchecked Sendable {
     // @unchecked: everything is set in init and only read afterwards; `stopped` is guarded by the
     // signal queue.
@@ -21,6 +23,13 @@ public final class Daemon: @unchecked Sendable {
         public var startSources: @Sendable (RecordingPipeline) throws -> [any SourceDiscovery]
         /// Which sensors a driver can produce; nil: this build's drivers under `configuration`.
         public var drivers: DriverRegistry
+        /// Runs the periodic work, the watchdog and the fetches' timers (tests drive it by hand).
+        public var scheduler: any Scheduler = DispatchScheduler()
+        /// Where `NOTIFY_SOCKET` and `WATCHDOG_USEC` come from.
+        public var environment: [String: String] = ProcessInfo.processInfo.environment
+        /// Seconds a stop may take before what is left is cut short (well inside systemd's
+        /// default `TimeoutStopSec` of 90 s, after which it would SIGKILL).
+        public var stopDeadline: Double = 10
 
         public init(paths: DaemonPaths, configuration: DaemonConfiguration, clock: any SystemClock, journal: Journal,
                     openStore: @escaping @Sendable (String, TimelineKeeper) throws -> any DaemonStore,
@@ -43,13 +52,17 @@ public final class Daemon: @unchecked Sendable {
     public let service: ReaderService
     public let server: ReaderServer
     private let discoveries: [any SourceDiscovery]
-    private let notifier = ServiceManagerNotifier(environment: ProcessInfo.processInfo.environment)
-    private let housekeeping: any DispatchSourceTimer
+    private let notifier: ServiceManagerNotifier
+    private let housekeeping: any ScheduledTimer
     private let housekeepingQueue = DispatchQueue(label: "sensorkitd.housekeeping")
+    /// The watchdog's own timer: never behind a purge or a timeline save.
+    private var watchdog: (any ScheduledTimer)?
+    private let watchdogQueue = DispatchQueue(label: "sensorkitd.watchdog")
 
     /// Starts everything; throws (after undoing what started) when a part cannot start.
     public init(_ parts: Parts) throws {
         self.parts = parts
+        notifier = ServiceManagerNotifier(environment: parts.environment)
         let journal = parts.journal
         // Before anything opens a file there: the socket's folder must not let others replace the
         // daemon's files, and the state directory must be the daemon's alone (docs/configuration.md).
@@ -69,10 +82,12 @@ public final class Daemon: @unchecked Sendable {
         let keeper = timeline
         let limits = ReaderLimits(parts.configuration.reader, openFiles: OpenFileLimit.current)
         journal.info("reader limits: \(limits.maxConnections) connections, \(limits.maxConnectionsPerUser) per user, idle fetches end after \(limits.fetchIdleTimeout / 1_000_000_000) s")
-        service = try ReaderService(.init(
+        var dependencies = ReaderService.Dependencies(
             registry: registry, archive: store, recorder: pipeline, clock: parts.clock,
             timeline: { keeper.current }, storage: store, drivers: parts.drivers,
-            preGranted: parts.configuration.grants, fetchIdleTimeout: limits.fetchIdleTimeout, log: { journal($0) }))
+            preGranted: parts.configuration.grants, fetchIdleTimeout: limits.fetchIdleTimeout, log: { journal($0) })
+        dependencies.scheduler = parts.scheduler
+        service = try ReaderService(dependencies)
         server = try ReaderServer(path: parts.paths.socket, service: service, limits: limits, log: { journal($0) })
         try timeline.publish(besideSocket: parts.paths.socket)
         do {
@@ -82,43 +97,92 @@ public final class Daemon: @unchecked Sendable {
             store.close()
             throw error
         }
-        housekeeping = DispatchSource.makeTimerSource(queue: housekeepingQueue)
-        housekeeping.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(200))
         let store = self.store
         let clock = parts.clock
-        let watchdog = ServiceManagerNotifier.watchdogInterval(environment: ProcessInfo.processInfo.environment)
-        let notifier = self.notifier
-        var ticks = 0
-        housekeeping.setEventHandler {
-            ticks += 1
+        let ticks = Mutex(0)
+        housekeeping = parts.scheduler.schedule(on: housekeepingQueue, after: 1_000_000_000, repeating: 1_000_000_000) {
+            let tick = ticks.withLock { $0 += 1; return $0 }
             keeper.advance(to: clock.now())
             store.timelineChanged(keeper.current)
-            if ticks % 10 == 0 { keeper.saveOrLog() }
-            if ticks % 60 == 0 { store.maintain() }
-            if watchdog != nil { notifier.notify("WATCHDOG=1") }
+            if tick % 10 == 0 { keeper.saveOrLog() }
+            if tick % 60 == 0 { store.maintain() }  // returns at once; the purge waits elsewhere
         }
-        housekeeping.resume()
+        if let interval = ServiceManagerNotifier.watchdogInterval(environment: parts.environment) {
+            watchdog = Self.startWatchdog(every: interval, scheduler: parts.scheduler, queue: watchdogQueue,
+                                          service: service, notifier: notifier)
+        }
         server.start()
         notifier.notify("READY=1\nSTATUS=recording for \(registry.apps.count) app(s)")
         journal.notice("sensorkitd ready on \(parts.paths.socket) (state \(parts.paths.stateDirectory))")
     }
 
-    /// Stops in reverse start order: no new clients, sources stopped, store flushed and closed.
-    public func stop() {
-        notifier.notify("STOPPING=1")
-        server.stop()
-        for discovery in discoveries.reversed() { discovery.stop() }
-        pipeline.stopAll()
-        housekeeping.cancel()
-        housekeepingQueue.sync {}
-        timeline.advance(to: parts.clock.now())
-        timeline.saveOrLog()
-        store.close()
-        parts.journal.notice("sensorkitd stopped; store flushed and closed")
+    /// Pings systemd's watchdog (at most every second, and at least twice per `WATCHDOG_USEC`)
+    /// from the reader's control queue, so a ping says clients are being answered; a ping still
+    /// waiting for that queue is not joined by another.
+    private static func startWatchdog(every seconds: Double, scheduler: any Scheduler, queue: DispatchQueue,
+                                      service: ReaderService, notifier: ServiceManagerNotifier) -> any ScheduledTimer {
+        let period = Int64(min(1, max(0.001, seconds)) * 1e9)
+        let waiting = Mutex(false)
+        return scheduler.schedule(on: queue, after: period, repeating: period) {
+            guard waiting.withLock({ busy in defer { busy = true }; return !busy }) else { return }
+            service.whenAnswering {
+                waiting.withLock { $0 = false }
+                notifier.notify("WATCHDOG=1")
+            }
+        }
     }
 
-    /// Runs until SIGTERM or SIGINT, then stops. Blocks the calling thread (dispatchMain-free).
-    public func runUntilSignalled() {
+    /// Stops in reverse start order: no new clients, sources stopped, store flushed and closed.
+    /// What has not finished within `Parts.stopDeadline` (a source or the store that hangs) is
+    /// cut short and named in the log; returns false then, and the process exits anyway (the
+    /// store records what it had not committed at its next start, docs/store.md).
+    @discardableResult
+    public func stop() -> Bool {
+        notifier.notify("STOPPING=1")
+        let steps: [(String, @Sendable () -> Void)] = [
+            ("closing the reader socket", { [server] in server.stop() }),
+            ("stopping the sources", { [discoveries, pipeline] in
+                for discovery in discoveries.reversed() { discovery.stop() }
+                pipeline.stopAll()
+            }),
+            ("stopping the timers", { [self] in
+                housekeeping.cancel()
+                watchdog?.cancel()
+                housekeepingQueue.sync {}
+            }),
+            ("saving the timeline", { [timeline, parts] in
+                timeline.advance(to: parts.clock.now())
+                timeline.saveOrLog()
+            }),
+            ("flushing and closing the store", { [store] in store.close() }),
+        ]
+        let current = Mutex<String?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        let worker = Thread {
+            for (name, step) in steps {
+                current.withLock { $0 = name }
+                step()
+            }
+            current.withLock { $0 = nil }
+            finished.signal()
+        }
+        worker.name = "sensorkitd.stop"
+        worker.start()
+        let deadline = parts.stopDeadline
+        guard finished.wait(timeout: .now() + deadline) == .success else {
+            let step = current.withLock { $0 } ?? "?"
+            let left = steps.drop(while: { $0.0 != step }).map(\.0)
+            parts.journal.error("shutdown cut short after \(deadline) s: \(left.joined(separator: ", ")) did not finish (\(step) hangs); exiting without them")
+            return false
+        }
+        parts.journal.notice("sensorkitd stopped; store flushed and closed")
+        return true
+    }
+
+    /// Runs until SIGTERM or SIGINT, then stops; false when the stop was cut short by its
+    /// deadline. Blocks the calling thread (dispatchMain-free).
+    @discardableResult
+    public func runUntilSignalled() -> Bool {
         let done = DispatchSemaphore(value: 0)
         let queue = DispatchQueue(label: "sensorkitd.signals")
         var sources: [any DispatchSourceSignal] = []
@@ -135,8 +199,9 @@ public final class Daemon: @unchecked Sendable {
         }
         _ = try? SystemCalls.ignoreSignal(SIGPIPE)
         done.wait()
-        stop()
+        let clean = stop()
         for source in sources { source.cancel() }
+        return clean
     }
 }
 
