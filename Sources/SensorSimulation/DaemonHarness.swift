@@ -142,14 +142,23 @@ public final class DaemonHarness: @unchecked Sendable {
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    /// Waits until `condition` holds or `seconds` pass; returns whether it held.
-    public static func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+    /// Waits until `condition` holds or `seconds` pass, trying it every `every` seconds; returns
+    /// whether it held.
+    public static func eventually(_ seconds: Double = 10, every: Double = 0.02, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if condition() { return true }
-            usleep(20_000)
+            usleep(UInt32(every * 1e6))
         }
         return condition()
+    }
+
+    /// How many samples of `sensor` `app` can fetch now (its stake, the hold and the window
+    /// applied); −1 when it cannot connect.
+    public func samplesVisible(to app: String, sensor: SRSensor = .accelerometer) -> Int {
+        guard let connection = try? connect(app: app) else { return -1 }
+        defer { connection.close() }
+        return Self.fetchAll(connection, sensor: sensor, from: 0, to: now).batches.reduce(0) { $0 + $1.count }
     }
 
     /// The folder of the built products (sensorkitd, sensorkitctl next to the test bundle).
