@@ -74,7 +74,7 @@ import Testing
         recorder.stopAfterFirstResult = true
         recorder.startRecording()
         #expect(DaemonHarness.eventually(5) { recorder.locked { $0.startedRecording } == 1 })
-        usleep(3_000_000)  // ≈ 600 000 samples
+        #expect(DaemonHarness.eventually(30, every: 0.5) { harness.samplesVisible(to: DaemonHarness.studyApp) >= 600_000 })
         recorder.fetch(reader: recorder.accelerometerReader, device: SRDevice.current, hoursBack: 1)
         #expect(DaemonHarness.eventually(10) { recorder.locked { $0.resultTimestamps.count } >= 1 })
         // The daemon stopped too: a fetch left waiting for acks would still be running.
@@ -106,7 +106,7 @@ import Testing
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
         #expect(try await reader.authorizationStatus == .authorized)
         try await reader.startRecording()
-        try await Task.sleep(nanoseconds: 2_500_000_000)
+        #expect(DaemonHarness.eventually(20, every: 0.1) { harness.samplesVisible(to: DaemonHarness.studyApp) >= 2500 })
         let request = SRFetchRequest()
         request.from = SRAbsoluteTime.fromCFAbsoluteTime(_cf: CFAbsoluteTimeGetCurrent() - 60)
         request.to = SRAbsoluteTime.current()
