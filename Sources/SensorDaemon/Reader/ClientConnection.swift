@@ -52,14 +52,17 @@ final class ClientConnection: @unchecked Sendable {
     /// forever.
     static let defaultPartialFrameTimeout = 10.0
     private let partialFrameTimeout: Double
-    private var partialFrameTimer: (any DispatchSourceTimer)?
+    private let scheduler: any Scheduler
+    private var partialFrameTimer: (any ScheduledTimer)?
 
     init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials, partialFrameTimeout: Double = defaultPartialFrameTimeout,
+         scheduler: any Scheduler = DispatchScheduler(),
          released: @escaping @Sendable () -> Void = {}) {
         self.id = id
         self.fd = fd
         self.peer = peer
         self.partialFrameTimeout = partialFrameTimeout
+        self.scheduler = scheduler
         self.flow = ConnectionFlow(maxQueuedRequests: Self.maxQueuedRequests, readPauseBytes: Self.readPauseBytes,
                                    maxPendingBytes: Self.maxPendingBytes, partialFrameTimeout: partialFrameTimeout)
         self.released = released
@@ -168,7 +171,8 @@ final class ClientConnection: @unchecked Sendable {
             case .armPartialFrameDeadline:
                 armPartialFrameTimer()
             case .disarmPartialFrameDeadline:
-                partialFrameTimer?.schedule(deadline: .distantFuture)
+                partialFrameTimer?.cancel()
+                partialFrameTimer = nil
             case .replyMalformed(let problem):
                 enqueue(WireJSON.frame(WireReply.failure(nil, WireError(.malformedRequest, "\(problem); closing the connection"))).encoded())
                 handle(.closeRequested(problem, flushFirst: true))
@@ -258,19 +262,11 @@ final class ClientConnection: @unchecked Sendable {
 
     /// (Re)starts the partial-frame deadline: `partialFrameTimeout` from now.
     private func armPartialFrameTimer() {
-        let timer: any DispatchSourceTimer
-        if let existing = partialFrameTimer {
-            timer = existing
-        } else {
-            timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.setEventHandler { [weak self] in
-                guard let self else { return }
-                self.handle(.partialFrameExpired(buffered: self.decoder.bufferedCount))
-            }
-            timer.resume()
-            partialFrameTimer = timer
+        partialFrameTimer?.cancel()
+        partialFrameTimer = scheduler.schedule(on: queue, after: Int64(partialFrameTimeout * 1e9), repeating: nil) { [weak self] in
+            guard let self else { return }
+            self.handle(.partialFrameExpired(buffered: self.decoder.bufferedCount))
         }
-        timer.schedule(deadline: .now() + partialFrameTimeout)
     }
 
     /// Writes queued frames straight from their own bytes until the socket is full.

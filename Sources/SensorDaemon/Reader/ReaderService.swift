@@ -90,6 +90,9 @@ public final class ReaderService: @unchecked Sendable {
     }
     private var now: Int64 { Self.srNow(dependencies) }
 
+    /// The timers' scheduler, for the connections too.
+    var scheduler: any Scheduler { dependencies.scheduler }
+
     /// Runs `body` on the control queue once the requests before it are handled (the watchdog's
     /// sign of life).
     func whenAnswering(_ body: @escaping @Sendable () -> Void) { queue.async(execute: body) }
