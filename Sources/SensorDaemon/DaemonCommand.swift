@@ -101,8 +101,7 @@ public enum DaemonCommand {
             journal.error("cannot start: \(error)")
             return 1
         }
-        daemon.runUntilSignalled()
-        return 0
+        return daemon.runUntilSignalled() ? 0 : 1
     }
 
     /// The most the daemon reads of its configuration file; a larger one is refused.

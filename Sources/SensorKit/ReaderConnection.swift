@@ -16,11 +16,11 @@ public final class ReaderConnection: Sendable {
         case reply(WireReply)
     }
 
+    private typealias Handler = @Sendable (Incoming) -> Void
     private struct State {
-        var nextID: UInt32 = 1
-        var handlers: [UInt32: @Sendable (Incoming) -> Void] = [:]
+        /// Requests waiting for their final reply, and whether the connection stands.
+        var session = ReaderSessionState<Handler>()
         var eventHandlers: [UUID: @Sendable (WireReply) -> Void] = [:]
-        var closed: String?
         var chunkFrames = 0
     }
 
@@ -75,7 +75,7 @@ public final class ReaderConnection: Sendable {
     public var chunkFramesReceived: Int { state.withLock { $0.chunkFrames } }
 
     /// Whether the daemon closed the connection (a new one must be opened).
-    public var isClosed: Bool { state.withLock { $0.closed != nil } }
+    public var isClosed: Bool { state.withLock { $0.session.phase != .open } }
 
     /// Ends the connection; pending requests fail.
     public func close() { SystemCalls.shutdown(fd) }
@@ -86,20 +86,37 @@ public final class ReaderConnection: Sendable {
     @discardableResult
     public func send(_ build: (inout WireRequest) -> Void, op: WireRequest.Operation,
                      handler: @escaping @Sendable (Incoming) -> Void) -> UInt32 {
-        let (id, closed) = state.withLock { state -> (UInt32, String?) in
-            let id = state.nextID
-            state.nextID &+= 1
-            if state.closed == nil { state.handlers[id] = handler }
-            return (id, state.closed)
+        run(.request(handler)) { id in
+            var request = WireRequest(id: id, op: op)
+            build(&request)
+            write(request)
+        } ?? 0
+    }
+
+    /// Feeds `event` to the session state and carries out its actions, outside the lock: `batch`
+    /// or `reply` go to the handler the state names, `writeRequest` writes a new request. Returns
+    /// the id of a new request (written or failed at once).
+    @discardableResult
+    private func run(_ event: ReaderSessionState<Handler>.Event, batch: SampleBatchFrame? = nil, reply: WireReply? = nil,
+                     writeRequest: (UInt32) -> Void = { _ in }) -> UInt32? {
+        var newID: UInt32?
+        for action in state.withLock({ $0.session.on(event) }) {
+            switch action {
+            case .write(let id):
+                newID = id
+                writeRequest(id)
+            case .deliverBatch(let handler):
+                if let batch { handler(.batch(batch)) }
+            case .deliverReply(let handler):
+                if let reply { handler(.reply(reply)) }
+            case .fail(let id, let handler, let why):
+                if case .request = event { newID = id }
+                handler(.reply(.failure(id, WireError(.dataInaccessible, why))))
+            case .cancel(let id):
+                notify(.cancel, target: id)
+            }
         }
-        if let closed {
-            handler(.reply(.failure(id, WireError(.dataInaccessible, "connection to sensorkitd closed: \(closed)"))))
-            return id
-        }
-        var request = WireRequest(id: id, op: op)
-        build(&request)
-        write(request)
-        return id
+        return newID
     }
 
     /// Sends a request that has no reply of its own (`ack`, `cancel`).
@@ -162,14 +179,7 @@ public final class ReaderConnection: Sendable {
             }
         }
         // After everything that arrived before the end (chunks may still be decoding).
-        delivery.deliver { [self, reason] in
-            let handlers = state.withLock { state -> [UInt32: @Sendable (Incoming) -> Void] in
-                state.closed = reason
-                defer { state.handlers = [:] }
-                return state.handlers
-            }
-            for (id, handler) in handlers { handler(.reply(.failure(id, WireError(.dataInaccessible, reason)))) }
-        }
+        delivery.deliver { [self, reason] in _ = run(.ended(reason)) }
     }
 
     private func dispatch(_ kind: Frame.Kind, _ payload: UnsafeRawBufferPointer) {
@@ -187,11 +197,7 @@ public final class ReaderConnection: Sendable {
                 } catch {
                     // The daemon checked the chunk's checksum, so this is a bug on one side: the
                     // fetch fails rather than skip samples silently.
-                    return { [self] in
-                        let handler = state.withLock { $0.handlers.removeValue(forKey: frame.requestID) }
-                        notify(.cancel, target: frame.requestID)
-                        handler?(.reply(.failure(frame.requestID, WireError(.dataInaccessible, "\(error)"))))
-                    }
+                    return { [self] in _ = run(.undecodable(frame.requestID, "\(error)")) }
                 }
             }
         case .message:
@@ -202,15 +208,13 @@ public final class ReaderConnection: Sendable {
                     return
                 }
                 guard let id = reply.id else { return }
-                let handler = state.withLock { $0.handlers.removeValue(forKey: id) }
-                handler?(.reply(reply))
+                run(.reply(id), reply: reply)
             }
         }
     }
 
     private func deliver(_ batch: SampleBatchFrame) {
-        let handler = state.withLock { $0.handlers[batch.requestID] }
-        handler?(.batch(batch))
+        run(.batch(batch.requestID), batch: batch)
     }
 
     /// A batch this build cannot read (a layout of a newer daemon): skipped, but its credit is

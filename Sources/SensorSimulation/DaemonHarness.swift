@@ -22,8 +22,11 @@ public final class DaemonHarness: @unchecked Sendable {
 
     /// Starts a daemon; `config` is sensorkitd.conf text, `sources` are added at start. `prepare`
     /// runs on the folder (apps in its `apps.d`) just before the daemon starts (the folder is removed if it cannot).
+    /// `scheduler` runs the daemon's timers (a manual one lets a test move time), `environment`
+    /// stands for the process's (systemd's variables), `stopDeadline` bounds `stop`.
     public init(config: String = "profile = lab\n", sources: [any SensorSource] = [],
-                prepare: (_ folder: String) throws -> Void = { _ in }) throws {
+                scheduler: any Scheduler = DispatchScheduler(), environment: [String: String] = [:],
+                stopDeadline: Double = 10, prepare: (_ folder: String) throws -> Void = { _ in }) throws {
         // A short, world-traversable folder: the socket path must fit sun_path, and the
         // cross-user tests connect as nobody.
         var template = Array("/tmp/skd-XXXXXX".utf8CString)
@@ -47,7 +50,7 @@ public final class DaemonHarness: @unchecked Sendable {
         let created = folder
         do {
             try prepare(folder)
-            daemon = try Daemon(.init(
+            var parts = Daemon.Parts(
                 paths: paths, configuration: configuration, clock: clock, journal: journal,
                 openStore: { directory, timeline in
                     try StoreBackend.open(stateDirectory: directory, configuration: configuration, clock: clock,
@@ -56,7 +59,11 @@ public final class DaemonHarness: @unchecked Sendable {
                 startSources: { registry in
                     for source in sources { registry.add(source) }
                     return []
-                }))
+                })
+            parts.scheduler = scheduler
+            parts.environment = environment
+            parts.stopDeadline = stopDeadline
+            daemon = try Daemon(parts)
         } catch {
             try? FileManager.default.removeItem(atPath: created)
             throw error
@@ -135,14 +142,23 @@ public final class DaemonHarness: @unchecked Sendable {
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    /// Waits until `condition` holds or `seconds` pass; returns whether it held.
-    public static func eventually(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+    /// Waits until `condition` holds or `seconds` pass, trying it every `every` seconds; returns
+    /// whether it held.
+    public static func eventually(_ seconds: Double = 10, every: Double = 0.02, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if condition() { return true }
-            usleep(20_000)
+            usleep(UInt32(every * 1e6))
         }
         return condition()
+    }
+
+    /// How many samples of `sensor` `app` can fetch now (its stake, the hold and the window
+    /// applied); −1 when it cannot connect.
+    public func samplesVisible(to app: String, sensor: SRSensor = .accelerometer) -> Int {
+        guard let connection = try? connect(app: app) else { return -1 }
+        defer { connection.close() }
+        return Self.fetchAll(connection, sensor: sensor, from: 0, to: now).batches.reduce(0) { $0 + $1.count }
     }
 
     /// The folder of the built products (sensorkitd, sensorkitctl next to the test bundle).

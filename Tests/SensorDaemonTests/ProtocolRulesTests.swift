@@ -5,6 +5,7 @@ import SensorKit
 import SensorKitModel
 import SensorSimulation
 import SensorSystem
+import SensorTestKit
 import Synchronization
 import Testing
 
@@ -174,23 +175,29 @@ import Testing
     /// partial-frame timeout the daemon answers 100 without `id` and closes the connection. A
     /// frame that arrives in pieces within the timeout is served.
     @Test func aTruncatedFrameIsNotWaitedOnForever() throws {
-        let harness = try DaemonHarness()
+        let scheduler = ManualScheduler()
+        let harness = try DaemonHarness(scheduler: scheduler)
         defer { harness.stop() }
         #expect(harness.daemon.server.partialFrameTimeout == 10)
-        harness.daemon.server.partialFrameTimeout = 0.4
+        /// Sends `bytes` and waits until the daemon has read them and armed the frame's deadline.
+        func sendPiece(_ client: RawClient, _ bytes: [UInt8]) {
+            let before = scheduler.pendingTimers
+            client.send(bytes)
+            #expect(DaemonHarness.eventually(5) { scheduler.pendingTimers == before + 1 }, "no deadline armed")
+        }
         let slow = try RawClient(harness.socket)
         let hello = Frame(kind: .message, payload: Array("{\"id\":1,\"op\":\"hello\",\"v\":1}".utf8)).encoded()
-        slow.send(Array(hello.prefix(7)))
-        usleep(150_000)
+        sendPiece(slow, Array(hello.prefix(7)))
+        scheduler.advance(seconds: 9.9)
         slow.send(Array(hello.dropFirst(7)))
         #expect(slow.replies(within: 2, max: 1).replies.first?.ok == true)
         // A fresh connection, and one that has had whole frames before, alike.
         for truncated in [try RawClient(harness.socket), slow] {
-            truncated.send([200, 0, 0, 0, 1, 123])  // promises 200 bytes, sends 2, then silence
-            let started = Date()
+            sendPiece(truncated, [200, 0, 0, 0, 1, 123])  // promises 200 bytes, sends 2, then silence
+            scheduler.advance(seconds: 9.9)
+            scheduler.advance(seconds: 0.1)
             let (replies, closed) = truncated.replies(within: 3)
             #expect(closed, "the connection must be closed")
-            #expect(Date().timeIntervalSince(started) < 2.5)
             #expect(replies.first?.id == nil && replies.first?.error?.code == .malformedRequest, "\(replies)")
             #expect(replies.first?.error?.message.contains("incomplete frame") == true, "\(replies)")
         }

@@ -40,10 +40,11 @@ import Testing
         }
     }
 
-    func recordingCount(_ harness: DaemonHarness) -> Int {
-        guard let connection = try? harness.connect(app: DaemonHarness.studyApp) else { return -1 }
-        defer { connection.close() }
-        return DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: 0, to: harness.now).batches.reduce(0) { $0 + $1.count }
+    func recordingCount(_ harness: DaemonHarness) -> Int { harness.samplesVisible(to: DaemonHarness.studyApp) }
+
+    /// Waits until the daemon has started sending on `client`'s socket (a fetch is running).
+    func fetchSending(_ client: RawClient) -> Bool {
+        UnixSocket.poll(fd: client.fd, events: Int16(POLLIN), timeoutMilliseconds: 5000) > 0
     }
 
     /// A daemon recording the accelerometer for the study app, generated at `rate` Hz.
@@ -97,8 +98,7 @@ import Testing
         _ = truncated
         // Everyone else is still served and recording goes on.
         let before = recordingCount(harness)
-        usleep(700_000)
-        #expect(recordingCount(harness) > before)
+        #expect(DaemonHarness.eventually(5) { recordingCount(harness) > before })
     }
 
     @Test func aClientThatNeverReadsIsBoundedAndOthersAreUnaffected() throws {
@@ -107,7 +107,7 @@ import Testing
         // worth of frames per fetch, would hold far more than the bound checked at the end.
         let harness = try recordingHarness(rate: 50_000, perTick: 5_000)
         defer { harness.stop() }
-        usleep(3_000_000)
+        #expect(DaemonHarness.eventually(20, every: 0.25) { recordingCount(harness) >= 150_000 })
         let lazy = try RawClient(harness.socket)
         #expect(lazy.hello(app: DaemonHarness.studyApp)?.ok == true)
         // Sixteen fetches with the largest window, and never a read or an ack.
@@ -120,8 +120,7 @@ import Testing
         try UnixSocket.setNonBlocking(lazy.fd)
         _ = ReaderLimitsTests.flood(lazy.fd, with: Frame(kind: .message, payload: Array("{\"id\":100,\"op\":\"status\"}".utf8)).encoded(), for: 1)
         let before = recordingCount(harness)
-        usleep(700_000)
-        #expect(recordingCount(harness) > before, "recording must go on")
+        #expect(DaemonHarness.eventually(5) { recordingCount(harness) > before }, "recording must go on")
         // The daemon queues the next batch of a fetch only once the previous one is written, so
         // for the lazy client it holds at most one batch frame per fetch plus the replies to the
         // flood (a status reply is a few hundred bytes; 1 KiB each is generous).
@@ -144,13 +143,13 @@ import Testing
     @Test func anAckOfAbsurdSizeLeavesTheDaemonServing() throws {
         let harness = try recordingHarness(rate: 50_000, perTick: 5_000)
         defer { harness.stop() }
-        usleep(1_500_000)
+        #expect(DaemonHarness.eventually(20, every: 0.1) { recordingCount(harness) >= 75_000 })
         let client = try RawClient(harness.socket)
         #expect(client.hello(app: DaemonHarness.studyApp)?.ok == true)
         // Far more batches than the socket buffer holds, and the client does not read yet: the
         // fetch is still running, with credit left, when the ack comes.
         client.send(json: "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":16}")
-        usleep(200_000)
+        #expect(fetchSending(client))
         client.send(json: "{\"id\":8,\"op\":\"ack\",\"target\":7,\"batches\":9223372036854775807}")
         client.send(json: "{\"id\":9,\"op\":\"status\"}")
         #expect(client.replies(within: 3, max: 3).replies.contains { $0.id == 9 }, "the daemon must still answer")
@@ -160,12 +159,12 @@ import Testing
     @Test func aClientThatLeavesMidFetchIsForgotten() throws {
         let harness = try recordingHarness()
         defer { harness.stop() }
-        usleep(1_500_000)
+        #expect(DaemonHarness.eventually(10) { recordingCount(harness) >= 100 })
         for window in [1, 16, 1, 16, 16] {
             let leaver = try RawClient(harness.socket)
             #expect(leaver.hello(app: DaemonHarness.studyApp)?.ok == true)
             leaver.send(json: "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":\(window)}")
-            usleep(50_000)
+            #expect(fetchSending(leaver))
         }
         let admin = try harness.connect(app: nil)
         #expect(DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "1" },
@@ -182,7 +181,7 @@ import Testing
     @Test func aClientThatStopsReceivingIsLetGoQuietly() throws {
         let harness = try recordingHarness()
         defer { harness.stop() }
-        usleep(1_000_000)
+        #expect(DaemonHarness.eventually(10) { recordingCount(harness) >= 50 })
         let leaver = try RawClient(harness.socket)
         #expect(leaver.hello(app: DaemonHarness.studyApp)?.ok == true)
         #expect(shutdown(leaver.fd, Int32(SHUT_RD)) == 0)

@@ -162,7 +162,11 @@ import Testing
         try harness.grant([.accelerometer], to: study)
         let (connection, start) = try record(harness, app: study, samples: 600)
         let end = harness.now
-        usleep(2_000_000)  // everything stamped before `end` is committed: both fetches see the same
+        // Everything stamped before `end` is committed once a later sample is visible (a stream is
+        // stored in order): both fetches see the same.
+        #expect(DaemonHarness.eventually(10) {
+            DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: end, to: harness.now).reply.count ?? 0 > 0
+        })
         var generator = SystemRandomNumberGenerator()
         let framesBefore = connection.chunkFramesReceived  // `record` polled with chunk formats
         for shape in 0..<12 {
@@ -196,7 +200,7 @@ import Testing
         let late = try harness.connect(app: other)
         #expect(late.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
         let firstStart = try #require(late.call(.status) { $0.sensor = SRSensor.accelerometer.rawValue }.states?.first?.firstRecording)
-        usleep(1_200_000)
+        #expect(DaemonHarness.eventually(10) { harness.samplesVisible(to: other) > 0 })
         let (batches, reply) = DaemonHarness.fetchAll(late, sensor: .accelerometer, from: 0, to: harness.now)
         #expect(reply.error == nil)
         let times = batches.flatMap(\.sensorTimes)
@@ -232,7 +236,8 @@ import Testing
         // Root sees both.
         let admin = try harness.connect(app: nil)
         #expect(admin.call(.stakes).stakes?.map(\.app) == [study])
-        usleep(300_000)  // events are pushed as they happen; give a stray one time to arrive
+        // Events go out on the connection in order with replies: any stray one came before this.
+        _ = otherConnection.call(.status)
         #expect(otherEvents.withLock { $0 }.isEmpty, "the other app heard of the study's consent or recording")
     }
 }

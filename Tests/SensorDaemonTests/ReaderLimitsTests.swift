@@ -6,6 +6,7 @@ import SensorKit
 import SensorKitModel
 import SensorSimulation
 import SensorSystem
+import SensorTestKit
 import Synchronization
 import Testing
 
@@ -127,7 +128,8 @@ import Testing
         }
         #expect(DaemonHarness.eventually(20) { (try? ReaderAbuseTests.RawClient(socket))?.hello(app: nil)?.ok == true })
         var clients = try (0..<100).map { _ in try ReaderAbuseTests.RawClient(socket) }
-        usleep(500_000)
+        let logText = { (try? String(contentsOfFile: folder + "/daemon.log", encoding: .utf8)) ?? "" }
+        #expect(DaemonHarness.eventually(5) { logText().contains("accept on") }, "accept never failed: \(logText().suffix(1500))")
         func cpuTicks() -> Int {
             guard let stat = try? String(contentsOfFile: "/proc/\(daemon.pid)/stat", encoding: .utf8),
                   let end = stat.lastIndex(of: ")") else { return -1 }
@@ -138,7 +140,6 @@ import Testing
         usleep(1_000_000)
         let spent = cpuTicks() - before
         #expect(spent >= 0 && spent < 20, "the daemon used \(spent) ticks of CPU in 1 s while out of descriptors")
-        let logText = { (try? String(contentsOfFile: folder + "/daemon.log", encoding: .utf8)) ?? "" }
         let failures = logText().split(separator: "\n").filter { $0.contains("accept on") }
         #expect(failures.count == 1, "\(failures.count) lines about failed accepts: \(failures.prefix(3))")
         #expect(failures.first?.contains("Too many open files") == true, "\(failures.prefix(1))")
@@ -162,55 +163,96 @@ import Testing
         return files.first { $0.hasSuffix("-wal") }.map { folder + "/" + $0.dropLast(4) }
     }
 
-    func fastRecordingHarness(_ config: String) throws -> DaemonHarness {
-        let harness = try DaemonHarness(config: "profile = lab\n" + config, sources: [GeneratedSource(rate: 50_000, perTick: 5_000)])
+    /// A daemon recording 50 kHz whose fetch timers run on `scheduler`, with enough stored for a
+    /// fetch of many batches.
+    func fastRecordingHarness(_ config: String, scheduler: ManualScheduler) throws -> DaemonHarness {
+        let harness = try DaemonHarness(config: "profile = lab\n" + config, sources: [GeneratedSource(rate: 50_000, perTick: 5_000)],
+                                        scheduler: scheduler)
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
         let app = try harness.connect(app: DaemonHarness.studyApp)
         #expect(app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
         app.close()
-        usleep(1_500_000)  // ≈ 75 000 samples: a fetch of them takes many batches
+        #expect(DaemonHarness.eventually(10, every: 0.1) { harness.samplesVisible(to: DaemonHarness.studyApp) >= 4 * WireLimits.samplesPerBatch })
         return harness
     }
 
-    static let parkedFetch = "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":1}"
+    /// A full checkpoint of the store's write-ahead log from another process: `busy|log|checkpointed`.
+    static func checkpoint(_ database: String) throws -> String {
+        let checkpoint = Process()
+        checkpoint.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        checkpoint.arguments = [database, ".timeout 500", "PRAGMA wal_checkpoint(TRUNCATE);"]
+        let pipe = Pipe()
+        checkpoint.standardOutput = pipe
+        try checkpoint.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        checkpoint.waitUntilExit()
+        return output
+    }
+
+    /// A window-1 fetch that is never acknowledged: what it has sent and its final reply.
+    final class ParkedFetch: Sendable {
+        let batches = Mutex(0)
+        let final = Mutex<WireReply?>(nil)
+
+        /// Starts it on `app` and returns once its first batch is in and the daemon has taken note
+        /// that it was written (a round trip after it), all at the scheduler's starting time.
+        init(on app: ReaderConnection) {
+            app.send({
+                $0.sensor = SRSensor.accelerometer.rawValue
+                $0.from = 0
+                $0.to = 9_000_000_000_000_000
+                $0.window = 1
+            }, op: .fetch) { [self] incoming in
+                switch incoming {
+                case .batch: batches.withLock { $0 += 1 }
+                case .reply(let reply): final.withLock { $0 = reply }
+                }
+            }
+            _ = DaemonHarness.eventually(5) { batches.withLock { $0 } > 0 }
+            _ = app.call(.status)
+        }
+    }
 
     @Test func aFetchWaitingForAnAckDoesNotPinTheWriteAheadLog() throws {
-        let harness = try fastRecordingHarness("[reader]\nfetch-idle-timeout = 60s\n")
+        let scheduler = ManualScheduler()
+        let harness = try fastRecordingHarness("[reader]\nfetch-idle-timeout = 60s\n", scheduler: scheduler)
         defer { harness.stop() }
-        let client = try ReaderAbuseTests.RawClient(harness.socket)
-        #expect(client.hello(app: DaemonHarness.studyApp)?.ok == true)
-        client.send(json: Self.parkedFetch)  // one batch, then it waits for an ack that never comes
-        usleep(2_500_000)
+        let app = try harness.connect(app: DaemonHarness.studyApp)
+        let fetch = ParkedFetch(on: app)  // one batch, then it waits for an ack that never comes
+        #expect(fetch.batches.withLock { $0 } == 1)
+        scheduler.advance(seconds: 1)  // it has waited a second: it parks
         let admin = try harness.connect(app: nil)
         #expect(admin.call(.daemonStatus).info?["fetches"] == "1", "the fetch must still be waiting")
         guard let database = Self.database(in: harness.folder + "/state") else {
             Issue.record("no write-ahead log under \(harness.folder)/state")
             return
         }
-        // A full checkpoint that resets the log succeeds only when no reader holds an old snapshot.
-        let checkpoint = Process()
-        checkpoint.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        checkpoint.arguments = [database, ".timeout 3000", "PRAGMA wal_checkpoint(TRUNCATE);"]
-        let pipe = Pipe()
-        checkpoint.standardOutput = pipe
-        try checkpoint.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        checkpoint.waitUntilExit()
-        #expect(output.hasPrefix("0|"), "the checkpoint was blocked (busy|log|checkpointed): \(output)")
+        // A full checkpoint that resets the log succeeds only when no reader holds an old snapshot
+        // (tried until the park, queued on the fetch's queue by the scheduler, has run).
+        var output = ""
+        #expect(DaemonHarness.eventually(5, every: 0.05) {
+            output = (try? Self.checkpoint(database)) ?? ""
+            return output.hasPrefix("0|")
+        }, "the checkpoint was blocked (busy|log|checkpointed): \(output)")
         #expect(admin.call(.daemonStatus).info?["fetches"] == "1")
     }
 
     @Test func aFetchWithoutAcksEndsAfterTheIdleTimeout() throws {
-        let harness = try fastRecordingHarness("[reader]\nfetch-idle-timeout = 2s\n")
+        let scheduler = ManualScheduler()
+        let harness = try fastRecordingHarness("[reader]\nfetch-idle-timeout = 2s\n", scheduler: scheduler)
         defer { harness.stop() }
-        let client = try ReaderAbuseTests.RawClient(harness.socket)
-        #expect(client.hello(app: DaemonHarness.studyApp)?.ok == true)
-        let start = Date()
-        client.send(json: Self.parkedFetch)
-        let (replies, closed) = client.replies(within: 6, max: 1)
-        let waited = Date().timeIntervalSince(start)
-        #expect(!closed && replies.first?.id == 7 && replies.first?.error?.code == .timedOut, "\(replies)")
-        #expect(waited >= 2 && waited < 5, "ended after \(waited) s")
+        let app = try harness.connect(app: DaemonHarness.studyApp)
+        let fetch = ParkedFetch(on: app)
+        // 1.9 s without an ack: still running. A reply asked for now arrives after anything the
+        // fetch's timer, run before it was asked, could have sent on this connection.
+        scheduler.advance(seconds: 1.9)
+        _ = app.call(.status)
+        #expect(fetch.final.withLock { $0 } == nil, "ended before its idle timeout")
+        scheduler.advance(seconds: 0.1)
+        #expect(DaemonHarness.eventually(5) { fetch.final.withLock { $0 } != nil })
+        let final = fetch.final.withLock { $0 }
+        #expect(final?.error?.code == .timedOut, "\(String(describing: final))")
+        #expect(fetch.batches.withLock { $0 } == 1)
         let admin = try harness.connect(app: nil)
         #expect(admin.call(.daemonStatus).info?["fetches"] == "0")
     }

@@ -54,7 +54,7 @@ import Testing
 
         let connection = try harness.connect(app: app)
         #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
-        usleep(1_500_000)
+        #expect(DaemonHarness.eventually(10) { harness.samplesVisible(to: app) > 50 })
 
         let stakes = try ctl(harness, ["--json", "stakes"])
         let rows = try JSONDecoder().decode([WireStake].self, from: Data(stakes.out.utf8))

@@ -55,13 +55,13 @@ import SensorKitModel
     }
 
     /// Existing stores name their columns this way; the BLE families store SensorKit units
-    /// under the wire names.
+    /// under the wire names (heart rate adds one column per RR interval slot).
     @Test func storedNamesAreTheOnesStoresHold() {
         #expect(MotionFamily.Stored.names == ["x", "y", "z"])
         #expect(PressureFamily.Stored.names == ["pressure", "temperature"])
         #expect(LightFamily.Stored.names == ["illuminance", "red", "green", "blue", "clear"])
         #expect(PedometerFamily.Stored.names == ["steps", "end"])
-        #expect(HeartRateFamily.Stored.names == BatchLayout.heartRate.columns)
+        #expect(HeartRateFamily.Stored.names == BatchLayout.heartRate.columns + (0..<HeartRateFamily.rrLimit).map { "rr\($0)" })
         #expect(WristFamily.Stored.names == BatchLayout.wrist.columns)
         #expect(ElectrocardiogramFamily.Stored.names == BatchLayout.electrocardiogram.columns)
         #expect(PhotoplethysmogramFamily.Stored.names == BatchLayout.photoplethysmogram.columns)

@@ -4,7 +4,9 @@ import SensorKitModel
 import SensorSystem
 
 /// One client's socket: reads frames, writes replies, never blocks and never buffers without
-/// bound. Confined to its own serial queue; every mutable field is touched only there.
+/// bound. Confined to its own serial queue; every mutable field is touched only there. When to
+/// read, pause, watch the socket, time out a partial frame and close is `ConnectionFlow`'s
+/// decision; this class carries it out on the socket and its Dispatch sources.
 final class ClientConnection: @unchecked Sendable {
     // @unchecked: all state below is confined to `queue` (checked by dispatchPrecondition).
     let id: Int
@@ -14,21 +16,14 @@ final class ClientConnection: @unchecked Sendable {
     private var decoder = FrameDecoder(limit: WireLimits.maxClientFrame)
     private var readSource: (any DispatchSourceRead)?
     private var writeSource: (any DispatchSourceWrite)?
-    private var writeSuspended = true
     /// Frames queued for the socket, oldest first from `pendingHead`; the first has its first
     /// `pendingOffset` bytes written. Frames are kept whole (no copying into one buffer).
     private var pending: [Outgoing] = []
     private var pendingHead = 0
     private var pendingOffset = 0
-    private var pendingBytes = 0
-    private var closed = false
+    private var flow: ConnectionFlow
     private var onFrame: (@Sendable (Frame) -> Void)?
     private var onClose: (@Sendable (String) -> Void)?
-    /// Requests handed to the service and not yet answered (`requestAnswered`).
-    private var unanswered = 0
-    /// The read source is suspended because the backlog is full (`backlogFull`).
-    private var readPaused = false
-    private var continuationQueued = false
 
     /// Bytes of replies a client may leave unread before it is dropped. A fetch queues its next
     /// batch only once the previous one is written (`FetchStream`), so batches add at most one
@@ -57,15 +52,19 @@ final class ClientConnection: @unchecked Sendable {
     /// forever.
     static let defaultPartialFrameTimeout = 10.0
     private let partialFrameTimeout: Double
-    private var partialFrameTimer: (any DispatchSourceTimer)?
-    private var partialFrameArmed = false
+    private let scheduler: any Scheduler
+    private var partialFrameTimer: (any ScheduledTimer)?
 
     init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials, partialFrameTimeout: Double = defaultPartialFrameTimeout,
+         scheduler: any Scheduler = DispatchScheduler(),
          released: @escaping @Sendable () -> Void = {}) {
         self.id = id
         self.fd = fd
         self.peer = peer
         self.partialFrameTimeout = partialFrameTimeout
+        self.scheduler = scheduler
+        self.flow = ConnectionFlow(maxQueuedRequests: Self.maxQueuedRequests, readPauseBytes: Self.readPauseBytes,
+                                   maxPendingBytes: Self.maxPendingBytes, partialFrameTimeout: partialFrameTimeout)
         self.released = released
         self.queue = DispatchQueue(label: "sensorkitd.reader.connection.\(id)", target: Self.sharedTarget)
     }
@@ -133,57 +132,60 @@ final class ClientConnection: @unchecked Sendable {
     /// Bytes queued and not yet written (on `queue`).
     var pendingCount: Int {
         dispatchPrecondition(condition: .onQueue(queue))
-        return pendingBytes
+        return flow.pendingBytes
     }
 
     /// Requests read and not yet answered (on `queue`).
     var queuedRequests: Int {
         dispatchPrecondition(condition: .onQueue(queue))
-        return unanswered
+        return flow.unanswered
     }
 
     /// The service finished with one request this connection handed it; callable from any queue.
     func requestAnswered() {
-        queue.async {
-            self.unanswered -= 1
-            self.resumeReadingIfDrained()
+        queue.async { _ = self.handle(.requestAnswered) }
+    }
+
+    /// Feeds `event` to the flow and carries out its actions; false when the flow ended the
+    /// current turn of reading (`endTurn`).
+    @discardableResult
+    private func handle(_ event: ConnectionFlow.Event) -> Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        var goOn = true
+        for action in flow.on(event) {
+            switch action {
+            case .endTurn:
+                goOn = false
+            case .pauseReading:
+                readSource?.suspend()
+            case .resumeReading:
+                readSource?.resume()
+            case .readAgain:
+                queue.async { self.readAvailable() }
+            case .flush:
+                flush()
+            case .watchWritable:
+                writeSource?.resume()
+            case .unwatchWritable:
+                writeSource?.suspend()
+            case .armPartialFrameDeadline:
+                armPartialFrameTimer()
+            case .disarmPartialFrameDeadline:
+                partialFrameTimer?.cancel()
+                partialFrameTimer = nil
+            case .replyMalformed(let problem):
+                enqueue(WireJSON.frame(WireReply.failure(nil, WireError(.malformedRequest, "\(problem); closing the connection"))).encoded())
+                handle(.closeRequested(problem, flushFirst: true))
+            case .stopReading(let wasPaused):
+                // A suspended source must be resumed before it is cancelled, or its cancel handler never runs.
+                if wasPaused { readSource?.resume() }
+                readSource?.cancel()
+                readSource = nil
+            case .close(let reason, let readWasPaused, let writeWasWatched):
+                release(reason: reason, readWasPaused: readWasPaused, writeWasWatched: writeWasWatched)
+            }
         }
-    }
-
-    private var backlogFull: Bool {
-        unanswered >= Self.maxQueuedRequests || pendingBytes >= Self.readPauseBytes
-    }
-
-    private func pauseReading() {
-        guard !readPaused, let readSource else { return }
-        readPaused = true
-        readSource.suspend()
-    }
-
-    private func resumeReadingIfDrained() {
-        guard readPaused, !closed, unanswered <= Self.maxQueuedRequests / 2,
-              pendingBytes <= Self.readPauseBytes / 2, let readSource else { return }
-        readPaused = false
-        readSource.resume()
-        continueReading()  // frames may wait in the decoder, with nothing new for the source to report
-    }
-
-    /// Runs `readAvailable` again on a later turn of the queue.
-    private func continueReading() {
-        guard !continuationQueued else { return }
-        continuationQueued = true
-        queue.async {
-            self.continuationQueued = false
-            self.readAvailable()
-        }
-    }
-
-    /// A suspended source must be resumed before it is cancelled, or its cancel handler never runs.
-    private func cancelReadSource() {
-        if readPaused { readSource?.resume() }
-        readPaused = false
-        readSource?.cancel()
-        readSource = nil
+        return goOn
     }
 
     func enqueue(_ bytes: [UInt8]) {
@@ -192,28 +194,16 @@ final class ClientConnection: @unchecked Sendable {
 
     private func enqueue(_ frame: Outgoing) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !closed else { return }
+        guard !flow.isClosed else { return }
         pending.append(frame)
-        pendingBytes += frame.total
-        if pendingCount > Self.maxPendingBytes {
-            close(reason: "client left more than \(Self.maxPendingBytes) bytes of replies unread")
-            return
-        }
-        flush()
+        handle(.queued(bytes: frame.total))
     }
 
     private func readAvailable() {
         dispatchPrecondition(condition: .onQueue(queue))
         var handled = 0
         var tookFrame = false
-        while !closed && !readPaused && readSource != nil {
-            if backlogFull {
-                // Bytes of a frame may wait in the decoder: the daemon stopped reading, not the
-                // client sending, so its deadline starts again when reading resumes.
-                disarmPartialFrame()
-                pauseReading()
-                return
-            }
+        while handle(.readTurn) {
             let frame: Frame?
             do {
                 frame = try decoder.next()
@@ -225,11 +215,11 @@ final class ClientConnection: @unchecked Sendable {
             }
             if let frame {
                 tookFrame = true
-                unanswered += 1
+                handle(.requestRead)
                 onFrame?(frame)
                 handled += 1
                 if handled == Self.framesPerTurn {
-                    continueReading()
+                    handle(.turnFull)
                     return
                 }
                 continue
@@ -259,7 +249,7 @@ final class ClientConnection: @unchecked Sendable {
             }
             switch result {
             case .wouldBlock:
-                watchPartialFrame(newFrame: tookFrame)
+                handle(.readBlocked(buffered: decoder.bufferedCount, newFrame: tookFrame))
                 return
             case .done(0):
                 close(reason: "client closed the connection")
@@ -270,45 +260,19 @@ final class ClientConnection: @unchecked Sendable {
         }
     }
 
-    private func disarmPartialFrame() {
-        if partialFrameArmed { partialFrameTimer?.schedule(deadline: .distantFuture) }
-        partialFrameArmed = false
-    }
-
-    /// Arms the partial-frame deadline when bytes of a frame wait for the rest (restarting it when
-    /// that is a new frame), disarms it when nothing waits.
-    private func watchPartialFrame(newFrame: Bool) {
-        dispatchPrecondition(condition: .onQueue(queue))
-        guard decoder.bufferedCount > 0 else {
-            disarmPartialFrame()
-            return
+    /// (Re)starts the partial-frame deadline: `partialFrameTimeout` from now.
+    private func armPartialFrameTimer() {
+        partialFrameTimer?.cancel()
+        partialFrameTimer = scheduler.schedule(on: queue, after: Int64(partialFrameTimeout * 1e9), repeating: nil) { [weak self] in
+            guard let self else { return }
+            self.handle(.partialFrameExpired(buffered: self.decoder.bufferedCount))
         }
-        if partialFrameArmed && !newFrame { return }  // the same frame, still arriving
-        let timer: any DispatchSourceTimer
-        if let existing = partialFrameTimer {
-            timer = existing
-        } else {
-            timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.setEventHandler { [weak self] in self?.partialFrameExpired() }
-            timer.resume()
-            partialFrameTimer = timer
-        }
-        timer.schedule(deadline: .now() + partialFrameTimeout)
-        partialFrameArmed = true
-    }
-
-    private func partialFrameExpired() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        guard !closed, !closingAfterFlush, !readPaused, decoder.bufferedCount > 0 else { return }
-        let problem = "incomplete frame: \(decoder.bufferedCount) bytes of it arrived and no more within \(partialFrameTimeout) s"
-        enqueue(WireJSON.frame(WireReply.failure(nil, WireError(.malformedRequest, "\(problem); closing the connection"))).encoded())
-        close(reason: problem, flushFirst: true)
     }
 
     /// Writes queued frames straight from their own bytes until the socket is full.
     private func flush() {
         dispatchPrecondition(condition: .onQueue(queue))
-        while pendingHead < pending.count && !closed {
+        while pendingHead < pending.count && !flow.isClosed {
             let frame = pending[pendingHead]
             let result: IOResult<Int>
             do {
@@ -334,7 +298,7 @@ final class ClientConnection: @unchecked Sendable {
             switch result {
             case .done(let n):
                 pendingOffset += n
-                pendingBytes -= n
+                handle(.written(bytes: n))
                 if pendingOffset == frame.total {
                     pending[pendingHead] = Outgoing(bytes: [], count: 0, written: nil)  // the bytes go back or away
                     pendingHead += 1
@@ -349,44 +313,28 @@ final class ClientConnection: @unchecked Sendable {
                     frame.written?(frame.bytes)
                 }
             case .wouldBlock:
-                if writeSuspended, let writeSource {
-                    writeSuspended = false
-                    writeSource.resume()
-                }
-                resumeReadingIfDrained()
+                handle(.writeBlocked)
                 return
             }
         }
-        if !writeSuspended, let writeSource {
-            writeSuspended = true
-            writeSource.suspend()
-        }
-        if closingAfterFlush { finishClose() } else { resumeReadingIfDrained() }
+        if !flow.isClosed { handle(.writesDone) }
     }
-
-    private var closingAfterFlush = false
-    private var closeReason = ""
 
     /// Closes the connection (on `queue`); with `flushFirst`, after queued replies are written
     /// (bounded: a client that does not read is closed at once).
     func close(reason: String, flushFirst: Bool = false) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !closed else { return }
-        closeReason = reason
-        if flushFirst && pendingCount > 0 && pendingCount < 65_536 {
-            closingAfterFlush = true
-            cancelReadSource()
-            return
-        }
-        finishClose()
+        handle(.closeRequested(reason, flushFirst: flushFirst))
     }
 
-    private func finishClose() {
-        guard !closed else { return }
-        closed = true
-        cancelReadSource()
+    /// The flow closed the connection: stop the sources (resuming suspended ones, which could
+    /// neither be cancelled nor released otherwise), tell the peer, drop what was queued.
+    private func release(reason: String, readWasPaused: Bool, writeWasWatched: Bool) {
+        if readWasPaused { readSource?.resume() }
+        readSource?.cancel()
+        readSource = nil
         if let writeSource {
-            if writeSuspended { writeSource.resume() }  // a suspended source cannot be released
+            if !writeWasWatched { writeSource.resume() }
             writeSource.cancel()
         }
         writeSource = nil
@@ -396,10 +344,9 @@ final class ClientConnection: @unchecked Sendable {
         pending = []
         pendingHead = 0
         pendingOffset = 0
-        pendingBytes = 0
         let onClose = self.onClose
         self.onFrame = nil
         self.onClose = nil
-        onClose?(closeReason)
+        onClose?(reason)
     }
 }

@@ -73,11 +73,22 @@ public struct ControlLedger: Codable, Hashable, Sendable {
     }
 }
 
-/// Where the ledger is kept (the store's apps/consent/stakes tables). Calls may block on disk;
-/// `ReaderService` makes them on its control queue, never on a data path.
+/// One change of the ledger to keep.
+public enum ControlWrite: Sendable {
+    /// `notDetermined` records a pending request.
+    case consent(ControlLedger.Key, SRAuthorizationStatus, at: Int64)
+    case stake(ControlLedger.Key, active: Bool, at: Int64)
+}
+
+/// Where the ledger is kept (the store's apps/consent/stakes tables). The synchronous calls may
+/// block on disk and wait for the store's writer: they are for start-up. `ReaderService`'s control
+/// queue only uses `persist`, which never waits.
 public protocol ControlStorage: Sendable {
     func loadLedger() throws -> ControlLedger
     /// `notDetermined` records a pending request.
     func saveConsent(_ key: ControlLedger.Key, status: SRAuthorizationStatus, at time: Int64) throws
     func saveStake(_ key: ControlLedger.Key, active: Bool, at time: Int64) throws
+    /// Saves `writes` in order, after every write asked for before, and returns at once; stops at
+    /// the first failure. `done` (on no particular queue) gets how many were saved and that failure.
+    func persist(_ writes: [ControlWrite], done: @escaping @Sendable (_ saved: Int, _ failure: (any Error)?) -> Void)
 }

@@ -114,7 +114,8 @@ public final class ReaderServer: @unchecked Sendable {
             UnixSocket.requestSendBuffer(fd, bytes: 1 << 20)
             nextID += 1
             let uid = peer.uid
-            service.attach(ClientConnection(id: nextID, fd: fd, peer: peer, partialFrameTimeout: partialFrameTimeout) { [weak self] in
+            service.attach(ClientConnection(id: nextID, fd: fd, peer: peer, partialFrameTimeout: partialFrameTimeout,
+                                            scheduler: service.scheduler) { [weak self] in
                 guard let self else { return }
                 self.acceptQueue.async { self.release(uid) }
             })

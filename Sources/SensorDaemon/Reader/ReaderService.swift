@@ -21,6 +21,8 @@ public final class ReaderService: @unchecked Sendable {
         public var preGranted: [ControlLedger.Key]
         /// Nanoseconds a fetch may go without progress before it ends with `timedOut`.
         public var fetchIdleTimeout: Int64
+        /// Runs the fetches' idle and park timers (tests drive it by hand).
+        public var scheduler: any Scheduler = DispatchScheduler()
         public var log: @Sendable (String) -> Void
 
         public init(registry: AppRegistry, archive: any SampleArchive, recorder: any RecordingControl,
@@ -40,13 +42,16 @@ public final class ReaderService: @unchecked Sendable {
         }
     }
 
-    private final class Session {
+    private final class Session: @unchecked Sendable {
+        // @unchecked: touched only on the control queue (the service's `queue`), like the service.
         let connection: ClientConnection
         var app: AppManifest?
         var helloDone = false
         var fetches: [UInt32: FetchStream] = [:]
         /// requestAuthorization requests waiting for a person's answer: id → sensors.
         var waitingConsent: [UInt32: Set<SRSensor>] = [:]
+        /// Frames of this connection waiting in `held` (they keep their order behind it).
+        var heldFrames = 0
         init(connection: ClientConnection) { self.connection = connection }
         var isRoot: Bool { connection.peer.uid == 0 }
         var openRequests: Int { fetches.count + waitingConsent.count }
@@ -56,6 +61,15 @@ public final class ReaderService: @unchecked Sendable {
     private var dependencies: Dependencies
     private var ledger: ControlLedger
     private var sessions: [Int: Session] = [:]
+    /// A ledger change is being saved (`ControlStorage.persist`): the control queue does not wait
+    /// for the store, but requests that change the ledger wait in `held` until the save is done,
+    /// so changes apply in the order they were asked for and each sees the one before. So do the
+    /// later requests of the connection that asked for the change, and of a connection with a
+    /// held frame: every client's requests keep their order. Bounded: a connection has at most
+    /// `ClientConnection.maxQueuedRequests` requests unanswered.
+    private var saving = false
+    private var savingFor: Int?
+    private var held: [(connection: Int, frame: Frame)] = []
     /// Every catalog sensor with why no driver produces it (nil: one does); drivers are fixed at start.
     private let unrecordable: [(SRSensor, String?)]
 
@@ -100,6 +114,9 @@ public final class ReaderService: @unchecked Sendable {
     }
     private var now: Int64 { Self.srNow(dependencies) }
 
+    /// The timers' scheduler, for the connections too.
+    var scheduler: any Scheduler { dependencies.scheduler }
+
     // MARK: connections
 
     func attach(_ connection: ClientConnection) {
@@ -120,6 +137,7 @@ public final class ReaderService: @unchecked Sendable {
     private func detach(_ id: Int, reason: String) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let session = sessions.removeValue(forKey: id) else { return }
+        if session.heldFrames > 0 { held.removeAll { $0.connection == id } }
         for fetch in session.fetches.values { fetch.cancel(silently: true) }
         if reason != "client closed the connection" {
             dependencies.log("<6>connection \(id) (uid \(session.connection.peer.uid)) closed: \(reason)")
@@ -137,8 +155,44 @@ public final class ReaderService: @unchecked Sendable {
     private func receive(_ frame: Frame, from connectionID: Int) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let session = sessions[connectionID] else { return }
-        // Its replies are queued on the connection by now (same order of async hops).
-        defer { session.connection.requestAnswered() }
+        if session.heldFrames > 0 || (saving && (savingFor == connectionID || Self.changesLedger(frame))) {
+            held.append((connectionID, frame))
+            session.heldFrames += 1
+            return
+        }
+        handle(frame, session)
+    }
+
+    /// Whether a frame asks for a change of consent or stakes (decoded again only while a save runs).
+    private static func changesLedger(_ frame: Frame) -> Bool {
+        guard frame.kind == .message, let request = try? WireRequest.decode(frame.payload) else { return false }
+        switch request.operation {
+        case .startRecording, .stopRecording, .consentDecide, .requestAuthorization: return true
+        default: return false
+        }
+    }
+
+    /// A ledger change was saved (or failed, and was answered): the frames held behind it go on,
+    /// in order, until one starts another save.
+    private func saved(_ session: Session) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        saving = false
+        savingFor = nil
+        session.connection.requestAnswered()
+        while !saving, !held.isEmpty {
+            let (connectionID, frame) = held.removeFirst()
+            guard let waiting = sessions[connectionID] else { continue }
+            waiting.heldFrames -= 1
+            handle(frame, waiting)
+        }
+    }
+
+    private func handle(_ frame: Frame, _ session: Session) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        // Its replies are queued on the connection by now (same order of async hops); a request
+        // that started a save is answered when the save is done (`saved`).
+        let wasSaving = saving
+        defer { if wasSaving || !saving { session.connection.requestAnswered() } }
         guard frame.kind == .message else {
             return fail(nil, .malformedRequest, "clients send JSON message frames only (kind 1)", session)
         }
@@ -269,12 +323,11 @@ public final class ReaderService: @unchecked Sendable {
             // gets an error; the statuses are unchanged.
             return fail(request.id, .promptDeclined, "no prompt shown: every requested sensor was already decided (sensorkitctl consent changes decisions)", session)
         }
-        for sensor in undecided {
-            let key = ControlLedger.Key(app: app.bundleID, sensor: sensor)
-            ledger.request(key)
-            do { try dependencies.storage.saveConsent(key, status: .notDetermined, at: now) } catch {
-                dependencies.log("<3>could not save the consent request of \(app.bundleID): \(error)")
-            }
+        let time = now
+        for sensor in undecided { ledger.request(ControlLedger.Key(app: app.bundleID, sensor: sensor)) }
+        let log = dependencies.log
+        dependencies.storage.persist(undecided.map { .consent(ControlLedger.Key(app: app.bundleID, sensor: $0), .notDetermined, at: time) }) { _, failure in
+            if let failure { log("<3>could not save the consent request of \(app.bundleID): \(failure)") }
         }
         session.waitingConsent[request.id] = undecided
         dependencies.log("<6>\(app.bundleID) asks for consent to \(undecided.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }.sorted().joined(separator: ", ")); answer with: sensorkitctl consent \(app.bundleID)")
@@ -290,11 +343,19 @@ public final class ReaderService: @unchecked Sendable {
             return fail(request.id, .noAuthorization, "\(app.bundleID) is not authorized for \(sensor.rawValue) (status \(ledger.status(key)))", session)
         }
         let time = now
-        do {
-            try dependencies.storage.saveStake(key, active: start, at: time)
-        } catch {
-            return fail(request.id, .internalError, "could not save the stake: \(error)", session)
+        saving = true
+        savingFor = session.connection.id
+        dependencies.storage.persist([.stake(key, active: start, at: time)]) { [self] _, failure in
+            queue.async { [self] in
+                defer { saved(session) }
+                if let failure { return fail(request.id, .internalError, "could not save the stake: \(failure)", session) }
+                stakeSaved(request, session, app: app, sensor: sensor, key: key, start: start, at: time)
+            }
         }
+    }
+
+    private func stakeSaved(_ request: WireRequest, _ session: Session, app: AppManifest, sensor: SRSensor,
+                            key: ControlLedger.Key, start: Bool, at time: Int64) {
         if start { ledger.startRecording(key, at: time) } else { ledger.stopRecording(key) }
         dependencies.recorder.record(ledger.sensorsToRecord)
         send(WireReply(id: request.id, ok: true), to: session)
@@ -355,7 +416,7 @@ public final class ReaderService: @unchecked Sendable {
             let stream = FetchStream(
                 requestID: request.id, cursor: cursor, connection: session.connection,
                 window: max(1, min(request.window ?? WireLimits.defaultFetchWindow, WireLimits.maxFetchWindow)), notice: nil,
-                idleTimeout: dependencies.fetchIdleTimeout,
+                idleTimeout: dependencies.fetchIdleTimeout, scheduler: dependencies.scheduler,
                 onFinish: { [weak self] id in
                     guard let self else { return }
                     self.queue.async { self.sessions[connectionID]?.fetches[id] = nil }
@@ -456,20 +517,35 @@ public final class ReaderService: @unchecked Sendable {
         guard notEntitled.isEmpty else {
             return fail(request.id, .invalidEntitlement, "\(bundleID) is not entitled to \(notEntitled.joined(separator: ", ")); nothing was changed", session)
         }
-        var changed: [(SRSensor, SRAuthorizationStatus)] = []
+        // Each decision is one or two writes (a denial also ends an active stake); the ledger
+        // takes the decisions whose writes were all saved, in order, as it did when it waited.
+        let time = now
+        var writes: [ControlWrite] = []
+        var decided: [(key: ControlLedger.Key, granted: Bool, writesUpTo: Int)] = []
         for (raw, granted) in decisions.sorted(by: { $0.key < $1.key }) {
-            let sensor = SRSensor(raw)
-            let key = ControlLedger.Key(app: bundleID, sensor: sensor)
-            let time = now
-            do {
-                try dependencies.storage.saveConsent(key, status: granted ? .authorized : .denied, at: time)
-                if !granted, ledger.stakes[key]?.active == true { try dependencies.storage.saveStake(key, active: false, at: time) }
-            } catch {
-                return fail(request.id, .internalError, "could not save the decision: \(error)", session)
-            }
-            ledger.decide(key, granted: granted, at: time, by: "uid \(session.connection.peer.uid)")
-            changed.append((sensor, ledger.status(key)))
+            let key = ControlLedger.Key(app: bundleID, sensor: SRSensor(raw))
+            writes.append(.consent(key, granted ? .authorized : .denied, at: time))
+            if !granted, ledger.stakes[key]?.active == true { writes.append(.stake(key, active: false, at: time)) }
+            decided.append((key, granted, writes.count))
         }
+        saving = true
+        savingFor = session.connection.id
+        dependencies.storage.persist(writes) { [self, decided] saved, failure in
+            queue.async { [self] in
+                defer { self.saved(session) }
+                var changed: [(SRSensor, SRAuthorizationStatus)] = []
+                for decision in decided where decision.writesUpTo <= saved {
+                    ledger.decide(decision.key, granted: decision.granted, at: time, by: "uid \(session.connection.peer.uid)")
+                    changed.append((decision.key.sensor, ledger.status(decision.key)))
+                }
+                if let failure { return fail(request.id, .internalError, "could not save the decision: \(failure)", session) }
+                decisionsSaved(request, session, app: app, changed: changed)
+            }
+        }
+    }
+
+    private func decisionsSaved(_ request: WireRequest, _ session: Session, app: AppManifest, changed: [(SRSensor, SRAuthorizationStatus)]) {
+        let bundleID = app.bundleID
         dependencies.recorder.record(ledger.sensorsToRecord)
         let declinedRequired = changed.filter { $0.1 == .denied && app.usageDetail(for: $0.0)?.required == true }
         var reply = WireReply(id: request.id, ok: true)

@@ -3,10 +3,12 @@ import Foundation
 import Glibc
 import SensorKitModel
 import SensorSystem
+import Synchronization
 
 /// The running daemon: starts the parts in order, stops them in reverse with a deadline:
 /// timeline → store → pipeline and sources → reader service → socket; on SIGTERM or
-/// SIGINT the socket closes first, then sources stop, then the store flushes and closes.
+/// SIGINT the socket closes first, then sources stop, then the store flushes and closes, all
+/// within `Parts.stopDeadline` (docs/reliability.md, "Shutdown").
 public final class Daemon: @unchecked Sendable {
     // @unchecked: everything is set in init and only read afterwards; `stopped` is guarded by the
     // signal queue.
@@ -23,6 +25,13 @@ public final class Daemon: @unchecked Sendable {
         public var drivers: DriverRegistry
         /// The reader socket handed over by systemd (`SocketActivation`), listening on `paths.socket`; nil: bind it.
         public var listener: Int32?
+        /// Runs the periodic work, the watchdog and the fetches' timers (tests drive it by hand).
+        public var scheduler: any Scheduler = DispatchScheduler()
+        /// Where `NOTIFY_SOCKET` and `WATCHDOG_USEC` come from.
+        public var environment: [String: String] = ProcessInfo.processInfo.environment
+        /// Seconds a stop may take before what is left is cut short (well inside systemd's
+        /// default `TimeoutStopSec` of 90 s, after which it would SIGKILL).
+        public var stopDeadline: Double = 10
 
         public init(paths: DaemonPaths, configuration: DaemonConfiguration, clock: any SystemClock, journal: Journal,
                     openStore: @escaping @Sendable (String, TimelineKeeper) throws -> any DaemonStore,
@@ -46,14 +55,16 @@ public final class Daemon: @unchecked Sendable {
     public let service: ReaderService
     public let server: ReaderServer
     private let discoveries: [any SourceDiscovery]
-    let notifier = ServiceManagerNotifier(environment: ProcessInfo.processInfo.environment)
-    private let housekeeping: any DispatchSourceTimer
+    let notifier: ServiceManagerNotifier
+    private let housekeeping: any ScheduledTimer
     private let housekeepingQueue = DispatchQueue(label: "sensorkitd.housekeeping")
+    /// Pings systemd's watchdog from its own queue while the working queues answer.
     private let watchdog: ServiceWatchdog?
 
     /// Starts everything; throws (after undoing what started) when a part cannot start.
     public init(_ parts: Parts) throws {
         self.parts = parts
+        notifier = ServiceManagerNotifier(environment: parts.environment)
         let journal = parts.journal
         // Before anything opens a file there: the socket's folder must not let others replace the
         // daemon's files, and the state directory must be the daemon's alone (docs/configuration.md).
@@ -73,10 +84,12 @@ public final class Daemon: @unchecked Sendable {
         let keeper = timeline
         let limits = ReaderLimits(parts.configuration.reader, openFiles: OpenFileLimit.current)
         journal.info("reader limits: \(limits.maxConnections) connections, \(limits.maxConnectionsPerUser) per user, idle fetches end after \(limits.fetchIdleTimeout / 1_000_000_000) s")
-        service = try ReaderService(.init(
+        var dependencies = ReaderService.Dependencies(
             registry: registry, archive: store, recorder: pipeline, clock: parts.clock,
             timeline: { keeper.current }, storage: store, drivers: parts.drivers,
-            preGranted: parts.configuration.grants, fetchIdleTimeout: limits.fetchIdleTimeout, log: { journal($0) }))
+            preGranted: parts.configuration.grants, fetchIdleTimeout: limits.fetchIdleTimeout, log: { journal($0) })
+        dependencies.scheduler = parts.scheduler
+        service = try ReaderService(dependencies)
         server = try ReaderServer(path: parts.paths.socket, service: service, limits: limits, inheritedListener: parts.listener,
                                   log: { journal($0) })
         try timeline.publish(besideSocket: parts.paths.socket)
@@ -87,23 +100,21 @@ public final class Daemon: @unchecked Sendable {
             store.close()
             throw error
         }
-        housekeeping = DispatchSource.makeTimerSource(queue: housekeepingQueue)
-        housekeeping.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(200))
         let store = self.store
         let clock = parts.clock
         let notifier = self.notifier
-        var ticks = 0
-        housekeeping.setEventHandler {
-            ticks += 1
+        let ticks = Mutex(0)
+        housekeeping = parts.scheduler.schedule(on: housekeepingQueue, after: 1_000_000_000, repeating: 1_000_000_000) {
+            let tick = ticks.withLock { $0 += 1; return $0 }
             keeper.advance(to: clock.now())
             store.timelineChanged(keeper.current)
-            if ticks % 10 == 0 { keeper.saveOrLog() }
-            if ticks % 60 == 0 { store.maintain() }
+            if tick % 10 == 0 { keeper.saveOrLog() }
+            if tick % 60 == 0 { store.maintain() }  // returns at once; the purge waits elsewhere
         }
-        housekeeping.resume()
         let (reader, recorder) = (service, pipeline)
-        watchdog = ServiceManagerNotifier.watchdogInterval(environment: ProcessInfo.processInfo.environment).map { interval in
-            ServiceWatchdog(interval: interval, probes: [("reader", reader.probe), ("pipeline", recorder.probe)],
+        watchdog = ServiceManagerNotifier.watchdogInterval(environment: parts.environment).map { interval in
+            ServiceWatchdog(interval: interval, scheduler: parts.scheduler,
+                            probes: [("reader", reader.probe), ("pipeline", recorder.probe)],
                             ping: { notifier.notify("WATCHDOG=1") }, log: { journal($0) })
         }
         server.start()
@@ -112,22 +123,56 @@ public final class Daemon: @unchecked Sendable {
     }
 
     /// Stops in reverse start order: no new clients, sources stopped, store flushed and closed.
-    public func stop() {
+    /// What has not finished within `Parts.stopDeadline` (a source or the store that hangs) is
+    /// cut short and named in the log; returns false then, and the process exits anyway (the
+    /// store records what it had not committed at its next start, docs/store.md).
+    @discardableResult
+    public func stop() -> Bool {
         notifier.notify("STOPPING=1")
-        server.stop()
-        for discovery in discoveries.reversed() { discovery.stop() }
-        pipeline.stopAll()
-        housekeeping.cancel()
-        watchdog?.stop()
-        housekeepingQueue.sync {}
-        timeline.advance(to: parts.clock.now())
-        timeline.saveOrLog()
-        store.close()
+        let steps: [(String, @Sendable () -> Void)] = [
+            ("closing the reader socket", { [server] in server.stop() }),
+            ("stopping the sources", { [discoveries, pipeline] in
+                for discovery in discoveries.reversed() { discovery.stop() }
+                pipeline.stopAll()
+            }),
+            ("stopping the timers", { [self] in
+                housekeeping.cancel()
+                watchdog?.stop()
+                housekeepingQueue.sync {}
+            }),
+            ("saving the timeline", { [timeline, parts] in
+                timeline.advance(to: parts.clock.now())
+                timeline.saveOrLog()
+            }),
+            ("flushing and closing the store", { [store] in store.close() }),
+        ]
+        let current = Mutex<String?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        let worker = Thread {
+            for (name, step) in steps {
+                current.withLock { $0 = name }
+                step()
+            }
+            current.withLock { $0 = nil }
+            finished.signal()
+        }
+        worker.name = "sensorkitd.stop"
+        worker.start()
+        let deadline = parts.stopDeadline
+        guard finished.wait(timeout: .now() + deadline) == .success else {
+            let step = current.withLock { $0 } ?? "?"
+            let left = steps.drop(while: { $0.0 != step }).map(\.0)
+            parts.journal.error("shutdown cut short after \(deadline) s: \(left.joined(separator: ", ")) did not finish (\(step) hangs); exiting without them")
+            return false
+        }
         parts.journal.notice("sensorkitd stopped; store flushed and closed")
+        return true
     }
 
-    /// Runs until SIGTERM or SIGINT, then stops. Blocks the calling thread (dispatchMain-free).
-    public func runUntilSignalled() {
+    /// Runs until SIGTERM or SIGINT, then stops; false when the stop was cut short by its
+    /// deadline. Blocks the calling thread (dispatchMain-free).
+    @discardableResult
+    public func runUntilSignalled() -> Bool {
         let done = DispatchSemaphore(value: 0)
         let queue = DispatchQueue(label: "sensorkitd.signals")
         var sources: [any DispatchSourceSignal] = []
@@ -145,8 +190,9 @@ public final class Daemon: @unchecked Sendable {
         }
         _ = try? SystemCalls.ignoreSignal(SIGPIPE)
         done.wait()
-        stop()
+        let clean = stop()
         for source in sources { source.cancel() }
+        return clean
     }
 }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import SensorKitModel
 import Synchronization
 
 /// systemd's watchdog (`WatchdogSec=` in `systemd/sensorkitd.service`): `WATCHDOG=1` every half
@@ -8,13 +9,13 @@ import Synchronization
 /// daemon, while the timer's own queue stays free. The housekeeping queue that purges the store is
 /// not probed: a long purge is work, not a hang (docs/reliability.md, "The service manager").
 public final class ServiceWatchdog: @unchecked Sendable {
-    // @unchecked: `timer` is set in init and only cancelled afterwards (DispatchSource is thread-safe);
-    // the probe bookkeeping is behind a Mutex.
+    // @unchecked: `timer` is set once in init and only cancelled afterwards (a scheduled timer is
+    // Sendable); the probe bookkeeping is behind a Mutex.
     /// Runs `answer` on the probed queue, asynchronously.
     public typealias Probe = @Sendable (_ answer: @escaping @Sendable () -> Void) -> Void
 
     private let queue = DispatchQueue(label: "sensorkitd.watchdog")
-    private let timer: any DispatchSourceTimer
+    private var timer: (any ScheduledTimer)?
     /// Probes sent on the last tick that have not answered: name → ticks waited.
     private let outstanding = Mutex<[String: Int]>([:])
 
@@ -23,19 +24,18 @@ public final class ServiceWatchdog: @unchecked Sendable {
     private let log: @Sendable (String) -> Void
     private let milliseconds: Int
 
-    /// `probes` by name; `ping` sends `WATCHDOG=1`; `log` hears when a ping is withheld.
+    /// `probes` by name; `ping` sends `WATCHDOG=1`; `log` hears when a ping is withheld. Ticks
+    /// every `interval` seconds on `scheduler` (tests move its time by hand).
     public init(
-        interval: Double, probes: [(String, Probe)], ping: @escaping @Sendable () -> Void,
-        log: @escaping @Sendable (String) -> Void
+        interval: Double, scheduler: any Scheduler = DispatchScheduler(), probes: [(String, Probe)],
+        ping: @escaping @Sendable () -> Void, log: @escaping @Sendable (String) -> Void
     ) {
         self.probes = probes
         self.ping = ping
         self.log = log
         milliseconds = Int(min(max(interval, 0.01), 3600) * 1000)
-        timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now(), repeating: .milliseconds(milliseconds), leeway: .milliseconds(milliseconds / 10))
-        timer.setEventHandler { [weak self] in self?.tick() }
-        timer.resume()
+        let period = Int64(milliseconds) * 1_000_000
+        timer = scheduler.schedule(on: queue, after: 0, repeating: period) { [weak self] in self?.tick() }
     }
 
     private func tick() {
@@ -58,7 +58,7 @@ public final class ServiceWatchdog: @unchecked Sendable {
     }
 
     public func stop() {
-        timer.cancel()
+        timer?.cancel()
         queue.sync {}
     }
 }

@@ -13,6 +13,12 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
     private let configuration: DaemonConfiguration
     private let hostDevice: SRDevice
     private let journal: Journal
+    /// Where consent and stake writes wait for the store's writer, in the order they were asked
+    /// for, so the reader's control queue never does.
+    private let persistQueue = DispatchQueue(label: "sensorkitd.control.persist")
+    /// Where a purge waits for the writer, so the daemon's timers never do; one at a time.
+    private let maintenanceQueue = DispatchQueue(label: "sensorkitd.store.maintenance")
+    private let purging = Mutex(false)
 
     public init(store: SensorStore, configuration: DaemonConfiguration, hostDevice: SRDevice, journal: Journal) {
         self.store = store
@@ -75,15 +81,21 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
     // MARK: DaemonStore
 
     public func maintain() {
-        do {
-            let report = try store.purge()
-            journal("<7>purge: \(report)")
-        } catch {
-            journal.error("store purge failed: \(error)")
+        // A purge still waiting for the writer (a slow disk) is not joined by another.
+        guard purging.withLock({ busy in defer { busy = true }; return !busy }) else { return }
+        maintenanceQueue.async { [self] in
+            defer { purging.withLock { $0 = false } }
+            do {
+                let report = try store.purge()
+                journal("<7>purge: \(report)")
+            } catch {
+                journal.error("store purge failed: \(error)")
+            }
         }
     }
 
     public func close() {
+        persistQueue.sync {}  // consent and stakes asked for before the stop are kept
         do { try store.close() } catch { journal.error("store close failed: \(error)") }
     }
 
@@ -158,6 +170,22 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
 
     public func saveStake(_ key: ControlLedger.Key, active: Bool, at time: Int64) throws {
         try store.setStake(bundleID: key.app, sensor: key.sensor, active: active, at: time)
+    }
+
+    public func persist(_ writes: [ControlWrite], done: @escaping @Sendable (_ saved: Int, _ failure: (any Error)?) -> Void) {
+        persistQueue.async { [self] in
+            for (index, write) in writes.enumerated() {
+                do {
+                    switch write {
+                    case .consent(let key, let status, let time): try saveConsent(key, status: status, at: time)
+                    case .stake(let key, let active, let time): try saveStake(key, active: active, at: time)
+                    }
+                } catch {
+                    return done(index, error)
+                }
+            }
+            done(writes.count, nil)
+        }
     }
 }
 

@@ -1,0 +1,149 @@
+import Dispatch
+import Foundation
+import Glibc
+import SensorDaemon
+import SensorKit
+import SensorKitModel
+import SensorSimulation
+@testable import SensorStore
+import SensorTestKit
+import Synchronization
+import Testing
+
+/// The store's writer stalls (a slow disk, a long purge): clients are still answered, the
+/// watchdog still pings, and a stop still ends within its deadline (docs/reliability.md,
+/// "Shutdown and a stalled store").
+@Suite(.serialized) struct StoreStallTests {
+    /// Holds the store's writer queue until `release`.
+    final class WriterHold: Sendable {
+        private let gate = DispatchSemaphore(value: 0)
+        init(_ harness: DaemonHarness) {
+            let writer = (harness.daemon.store as! StoreBackend).store.writer
+            let gate = self.gate
+            writer.queue.async { gate.wait() }
+        }
+        func release() { gate.signal() }
+    }
+
+    /// Sends a request without waiting; `wait` gives its reply, or nil after `seconds`.
+    final class Pending: Sendable {
+        private let reply = Mutex<WireReply?>(nil)
+        private let done = DispatchSemaphore(value: 0)
+        init(_ connection: ReaderConnection, _ op: WireRequest.Operation, _ build: (inout WireRequest) -> Void = { _ in }) {
+            connection.send(build, op: op) { [self] incoming in
+                if case .reply(let final) = incoming {
+                    reply.withLock { $0 = final }
+                    done.signal()
+                }
+            }
+        }
+        func wait(_ seconds: Double) -> WireReply? {
+            guard done.wait(timeout: .now() + seconds) == .success else { return nil }
+            return reply.withLock { $0 }
+        }
+    }
+
+    @Test func clientsAreAnsweredWhileAStakeWaitsForTheWriter() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
+        let app = try harness.connect(app: DaemonHarness.studyApp)
+        let admin = try harness.connect(app: nil)
+        let hold = WriterHold(harness)
+        let start = Pending(app, .startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }
+        // Pipelined behind the start on the same connection: answered after it, and sees it.
+        let status = Pending(app, .status) { $0.sensor = SRSensor.accelerometer.rawValue }
+        // Another client asks again and again for two seconds, while the start reaches the
+        // control queue and waits for the writer: every question is answered (within 3 s: the
+        // machine may be loaded; a control queue waiting for the writer never answers).
+        let began = Date()
+        var answered = 0
+        var unanswered = false
+        while Date().timeIntervalSince(began) < 2 {
+            guard Pending(admin, .daemonStatus).wait(3)?.ok == true else {
+                unanswered = true
+                break
+            }
+            answered += 1
+        }
+        hold.release()
+        #expect(!unanswered, "another client waited for the writer (after \(answered) answers)")
+        #expect(start.wait(5)?.ok == true)
+        #expect(status.wait(5)?.states?.first?.recording == true, "a request after startRecording sees the stake")
+    }
+
+    /// A datagram socket standing in for systemd's `NOTIFY_SOCKET`; counts `WATCHDOG=1`.
+    final class NotifySocket: @unchecked Sendable {
+        // @unchecked: `fd` is immutable; reads only on the test's thread.
+        let path: String
+        let folder: String
+        private let fd: Int32
+        init() throws {
+            var template = Array("/tmp/skn-XXXXXX".utf8CString)
+            folder = String(cString: mkdtemp(&template)!)
+            path = folder + "/notify"
+            fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard bound == 0 else { throw SRError(.dataInaccessible, message: "bind \(path): errno \(errno)") }
+        }
+        deinit {
+            close(fd)
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+        private var pings = 0
+        /// `WATCHDOG=1` datagrams received so far.
+        func watchdogPings() -> Int {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                guard n > 0 else { return pings }
+                if String(decoding: buffer[0..<n], as: UTF8.self).contains("WATCHDOG=1") { pings += 1 }
+            }
+        }
+    }
+
+    @Test func theWatchdogPingsWhileAPurgeWaitsForTheWriter() throws {
+        let notify = try NotifySocket()
+        let scheduler = ManualScheduler()
+        let harness = try DaemonHarness(scheduler: scheduler, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "2000000"])
+        defer { harness.stop() }
+        let hold = WriterHold(harness)
+        defer { hold.release() }
+        // Housekeeping runs every second; its sixtieth starts a purge, which waits for the writer.
+        // Every second still gets its ping.
+        var pings = 0
+        for second in 1...65 {
+            scheduler.advance(seconds: 1)
+            let pinged = DaemonHarness.eventually(3) { notify.watchdogPings() > pings }
+            #expect(pinged, "no watchdog ping in second \(second) (the purge started in second 60)")
+            if !pinged { break }
+            pings = notify.watchdogPings()
+        }
+    }
+
+    @Test func aStopEndsWithinItsDeadlineWhenTheStoreHangs() throws {
+        let harness = try DaemonHarness(stopDeadline: 1)
+        let hold = WriterHold(harness)
+        let result = Mutex<Bool?>(nil)
+        let stopped = DispatchSemaphore(value: 0)
+        let began = Date()
+        Thread {
+            let clean = harness.daemon.stop()
+            result.withLock { $0 = clean }
+            stopped.signal()
+        }.start()
+        let ended = stopped.wait(timeout: .now() + 5) == .success
+        let took = Date().timeIntervalSince(began)
+        hold.release()
+        defer { try? FileManager.default.removeItem(atPath: harness.folder) }
+        #expect(ended && took < 3, "stop took \(took) s with the store hanging (deadline 1 s)")
+        #expect(result.withLock { $0 } == false)
+        let cut = harness.logLines().filter { $0.contains("shutdown cut short") }
+        #expect(cut.count == 1 && cut.first?.contains("flushing and closing the store") == true, "\(cut)")
+    }
+}
