@@ -72,6 +72,21 @@ import Testing
         #expect(status.wait(5)?.states?.first?.recording == true, "a request after startRecording sees the stake")
     }
 
+    /// A source plugged in while the writer stalls waits in the pipeline to open its stream;
+    /// `sensorkitctl devices` meanwhile is answered, and already lists it.
+    @Test func devicesIsAnsweredWhileANewSourceWaitsForTheWriter() throws {
+        let harness = try DaemonHarness()
+        defer { harness.stop() }
+        let admin = try harness.connect(app: nil)
+        let hold = WriterHold(harness)
+        defer { hold.release() }
+        let source = GeneratedSource(sensor: .rotationRate)
+        harness.daemon.pipeline.add(source)
+        let devices = Pending(admin, .devices).wait(3)
+        #expect(devices != nil, "devices waited for the store's writer")
+        #expect(devices?.sources?.contains { $0.source == source.descriptor.source } == true)
+    }
+
     /// A datagram socket standing in for systemd's `NOTIFY_SOCKET`; counts `WATCHDOG=1`.
     final class NotifySocket: @unchecked Sendable {
         // @unchecked: `fd` is immutable; reads only on the test's thread.

@@ -1,6 +1,7 @@
 import Dispatch
 import SensorKitModel
 import SensorSystem
+import Synchronization
 
 /// Connects sources to the store and turns recording on and off as stakes come and go
 /// (docs/architecture.md). Each source's events run on that stream's own serial queue; a stop → start gap
@@ -32,6 +33,18 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
     /// comes back — with the same descriptor or a new one (renumbered device, new scale) — the
     /// time in between becomes a `systemInitiated` deletion record.
     private var vanished: [String: BootInstant] = [:]
+    /// What `sources()` lists, changed as `add`, `remove` and `record` are called rather than when
+    /// `queue` gets to them: the reader's control queue reads it without waiting for the pipeline,
+    /// which may itself be waiting for the store's writer while a new source opens its stream.
+    private let listing = Mutex(Listing())
+    private struct Listing {
+        var sources: [String: any SensorSource] = [:]
+        var wanted: Set<SRSensor> = []
+    }
+
+    private static func key(_ source: any SensorSource) -> String {
+        source.descriptor.source + "|" + source.descriptor.sensor.rawValue
+    }
 
     public init(sink: any RecordingSink, clock: any SystemClock, journal: Journal) {
         self.sink = sink
@@ -41,8 +54,9 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
 
     /// Adds a source (a driver found it); it records at once if its sensor is wanted.
     public func add(_ source: any SensorSource) {
+        let key = Self.key(source)
+        listing.withLock { $0.sources[key] = source }
         queue.async {
-            let key = source.descriptor.source + "|" + source.descriptor.sensor.rawValue
             do {
                 let id = try self.sink.openStream(source.descriptor)
                 let state = StreamState(source: source, streamID: id,
@@ -58,6 +72,9 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                 self.journal.info("source \(source.descriptor.source) (\(source.descriptor.sensor.rawValue)) added as stream \(id)")
                 self.apply(state)
             } catch {
+                self.listing.withLock { listing in
+                    if let listed = listing.sources[key], listed === source { listing.sources[key] = nil }
+                }
                 self.journal.error("cannot open a store stream for \(source.descriptor.source): \(error); not recording it")
             }
         }
@@ -65,6 +82,7 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
 
     /// Removes a source (unplugged): it is closed; the store keeps its data.
     public func remove(source: String) {
+        listing.withLock { $0.sources = $0.sources.filter { $0.value.descriptor.source != source } }
         queue.async {
             for (key, state) in self.streams where state.source.descriptor.source == source {
                 self.streams[key] = nil
@@ -79,21 +97,22 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
     }
 
     public func record(_ sensors: Set<SRSensor>) {
+        listing.withLock { $0.wanted = sensors }
         queue.async {
             self.wanted = sensors
             for state in self.streams.values { self.apply(state) }
         }
     }
 
+    /// Every source, with its live status; never waits for the pipeline's queue.
     public func sources() -> [WireSource] {
-        queue.sync {
-            streams.values.map { state in
-                let d = state.source.descriptor
-                return WireSource(sensor: d.sensor.rawValue, device: d.device, source: d.source,
-                                  details: d.details.merging(state.source.status) { _, live in live },
-                                  recording: wanted.contains(d.sensor))
-            }.sorted { ($0.source, $0.sensor) < ($1.source, $1.sensor) }
-        }
+        let (sources, wanted) = listing.withLock { (Array($0.sources.values), $0.wanted) }
+        return sources.map { source in
+            let d = source.descriptor
+            return WireSource(sensor: d.sensor.rawValue, device: d.device, source: d.source,
+                              details: d.details.merging(source.status) { _, live in live },
+                              recording: wanted.contains(d.sensor))
+        }.sorted { ($0.source, $0.sensor) < ($1.source, $1.sensor) }
     }
 
     /// Runs `answer` on the pipeline's queue once the work queued before it is done (the watchdog's probe).

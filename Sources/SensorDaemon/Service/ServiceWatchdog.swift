@@ -2,11 +2,11 @@ import Dispatch
 import SensorKitModel
 import Synchronization
 
-/// systemd's watchdog (`WatchdogSec=` in `systemd/sensorkitd.service`): `WATCHDOG=1` every half
-/// `WATCHDOG_USEC`, sent only while the queues that do the daemon's work answer. Each tick sends a
-/// probe to every such queue (the recording pipeline, the reader's control queue); the next tick
-/// pings only if all came back. A wedged queue therefore stops the pings and systemd restarts the
-/// daemon, while the timer's own queue stays free. The housekeeping queue that purges the store is
+/// systemd's watchdog (`WATCHDOG=1` every half `WATCHDOG_USEC`, `WatchdogSec=` in
+/// `systemd/sensorkitd.service`), sent only while the queues that do the daemon's work answer.
+/// Each tick sends a probe to every such queue (the recording pipeline, the reader's control
+/// queue), and the ping goes out when all have answered. A wedged queue therefore stops the
+/// pings and systemd restarts the daemon, while the timer's own queue stays free. The housekeeping queue that purges the store is
 /// not probed: a long purge is work, not a hang (docs/reliability.md, "The service manager").
 public final class ServiceWatchdog: @unchecked Sendable {
     // @unchecked: `timer` is set once in init and only cancelled afterwards (a scheduled timer is
@@ -38,23 +38,34 @@ public final class ServiceWatchdog: @unchecked Sendable {
         timer = scheduler.schedule(on: queue, after: 0, repeating: period) { [weak self] in self?.tick() }
     }
 
+    /// Sends a probe to every queue; the ping goes out when the last one answers. A tick that
+    /// finds probes still unanswered sends no new ones and withholds the ping (logged once per
+    /// stall), so a wedged queue stops the pings until it answers again.
     private func tick() {
         dispatchPrecondition(condition: .onQueue(queue))
         let late = outstanding.withLock { waiting -> [String: Int] in
             for name in waiting.keys { waiting[name, default: 0] += 1 }
             return waiting
         }
-        if late.isEmpty {
-            ping()
-        } else if late.values.contains(1) {
-            log(
-                "<3>watchdog: \(late.keys.sorted().joined(separator: ", ")) did not answer within \(milliseconds) ms; withholding WATCHDOG=1"
-            )
+        guard late.isEmpty else {
+            if late.values.contains(1) {
+                log("<3>watchdog: \(late.keys.sorted().joined(separator: ", ")) did not answer within \(milliseconds) ms; withholding WATCHDOG=1")
+            }
+            return
         }
-        for (name, probe) in probes where late[name] == nil {
-            outstanding.withLock { $0[name] = 0 }
-            probe { [weak self] in _ = self?.outstanding.withLock { $0.removeValue(forKey: name) } }
+        guard !probes.isEmpty else { return ping() }
+        outstanding.withLock { waiting in for (name, _) in probes { waiting[name] = 0 } }
+        for (name, probe) in probes {
+            probe { [weak self] in self?.answered(name) }
         }
+    }
+
+    private func answered(_ name: String) {
+        let all = outstanding.withLock { waiting -> Bool in
+            waiting.removeValue(forKey: name)
+            return waiting.isEmpty
+        }
+        if all { ping() }
     }
 
     public func stop() {
