@@ -10,6 +10,7 @@ packages=(
   libiio-utils iiod                                                   # iio_readdev anchor, remote contexts
   util-linux procps                                                   # setpriv/runuser for cross-user tests
   systemd dpkg-dev passwd binutils                                    # systemd-analyze verify, systemctl --root, make deb (objdump)
+  librsvg2-bin netpbm                                                 # sensorkitctl report's SVG rendered to pixels in its test (rsvg-convert, pngtopam)
 )
 
 missing=()
