@@ -2,13 +2,17 @@ import Foundation
 import SensorSystem
 
 // `make bench`: each section prints its figures beside anchors measured in the same run.
-// Usage: sensorkit-bench [section …]   (sections: store, decode, encode, fetch, iio, ble; default: all that exist)
+// Usage: sensorkit-bench [section …]   (sections: store, decode, encode, fetch, iio, ble, daemon; default: all that exist)
 let sections = Array(CommandLine.arguments.dropFirst())
 // As sensorkitd and the SensorKit client do (SENSORKIT_MALLOC=default measures glibc's defaults).
 let allocator = AllocatorTuning.forBulkData()
 // The fetch benchmark's daemon runs in a child process of this same binary.
 if sections.first == "serve-fetch-daemon" {
     try FetchBenchmark.serve(samples: sections.dropFirst().first.flatMap { Int($0) } ?? FetchBenchmark.samples)
+    exit(0)
+}
+if sections.first == "serve-daemon-rig" {
+    try DaemonBenchmark.serveRig()
     exit(0)
 }
 print("sensorkit-bench: sections \(sections.isEmpty ? "all" : sections.joined(separator: ", "))")
@@ -19,3 +23,4 @@ if sections.isEmpty || sections.contains("encode") { EncodeBenchmark.run() }
 if sections.isEmpty || sections.contains("fetch") { try FetchBenchmark.run() }
 try IIOBenchmark.main(sections)
 if sections.isEmpty || sections.contains("ble") { BLEClockBenchmark.run() }
+if sections.isEmpty || sections.contains("daemon") { try DaemonBenchmark.run() }
