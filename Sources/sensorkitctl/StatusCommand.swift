@@ -14,7 +14,7 @@ enum StatusCommand {
             Commands.printJSON(StatusDocument(daemon: info, health: healthReply.health, healthError: healthReply.error?.message))
             return 0
         }
-        print("sensorkitd \(info["version"] ?? "?") — boot \(info["boot"] ?? "?"), SR time now \(Commands.seconds(Int64(info["now"] ?? "0") ?? 0)) s")
+        print("\(info["version"] ?? "sensorkitd ?") — boot \(info["boot"] ?? "?"), SR time now \(Commands.seconds(Int64(info["now"] ?? "0") ?? 0)) s")
         let recording = (info["recording"] ?? "").split(separator: ",").map { Commands.name(String($0)) }
         print("recording: \(recording.isEmpty ? "nothing (no app holds a stake)" : recording.joined(separator: ", "))")
         print("connections: \(info["connections"] ?? "?")")
@@ -82,13 +82,13 @@ enum StatusCommand {
         return "ok"
     }
 
-    /// The seconds the last minute's rate is taken over: a stream that began less than a minute
-    /// ago (its first span of the day is recent) is judged over the time it has had, less the
-    /// commit interval not yet counted.
+    /// The seconds the last minute's rate is taken over: 60, or for a stream that began less
+    /// than a minute ago (its first span of the day is recent), the time from its first to its
+    /// newest committed sample plus one sample period.
     static func minuteSeconds(_ stream: WireStreamHealth, now: Int64) -> Double {
-        guard let first = stream.spans.first?.first else { return 60 }
-        let since = Double(now.subtractingSaturating(first)) / 1e9 - 0.5
-        return min(60, max(1, since))
+        guard let first = stream.spans.first?.first, first > now.subtractingSaturating(60_000_000_000) else { return 60 }
+        let covered = Double((stream.lastSample ?? now).subtractingSaturating(first)) / 1e9 + 1 / (stream.expectedRate ?? 1)
+        return min(60, max(0.1, covered))
     }
 
     static func rate(_ received: Double, expected: Double?) -> String {
