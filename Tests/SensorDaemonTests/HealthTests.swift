@@ -14,6 +14,7 @@ import Testing
         let app = DaemonHarness.studyApp
         try harness.grant([.accelerometer], to: app)
         let connection = try harness.connect(app: app)
+        let started = harness.now
         #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
         usleep(1_000_000)
         // A pause in recording is a noInterestedClients gap.
@@ -27,12 +28,14 @@ import Testing
         let health = try #require(reply.health, "\(String(describing: reply.error))")
         let stream = try #require(health.streams.first { $0.sensor == SRSensor.accelerometer.rawValue })
         #expect(stream.device == "host" && stream.recording && stream.expectedRate == 100)
-        // About 2.5 s recorded at 100 Hz, less what is not committed yet (0.5 s).
-        #expect(stream.lastMinute >= 150 && stream.lastMinute <= 300, "\(stream.lastMinute)")
+        // At least 2.5 s recorded at 100 Hz less what is not committed yet (0.5 s); at most what
+        // 100 Hz gives from the first start to the reply (longer on a loaded machine).
+        let elapsed = Double(health.now - started) / 1e9
+        #expect(stream.lastMinute >= 150 && stream.lastMinute <= elapsed * 100 + 10, "\(stream.lastMinute) in \(elapsed) s")
         #expect(stream.lastDay == stream.lastMinute)
-        #expect(health.now - (stream.lastSample ?? 0) < 2_000_000_000)
+        #expect(health.now - (stream.lastSample ?? 0) < 10_000_000_000, "the newest sample is fresh")
         #expect(stream.gaps.map(\.reason) == [SRDeletionReason.noInterestedClients.rawValue], "\(stream.gaps)")
-        #expect(stream.gaps.first.map { $0.count == 1 && $0.seconds > 0.2 && $0.seconds < 2 } == true, "\(stream.gaps)")
+        #expect(stream.gaps.first.map { $0.count == 1 && $0.seconds > 0.2 && $0.seconds < elapsed } == true, "\(stream.gaps)")
         #expect(stream.records.map(\.reason) == [SRDeletionReason.noInterestedClients.rawValue])
         // A 0.3 s pause is far narrower than a day's merge gap (21.6 s): one span, ending at the newest sample.
         #expect(stream.spans.count == 1 && stream.spans.first?.last == stream.lastSample, "\(stream.spans)")
