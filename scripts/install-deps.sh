@@ -12,6 +12,7 @@ packages=(
   systemd dpkg-dev passwd binutils                                    # systemd-analyze verify, systemctl --root, make deb (objdump)
   libpq-dev postgresql                                                # sensorkit-export's libpq; a scratch server in its tests and bench
   python3-numpy python3-pandas                                        # the Python package's numpy/pandas extras, tested by make test
+  librsvg2-bin netpbm                                                 # sensorkitctl report's SVG rendered to pixels in its test (rsvg-convert, pngtopam)
 )
 
 missing=()

@@ -23,7 +23,7 @@ public final class SensorStore: Sendable {
     private let registry = StreamRegistry()
     /// Internal (not private) so tests can hold its queue to make it fall behind.
     let writer: StoreWriter
-    private let readers: ReaderPool
+    let readers: ReaderPool
     private let inbox: AppendInbox
     private let isClosed = Mutex(false)
 

@@ -2,13 +2,17 @@ import Foundation
 import SensorSystem
 
 // `make bench`: each section prints its figures beside anchors measured in the same run.
-// Usage: sensorkit-bench [section …]   (sections: store, decode, encode, fetch, iio, ble, export; ble-daemon: ble's daemon path alone; default: all)
+// Usage: sensorkit-bench [section …]   (sections: store, decode, encode, fetch, iio, ble, export, daemon; ble-daemon: ble's daemon path alone; default: all)
 let sections = Array(CommandLine.arguments.dropFirst())
 // As sensorkitd and the SensorKit client do (SENSORKIT_MALLOC=default measures glibc's defaults).
 let allocator = AllocatorTuning.forBulkData()
 // The fetch benchmark's daemon runs in a child process of this same binary.
 if sections.first == "serve-fetch-daemon" {
     try FetchBenchmark.serve(samples: sections.dropFirst().first.flatMap { Int($0) } ?? FetchBenchmark.samples)
+    exit(0)
+}
+if sections.first == "serve-daemon-rig" {
+    try DaemonBenchmark.serveRig()
     exit(0)
 }
 print("sensorkit-bench: sections \(sections.isEmpty ? "all" : sections.joined(separator: ", "))")
@@ -21,3 +25,4 @@ try IIOBenchmark.main(sections)
 if sections.isEmpty || sections.contains("ble") { BLEClockBenchmark.run() }
 if sections.isEmpty || sections.contains("ble") || sections.contains("ble-daemon") { BLEDaemonPathBenchmark.run() }
 if sections.isEmpty || sections.contains("export") { try ExportBenchmark.run() }
+if sections.isEmpty || sections.contains("daemon") { try DaemonBenchmark.run() }

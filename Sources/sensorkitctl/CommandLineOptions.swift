@@ -18,7 +18,13 @@ struct CommandLineOptions {
         $SENSORKIT_SOCKET). Output is for people; --json gives one JSON document for scripts.
 
         Commands:
-          status                      the daemon: version, boot, SR time now, what is recording
+          status                      the daemon (version, boot, SR time now, what is recording) and
+                                      each stream: samples/s received against the rate its source
+                                      promises over the last minute and day, age of the newest sample,
+                                      gaps in the last day by reason, the store against its budget
+          report --day DATE --svg FILE
+                                      one picture of a day (DATE as 2026-12-01, local time): a row per
+                                      stream, recorded time filled, each gap coloured by its reason
           sensors                     every SensorKit sensor, its Linux source, whether it records
           devices                     recording sources (IIO chips, wearables) with their details
           apps                        installed study apps you may see, their purpose and sensors
@@ -55,7 +61,7 @@ struct CommandLineOptions {
             case "-h", "--help": positional = ["help"]
             case "--grant": options.grants += try value(word).split(separator: ",").map(String.init)
             case "--deny": options.denials += try value(word).split(separator: ",").map(String.init)
-            case "--app", "--sensor", "--from", "--to", "--device", "--format":
+            case "--app", "--sensor", "--from", "--to", "--device", "--format", "--day", "--svg":
                 options.values[String(word.dropFirst(2))] = try value(word)
             default:
                 if word.hasPrefix("--") { throw UsageError(description: "unknown option \(word)") }

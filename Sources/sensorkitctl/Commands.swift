@@ -12,7 +12,8 @@ enum Commands {
                 print(CommandLineOptions.help)
                 return 0
             case "time": return try time(options)
-            case "status": return try status(options)
+            case "status": return try StatusCommand.run(options)
+            case "report": return try ReportCommand.run(options)
             case "sensors": return try sensors(options)
             case "devices": return try devices(options)
             case "apps": return try apps(options)
@@ -62,13 +63,7 @@ enum Commands {
     static func seconds(_ ns: Int64) -> String { String(format: "%.3f", Double(ns) / 1e9) }
 
     static func table(_ rows: [[String]]) {
-        guard let width = rows.map(\.count).max() else { return }
-        var widths = [Int](repeating: 0, count: width)
-        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
-        for row in rows {
-            print(row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
-                .joined(separator: "  "))
-        }
+        for line in StatusCommand.table(rows) { print(line) }
     }
 
     private static func time(_ options: CommandLineOptions) throws -> Int32 {
@@ -78,22 +73,6 @@ enum Commands {
             printJSON(["srTime": now.rawValue, "cfTime": now.toCFAbsoluteTime()])
         } else {
             print("SR time \(now.rawValue) s, CF time \(now.toCFAbsoluteTime()) s, boot \(environment.clock.bootID)")
-        }
-        return 0
-    }
-
-    private static func status(_ options: CommandLineOptions) throws -> Int32 {
-        let reply = try call(connect(options), .daemonStatus)
-        let info = reply.info ?? [:]
-        if options.json { printJSON(info); return 0 }
-        print("sensorkitd \(info["version"] ?? "?") — boot \(info["boot"] ?? "?"), SR time now \(seconds(Int64(info["now"] ?? "0") ?? 0)) s")
-        let recording = (info["recording"] ?? "").split(separator: ",").map { name(String($0)) }
-        print("recording: \(recording.isEmpty ? "nothing (no app holds a stake)" : recording.joined(separator: ", "))")
-        print("connections: \(info["connections"] ?? "?")")
-        if let drivers = info["drivers"] { print("drivers: \(drivers.isEmpty ? "none" : drivers)") }
-        for line in (info["unrecordable"] ?? "").split(separator: "\n") {
-            let parts = line.split(separator: ":", maxSplits: 1).map(String.init)
-            print("cannot record \(parts.count == 2 ? name(parts[0]) + ":" + parts[1] : String(line))")
         }
         return 0
     }

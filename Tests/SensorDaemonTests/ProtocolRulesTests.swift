@@ -42,7 +42,7 @@ import Testing
         let app = try harness.connect(app: DaemonHarness.studyApp)
         defer { app.close() }
         let administrative = WireRequest.Operation.allCases.filter(\.isAdministrative)
-        #expect(Set(administrative) == [.daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes])
+        #expect(Set(administrative) == [.daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health])
         for op in administrative {
             let reply = app.call(op) {
                 $0.app = DaemonHarness.studyApp

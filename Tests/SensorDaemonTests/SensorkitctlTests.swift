@@ -34,6 +34,40 @@ import Testing
         #expect(status.out.contains("cannot record heartRate: no driver for heartRate: BLE is off"), "\(status.out)")
     }
 
+    @Test func statusShowsEachStreamsHealthAndReportDrawsTheDay() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 100)])
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
+        let connection = try harness.connect(app: DaemonHarness.studyApp)
+        #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        usleep(1_500_000)
+        let status = try ctl(harness, ["status"])
+        #expect(status.status == 0, "\(status.err)")
+        let lines = status.out.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("STREAM") && $0.contains("LAST MINUTE") && $0.contains("GAPS IN THE LAST DAY") }, "\(status.out)")
+        let row = lines.first { $0.hasPrefix("accelerometer ") } ?? ""
+        #expect(row.contains(" ok ") && row.contains("/100.0 Hz") && row.hasSuffix("none"), "\(status.out)")
+        // A stream 1.5 s old is judged over the time it has recorded, not over a whole minute.
+        let minuteRate = row.split(separator: " ").first { $0.hasSuffix("/100.0") }.flatMap { Double($0.dropLast(6)) } ?? 0
+        #expect(minuteRate > 85 && minuteRate < 115, "\(status.out)")
+        #expect(lines.contains { $0.hasPrefix("store: ") && $0.contains("free on its file system") }, "\(status.out)")
+        let json = try ctl(harness, ["--json", "status"])
+        let document = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any]
+        #expect((document?["daemon"] as? [String: Any])?["recording"] as? String == SRSensor.accelerometer.rawValue)
+        #expect(((document?["health"] as? [String: Any])?["streams"] as? [Any])?.count == 1, "\(json.out)")
+
+        let today = DateFormatter()
+        today.dateFormat = "yyyy-MM-dd"
+        today.locale = Locale(identifier: "en_US_POSIX")
+        let svgPath = harness.folder + "/day.svg"
+        let report = try ctl(harness, ["report", "--day", today.string(from: Date()), "--svg", svgPath])
+        #expect(report.status == 0, "\(report.err)")
+        let svg = try String(contentsOfFile: svgPath, encoding: .utf8)
+        #expect(svg.contains(">accelerometer</text>") && svg.contains("fill=\"\(DayChart.recordedColour)\""), "\(svg.prefix(2000))")
+        #expect(try ctl(harness, ["report", "--day", "2026-02-30", "--svg", svgPath]).status == 2)
+        #expect(try ctl(harness, ["report", "--svg", svgPath]).status == 2)
+    }
+
     @Test func consentStakesFetchAndJSON() throws {
         let harness = try DaemonHarness(sources: [GeneratedSource()])
         defer { harness.stop() }

@@ -17,6 +17,12 @@ public protocol SampleArchive: Sendable {
     /// chunks wholly inside the range may then go out as `chunk` frames. Empty: batches only.
     func cursor(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64,
                 chunkFormats: Set<UInt8>) throws -> any FetchCursor
+
+    /// What each stream of `sensors` (nil: all) stored over the last minute and day before `now`
+    /// and in `(from, to]`, its deletion records, and the store's budget (`health`,
+    /// docs/protocol.md §3.5), from the catalog alone. `expectedRate` and `recording` are the
+    /// caller's to fill in.
+    func health(now: Int64, from: Int64, to: Int64, sensors: Set<SRSensor>?) throws -> WireHealth
 }
 
 /// Pulls fetched samples a batch at a time, so a slow client only ever parks a cursor, never a

@@ -70,6 +70,9 @@ public final class ReaderService: @unchecked Sendable {
     private var saving = false
     private var savingFor: Int?
     private var held: [(connection: Int, frame: Frame)] = []
+    /// `health` requests being computed off the control queue (bounded: any local user may ask).
+    private var healthInFlight = 0
+    private let healthQueue = DispatchQueue(label: "sensorkitd.reader.health")
     /// Every catalog sensor with why no driver produces it (nil: one does); drivers are fixed at start.
     private let unrecordable: [(SRSensor, String?)]
 
@@ -227,6 +230,8 @@ public final class ReaderService: @unchecked Sendable {
             if let target = request.target, let stream = session.fetches[target] { stream.acknowledge(request.batches ?? 1) }
         case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes:
             administer(operation, request, session)
+        case .health:
+            health(request, session)
         }
     }
 
@@ -492,6 +497,45 @@ public final class ReaderService: @unchecked Sendable {
             return fail(request.id, .unknownOperation, "not an administrative operation", session)
         }
         send(reply, to: session)
+    }
+
+    /// `health` (docs/protocol.md §3.5): root sees every stream; another uid the streams of the
+    /// sensors its visible apps are entitled to. Read from the store off the control queue, at
+    /// most a few at a time daemon-wide.
+    private func health(_ request: WireRequest, _ session: Session) {
+        let now = self.now
+        let to = request.to ?? now
+        let from = request.from ?? to.subtractingSaturating(86_400_000_000_000)
+        guard to > from, to.subtractingSaturating(from) <= WireHealth.maxRange else {
+            return fail(request.id, .malformedRequest, "health needs from < to, at most \(WireHealth.maxRange / 86_400_000_000_000) days apart", session)
+        }
+        guard healthInFlight < 4 else {
+            return fail(request.id, .tooManyRequests, "the daemon is already answering 4 health requests; ask again", session)
+        }
+        healthInFlight += 1
+        let sensors: Set<SRSensor>? = session.isRoot ? nil : Set(visibleApps(session).flatMap(\.entitledSensors))
+        let recording = ledger.sensorsToRecord
+        let rates = Dictionary(dependencies.recorder.sources().compactMap { source in
+            ExpectedRate.of(source.details).map { (source.sensor + "\u{0}" + source.device, $0) }
+        }, uniquingKeysWith: { first, _ in first })
+        let archive = dependencies.archive
+        let id = request.id, connection = session.connection
+        healthQueue.async {
+            var reply = WireReply(id: id, ok: true)
+            do {
+                var health = try archive.health(now: now, from: from, to: to, sensors: sensors)
+                for i in health.streams.indices {
+                    let stream = health.streams[i]
+                    health.streams[i].recording = recording.contains(SRSensor(stream.sensor))
+                    health.streams[i].expectedRate = rates[stream.sensor + "\u{0}" + stream.device]
+                }
+                reply.health = health
+            } catch {
+                reply = .failure(id, WireError(.dataInaccessible, "the store cannot be read: \(error)"))
+            }
+            connection.send(WireJSON.boundedFrame(reply).encoded())
+            self.queue.async { self.healthInFlight -= 1 }
+        }
     }
 
     private func consentSheet(_ app: AppManifest) -> WireConsentRequest {

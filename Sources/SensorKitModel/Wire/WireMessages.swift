@@ -9,12 +9,12 @@ public struct WireRequest: Codable, Hashable, Sendable {
         case hello, status, requestAuthorization, startRecording, stopRecording, fetchDevices, fetch
         case cancel, ack
         // People and scripts (sensorkitctl).
-        case daemonStatus, sensors, devices, apps, consentList, consentDecide, stakes
+        case daemonStatus, sensors, devices, apps, consentList, consentDecide, stakes, health
 
         /// The operations of docs/protocol.md §3.5.
         public var isAdministrative: Bool {
             switch self {
-            case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes: return true
+            case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health: return true
             default: return false
             }
         }
@@ -289,6 +289,8 @@ public struct WireReply: Codable, Hashable, Sendable {
     public var sources: [WireSource]?
     public var authorizationStatus: Int?
     public var info: [String: String]?
+    /// `health` replies: per-stream rates, gaps and the store's budget.
+    public var health: WireHealth?
 
     public init(id: UInt32? = nil, ok: Bool? = nil, error: WireError? = nil, event: String? = nil) {
         self.id = id

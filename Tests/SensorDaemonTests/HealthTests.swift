@@ -1,0 +1,86 @@
+import Foundation
+import SensorKit
+import SensorKitModel
+import SensorSimulation
+import Testing
+@testable import SensorDaemon
+
+/// `health` (docs/protocol.md §3.5) against a real daemon recording a generated 100 Hz
+/// accelerometer: rates from the catalog, gaps by reason, the store's budget, and who sees what.
+@Suite(.serialized) struct HealthTests {
+    @Test func reportsRatesGapsAndStoreUse() throws {
+        let harness = try DaemonHarness(config: "profile = lab\n[store]\nmax-bytes = 64M\n", sources: [GeneratedSource(rate: 100)])
+        defer { harness.stop() }
+        let app = DaemonHarness.studyApp
+        try harness.grant([.accelerometer], to: app)
+        let connection = try harness.connect(app: app)
+        let started = harness.now
+        #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        usleep(1_000_000)
+        // A pause in recording is a noInterestedClients gap.
+        #expect(connection.call(.stopRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        usleep(300_000)
+        #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        usleep(1_500_000)
+
+        let admin = try harness.connect(app: nil)
+        let reply = admin.call(.health)
+        let health = try #require(reply.health, "\(String(describing: reply.error))")
+        let stream = try #require(health.streams.first { $0.sensor == SRSensor.accelerometer.rawValue })
+        #expect(stream.device == "host" && stream.recording && stream.expectedRate == 100)
+        // At least 2.5 s recorded at 100 Hz less what is not committed yet (0.5 s); at most what
+        // 100 Hz gives from the first start to the reply (longer on a loaded machine).
+        let elapsed = Double(health.now - started) / 1e9
+        #expect(stream.lastMinute >= 150 && stream.lastMinute <= elapsed * 100 + 10, "\(stream.lastMinute) in \(elapsed) s")
+        #expect(stream.lastDay == stream.lastMinute)
+        #expect(health.now - (stream.lastSample ?? 0) < 10_000_000_000, "the newest sample is fresh")
+        #expect(stream.gaps.map(\.reason) == [SRDeletionReason.noInterestedClients.rawValue], "\(stream.gaps)")
+        #expect(stream.gaps.first.map { $0.count == 1 && $0.seconds > 0.2 && $0.seconds < elapsed } == true, "\(stream.gaps)")
+        #expect(stream.records.map(\.reason) == [SRDeletionReason.noInterestedClients.rawValue])
+        // A 0.3 s pause is far narrower than a day's merge gap (21.6 s): one span, ending at the newest sample.
+        #expect(stream.spans.count == 1 && stream.spans.first?.last == stream.lastSample, "\(stream.spans)")
+        #expect(health.to == health.now && health.from == health.now - 86_400_000_000_000)
+        let store = try #require(health.store)
+        #expect(store.occupiedBytes > 0 && store.availableBytes > 0 && store.maxBytes == 64 << 20)
+
+        // An explicit range bounds spans and records; a reversed or too-wide one is refused.
+        let narrow = admin.call(.health) { $0.from = health.now - 100_000_000; $0.to = health.now }
+        #expect(narrow.health?.streams.first?.records.isEmpty == true)
+        #expect(admin.call(.health) { $0.from = health.now; $0.to = health.now - 1 }.error?.code == .malformedRequest)
+        #expect(admin.call(.health) { $0.from = 0; $0.to = 9 * 86_400_000_000_000 }.error?.code == .malformedRequest)
+        // An app sees no health (other apps' recording would show through it).
+        #expect(connection.call(.health).error?.code == .notPermitted)
+    }
+
+    @Test func anotherUserSeesOnlyTheSensorsOfStudiesItAnswersFor() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 100)])
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
+        let connection = try harness.connect(app: DaemonHarness.studyApp)
+        #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        usleep(800_000)
+        let ctl = harness.folder + "/sensorkitctl"
+        try FileManager.default.copyItem(atPath: DaemonHarness.productsFolder + "/sensorkitctl", toPath: ctl)
+        // nobody is a user of com.example.other but answers for no study: no stream.
+        let nobody = try DaemonHarness.asNobody([ctl, "--socket", harness.socket, "--json", "status"])
+        #expect(nobody.status == 0, "\(nobody.output)")
+        let document = try JSONSerialization.jsonObject(with: Data(nobody.output.utf8)) as? [String: Any]
+        let health = document?["health"] as? [String: Any]
+        #expect((health?["streams"] as? [Any])?.isEmpty == true, "\(nobody.output)")
+        #expect(health?["store"] != nil, "the store's use is no secret")
+        // Root sees the stream.
+        let admin = try harness.connect(app: nil)
+        #expect(admin.call(.health).health?.streams.map(\.sensor) == [SRSensor.accelerometer.rawValue])
+    }
+
+    @Test func expectedRateComesFromTheSourceDetails() {
+        #expect(ExpectedRate.of(["rate": "100"]) == 100)
+        #expect(ExpectedRate.of(["samplingFrequency": "100 Hz (raised from 12.5 Hz)"]) == 100)
+        #expect(ExpectedRate.of(["samplingFrequency": "polled every 250.0 ms"]) == 4)
+        #expect(ExpectedRate.of(["samplingFrequency": "polled every 2.0 s"]) == 0.5)
+        #expect(ExpectedRate.of(["samplingFrequency": "0 Hz (in_accel_sampling_frequency)"]) == nil)
+        #expect(ExpectedRate.of(["samplingFrequency": "unknown"]) == nil)
+        #expect(ExpectedRate.of(["rate": "-5"]) == nil && ExpectedRate.of(["rate": "nan"]) == nil)
+        #expect(ExpectedRate.of([:]) == nil)
+    }
+}
