@@ -89,8 +89,10 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
         queue.sync {
             streams.values.map { state in
                 let d = state.source.descriptor
+                let asked = wanted.contains(d.sensor)
+                let status = asked ? state.source.captureStatus ?? .recording : .idle
                 return WireSource(sensor: d.sensor.rawValue, device: d.device, source: d.source, details: d.details,
-                                  recording: wanted.contains(d.sensor))
+                                  recording: status.isRecording, state: status.description)
             }.sorted { ($0.source, $0.sensor) < ($1.source, $1.sensor) }
         }
     }

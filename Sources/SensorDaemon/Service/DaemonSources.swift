@@ -25,7 +25,7 @@ enum DaemonSources {
         }
         do {
             discoveries.append(try IIODiscovery.start(registry: registry, options: .init(
-                ignored: configuration.ignoredDevices, clock: clock, log: log)))
+                ignored: configuration.ignoredDevices, clock: clock, log: log, rates: configuration.sensorRates)))
         } catch {
             // No udev here (a container without /run/udev): say so once, record nothing local from IIO.
             journal.warning("IIO discovery unavailable: \(error); no local IIO sensors will be recorded")
