@@ -66,7 +66,8 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
         precondition(function.capture == .polled, "\(function) is not polled")
         self.init(descriptor: chip.descriptor(for: function), sysfs: IIOSysfsDevice(path: chip.udev.syspath),
                   reads: chip.columns(for: function).map(\.1), interval: chip.pollIntervals[function.kind] ?? 1_000_000_000,
-                  clock: clock, log: log, degradation: chip.bufferRefusal.map { "polling sysfs: the buffer \($0)" })
+                  clock: clock, log: log,
+                  degradation: function.kind == .stepCounter ? nil : chip.bufferRefusal.map { "polling sysfs: the buffer \($0)" })
     }
 
     public func setRecording(_ recording: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void) {

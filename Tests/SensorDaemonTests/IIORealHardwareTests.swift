@@ -72,6 +72,10 @@ struct IIORealHardwareTests {
                     "\(run.log)")
         }
         #expect(!run.log.contains("not recording it"), "\(run.log)")
+        // The second chip's hwdb quirk repeats a row: applied as given, one line naming it.
+        #expect(lines.filter { $0.contains("iio:device1: udev ACCEL_MOUNT_MATRIX '1, 0, 0; 1, 0, 0; 0, 0, 1' is singular (determinant 0)") }.count == 1,
+                "\(run.log)")
+        #expect(Self.source(sources, second)?.details["mountMatrix"] == "1, 0, 0; 1, 0, 0; 0, 0, 1")
 
         // Both chips' `_raw` values are recorded (identity mount matrix, m/s² → g).
         let g = 0.009582 / 9.80665
@@ -137,6 +141,42 @@ struct IIORealHardwareTests {
         #expect(try run.command("get", Self.hub + "/iio:device2", "in_accel_sampling_frequency") == "25")
         #expect(Self.source(sources, "iio:accel_3d@\(Self.hub)")?.details["samplingFrequency"] == "25 Hz (configured; was 0 Hz)")
         #expect(Self.source(sources, "iio:mxc4005@\(Self.mxcParent)")?.details["samplingFrequency"] == "polled every 40.0 ms")
+    }
+
+    /// An older HID sensor hub light sensor (`als` with only `in_intensity_both`, 0 Hz, no
+    /// choices) is recorded: lux = raw × `in_intensity_scale`, and the stream says where lux came from.
+    @Test(.timeLimit(.minutes(1))) func anOlderHIDLightSensorRecordsLuxFromIntensityBoth() throws {
+        let run = try IIODaemonRun()
+        defer { run.stop() }
+        let (app, anchor) = try Self.start(run)
+        try run.startRecording(app, .ambientLightSensor)
+        let light = SRSensor.ambientLightSensor.rawValue
+        var sources: [WireSource] = []
+        #expect(try IIODaemonRun.eventually {
+            sources = try run.devices()
+            return sources.contains { $0.sensor == light && $0.bufferArmed }
+        }, "\(sources)\n\(run.log)")
+        let listed = sources.first { $0.sensor == light }
+        #expect(listed?.source == "iio:als@\(Self.hub.replacingOccurrences(of: "200073.3", with: "200041.4"))")
+        #expect(listed?.details["lux"]?.hasPrefix("in_intensity_both: a HID sensor hub reports its illuminance usage (lux)") == true,
+                "\(String(describing: listed))")
+        #expect(listed?.details["channels"] == "in_intensity_both")
+
+        let t0 = boottimeNow()
+        let raw = (0..<6).map { Int32(2_000 + 37 * $0) }
+        let stamps = (0..<6).map { t0 + Int64($0) * 100 * Self.ms }
+        func scan(_ i: Int) -> [UInt8] { Self.le(raw[i]) + [0, 0, 0, 0] + Self.le(stamps[i]) }
+        let lines = stride(from: 0, to: 6, by: 2).map { (delay: 200, bytes: scan($0) + scan($0 + 1)) }
+        try run.command("script", "/dev/iio:device3", try run.write("als.script", BMI160Scan.script(lines: lines)))
+        var fetched = Fetched()
+        #expect(try IIODaemonRun.eventually {
+            fetched = run.fetch(app, light, from: anchor + t0 - 1, to: try run.timeline(app).now).batch
+            return fetched.count >= raw.count
+        }, "\(fetched.count) of \(raw.count)\n\(run.log)")
+        #expect(fetched.sensorTimes == stamps.map { anchor + $0 })
+        if fetched.count == raw.count, let lux = fetched.columns.first {
+            #expect(zip(lux, raw).allSatisfy { abs($0 - Double($1) * 0.1) < 1e-9 }, "\(lux)")
+        }
     }
 
     // MARK: Buffered light and pressure
