@@ -94,7 +94,9 @@ public enum BufferedCapture {
         if let trigger = plan.trigger {
             writes.append(Write(attribute: "trigger/current_trigger", value: trigger, required: true))
         }
-        writes.append(Write(attribute: buffer + "/length", value: String(plan.length), required: true))
+        // Length and watermark are choices the kernel has defaults for; some drivers' buffers lack
+        // one or the other, and neither is worth losing the sensor over.
+        writes.append(Write(attribute: buffer + "/length", value: String(plan.length), required: false))
         writes.append(Write(attribute: buffer + "/watermark", value: String(plan.watermark), required: false))
         writes.append(Write(attribute: buffer + "/enable", value: "1", required: true))
         return writes
@@ -159,6 +161,16 @@ public enum BufferedCapture {
             }
         }
         return failures
+    }
+
+    /// The log line for an optional write that failed: a missing length or watermark leaves the
+    /// kernel's default, anything else is ignored as it is.
+    public static func explain(_ failure: IIOAttributeError) -> String {
+        if case let .unreadable(error) = failure.problem, error.errno == ENOENT,
+           let what = ["/length": "length", "/watermark": "watermark"].first(where: { failure.attribute.hasSuffix($0.key) })?.value {
+            return "\(failure.device): \(failure.attribute): missing; the buffer keeps the kernel's default \(what)"
+        }
+        return "\(failure), ignoring"
     }
 
     /// A C-locale decimal for sysfs: integers without a fraction, others with `description`

@@ -23,8 +23,8 @@ public struct DeviceCapturePlan: Hashable, Sendable {
     public let notes: [String]
 
     /// Throws when the channels cannot form a layout (duplicate `_index`); nil functions → no plan.
-    public init?(description: IIODeviceDescription, functions all: [IIOSensorFunction], triggers: [String])
-        throws(ScanLayoutError) {
+    public init?(description: IIODeviceDescription, functions all: [IIOSensorFunction], triggers: [String],
+                 configuredRates: [IIOSensorFunction.Kind: Double] = [:]) throws(ScanLayoutError) {
         let functions = all.filter { $0.capture == .buffered }
         guard !functions.isEmpty else { return nil }
         var channels: [IIOChannelID] = []
@@ -35,12 +35,14 @@ public struct DeviceCapturePlan: Hashable, Sendable {
         var rates: [IIOSensorFunction.Kind: FunctionRate] = [:]
         var notes: [String] = []
         for function in functions {
-            let rate = FunctionRate(function: function, description: description)
+            let rate = FunctionRate(function: function, description: description, configured: configuredRates[function.kind])
             rates[function.kind] = rate
             if let raised = rate.raisedFrom, let attribute = rate.attribute, let hertz = rate.hertz,
                !settings.contains(where: { $0.attribute == attribute }) {
                 settings.append(.init(attribute: attribute, hertz: hertz))
-                notes.append("\(description.deviceName): \(attribute) is \(BufferedCapture.format(raised)) Hz; raising it to \(BufferedCapture.format(hertz)) Hz so the buffer fills")
+                let why = rate.isConfigured ? "setting it to the configured" : "raising it to"
+                let listed = description.samplingRates[attribute]?.choices == nil ? " (the device lists no choices)" : ""
+                notes.append("\(description.deviceName): \(attribute) is \(BufferedCapture.format(raised)) Hz; \(why) \(BufferedCapture.format(hertz)) Hz\(listed)" + (rate.isConfigured ? "" : " so the buffer fills"))
             }
             if rate.hertz == nil, let attribute = rate.attribute, !notes.contains(where: { $0.contains(attribute + " is 0 Hz") }) {
                 notes.append("\(description.deviceName): \(attribute) is 0 Hz and offers nothing faster; the buffer may stay empty and FIFO overflows cannot be detected")
@@ -71,8 +73,10 @@ public struct FunctionRate: Hashable, Sendable {
     public var attribute: String?
     /// Hz after any fix-up; nil when unknown or 0 Hz.
     public var hertz: Double?
-    /// The rate before the fix-up raised it.
+    /// The rate before the fix-up (or the configured rate) changed it.
     public var raisedFrom: Double?
+    /// The rate is the configuration's `[sensor NAME] rate`, not the 10 Hz fix-up.
+    public var isConfigured = false
 
     public init(attribute: String?, hertz: Double?, raisedFrom: Double? = nil) {
         self.attribute = attribute
@@ -80,12 +84,21 @@ public struct FunctionRate: Hashable, Sendable {
         self.raisedFrom = raisedFrom
     }
 
-    public init(function: IIOSensorFunction, description: IIODeviceDescription) {
+    /// The rate of `function`; `configured` is the operator's `[sensor NAME] rate`, which wins over
+    /// the fix-up (written for buffered functions, the polling interval for polled ones).
+    public init(function: IIOSensorFunction, description: IIODeviceDescription, configured: Double? = nil) {
         guard let type = function.orderedChannels.first?.type, let rate = description.samplingRate(for: type) else {
-            self.init(attribute: nil, hertz: nil)
+            self.init(attribute: nil, hertz: configured.flatMap { $0 > 0 ? $0 : nil })
             return
         }
-        if function.capture == .buffered, let raised = rate.fixUp() {
+        if let configured, configured > 0 {
+            if function.capture == .buffered, let target = rate.configured(configured) {
+                self.init(attribute: rate.attribute, hertz: target, raisedFrom: rate.hertz)
+            } else {
+                self.init(attribute: rate.attribute, hertz: function.capture == .buffered ? rate.hertz : configured)
+            }
+            self.isConfigured = true
+        } else if function.capture == .buffered, let raised = rate.fixUp() {
             self.init(attribute: rate.attribute, hertz: raised, raisedFrom: rate.hertz)
         } else {
             self.init(attribute: rate.attribute, hertz: rate.hertz > 0 ? rate.hertz : nil)
@@ -102,6 +115,9 @@ public struct FunctionRate: Hashable, Sendable {
     public var summary: String {
         guard let hertz else { return attribute.map { "0 Hz (\($0))" } ?? "unknown" }
         let base = "\(BufferedCapture.format(hertz)) Hz"
+        if isConfigured {
+            return base + " (configured" + (raisedFrom.map { "; was \(BufferedCapture.format($0)) Hz)" } ?? ")")
+        }
         return raisedFrom.map { base + " (raised from \(BufferedCapture.format($0)) Hz)" } ?? base
     }
 }

@@ -38,6 +38,11 @@ public final class IIOBufferedSource: SensorSource {
                   period: capture.plan.rates[function.kind]?.period)
     }
 
+    /// Idle unless recording; then what the shared buffer is doing.
+    public var captureStatus: CaptureStatus? {
+        state.withLock { $0.recording } ? capture.status : .idle
+    }
+
     public func setRecording(_ recording: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void) {
         let changed = state.withLock { state -> Bool in
             guard !state.closed, state.recording != recording else { return false }

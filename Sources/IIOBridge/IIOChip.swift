@@ -16,6 +16,11 @@ public struct IIOChip: Hashable, Sendable {
     public let pollIntervals: [IIOSensorFunction.Kind: Int64]
     /// One line each for the log: degradations and rate fix-ups.
     public let problems: [String]
+    /// What tells this device's streams apart from every other IIO device's (`sourceID`).
+    public let identity: IIOSourceIdentity
+    /// Why the device's buffer is not used although it has one ("could not be enabled: …"); its
+    /// functions are then polled (`description` has no buffer) and the listing says so.
+    public let bufferRefusal: String?
 
     /// How often polled functions are read when the device says nothing better.
     public struct Polling: Hashable, Sendable {
@@ -31,9 +36,12 @@ public struct IIOChip: Hashable, Sendable {
     /// Examines a device. Throws when its buffered layout is impossible (two elements claim one
     /// `_index`); otherwise degraded parts are reported in `problems` and left out.
     public init(udev: UdevIIODevice, description: IIODeviceDescription, triggers: [String] = [],
-                integrationTime: Double? = nil, polling: Polling = Polling()) throws(ScanLayoutError) {
+                integrationTime: Double? = nil, polling: Polling = Polling(), earlierTwins: Int = 0,
+                configuredRates: [IIOSensorFunction.Kind: Double] = [:], bufferRefusal: String? = nil) throws(ScanLayoutError) {
         self.udev = udev
+        self.bufferRefusal = bufferRefusal
         self.description = description
+        identity = IIOSourceIdentity(label: description.label, earlierTwins: earlierTwins)
         var problems = description.degradations.map { problem in
             problem.attribute.hasPrefix((description.scanElementDirectory ?? "scan_elements") + "/")
                 ? "\(problem); not using the buffer of \(description.name), polling its sysfs values instead"
@@ -47,34 +55,41 @@ public struct IIOChip: Hashable, Sendable {
         }
         udevMountMatrix = matrix
         functions = IIOSensorFunction.functions(of: description)
-        let plan = try DeviceCapturePlan(description: description, functions: functions, triggers: triggers)
+        let plan = try DeviceCapturePlan(description: description, functions: functions, triggers: triggers,
+                                         configuredRates: configuredRates)
         capturePlan = plan
         problems += plan?.notes ?? []
         var intervals: [IIOSensorFunction.Kind: Int64] = [:]
         for function in functions where function.capture == .polled {
-            let rate = FunctionRate(function: function, description: description)
+            let rate = FunctionRate(function: function, description: description, configured: configuredRates[function.kind])
             switch function.kind {
             case .stepCounter:
                 intervals[function.kind] = polling.steps
             case .ambientLight:
-                let seconds = integrationTime ?? rate.hertz.map { 1 / $0 }
+                let seconds = (rate.isConfigured ? nil : integrationTime) ?? rate.hertz.map { 1 / $0 }
                 intervals[function.kind] = seconds.map { Self.clamp($0, 0.1, 2) } ?? polling.light
             default:
                 intervals[function.kind] = rate.hertz.map { Self.clamp(1 / $0, 0.01, 1) } ?? polling.other
             }
         }
         pollIntervals = intervals
+        // A singular matrix (a quirk typed wrong) collapses an axis; it is still applied as given,
+        // since guessing a fix would be worse, and one line names where it came from.
+        for function in functions where function.kind == .accelerometer || function.kind == .gyroscope {
+            let conversion = MotionConversion(function: function, device: description, udevMountMatrix: matrix)
+            let r = conversion.matrix.rows
+            let determinant = r[0].x * (r[1].y * r[2].z - r[1].z * r[2].y) - r[0].y * (r[1].x * r[2].z - r[1].z * r[2].x)
+                + r[0].z * (r[1].x * r[2].y - r[1].y * r[2].x)
+            let line = "\(description.deviceName): \(conversion.matrixSource) '\(conversion.matrix)' is singular (determinant 0): "
+                + "an axis is lost; applied as given, the quirk should be fixed upstream"
+            if abs(determinant) < 1e-9, !problems.contains(line) { problems.append(line) }
+        }
         self.problems = problems
     }
 
-    /// Stable identity of the chip's streams: part name and the parent device's sysfs path, which
-    /// survives a replug on the same port even when the kernel numbers it `iio:device1` this time.
-    /// A remote chip (its "syspath" is `<uri>/iio:deviceN`) is named by the whole of it.
-    public var sourceID: String {
-        guard udev.syspath.hasPrefix("/") else { return "iio:\(description.name)@\(udev.syspath)" }
-        let parent = udev.syspath.split(separator: "/").dropLast().joined(separator: "/")
-        return "iio:\(description.name)@/\(parent)"
-    }
+    /// Stable identity of the chip's streams (`IIOSourceIdentity`): part name, label, place among
+    /// same-named siblings and the parent device's sysfs path.
+    public var sourceID: String { identity.sourceID(name: description.name, syspath: udev.syspath) }
 
     /// `display` or `base` for motion sensors: hwdb `ACCEL_LOCATION`, else the `label`
     /// (`accel-base`, `accel-display`), else unknown.
@@ -177,6 +192,7 @@ public struct IIOChip: Hashable, Sendable {
             let interval = pollIntervals[function.kind] ?? 1_000_000_000
             details["samplingFrequency"] = "polled every \(SampleBatcher.milliseconds(interval))"
             details["timestamps"] = "read time (sysfs polled)"
+            if let bufferRefusal { details["buffer"] = bufferRefusal + "; polling sysfs instead" }
         }
         if function.kind == .accelerometer || function.kind == .gyroscope {
             let (matrix, source) = mountMatrix(for: function)
@@ -185,6 +201,11 @@ public struct IIOChip: Hashable, Sendable {
             if let location { details["location"] = location }
         }
         if function.kind == .ambientLight, let placement { details[LightFamily.placementDetail] = String(placement) }
+        if function.kind == .ambientLight, let id = function.channels[.illuminance] {
+            details["lux"] = id.type == "illuminance"
+                ? "\(id.prefix) (lux by the ABI)"
+                : "\(id.prefix): a HID sensor hub reports its illuminance usage (lux) in this channel on drivers without in_illuminance"
+        }
         return SourceDescriptor(sensor: function.kind.sensor, device: SRDevice.hostIdentifier, source: sourceID,
                                 columns: columns(for: function).map(\.0), details: details)
     }

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import SensorKitModel
 import SensorSystem
+import Synchronization
 
 /// One IIO device's buffer, run for every stream of the chip that records (a BMI160's
 /// accelerometer and gyroscope share it): the buffer is enabled when the first stream subscribes
@@ -18,7 +19,9 @@ import SensorSystem
 ///
 /// A read error stops reading. ENODEV (unplugged) waits for discovery to retire the capture; other
 /// errors restart the buffer after a second, with the interval recorded as a gap, at most three
-/// times in a row without data.
+/// times in a row without data. A buffer that cannot be enabled at all (a triggered buffer whose
+/// driver registers no trigger without an interrupt line, e.g. mxc4005) is reported once to
+/// `onEnableFailure`, which has the chip polled instead (docs/iio.md §4 "Errors").
 public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     // @unchecked: `subscribers`, `running`, `retired` are touched only on `controlQueue`;
     // `reader`, `readSource`, `fanOut`, `mapping`, `values`, `stamps`, `sensorTimes` and
@@ -36,6 +39,11 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     /// For `.estimated` stamps: the fastest function's period.
     private let estimatedPeriod: Int64?
     private let restartDelay: DispatchTimeInterval
+    private let onEnableFailure: (@Sendable (BufferedCaptureError) -> Void)?
+    private let currentStatus = Mutex<CaptureStatus>(.idle)
+
+    /// What the buffer is doing (`sensorkitctl devices`).
+    public var status: CaptureStatus? { currentStatus.withLock { $0 } }
 
     // controlQueue
     private var subscribers: [ObjectIdentifier: ScanConsumer] = [:]
@@ -52,10 +60,14 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     private var stamps: [Int64] = []
     private var sensorTimes: [Int64] = []
     private var failuresWithoutData = 0
+    /// A scan arrived since the buffer was (re)enabled.
+    private var sawScans = false
 
     public init(sysfs: IIOSysfsDevice, devnode: String, description: IIODeviceDescription, plan: DeviceCapturePlan,
                 controlQueue: DispatchQueue, clock: any SystemClock, pairing: ClockPairing = .system, log: IIOLog,
-                restartDelay: DispatchTimeInterval = .seconds(1)) {
+                restartDelay: DispatchTimeInterval = .seconds(1),
+                onEnableFailure: (@Sendable (BufferedCaptureError) -> Void)? = nil) {
+        self.onEnableFailure = onEnableFailure
         self.sysfs = sysfs
         self.devnode = devnode
         self.description = description
@@ -123,13 +135,20 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     private func start() {
         dispatchPrecondition(condition: .onQueue(controlQueue))
         let skipped: [IIOAttributeError]
+        setStatus(.waiting("enabling the buffer"))
         do throws(BufferedCaptureError) {
             skipped = try BufferedCapture.enable(plan.plan, on: sysfs, device: description).skipped
         } catch {
-            log.error("\(description.deviceName) (\(description.name)): cannot start buffered capture: \(error); not recording it")
+            setStatus(.failed("cannot enable the buffer: \(error)"))
+            if let onEnableFailure {
+                log.warning("\(description.deviceName) (\(description.name)): cannot start buffered capture: \(error); polling its sysfs values instead")
+                onEnableFailure(error)
+            } else {
+                log.error("\(description.deviceName) (\(description.name)): cannot start buffered capture: \(error); not recording it")
+            }
             return
         }
-        for failure in skipped { log.notice("\(failure), ignoring") }
+        for failure in skipped { log.notice("\(BufferedCapture.explain(failure))") }
         let mapping = TimestampMapping(hasTimestamp: plan.layout.timestamp != nil, clock: timestampClockInUse())
         if mapping != .boottime {
             log.notice("\(description.deviceName) (\(description.name)): timestamps are \(mapping)")
@@ -139,9 +158,11 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
             reader = try IIOScanReader(devnode: devnode, layout: plan.layout, queue: dataQueue)
         } catch {
             log.error("\(description.deviceName) (\(description.name)): \(error); not recording it")
+            setStatus(.failed("\(error)"))
             BufferedCapture.disable(plan.plan, on: sysfs, device: description)
             return
         }
+        setStatus(.waiting("buffer enabled, no scan yet"))
         running = true
         let everyone = Array(subscribers.values)
         dataQueue.async { [self] in beginReading(reader, mapping: mapping, consumers: everyone) }
@@ -151,6 +172,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     private func stop(disableBuffer: Bool, keepConsumers: Bool = false) {
         dispatchPrecondition(condition: .onQueue(controlQueue))
         running = false
+        if !keepConsumers { setStatus(.idle) }
         dataQueue.sync {
             stopReading()
             if !keepConsumers { fanOut.removeAll() }
@@ -184,6 +206,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(dataQueue))
         self.reader = reader
         self.mapping = mapping
+        sawScans = false
         fanOut.keepOnly(Set(everyone.map(\.id)))
         fanOut.adopt(everyone)
         let source = DispatchSource.makeReadSource(fileDescriptor: reader.fileDescriptor, queue: dataQueue)
@@ -226,6 +249,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
             readFailed(failure)
         } else if endOfFile {
             log.notice("\(description.deviceName): \(devnode) reached end of file (a regular file or a closed mock, not a kernel buffer); no more scans")
+            setStatus(.failed("\(devnode) reached end of file"))
             stopReading()
         }
     }
@@ -234,6 +258,10 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     private func distribute(receivedAt receive: Int64) {
         let count = stamps.count
         guard count > 0 else { return }
+        if !sawScans {
+            sawScans = true
+            setStatus(.recording)
+        }
         failuresWithoutData = 0
         sensorTimes.removeAll(keepingCapacity: true)
         switch mapping {
@@ -258,15 +286,20 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         let name = "\(description.deviceName) (\(description.name))"
         if error.errno == ENODEV {
             log.warning("\(name): \(error): the device is gone; no more scans until it is added again")
+            setStatus(.waiting("the device is gone (\(error))"))
             return
         }
         failuresWithoutData += 1
         fanOut.interrupt("read failed: \(error)")
         guard failuresWithoutData <= 3 else {
             log.error("\(name): \(error) again; giving up until recording restarts")
+            setStatus(.failed("\(error), four times in a row"))
             return
         }
+        setStatus(.waiting("restarting the buffer after \(error)"))
         log.warning("\(name): \(error); restarting the buffer")
         controlQueue.asyncAfter(deadline: .now() + restartDelay) { [weak self] in self?.restart() }
     }
+
+    private func setStatus(_ status: CaptureStatus) { currentStatus.withLock { $0 = status } }
 }

@@ -153,10 +153,22 @@ public struct SamplingRate: Hashable, Sendable {
 
     /// The rate to write before enabling the buffer when this one is below `floor` — drivers
     /// that default to 0 Hz never produce data, and ~1 Hz ones block sysfs reads (docs/iio.md
-    /// §12.3; iio-sensor-proxy uses a 10 Hz floor). Nil when no change is needed or possible.
+    /// §12.3; iio-sensor-proxy uses a 10 Hz floor). A device that lists no choices (HID sensor
+    /// hubs have no `_available`) is given the floor itself, as iio-sensor-proxy does. Nil when
+    /// no change is needed.
     public func fixUp(floor: Double = 10) -> Double? {
-        guard hertz < floor, let choices, let better = choices.lowest(atLeast: floor), better != hertz else { return nil }
+        guard hertz < floor else { return nil }
+        guard let choices else { return floor }
+        guard let better = choices.lowest(atLeast: floor), better != hertz else { return nil }
         return better
+    }
+
+    /// The rate to write for a configured `wanted` rate (`[sensor NAME] rate`): the lowest
+    /// accepted rate at or above it (or the fastest), or `wanted` itself when the device lists no
+    /// choices. Nil when the device already runs at it.
+    public func configured(_ wanted: Double) -> Double? {
+        let target = choices?.lowest(atLeast: wanted) ?? wanted
+        return target == hertz ? nil : target
     }
 }
 

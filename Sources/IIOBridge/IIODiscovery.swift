@@ -32,10 +32,13 @@ public final class IIODiscovery: @unchecked Sendable {
         public var polling: IIOChip.Polling
         public var pairing: ClockPairing
         public var restartDelay: DispatchTimeInterval
+        /// `[sensor NAME] rate` (Hz): written before the buffer is enabled, or the polling rate.
+        public var rates: [SRSensor: Double]
 
         public init(ignored: [String] = [], clock: any SystemClock, log: IIOLog, triggersRoot: String = "/sys/bus/iio/devices",
                     polling: IIOChip.Polling = .init(), pairing: ClockPairing = .system,
-                    restartDelay: DispatchTimeInterval = .seconds(1)) {
+                    restartDelay: DispatchTimeInterval = .seconds(1), rates: [SRSensor: Double] = [:]) {
+            self.rates = rates
             self.ignored = ignored
             self.clock = clock
             self.log = log
@@ -59,6 +62,8 @@ public final class IIODiscovery: @unchecked Sendable {
     private var entries: [String: Entry] = [:]
     /// One control queue per sysfs path, kept across captures of the same path (see `IIODeviceCapture`).
     private var controlQueues: [String: DispatchQueue] = [:]
+    /// Devices whose buffer could not be enabled, with the reason: polled until removed.
+    private var refusedBuffers: [String: String] = [:]
     private var monitor: UdevIIOMonitor?
     private var eventSource: (any DispatchSourceRead)?
     private var stopped = false
@@ -180,6 +185,7 @@ public final class IIODiscovery: @unchecked Sendable {
 
     private func removed(_ syspath: String, why: String) {
         dispatchPrecondition(condition: .onQueue(queue))
+        refusedBuffers[syspath] = nil
         guard let entry = entries.removeValue(forKey: syspath) else { return }
         entry.capture?.retire()
         for source in entry.polled { source.close() }
@@ -195,9 +201,16 @@ public final class IIODiscovery: @unchecked Sendable {
         if capture == nil, let plan = chip.capturePlan {
             let control = controlQueues[syspath] ?? DispatchQueue(label: "sensorkitd.iio.control.\(chip.description.deviceName)")
             controlQueues[syspath] = control
-            capture = IIODeviceCapture(sysfs: IIOSysfsDevice(path: syspath), devnode: chip.udev.devnode ?? "/dev/" + chip.udev.sysname,
-                                       description: chip.description, plan: plan, controlQueue: control, clock: options.clock,
-                                       pairing: options.pairing, log: options.log, restartDelay: options.restartDelay)
+            let refused = CaptureReference()
+            let made = IIODeviceCapture(sysfs: IIOSysfsDevice(path: syspath), devnode: chip.udev.devnode ?? "/dev/" + chip.udev.sysname,
+                                        description: chip.description, plan: plan, controlQueue: control, clock: options.clock,
+                                        pairing: options.pairing, log: options.log, restartDelay: options.restartDelay,
+                                        onEnableFailure: { [weak self] error in
+                                            guard let self else { return }
+                                            queue.async { self.bufferRefused(syspath, by: refused.capture, error) }
+                                        })
+            refused.capture = made
+            capture = made
         }
         var sources: [any SensorSource] = []
         var polled: [IIOPolledSource] = []
@@ -215,6 +228,26 @@ public final class IIODiscovery: @unchecked Sendable {
         for source in sources { registry.add(source) }
     }
 
+    /// The buffer of `syspath` could not be enabled: its functions are registered anew as polled
+    /// (`_raw` files are readable where the buffer is not), and stay polled until the device is
+    /// removed. The capture already logged the one line.
+    private func bufferRefused(_ syspath: String, by capture: IIODeviceCapture?, _ error: BufferedCaptureError) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !stopped, let old = entries[syspath], let capture, old.capture === capture else { return }
+        refusedBuffers[syspath] = "could not be enabled: \(error)"
+        var udev = old.chip.udev
+        udev.action = nil
+        guard let chip = examine(udev) else {
+            removed(syspath, why: "unusable without its buffer")
+            return
+        }
+        registry.remove(source: old.chip.sourceID)
+        for source in old.polled { source.close() }
+        capture.retire()
+        entries[syspath] = nil
+        register(chip, reusing: nil)
+    }
+
     /// Describes and classifies a device; nil (after one log line) when it cannot be used.
     private func examine(_ device: UdevIIODevice) -> IIOChip? {
         dispatchPrecondition(condition: .onQueue(queue))
@@ -230,9 +263,17 @@ public final class IIODiscovery: @unchecked Sendable {
         udev.action = nil
         let triggers = triggerNames()
         let integration = Self.integrationTime(of: sysfs)
+        let twins = earlierTwins(of: device, description)
+        var rates: [IIOSensorFunction.Kind: Double] = [:]
+        for kind in IIOSensorFunction.Kind.allCases { rates[kind] = options.rates[kind.sensor] }
+        let refusal = refusedBuffers[device.syspath]
+        if refusal != nil {
+            for index in description.channels.indices { description.channels[index].scanElement = nil }
+            description.bufferDirectory = nil
+        }
         do throws(ScanLayoutError) {
             return try IIOChip(udev: udev, description: description, triggers: triggers, integrationTime: integration,
-                               polling: options.polling)
+                               polling: options.polling, earlierTwins: twins, configuredRates: rates, bufferRefusal: refusal)
         } catch {
             // The scan elements cannot form a layout: drop the buffer, poll what can be polled.
             description.degradations.append(IIOAttributeError(
@@ -241,8 +282,24 @@ public final class IIODiscovery: @unchecked Sendable {
             for index in description.channels.indices { description.channels[index].scanElement = nil }
             description.bufferDirectory = nil
             return try? IIOChip(udev: udev, description: description, triggers: triggers, integrationTime: integration,
-                                polling: options.polling)
+                                polling: options.polling, earlierTwins: twins, configuredRates: rates)
         }
+    }
+
+    /// Earlier IIO devices of the same name and label under the same parent (`IIOSourceIdentity`).
+    private func earlierTwins(of device: UdevIIODevice, _ description: IIODeviceDescription) -> Int {
+        guard device.syspath.hasPrefix("/"), let number = IIOSourceIdentity.deviceNumber(device.sysname) else { return 0 }
+        let parent = SysfsDirectory(path: String(device.syspath[..<(device.syspath.lastIndex(of: "/") ?? device.syspath.endIndex)]))
+        guard let names = try? parent.entries() else { return 0 }
+        var siblings: [(name: String, label: String?, number: Int)] = []
+        for entry in names where entry != device.sysname {
+            guard let other = IIOSourceIdentity.deviceNumber(entry), other < number else { continue }
+            let directory = parent.subdirectory(entry)
+            guard let name = try? directory.read("name") else { continue }
+            let label = (try? directory.read("label")).flatMap { $0.isEmpty ? nil : $0 }
+            siblings.append((name, label, other))
+        }
+        return IIOSourceIdentity.earlierTwins(name: description.name, label: description.label, number: number, siblings: siblings)
     }
 
     private func isIgnored(_ name: String) -> Bool { options.ignored.contains(name) }
@@ -287,4 +344,10 @@ public final class IIODiscovery: @unchecked Sendable {
         }
         return parts.isEmpty ? "capture plan" : parts.joined(separator: ", ")
     }
+}
+
+/// The capture a failure callback belongs to, set once it exists (the callback is made first).
+private final class CaptureReference: @unchecked Sendable {
+    // @unchecked: written once on the discovery queue before the capture can call back, then only read there.
+    weak var capture: IIODeviceCapture?
 }

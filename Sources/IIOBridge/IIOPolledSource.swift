@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import SensorKitModel
 import SensorSystem
+import Synchronization
 
 /// The polled IIO driver: one stream read from sysfs on a strict `DispatchSourceTimer`
 /// (no leeway) — step counters (`in_steps_input` has no scan element in any mainline driver) and
@@ -36,10 +37,17 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
     private var enabledSteps = false
     private var failing = false
     private var closed = false
+    private let currentStatus = Mutex<CaptureStatus>(.idle)
+    /// Why this stream is polled although its chip has a buffer (`IIOChip.bufferRefusal`); the
+    /// stream then reports itself degraded.
+    public let degradation: String?
+
+    public var captureStatus: CaptureStatus? { currentStatus.withLock { $0 } }
 
     public init(descriptor: SourceDescriptor, sysfs: IIOSysfsDevice, reads: [IIOChip.ColumnSource], interval: Int64,
-                clock: any SystemClock, log: IIOLog) {
+                clock: any SystemClock, log: IIOLog, degradation: String? = nil) {
         precondition(reads.count == descriptor.columns.count, "one read per column")
+        self.degradation = degradation
         precondition(interval > 0, "a polling interval is positive")
         self.descriptor = descriptor
         self.sysfs = sysfs
@@ -58,7 +66,8 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
         precondition(function.capture == .polled, "\(function) is not polled")
         self.init(descriptor: chip.descriptor(for: function), sysfs: IIOSysfsDevice(path: chip.udev.syspath),
                   reads: chip.columns(for: function).map(\.1), interval: chip.pollIntervals[function.kind] ?? 1_000_000_000,
-                  clock: clock, log: log)
+                  clock: clock, log: log,
+                  degradation: function.kind == .stepCounter ? nil : chip.bufferRefusal.map { "polling sysfs: the buffer \($0)" })
     }
 
     public func setRecording(_ recording: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void) {
@@ -87,6 +96,7 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard timer == nil else { return }
         self.deliver = deliver
+        setStatus(.waiting("first read pending"))
         if isStepCounter { enableStepCounter() }
         let timer = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
         timer.schedule(deadline: .now() + .nanoseconds(Int(interval)), repeating: .nanoseconds(Int(interval)),
@@ -100,6 +110,7 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
     private func stop() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let timer else { return }
+        setStatus(.idle)
         timer.cancel()
         self.timer = nil
         var events: [SourceEvent] = []
@@ -151,12 +162,14 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
                 log.warning("\(error); polling \(descriptor.sensor.rawValue) goes on")
             }
             batcher.interrupted("read failed: \(error)")
+            setStatus(.failed("sysfs reads fail: \(error)"))
             return
         }
         if failing {
             failing = false
             log.notice("\(sysfs.deviceName): \(descriptor.sensor.rawValue) reads work again")
         }
+        setStatus(degradation.map(CaptureStatus.degraded) ?? .recording)
         let now = clock.boottimeNanoseconds()
         var events: [SourceEvent] = []
         if isStepCounter {
@@ -177,4 +190,6 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
         }
         for event in events { deliver?(event) }
     }
+
+    private func setStatus(_ status: CaptureStatus) { currentStatus.withLock { $0 = status } }
 }

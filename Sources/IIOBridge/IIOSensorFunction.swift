@@ -50,6 +50,9 @@ public struct IIOSensorFunction: Hashable, Sendable, CustomStringConvertible {
         "\(kind.rawValue) (\(capture.rawValue): \(orderedChannels.map(\.prefix).joined(separator: ", ")))"
     }
 
+    /// The part name of a HID sensor hub's ambient light sensor (hid-sensor-als).
+    public static let hidLightSensor = "als"
+
     /// Every function a device offers, in `Kind` order. Buffered wherever every required channel
     /// has a scan element and the device has a buffer; polled where they can all be read from
     /// sysfs; absent otherwise. Step counters are always polled (`scan_index = -1` in every
@@ -77,8 +80,10 @@ public struct IIOSensorFunction: Hashable, Sendable, CustomStringConvertible {
             guard let x = find(type, ["x"]), let y = find(type, ["y"]), let z = find(type, ["z"]) else { return nil }
             required = [.x: x, .y: y, .z: z]
         case .ambientLight:
-            // Lux only from illuminance channels (docs/iio.md §12.2); `_ir` and `_both` are not lux.
-            let illuminance = find("illuminance", [nil, "clear"])
+            // Lux only from illuminance channels (docs/iio.md §12.2); `_ir` and `_both` are not lux —
+            // except on a HID sensor hub's ALS (`als`), whose older drivers report the hub's
+            // illuminance usage (lux) only as `in_intensity_both`.
+            let illuminance = find("illuminance", [nil, "clear"]) ?? (device.name == hidLightSensor ? find("intensity", ["both"]) : nil)
             let colour: [Role: IIOChannel] = [
                 .red: find("intensity", ["red"]), .green: find("intensity", ["green"]),
                 .blue: find("intensity", ["blue"]), .clear: find("intensity", ["clear"]),

@@ -24,6 +24,12 @@ public protocol ScanCapture: AnyObject, Sendable {
     var plan: DeviceCapturePlan { get }
     func subscribe(_ consumer: ScanConsumer)
     func unsubscribe(_ id: ObjectIdentifier)
+    /// What the buffer is doing while streams are subscribed; nil when the capture cannot tell.
+    var status: CaptureStatus? { get }
+}
+
+extension ScanCapture {
+    public var status: CaptureStatus? { nil }
 }
 
 /// Hands every decoded scan of a chip to each subscribed stream: the stream's channels in column

@@ -110,7 +110,8 @@ enum Commands {
         if options.json { printJSON(sources); return 0 }
         if sources.isEmpty { print("no recording sources found"); return 0 }
         for source in sources {
-            print("\(name(source.sensor)) on \(source.device): \(source.source)\(source.recording ? " (recording)" : "")")
+            let state = source.state ?? (source.recording ? "recording" : nil)
+            print("\(name(source.sensor)) on \(source.device): \(source.source)\(state.map { " (\($0))" } ?? "")")
             for (key, value) in source.details.sorted(by: { $0.key < $1.key }) { print("    \(key): \(value)") }
         }
         return 0

@@ -30,7 +30,7 @@ import Testing
             "buffer/length=512", "buffer/watermark=8",
             "buffer/enable=1",
         ])
-        #expect(writes.filter { !$0.required }.map(\.attribute) == ["current_timestamp_clock", "buffer/watermark"])
+        #expect(writes.filter { !$0.required }.map(\.attribute) == ["current_timestamp_clock", "buffer/length", "buffer/watermark"])
     }
 
     @Test func disableSequenceTurnsTheBufferOffFirst() throws {
@@ -63,15 +63,27 @@ import Testing
 
     @Test func failedRequiredWriteThrowsAndLeavesTheBufferOff() throws {
         let (device, description) = try bmi160()
-        tree.remove(0, "buffer/length")
+        tree.remove(0, "scan_elements/in_accel_z_en")
         #expect {
             try BufferedCapture.enable(Self.plan(), on: device, device: description)
         } throws: { error in
             guard case let .write(failure)? = error as? BufferedCaptureError else { return false }
-            return failure.attribute == "buffer/length"
+            return failure.attribute == "scan_elements/in_accel_z_en"
         }
         #expect(try device.directory.read("buffer/enable") == "0")
         #expect(try device.directory.read("scan_elements/in_accel_x_en") == "0")
+    }
+
+    @Test func aMissingLengthOrWatermarkKeepsTheKernelsDefaultWithOneLineEach() throws {
+        let (device, description) = try bmi160()
+        tree.remove(0, "buffer/length")
+        tree.remove(0, "buffer/watermark")
+        let (_, skipped) = try BufferedCapture.enable(Self.plan(), on: device, device: description)
+        #expect(try device.directory.read("buffer/enable") == "1")
+        #expect(skipped.map(BufferedCapture.explain) == [
+            "iio:device0: buffer/length: missing; the buffer keeps the kernel's default length",
+            "iio:device0: buffer/watermark: missing; the buffer keeps the kernel's default watermark",
+        ])
     }
 
     @Test func unwritableClockIsSkippedNotFatal() throws {

@@ -39,16 +39,44 @@ import Testing
         attributes["in_anglvel_sampling_frequency"] = "0"
         let chip = try IIOChip(udev: udev(), description: try describe(attributes))
         let plan = try #require(chip.capturePlan)
-        #expect(plan.plan.samplingFrequencies == [.init(attribute: "in_accel_sampling_frequency", hertz: 12.5)])
+        #expect(plan.plan.samplingFrequencies == [.init(attribute: "in_accel_sampling_frequency", hertz: 12.5),
+                                                  .init(attribute: "in_anglvel_sampling_frequency", hertz: 10)])
         #expect(plan.rates[.accelerometer]?.summary == "12.5 Hz (raised from 0 Hz)")
-        // The gyro rate has no choices: nothing can raise it; one line says so.
-        #expect(plan.rates[.gyroscope]?.hertz == nil)
+        // The gyro rate lists no choices (like every HID sensor hub): it gets the 10 Hz floor
+        // itself, as iio-sensor-proxy does, instead of staying at 0 Hz forever.
+        #expect(plan.rates[.gyroscope]?.summary == "10 Hz (raised from 0 Hz)")
         #expect(chip.problems == [
             "iio:device0: in_accel_sampling_frequency is 0 Hz; raising it to 12.5 Hz so the buffer fills",
-            "iio:device0: in_anglvel_sampling_frequency is 0 Hz and offers nothing faster; the buffer may stay empty and FIFO overflows cannot be detected",
+            "iio:device0: in_anglvel_sampling_frequency is 0 Hz; raising it to 10 Hz (the device lists no choices) so the buffer fills",
         ])
         let writes = try BufferedCapture.enableWrites(plan.plan, device: chip.description).map { "\($0.attribute)=\($0.value)" }
         #expect(writes.firstIndex(of: "in_accel_sampling_frequency=12.5")! < writes.firstIndex(of: "buffer/enable=1")!)
+    }
+
+    @Test func aConfiguredRateIsWrittenAsTheNearestAcceptedRateOrAsIsWithoutChoices() throws {
+        var attributes = ChipFixtures.bmi160
+        attributes["in_anglvel_sampling_frequency"] = "0"
+        let chip = try IIOChip(udev: udev(), description: try describe(attributes),
+                               configuredRates: [.accelerometer: 150, .gyroscope: 30])
+        let plan = try #require(chip.capturePlan)
+        #expect(plan.plan.samplingFrequencies == [.init(attribute: "in_accel_sampling_frequency", hertz: 200),
+                                                  .init(attribute: "in_anglvel_sampling_frequency", hertz: 30)])
+        #expect(plan.rates[.accelerometer]?.summary == "200 Hz (configured; was 100 Hz)")
+        #expect(chip.descriptor(for: plan.functions[1]).details["samplingFrequency"] == "30 Hz (configured; was 0 Hz)")
+        // A configured polled rate is the polling interval.
+        let polled = try IIOChip(udev: udev(1), description: try describe(ChipFixtures.tsl2591, number: 1), configuredRates: [.ambientLight: 4])
+        #expect(polled.functions.map(\.capture) == [.polled])
+        #expect(polled.pollIntervals[.ambientLight] == 250_000_000)
+    }
+
+    @Test func devicesOfOneNameUnderOneParentGetTheirOwnIdentity() {
+        let siblings: [(name: String, label: String?, number: Int)] = [("mxc4005", nil, 2), ("mxc4005", nil, 3), ("bmi160", nil, 1)]
+        let first = IIOSourceIdentity(earlierTwins: IIOSourceIdentity.earlierTwins(name: "mxc4005", label: nil, number: 2, siblings: siblings))
+        let second = IIOSourceIdentity(earlierTwins: IIOSourceIdentity.earlierTwins(name: "mxc4005", label: nil, number: 3, siblings: siblings))
+        #expect(first.sourceID(name: "mxc4005", syspath: "/sys/devices/pci0/i2c-1/iio:device2") == "iio:mxc4005@/sys/devices/pci0/i2c-1")
+        #expect(second.sourceID(name: "mxc4005", syspath: "/sys/devices/pci0/i2c-1/iio:device3") == "iio:mxc4005#1@/sys/devices/pci0/i2c-1")
+        let labelled = IIOSourceIdentity(label: "accel-base")
+        #expect(labelled.sourceID(name: "mxc4005", syspath: "/sys/devices/x/iio:device3") == "iio:mxc4005/accel-base@/sys/devices/x")
     }
 
     @Test func triggersAreChosenOnlyWhereNeeded() throws {
@@ -90,6 +118,18 @@ import Testing
         #expect(gyro.sensor == .rotationRate && gyro.columns.map(\.unit) == ["rad/s", "rad/s", "rad/s"])
         #expect(gyro.details["mountMatrix"] == "0, 1, 0; -1, 0, 0; 0, 0, 1")   // hwdb applies to the chip's gyro too
         #expect(gyro.source == descriptor.source)
+    }
+
+    @Test func aSingularMatrixIsAppliedAsGivenWithOneLineNamingItsSource() throws {
+        // Two equal rows: device x and y both read chip x; a typo in a hwdb quirk.
+        let chip = try IIOChip(udev: udev(0, ["ACCEL_MOUNT_MATRIX": "1, 0, 0; 1, 0, 0; 0, 0, 1"]), description: try describe(ChipFixtures.bmi160))
+        #expect(chip.problems == ["iio:device0: udev ACCEL_MOUNT_MATRIX '1, 0, 0; 1, 0, 0; 0, 0, 1' is singular (determinant 0): "
+                                  + "an axis is lost; applied as given, the quirk should be fixed upstream"])
+        #expect(chip.descriptor(for: chip.functions[0]).details["mountMatrix"] == "1, 0, 0; 1, 0, 0; 0, 0, 1")
+        var sysfs = ChipFixtures.lsm6dsxAccel
+        sysfs["mount_matrix"] = "0, 0, 1; 0, 1, 0; 0, 0, -1"
+        let other = try IIOChip(udev: udev(1), description: try describe(sysfs, number: 1))
+        #expect(other.problems.count == 1 && other.problems[0].hasPrefix("iio:device1: sysfs mount_matrix '0, 0, 1; 0, 1, 0; 0, 0, -1' is singular"))
     }
 
     @Test func aBadUdevMatrixFallsBackToSysfsWithOneLine() throws {
@@ -134,6 +174,26 @@ import Testing
         #expect(descriptor.details["placement"] == "1")
         #expect(descriptor.details["samplingFrequency"] == "polled every 200.0 ms")
         #expect(descriptor.details["timestamps"] == "read time (sysfs polled)")
+    }
+
+    @Test func anOlderHIDLightSensorRecordsLuxFromIntensityBothAndSaysSo() throws {
+        // hid-sensor-als before in_illuminance: only the hub's illuminance usage as intensity_both.
+        let hid: ChipFixtures.Attributes = ["name": "als", "in_intensity_both_raw": "4321", "in_intensity_scale": "0.1",
+                                            "in_intensity_sampling_frequency": "0", "in_intensity_hysteresis": "0"]
+        let chip = try IIOChip(udev: udev(), description: try describe(hid))
+        let light = try #require(chip.functions.first)
+        #expect(light.kind == .ambientLight && light.capture == .polled)
+        let descriptor = chip.descriptor(for: light)
+        #expect(descriptor.columns == [SourceColumn(name: "illuminance", scale: 0.1, offset: 0, unit: "lux")])
+        #expect(chip.columns(for: light).map(\.1) == [.raw(IIOChannelID(type: "intensity", modifier: "both"))])
+        #expect(descriptor.details["lux"]?.hasPrefix("in_intensity_both: a HID sensor hub reports its illuminance usage (lux)") == true)
+        // Another part's intensity_both is unit-less counts, never lux.
+        var other = hid
+        other["name"] = "tsl2591"
+        #expect(try IIOChip(udev: udev(1), description: try describe(other, number: 1)).functions.isEmpty)
+        // An illuminance channel says where its lux came from too.
+        let tsl = try IIOChip(udev: udev(2), description: try describe(ChipFixtures.tsl2591, number: 2))
+        #expect(tsl.descriptor(for: tsl.functions[0]).details["lux"] == "in_illuminance (lux by the ABI)")
     }
 
     @Test func placementFromLabelOrNumberAndUnknownOtherwise() throws {

@@ -33,6 +33,19 @@ import SensorSystem
         #expect(!config.iioEnabled)
     }
 
+    @Test func aSensorRateIsParsedInHertzAndNonsenseIsRefused() throws {
+        let config = try DaemonConfiguration.parse("""
+            [sensor accelerometer]
+            rate = 100
+            [sensor ambientLightSensor]
+            rate = 2.5 Hz
+            """)
+        #expect(config.sensorRates == [.accelerometer: 100, .ambientLightSensor: 2.5])
+        for bad in ["0", "-5", "nan", "inf", "fast", "1e9"] {
+            #expect(throws: DaemonConfiguration.ParseError.self) { try DaemonConfiguration.parse("[sensor accelerometer]\nrate = \(bad)") }
+        }
+    }
+
     @Test func defaultsAreSensorKits() throws {
         let config = try DaemonConfiguration.parse("")
         #expect(config.defaultRetention.hold == 86_400_000_000_000)

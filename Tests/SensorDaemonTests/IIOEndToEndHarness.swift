@@ -64,12 +64,12 @@ final class IIODaemonRun: @unchecked Sendable {
                                  "NSSensorKitPrivacyPolicyURL": "https://example.org/privacy",
                                  "NSSensorKitUsageDetail": [String: Any]()])
         try plist("Study.entitlements", ["com.apple.developer.sensorkit.reader.allow":
-                                            ["motion-accelerometer", "motion-rotation-rate", "ambient-light-sensor"]])
+                                            ["motion-accelerometer", "motion-rotation-rate", "ambient-light-sensor", "ambient-pressure"]])
         try plist("Binding.plist", ["Users": [String(getuid())]])
         try """
             profile = lab
             [grant \(Self.app)]
-            sensors = accelerometer, rotationRate, ambientLightSensor
+            sensors = accelerometer, rotationRate, ambientLightSensor, ambientPressure
             \(extraConfig)
             """.write(toFile: folder + "/sensorkitd.conf", atomically: true, encoding: .utf8)
         guard FileManager.default.createFile(atPath: logPath, contents: nil) else { throw SystemError("create \(logPath)", errno: errno) }
@@ -254,6 +254,12 @@ final class IIODaemonRun: @unchecked Sendable {
     }
 }
 
+extension WireSource {
+    /// Recording, or its buffer is on and the first scan has yet to come (the scripts of these
+    /// tests start after the buffer is enabled).
+    var bufferArmed: Bool { recording || state == "waiting for hardware: buffer enabled, no scan yet" }
+}
+
 /// A fetch's batches merged.
 struct Fetched: Sendable {
     var sensorTimes: [Int64] = []
@@ -326,6 +332,12 @@ struct BMI160Scan: Sendable {
                 lines.append((start == 0 ? part.firstDelay : part.delay, bytes))
             }
         }
+        return script(lines: lines)
+    }
+
+    /// Script lines of any scans: each line's bytes written `delay` ms after the line before.
+    static func script(lines: [(delay: Int, bytes: [UInt8])]) -> [UInt8] {
+        var lines = lines
         for index in lines.indices.dropFirst() {
             while lines[index].bytes.first == 0x20 {
                 lines[index - 1].bytes.append(0x20)

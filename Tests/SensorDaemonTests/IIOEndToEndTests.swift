@@ -93,7 +93,7 @@ struct IIOEndToEndTests {
         // `sensorkitctl devices` material: chip, channels, rate, matrix, location, capture.
         let sources = try run.devices()
         let source = try #require(sources.first { $0.sensor == Self.accelerometer.rawValue }, "\(sources)")
-        #expect(source.recording)
+        #expect(source.recording && source.state == "recording")
         #expect(source.source == "iio:bmi160@/sys/devices/platform/iio-test")
         #expect(source.details["chip"] == "bmi160")
         #expect(source.details["capture"] == "buffered")
@@ -116,7 +116,7 @@ struct IIOEndToEndTests {
         try run.command("add", bmi160)
         let app = try run.connect()
         try run.startRecording(app, .accelerometer)
-        #expect(try IIODaemonRun.eventually { try run.devices().contains { $0.sensor == accelerometer.rawValue && $0.recording } },
+        #expect(try IIODaemonRun.eventually { try run.devices().contains { $0.sensor == accelerometer.rawValue && $0.bufferArmed } },
                 "\(run.log)")
         return (app, try run.timeline(app).anchor)
     }
@@ -150,7 +150,7 @@ struct IIOEndToEndTests {
         let addedAt = boottimeNow()
         try run.command("add", try run.write("replugged.umockdev", Array(renumbered.utf8)))
         #expect(try IIODaemonRun.eventually {
-            try run.devices().contains { $0.sensor == Self.accelerometer.rawValue && $0.recording && $0.details["iioDevice"] == "iio:device1" }
+            try run.devices().contains { $0.sensor == Self.accelerometer.rawValue && $0.bufferArmed && $0.details["iioDevice"] == "iio:device1" }
         }, "\(run.log)")
         let t2 = boottimeNow()
         let part2 = BMI160Scan.stream(count: 40, start: t2, period: 10 * Self.ms, seed: 40)
@@ -207,7 +207,7 @@ struct IIOEndToEndTests {
         try run.command("set", Self.syspath0, "in_accel_scale", "0.001197")
         try run.command("uevent", Self.syspath0, "change")
         #expect(try IIODaemonRun.eventually {
-            try run.devices().contains { $0.sensor == Self.accelerometer.rawValue && $0.recording && $0.details["samplingFrequency"] == "400 Hz" }
+            try run.devices().contains { $0.sensor == Self.accelerometer.rawValue && $0.bufferArmed && $0.details["samplingFrequency"] == "400 Hz" }
         }, "\(run.log)")
         #expect(boottimeNow() < t1 + 1_900 * Self.ms, "the change took too long for the script's pause")
         #expect(run.log.contains("samplingFrequency 100 Hz → 400 Hz"), "\(run.log)")

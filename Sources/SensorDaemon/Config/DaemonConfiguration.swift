@@ -4,7 +4,7 @@ import SensorKitModel
 ///
 ///     profile = lab                      # "study" (default): 24 h hold; "lab": hold 0
 ///     [store]   hold = 24h  window = 7d  max-bytes = 20G  min-free = 1G
-///     [sensor accelerometer]   hold = 0  window = 3d
+///     [sensor accelerometer]   hold = 0  window = 3d  rate = 100
 ///     [grant com.example.rig]  sensors = accelerometer, rotationRate
 ///     [reader]  max-connections = 800  max-connections-per-user = 100  fetch-idle-timeout = 60s
 ///     [ble]     transport = hci | emulated:/run/sensorkit/emulated-ble
@@ -23,6 +23,8 @@ public struct DaemonConfiguration: Hashable, Sendable {
     public var profile: Profile = .study
     public var defaultRetention = Retention(hold: 86_400 * 1_000_000_000, window: 7 * 86_400 * 1_000_000_000)
     public var sensorRetention: [SRSensor: Retention] = [:]
+    /// `[sensor NAME] rate` in Hz: the sampling rate drivers ask of the hardware.
+    public var sensorRates: [SRSensor: Double] = [:]
     public var maxStoreBytes: Int64?
     public var minFreeBytes: Int64 = 512 * 1024 * 1024
     public var grants: [ControlLedger.Key] = []
@@ -114,6 +116,12 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 var retention = config.sensorRetention[sensor] ?? config.defaultRetention
                 if key == "hold" { retention.hold = try duration() } else { retention.window = try positiveDuration() }
                 config.sensorRetention[sensor] = retention
+            case ("sensor", "rate"):
+                let number = value.hasSuffix("Hz") ? String(value.dropLast(2)).trimmingCharacters(in: " \t") : value
+                guard let hertz = Double(number), hertz.isFinite, hertz > 0, hertz <= 100_000 else {
+                    throw ParseError(line: line, message: "rate: '\(value)' must be a rate in Hz above 0 and at most 100000 (e.g. 100 or 12.5)")
+                }
+                config.sensorRates[SensorCatalog.sensor(named: parts[1])!] = hertz
             case ("grant", "sensors"):
                 for name in value.split(separator: ",").map({ $0.trimmingCharacters(in: " \t") }) where !name.isEmpty {
                     guard let sensor = SensorCatalog.sensor(named: name) else {

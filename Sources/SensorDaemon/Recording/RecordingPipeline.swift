@@ -109,9 +109,10 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
         let (sources, wanted) = listing.withLock { (Array($0.sources.values), $0.wanted) }
         return sources.map { source in
             let d = source.descriptor
+            let status = wanted.contains(d.sensor) ? source.captureStatus ?? .recording : .idle
             return WireSource(sensor: d.sensor.rawValue, device: d.device, source: d.source,
                               details: d.details.merging(source.status) { _, live in live },
-                              recording: wanted.contains(d.sensor))
+                              recording: status.isRecording, state: status.description)
         }.sorted { ($0.source, $0.sensor) < ($1.source, $1.sensor) }
     }
 

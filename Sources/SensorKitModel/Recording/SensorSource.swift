@@ -63,6 +63,9 @@ public enum SourceEvent: Sendable {
 /// capture on and off (idempotent), `close` stops first and releases everything.
 public protocol SensorSource: AnyObject, Sendable {
     var descriptor: SourceDescriptor { get }
+    /// What capture is doing right now (`sensorkitctl devices`); nil when the source cannot tell,
+    /// and then the listing says what the pipeline asked of it.
+    var captureStatus: CaptureStatus? { get }
     /// Starts delivering events to `deliver` (or stops). Never blocks the caller.
     func setRecording(_ recording: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void)
     func close()
@@ -80,4 +83,39 @@ public protocol SourceRegistry: Sendable {
     func add(_ source: any SensorSource)
     /// Removes (and closes) every source whose `descriptor.source` is `source`.
     func remove(source: String)
+}
+
+extension SensorSource {
+    public var captureStatus: CaptureStatus? { nil }
+}
+
+/// What a source's capture is doing, as `sensorkitctl devices` reports it: only `recording`
+/// and `degraded` produce samples.
+public enum CaptureStatus: Hashable, Sendable, CustomStringConvertible {
+    /// Nobody asked it to record.
+    case idle
+    /// Asked to record, but the hardware has not delivered yet (enabling, no data yet, unplugged).
+    case waiting(String)
+    case recording
+    /// Recording in a lesser way than planned (sysfs polling instead of the buffer).
+    case degraded(String)
+    /// Asked to record and not recording, for this reason.
+    case failed(String)
+
+    public var isRecording: Bool {
+        switch self {
+        case .recording, .degraded: true
+        case .idle, .waiting, .failed: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .idle: "idle"
+        case let .waiting(why): "waiting for hardware: \(why)"
+        case .recording: "recording"
+        case let .degraded(why): "recording, degraded: \(why)"
+        case let .failed(why): "failed: \(why)"
+        }
+    }
 }

@@ -254,13 +254,19 @@ public struct WireSource: Codable, Hashable, Sendable {
     public var device: String
     public var source: String
     public var details: [String: String]
+    /// True only while samples are being produced (not while waiting for hardware or failed).
     public var recording: Bool
-    public init(sensor: String, device: String, source: String, details: [String: String], recording: Bool) {
+    /// What capture is doing: `idle`, `recording`, `recording, degraded: …`, `failed: …`,
+    /// `waiting for hardware: …` (`CaptureStatus`); absent from older daemons.
+    public var state: String?
+    public init(sensor: String, device: String, source: String, details: [String: String], recording: Bool,
+                state: String? = nil) {
         self.sensor = sensor
         self.device = device
         self.source = source
         self.details = details
         self.recording = recording
+        self.state = state
     }
 }
 

@@ -11,6 +11,7 @@ one line on stdout: "ok[<TAB>result]" or "error<TAB>message".
   add FILE                      devices from a .umockdev file (uevent "add" is sent for each)
   script DEVNODE FILE           feed DEVNODE from a umockdev script (clock starts now)
   set SYSPATH ATTRIBUTE VALUE   rewrite an attribute in place (VALUE gets the trailing newline)
+  get SYSPATH ATTRIBUTE         "ok<TAB>VALUE": the attribute as the daemon left it (trailing newline removed)
   uevent SYSPATH ACTION         send a uevent (change, …)
   remove SYSPATH                uevent "remove" (0.17 does not send it), then remove the device
   daemon-alive                  "ok<TAB>1" while the daemon runs
@@ -84,6 +85,9 @@ for line in sys.stdin:
                 attribute.truncate(0)
                 attribute.write((arguments[2] + '\n').encode())
             answer('ok')
+        elif command == 'get':
+            with open(testbed.get_root_dir() + arguments[0] + '/' + arguments[1], 'rb') as attribute:
+                answer('ok\t' + attribute.read().decode(errors='replace').rstrip('\n'))
         elif command == 'uevent':
             testbed.uevent(arguments[0], arguments[1])
             answer('ok')
