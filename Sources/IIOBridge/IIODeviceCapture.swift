@@ -35,7 +35,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     public let dataQueue: DispatchQueue
     private let clock: any SystemClock
     private let pairing: ClockPairing
-    private let log: IIOLog
+    private let log: Journal
     /// For `.estimated` stamps: the fastest function's period.
     private let estimatedPeriod: Int64?
     private let restartDelay: DispatchTimeInterval
@@ -64,7 +64,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     private var sawScans = false
 
     public init(sysfs: IIOSysfsDevice, devnode: String, description: IIODeviceDescription, plan: DeviceCapturePlan,
-                controlQueue: DispatchQueue, clock: any SystemClock, pairing: ClockPairing = .system, log: IIOLog,
+                controlQueue: DispatchQueue, clock: any SystemClock, pairing: ClockPairing = .system, log: Journal,
                 restartDelay: DispatchTimeInterval = .seconds(1),
                 onEnableFailure: (@Sendable (BufferedCaptureError) -> Void)? = nil) {
         self.onEnableFailure = onEnableFailure

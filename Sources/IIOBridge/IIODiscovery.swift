@@ -26,7 +26,7 @@ public final class IIODiscovery: @unchecked Sendable {
     public struct Options: Sendable {
         public var ignored: [String]
         public var clock: any SystemClock
-        public var log: IIOLog
+        public var log: Journal
         /// Where trigger directories (`triggerN/name`) are listed.
         public var triggersRoot: String
         public var polling: IIOChip.Polling
@@ -35,7 +35,7 @@ public final class IIODiscovery: @unchecked Sendable {
         /// `[sensor NAME] rate` (Hz): written before the buffer is enabled, or the polling rate.
         public var rates: [SRSensor: Double]
 
-        public init(ignored: [String] = [], clock: any SystemClock, log: IIOLog, triggersRoot: String = "/sys/bus/iio/devices",
+        public init(ignored: [String] = [], clock: any SystemClock, log: Journal, triggersRoot: String = "/sys/bus/iio/devices",
                     polling: IIOChip.Polling = .init(), pairing: ClockPairing = .system,
                     restartDelay: DispatchTimeInterval = .seconds(1), rates: [SRSensor: Double] = [:]) {
             self.rates = rates

@@ -25,7 +25,7 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
     public let interval: Int64
     public let queue: DispatchQueue
     private let clock: any SystemClock
-    private let log: IIOLog
+    private let log: Journal
     private let isStepCounter: Bool
 
     private var timer: (any DispatchSourceTimer)?
@@ -45,7 +45,7 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
     public var captureStatus: CaptureStatus? { currentStatus.withLock { $0 } }
 
     public init(descriptor: SourceDescriptor, sysfs: IIOSysfsDevice, reads: [IIOChip.ColumnSource], interval: Int64,
-                clock: any SystemClock, log: IIOLog, degradation: String? = nil) {
+                clock: any SystemClock, log: Journal, degradation: String? = nil) {
         precondition(reads.count == descriptor.columns.count, "one read per column")
         self.degradation = degradation
         precondition(interval > 0, "a polling interval is positive")
@@ -62,7 +62,7 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
     }
 
     /// The stream of a polled `function` of `chip`.
-    public convenience init(chip: IIOChip, function: IIOSensorFunction, clock: any SystemClock, log: IIOLog) {
+    public convenience init(chip: IIOChip, function: IIOSensorFunction, clock: any SystemClock, log: Journal) {
         precondition(function.capture == .polled, "\(function) is not polled")
         self.init(descriptor: chip.descriptor(for: function), sysfs: IIOSysfsDevice(path: chip.udev.syspath),
                   reads: chip.columns(for: function).map(\.1), interval: chip.pollIntervals[function.kind] ?? 1_000_000_000,

@@ -28,7 +28,7 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
     public let controlQueue: DispatchQueue
     public let readingQueue: DispatchQueue
     private let clock: any SystemClock
-    private let log: IIOLog
+    private let log: Journal
     private let onLost: @Sendable (String) -> Void
 
     private var subscribers: [ObjectIdentifier: ScanConsumer] = [:]
@@ -44,7 +44,7 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
     /// Refills held back to fix the clock offset.
     public static let calibrationRefills = 5
 
-    public init(context: IIORemoteContext, deviceID: String, plan: DeviceCapturePlan, clock: any SystemClock, log: IIOLog,
+    public init(context: IIORemoteContext, deviceID: String, plan: DeviceCapturePlan, clock: any SystemClock, log: Journal,
                 onLost: @escaping @Sendable (String) -> Void) {
         self.context = context
         self.deviceID = deviceID

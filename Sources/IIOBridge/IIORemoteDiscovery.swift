@@ -17,11 +17,11 @@ public final class IIORemoteDiscovery: @unchecked Sendable {
     public struct Options: Sendable {
         public var uris: [String]
         public var clock: any SystemClock
-        public var log: IIOLog
+        public var log: Journal
         public var retryInterval: DispatchTimeInterval
         public var timeoutMilliseconds: UInt32
 
-        public init(uris: [String], clock: any SystemClock, log: IIOLog, retryInterval: DispatchTimeInterval = .seconds(5),
+        public init(uris: [String], clock: any SystemClock, log: Journal, retryInterval: DispatchTimeInterval = .seconds(5),
                     timeoutMilliseconds: UInt32 = 5_000) {
             self.uris = uris
             self.clock = clock

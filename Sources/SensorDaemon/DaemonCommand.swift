@@ -80,8 +80,8 @@ public enum DaemonCommand {
             return 1
         }
         switch AllocatorTuning.forBulkData() {
-        case .tuned: journal("<7>allocator: chunk-sized blocks kept in the heap (mmap threshold 32 MiB, trim threshold 64 MiB)")
-        case .leftToEnvironment(let why): journal("<7>allocator: glibc malloc left as configured (\(why))")
+        case .tuned: journal.debug("allocator: chunk-sized blocks kept in the heap (mmap threshold 32 MiB, trim threshold 64 MiB)")
+        case .leftToEnvironment(let why): journal.debug("allocator: glibc malloc left as configured (\(why))")
         case .refused: journal.warning("allocator: mallopt refused the thresholds; glibc defaults stay")
         }
         let clock = LinuxSystemClock()

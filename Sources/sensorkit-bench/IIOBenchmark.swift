@@ -132,7 +132,7 @@ enum IIOBenchmark {
         guard let device = try discovery.sync(execute: { try monitor.enumerate() }).first else { throw BenchError("no mocked device") }
         let chip = try IIOChip(udev: device, description: try IIOSysfsDevice(path: device.syspath).describe())
         guard let plan = chip.capturePlan else { throw BenchError("the mocked device cannot buffer") }
-        let log = IIOLog { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+        let log = Journal.standardError
         let capture = IIODeviceCapture(sysfs: IIOSysfsDevice(path: device.syspath), devnode: device.devnode ?? "/dev/iio:device0",
                                        description: chip.description, plan: plan, controlQueue: DispatchQueue(label: "bench.control"),
                                        clock: clock, log: log)

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SensorKitModel
+import SensorSystem
 import SensorTestKit
 import Synchronization
 import Testing
@@ -38,7 +39,7 @@ final class EventLog: Sendable {
 /// Collects log lines.
 final class LogLines: Sendable {
     private let lines = Mutex<[String]>([])
-    var log: IIOLog { IIOLog { line in self.lines.withLock { $0.append(line) } } }
+    var log: Journal { Journal { line in self.lines.withLock { $0.append(line) } } }
     var all: [String] { lines.withLock { $0 } }
 }
 
@@ -71,7 +72,7 @@ final class LogLines: Sendable {
     }
 
     func makeCapture(_ attributes: ChipFixtures.Attributes = ChipFixtures.bmi160, clock: FakeClock = FakeClock(),
-                     pairing: ClockPairing = .system, log: IIOLog = .discard) throws -> (IIOChip, IIODeviceCapture) {
+                     pairing: ClockPairing = .system, log: Journal = .discard) throws -> (IIOChip, IIODeviceCapture) {
         let sysfs = tree.addDevice(0, attributes)
         let udev = UdevIIODevice(syspath: sysfs.directory.path, sysname: "iio:device0", devnode: fifo, properties: [:])
         let chip = try IIOChip(udev: udev, description: try sysfs.describe(), triggers: ["bmi160-trigger"])

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SensorKitModel
+import SensorSystem
 import SensorTestKit
 import Testing
 @testable import IIOBridge
@@ -14,7 +15,7 @@ import Testing
     static let hour: Int64 = 3_600 * second
 
     func source(_ attributes: ChipFixtures.Attributes, kind: IIOSensorFunction.Kind, clock: FakeClock,
-                log: IIOLog = .discard) throws -> IIOPolledSource {
+                log: Journal = .discard) throws -> IIOPolledSource {
         let sysfs = tree.addDevice(0, attributes)
         let udev = UdevIIODevice(syspath: sysfs.directory.path, sysname: "iio:device0", devnode: nil, properties: [:])
         let chip = try IIOChip(udev: udev, description: try sysfs.describe())

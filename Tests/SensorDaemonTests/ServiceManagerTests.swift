@@ -50,7 +50,7 @@ import Testing
         let lines = Mutex<[String]>([])
         let work = DispatchQueue(label: "probed")
         let dog = ServiceWatchdog(interval: 0.05, probes: [("pipeline", { work.async(execute: $0) })],
-                                  ping: { pings.withLock { $0 += 1 } }, log: { line in lines.withLock { $0.append(line) } })
+                                  ping: { pings.withLock { $0 += 1 } }, log: Journal { line in lines.withLock { $0.append(line) } })
         defer { dog.stop() }
         usleep(400_000)
         let healthy = pings.withLock { $0 }

@@ -15,7 +15,7 @@ struct LocalIIODriver: SensorDriver {
     func start(registry: any SourceRegistry, journal: Journal) throws -> any SourceDiscovery {
         // Without udev (a container without /run/udev) this throws: nothing local from IIO.
         try IIODiscovery.start(registry: registry, options: .init(
-            ignored: configuration.ignoredDevices, clock: LinuxSystemClock(), log: IIOLog { journal($0) },
+            ignored: configuration.ignoredDevices, clock: LinuxSystemClock(), log: journal,
             rates: configuration.sensorRates))
     }
 }

@@ -14,7 +14,7 @@ struct RemoteIIODriver: SensorDriver {
 
     func start(registry: any SourceRegistry, journal: Journal) throws -> any SourceDiscovery {
         let remote = IIORemoteDiscovery(registry: registry, options: .init(
-            uris: configuration.remoteIIOContexts, clock: LinuxSystemClock(), log: IIOLog { journal($0) }))
+            uris: configuration.remoteIIOContexts, clock: LinuxSystemClock(), log: journal))
         remote.start()
         return remote
     }

@@ -1,4 +1,5 @@
 import SensorKitModel
+import SensorSystem
 
 /// One kind of hardware the daemon records (docs/architecture.md, "Drivers"), in the manner of
 /// iio-sensor-proxy's driver table: what it can produce (or which configuration key turned it

@@ -18,7 +18,7 @@ public final class ReaderServer: @unchecked Sendable {
     private let acceptQueue = DispatchQueue(label: "sensorkitd.reader.accept")
     private let acceptSource: any DispatchSourceRead
     private var nextID = 0
-    private let log: @Sendable (String) -> Void
+    private let log: Journal
     private let partialFrameSeconds = Mutex(ClientConnection.defaultPartialFrameTimeout)
 
     /// Seconds a client frame may take to arrive whole once its first byte has (docs/protocol.md
@@ -47,7 +47,7 @@ public final class ReaderServer: @unchecked Sendable {
     /// `inheritedListener` (socket activation, already checked by `InheritedSocket`) it serves that
     /// descriptor instead, listening on `path`.
     public init(path: String, service: ReaderService, limits: ReaderLimits = ReaderLimits(.init(), openFiles: OpenFileLimit.current),
-                inheritedListener: Int32? = nil, log: @escaping @Sendable (String) -> Void) throws {
+                inheritedListener: Int32? = nil, log: Journal) throws {
         let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !folder.isEmpty && inheritedListener == nil { try SystemFiles.makeDirectory(folder) }
         self.path = path
@@ -94,7 +94,7 @@ public final class ReaderServer: @unchecked Sendable {
             do {
                 peer = try UnixSocket.peerCredentials(fd)
             } catch {
-                log("<4>no peer credentials for a connection: \(error); closing it")
+                log.warning("no peer credentials for a connection: \(error); closing it")
                 SystemCalls.close(fd)
                 continue
             }
@@ -139,7 +139,7 @@ public final class ReaderServer: @unchecked Sendable {
     private func caughtUp() {
         guard let since = starvedSince else { return }
         let milliseconds = (DispatchTime.now().uptimeNanoseconds - since.uptimeNanoseconds) / 1_000_000
-        log("<5>accepting connections on \(path) again: every waiting connection taken after \(milliseconds) ms and \(starvedRetries) more failed accepts (\(openCount) open)")
+        log.notice("accepting connections on \(path) again: every waiting connection taken after \(milliseconds) ms and \(starvedRetries) more failed accepts (\(openCount) open)")
         starvedSince = nil
     }
 
@@ -161,7 +161,7 @@ public final class ReaderServer: @unchecked Sendable {
     private func summarizeRefusals() {
         dispatchPrecondition(condition: .onQueue(acceptQueue))
         guard refused > 0 else { return }
-        log("<4>refused \(refused) connection(s) on \(path) within a second; the last: \(refusalReason)")
+        log.warning("refused \(refused) connection(s) on \(path) within a second; the last: \(refusalReason)")
         refused = 0
     }
 
@@ -173,7 +173,7 @@ public final class ReaderServer: @unchecked Sendable {
         if starvedSince == nil {
             starvedSince = .now()
             starvedRetries = 0
-            log("<3>accept on \(path) failed: \(error) with \(openCount) connections open; pausing accepts, retrying every \(Self.acceptBackoffMilliseconds) ms")
+            log.error("accept on \(path) failed: \(error) with \(openCount) connections open; pausing accepts, retrying every \(Self.acceptBackoffMilliseconds) ms")
         } else {
             starvedRetries += 1
         }

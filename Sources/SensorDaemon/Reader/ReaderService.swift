@@ -23,12 +23,12 @@ public final class ReaderService: @unchecked Sendable {
         public var fetchIdleTimeout: Int64
         /// Runs the fetches' idle and park timers (tests drive it by hand).
         public var scheduler: any Scheduler = DispatchScheduler()
-        public var log: @Sendable (String) -> Void
+        public var log: Journal
 
         public init(registry: AppRegistry, archive: any SampleArchive, recorder: any RecordingControl,
                     clock: any SystemClock, timeline: @escaping @Sendable () -> Timeline, storage: any ControlStorage,
                     drivers: DriverRegistry, preGranted: [ControlLedger.Key] = [], fetchIdleTimeout: Int64 = ReaderLimits.Settings().fetchIdleTimeout,
-                    log: @escaping @Sendable (String) -> Void) {
+                    log: Journal) {
             self.registry = registry
             self.archive = archive
             self.recorder = recorder
@@ -101,7 +101,7 @@ public final class ReaderService: @unchecked Sendable {
                     try self.dependencies.storage.saveConsent(key, status: .authorized, at: now)
                     self.ledger.decide(key, granted: true, at: now, by: "config")
                 } catch {
-                    self.dependencies.log("<3>reload: cannot store the configured grant of \(key.sensor.rawValue) to \(key.app): \(error)")
+                    self.dependencies.log.error("reload: cannot store the configured grant of \(key.sensor.rawValue) to \(key.app): \(error)")
                 }
             }
             self.dependencies.recorder.record(self.ledger.sensorsToRecord)
@@ -143,7 +143,7 @@ public final class ReaderService: @unchecked Sendable {
         if session.heldFrames > 0 { held.removeAll { $0.connection == id } }
         for fetch in session.fetches.values { fetch.cancel(silently: true) }
         if reason != "client closed the connection" {
-            dependencies.log("<6>connection \(id) (uid \(session.connection.peer.uid)) closed: \(reason)")
+            dependencies.log.info("connection \(id) (uid \(session.connection.peer.uid)) closed: \(reason)")
         }
     }
 
@@ -249,7 +249,7 @@ public final class ReaderService: @unchecked Sendable {
             do {
                 session.app = try dependencies.registry.authenticate(app: app, peer: session.connection.peer)
             } catch {
-                dependencies.log("<5>refused connection from uid \(session.connection.peer.uid) pid \(session.connection.peer.pid): \(error)")
+                dependencies.log.notice("refused connection from uid \(session.connection.peer.uid) pid \(session.connection.peer.pid): \(error)")
                 fail(request.id, error.isUnknownApp ? .unknownApp : .notPermitted, error.description, session)
                 let connection = session.connection
                 connection.queue.async { connection.close(reason: "refused: \(error)", flushFirst: true) }
@@ -332,10 +332,10 @@ public final class ReaderService: @unchecked Sendable {
         for sensor in undecided { ledger.request(ControlLedger.Key(app: app.bundleID, sensor: sensor)) }
         let log = dependencies.log
         dependencies.storage.persist(undecided.map { .consent(ControlLedger.Key(app: app.bundleID, sensor: $0), .notDetermined, at: time) }) { _, failure in
-            if let failure { log("<3>could not save the consent request of \(app.bundleID): \(failure)") }
+            if let failure { log.error("could not save the consent request of \(app.bundleID): \(failure)") }
         }
         session.waitingConsent[request.id] = undecided
-        dependencies.log("<6>\(app.bundleID) asks for consent to \(undecided.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }.sorted().joined(separator: ", ")); answer with: sensorkitctl consent \(app.bundleID)")
+        dependencies.log.info("\(app.bundleID) asks for consent to \(undecided.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }.sorted().joined(separator: ", ")); answer with: sensorkitctl consent \(app.bundleID)")
     }
 
     private func changeStake(_ request: WireRequest, _ session: Session, start: Bool) {

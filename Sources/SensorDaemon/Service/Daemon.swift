@@ -87,11 +87,11 @@ public final class Daemon: @unchecked Sendable {
         var dependencies = ReaderService.Dependencies(
             registry: registry, archive: store, recorder: pipeline, clock: parts.clock,
             timeline: { keeper.current }, storage: store, drivers: parts.drivers,
-            preGranted: parts.configuration.grants, fetchIdleTimeout: limits.fetchIdleTimeout, log: { journal($0) })
+            preGranted: parts.configuration.grants, fetchIdleTimeout: limits.fetchIdleTimeout, log: journal)
         dependencies.scheduler = parts.scheduler
         service = try ReaderService(dependencies)
         server = try ReaderServer(path: parts.paths.socket, service: service, limits: limits, inheritedListener: parts.listener,
-                                  log: { journal($0) })
+                                  log: journal)
         try timeline.publish(besideSocket: parts.paths.socket)
         do {
             discoveries = try parts.startSources(pipeline)
@@ -115,7 +115,7 @@ public final class Daemon: @unchecked Sendable {
         watchdog = ServiceManagerNotifier.watchdogInterval(environment: parts.environment).map { interval in
             ServiceWatchdog(interval: interval, scheduler: parts.scheduler,
                             probes: [("reader", reader.probe), ("pipeline", recorder.probe)],
-                            ping: { notifier.notify("WATCHDOG=1") }, log: { journal($0) })
+                            ping: { notifier.notify("WATCHDOG=1") }, log: journal)
         }
         server.start()
         notifier.notify("READY=1\nSTATUS=recording for \(registry.apps.count) app(s)")

@@ -1,4 +1,5 @@
 import SensorKitModel
+import SensorSystem
 
 /// The daemon's sources come from its driver table (`DriverTable`): the same list says what is
 /// recordable and starts each driver's discovery.

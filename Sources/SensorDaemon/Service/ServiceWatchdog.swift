@@ -1,5 +1,6 @@
 import Dispatch
 import SensorKitModel
+import SensorSystem
 import Synchronization
 
 /// systemd's watchdog (`WATCHDOG=1` every half `WATCHDOG_USEC`, `WatchdogSec=` in
@@ -21,14 +22,14 @@ public final class ServiceWatchdog: @unchecked Sendable {
 
     private let probes: [(String, Probe)]
     private let ping: @Sendable () -> Void
-    private let log: @Sendable (String) -> Void
+    private let log: Journal
     private let milliseconds: Int
 
     /// `probes` by name; `ping` sends `WATCHDOG=1`; `log` hears when a ping is withheld. Ticks
     /// every `interval` seconds on `scheduler` (tests move its time by hand).
     public init(
         interval: Double, scheduler: any Scheduler = DispatchScheduler(), probes: [(String, Probe)],
-        ping: @escaping @Sendable () -> Void, log: @escaping @Sendable (String) -> Void
+        ping: @escaping @Sendable () -> Void, log: Journal
     ) {
         self.probes = probes
         self.ping = ping
@@ -49,7 +50,7 @@ public final class ServiceWatchdog: @unchecked Sendable {
         }
         guard late.isEmpty else {
             if late.values.contains(1) {
-                log("<3>watchdog: \(late.keys.sorted().joined(separator: ", ")) did not answer within \(milliseconds) ms; withholding WATCHDOG=1")
+                log.error("watchdog: \(late.keys.sorted().joined(separator: ", ")) did not answer within \(milliseconds) ms; withholding WATCHDOG=1")
             }
             return
         }

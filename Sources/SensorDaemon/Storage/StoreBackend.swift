@@ -87,7 +87,7 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
             defer { purging.withLock { $0 = false } }
             do {
                 let report = try store.purge()
-                journal("<7>purge: \(report)")
+                journal.debug("purge: \(report)")
             } catch {
                 journal.error("store purge failed: \(error)")
             }

@@ -58,8 +58,9 @@ final class WearableLink: @unchecked Sendable {
     private var timelines: [PMDMeasurementType: PMDStreamTimeline] = [:]
     private var streams: [SRSensor: WearableStream] = [:]
     private var stopping: (() -> Void)?
-    /// Causes already logged (malformed input is counted always, logged once per cause).
-    private var logged: Set<String> = []
+    /// Each cause is logged the first time and then summed up with its count (malformed input,
+    /// a failing read) so the log shows every problem and its scale without drowning.
+    private let problems: RecurringProblems
     private var counts: [String: Int] = [:]
 
     init(configuration: WearableConfiguration, queue: DispatchQueue, registry: any SourceRegistry,
@@ -69,6 +70,7 @@ final class WearableLink: @unchecked Sendable {
         self.registry = registry
         self.clock = clock
         self.journal = journal
+        problems = RecurringProblems(journal)
         if case .address(let known)? = configuration.match { address = known }
     }
 
@@ -182,7 +184,7 @@ final class WearableLink: @unchecked Sendable {
         case .indication(let handle, let value):
             if handle == controlPointHandle { controlPointIndication(value) }
         case .ignoredPDU(let why):
-            count("ignoredPDU", "\(label): dropped a PDU that does not decode or was not asked for (\(why)); counted, not logged again")
+            count("ignoredPDU", "\(label): dropped a PDU that does not decode or was not asked for (\(why)); counted, and summed up in the log later")
         case .linkFailed(let why):
             linkLost(why)
         }
@@ -254,7 +256,7 @@ final class WearableLink: @unchecked Sendable {
 
     private func batteryLevel(_ value: [UInt8]) {
         guard let percent = BatteryLevel.percent(decoding: value) else {
-            count("battery", "\(label): a battery level that is not 0–100 % was dropped; counted, not logged again")
+            count("battery", "\(label): a battery level that is not 0–100 % was dropped; counted, and summed up in the log later")
             return
         }
         battery = percent
@@ -328,7 +330,7 @@ final class WearableLink: @unchecked Sendable {
         do {
             indication = try PMDControlPointIndication(decoding: value)
         } catch {
-            count("cp", "\(label): a PMD control-point indication did not decode (\(error)); counted, not logged again")
+            count("cp", "\(label): a PMD control-point indication did not decode (\(error)); counted, and summed up in the log later")
             return
         }
         switch indication {
@@ -413,13 +415,13 @@ final class WearableLink: @unchecked Sendable {
         let before = heartRate.malformed
         let output = heartRate.receive(value, at: time)
         if heartRate.malformed > before {
-            count("hrm", "\(label): a heart-rate measurement that does not decode was dropped; counted, not logged again")
+            count("hrm", "\(label): a heart-rate measurement that does not decode was dropped; counted, and summed up in the log later")
             return
         }
         if let beat = output.beat, let stream = streams[.heartRate] {
             let contact = (try? HeartRateMeasurement(decoding: value))?.sensorContact
             if beat.rrIntervals.count > WearableSamples.rrColumns {
-                count("rr", "\(label): a measurement carried \(beat.rrIntervals.count) RR intervals; the store keeps \(WearableSamples.rrColumns) per measurement and the rest were dropped; counted, not logged again")
+                count("rr", "\(label): a measurement carried \(beat.rrIntervals.count) RR intervals; the store keeps \(WearableSamples.rrColumns) per measurement and the rest were dropped; counted, and summed up in the log later")
             }
             stream.emit(boot: boot, times: [time], receiveTimes: [time], columns: WearableSamples.heartRate(beat, contact: contact))
         }
@@ -437,18 +439,18 @@ final class WearableLink: @unchecked Sendable {
         guard let first = value.first, let type = PMDMeasurementType(rawValue: first & 0x3F), var timeline = timelines[type],
               pmd[type] == .running
         else {
-            count("frame-unexpected", "\(label): a PMD frame of a stream that is not running was dropped; counted, not logged again")
+            count("frame-unexpected", "\(label): a PMD frame of a stream that is not running was dropped; counted, and summed up in the log later")
             return
         }
         let before = timeline.counters
         let events = timeline.receive(value, at: now)
         let after = timeline.counters
         timelines[type] = timeline
-        if after.duplicates > before.duplicates { count("dup:\(type)", "\(label): PMD \(type) frame repeating the previous timestamp dropped; counted, not logged again") }
-        if after.undecodable > before.undecodable { count("undecodable:\(type)", "\(label): PMD \(type) frame that does not decode dropped and recorded as a gap; counted, not logged again") }
-        if after.resets > before.resets { count("reset:\(type)", "\(label): PMD \(type) device clock reset; recorded as a gap, mapping restarted; counted, not logged again") }
-        if after.jumps > before.jumps { count("jump:\(type)", "\(label): PMD \(type) device time jumped; recorded as a gap, mapping restarted; counted, not logged again") }
-        if after.missing > before.missing { count("missing:\(type)", "\(label): PMD \(type) frames missing; recorded as a gap; counted, not logged again") }
+        if after.duplicates > before.duplicates { count("dup:\(type)", "\(label): PMD \(type) frame repeating the previous timestamp dropped; counted, and summed up in the log later") }
+        if after.undecodable > before.undecodable { count("undecodable:\(type)", "\(label): PMD \(type) frame that does not decode dropped and recorded as a gap; counted, and summed up in the log later") }
+        if after.resets > before.resets { count("reset:\(type)", "\(label): PMD \(type) device clock reset; recorded as a gap, mapping restarted; counted, and summed up in the log later") }
+        if after.jumps > before.jumps { count("jump:\(type)", "\(label): PMD \(type) device time jumped; recorded as a gap, mapping restarted; counted, and summed up in the log later") }
+        if after.missing > before.missing { count("missing:\(type)", "\(label): PMD \(type) frames missing; recorded as a gap; counted, and summed up in the log later") }
         handle(events, of: type)
     }
 
@@ -563,8 +565,7 @@ final class WearableLink: @unchecked Sendable {
     }
 
     private func once(_ key: String, warning message: String) {
-        guard logged.insert(key).inserted else { return }
-        journal.warning(message)
+        problems.report("wearable \(configuration.name): \(key)", "<4>" + message)
     }
 
     /// Counts one more of `key` and logs `message` the first time.
