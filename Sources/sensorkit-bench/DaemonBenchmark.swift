@@ -129,8 +129,7 @@ enum DaemonBenchmark {
     static func timeToReady(_ sensorkitd: String, _ folder: RigFolder) throws -> (seconds: Double, peakKiB: Int) {
         let notifyPath = folder.path + "/notify"
         unlink(notifyPath)
-        let listener = try DatagramListener(path: notifyPath)
-        defer { listener.close() }
+        let listener = try NotifyListener(path: notifyPath)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: sensorkitd)
         process.arguments = ["--socket", folder.socket, "--config", folder.config, "--apps-dir", folder.apps, "--state-dir", folder.state]
@@ -288,34 +287,3 @@ final class LineReader {
     }
 }
 
-/// A bound AF_UNIX datagram socket standing for systemd's `$NOTIFY_SOCKET`.
-final class DatagramListener {
-    let fd: Int32
-
-    init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SystemError("socket(AF_UNIX, SOCK_DGRAM)", errno: errno) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else { throw SystemError("bind(\(path))", errno: errno) }
-    }
-
-    /// Whether a datagram containing `text` arrives within `seconds`.
-    func waitFor(_ text: String, seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while deadline.timeIntervalSinceNow > 0 {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(deadline.timeIntervalSinceNow * 1000) + 1) > 0 else { continue }
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count > 0, String(decoding: buffer[..<count], as: UTF8.self).contains(text) { return true }
-        }
-        return false
-    }
-
-    func close() { Glibc.close(fd) }
-}

@@ -86,7 +86,6 @@ import Testing
         let listener = try UnixSocket.listen(path: socketPath)
         defer { SystemCalls.close(listener) }
         let notify = try NotifyListener(path: folder + "/notify")
-        defer { notify.close() }
 
         // sh puts the listener (its stdin) on fd 3 and sets LISTEN_PID to its own pid, which exec keeps.
         let script = "exec 3<&0 0</dev/null; export LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=reader "
@@ -130,37 +129,3 @@ import Testing
     }
 }
 
-/// A bound AF_UNIX datagram socket, where systemd's `$NOTIFY_SOCKET` would be.
-final class NotifyListener {
-    let fd: Int32
-
-    init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SystemError("socket(AF_UNIX, SOCK_DGRAM)", errno: errno) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else { throw SystemError("bind(\(path))", errno: errno) }
-    }
-
-    /// Messages received until `done` holds for all received so far, or `seconds` pass.
-    func receive(until done: ([String]) -> Bool, seconds: Double) -> [String] {
-        var messages: [String] = []
-        let deadline = Date().addingTimeInterval(seconds)
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !done(messages) {
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { break }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(left * 1000) + 1) > 0 else { continue }
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count > 0 { messages.append(String(decoding: buffer[..<count], as: UTF8.self)) }
-        }
-        return messages
-    }
-
-    func close() { Glibc.close(fd) }
-}

@@ -87,43 +87,11 @@ import Testing
         #expect(devices?.sources?.contains { $0.source == source.descriptor.source } == true)
     }
 
-    /// A datagram socket standing in for systemd's `NOTIFY_SOCKET`; counts `WATCHDOG=1`.
-    final class NotifySocket: @unchecked Sendable {
-        // @unchecked: `fd` is immutable; reads only on the test's thread.
-        let path: String
-        let folder: String
-        private let fd: Int32
-        init() throws {
-            var template = Array("/tmp/skn-XXXXXX".utf8CString)
-            folder = String(cString: mkdtemp(&template)!)
-            path = folder + "/notify"
-            fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            guard bound == 0 else { throw SRError(.dataInaccessible, message: "bind \(path): errno \(errno)") }
-        }
-        deinit {
-            close(fd)
-            try? FileManager.default.removeItem(atPath: folder)
-        }
-        private var pings = 0
-        /// `WATCHDOG=1` datagrams received so far.
-        func watchdogPings() -> Int {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-                guard n > 0 else { return pings }
-                if String(decoding: buffer[0..<n], as: UTF8.self).contains("WATCHDOG=1") { pings += 1 }
-            }
-        }
-    }
-
     @Test func theWatchdogPingsWhileAPurgeWaitsForTheWriter() throws {
-        let notify = try NotifySocket()
+        var template = Array("/tmp/skn-XXXXXX".utf8CString)
+        let folder = String(cString: mkdtemp(&template)!)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let notify = try NotifyListener(path: folder + "/notify")
         let scheduler = ManualScheduler()
         let harness = try DaemonHarness(scheduler: scheduler, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "2000000"])
         defer { harness.stop() }
