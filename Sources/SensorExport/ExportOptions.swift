@@ -63,7 +63,7 @@ public struct ExportOptions: Sendable, Equatable {
           --app BUNDLE-ID       the app identity (default org.sensorkitd.export, or $SENSORKIT_APP)
           --socket PATH         sensorkitd's socket (default $SENSORKIT_SOCKET or
                                 /run/sensorkit/sensorkitd.sock)
-          --verbose             a line per commit
+          --verbose             a line per commit and per failed attempt
           -h, --help            this text
 
         DURATION: 250ms, 90s, 5m, 24h, 7d. Exit status: 0 success, 1 a pass failed after its

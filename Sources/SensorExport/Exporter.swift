@@ -38,10 +38,11 @@ public struct Exporter: Sendable {
                 } else {
                     connection = try PostgresConnection(options.database)
                     try ExportSchema.prepare(connection)
-                    log("connected to PostgreSQL: \(connection.summary)")
+                    if failures == 0 { log("connected to PostgreSQL: \(connection.summary)") }
                     database = connection
                 }
                 let summary = try await pass(ExportLedger(connection))
+                if failures > 0 { log("pass done after \(failures) failed attempts; exporting again") }
                 failures = 0
                 if options.once || options.verbose { log(summary) }
                 if options.once { return 0 }
@@ -57,7 +58,13 @@ public struct Exporter: Sendable {
                     return 1
                 }
                 let wait = Self.retryDelay(attempt: failures, first: options.retryDelay, longest: options.maxRetryDelay)
-                log("pass failed (attempt \(failures)): \(error); retrying in \(Double(wait) / 1e9) s")
+                // One line per episode (docs/export.md, "Retries"): a server down or a disk full for
+                // hours must not write a line, or a reconnection line, per retry.
+                if failures == 1 {
+                    log("pass failed: \(error); retrying in \(Double(wait) / 1e9) s, waits doubling up to \(Double(options.maxRetryDelay) / 1e9) s")
+                } else if options.verbose {
+                    log("pass failed (attempt \(failures)): \(error); retrying in \(Double(wait) / 1e9) s")
+                }
                 await sleep(wait)
             }
         }

@@ -84,6 +84,71 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(2)))
+    func fullDiskOnTheServerRollsBackOnceLoggedAndRecovers() throws {
+        let tablespace: SmallTablespace
+        switch try SmallTablespace.make(megabytes: 64) {
+        case .success(let made): tablespace = made
+        case .failure(let refused): try Test.cancel("full-disk test skipped: \(refused)")
+        }
+        defer { tablespace.remove() }
+        let rig = try ExportRig(rate: 2000)
+        defer { rig.close() }
+        #expect(try rig.exportOnce().status == 0)
+        // The accelerometer's table and its indexes move to the tmpfs; WAL, catalogs and cursors stay
+        // on the normal disk, so the server stays up and only the COPY runs out of room.
+        try rig.postgres.psql("CREATE TABLESPACE small LOCATION '\(tablespace.mountPoint)'")
+        for statement in ["ALTER TABLE sensorkit.motion SET TABLESPACE small",
+                          "ALTER INDEX sensorkit.motion_device_stream_time SET TABLESPACE small",
+                          "ALTER INDEX sensorkit.motion_wall_time SET TABLESPACE small"] {
+            try rig.postgres.psql(statement, database: rig.database)
+        }
+        // Room for a few seconds of samples at 2 000 samples/s, then the disk is full.
+        try tablespace.resize(bytes: try tablespace.usedBytes() + 512 * 1024)
+        func diskFullErrors() -> Int {
+            let log = (try? String(contentsOfFile: rig.postgres.folder + "/server.log", encoding: .utf8)) ?? ""
+            return log.components(separatedBy: "No space left on device").count - 1
+        }
+        let child = try rig.follow(["--commit-rows", "200"])
+        defer {
+            if child.isRunning { kill(child.pid, SIGKILL) }
+            child.wait()
+        }
+        try #require(DaemonHarness.eventually(30) { diskFullErrors() > 0 }, "the tablespace never filled: \(rig.followLog)")
+        let firstErrors = diskFullErrors()
+        let started = Date()
+        usleep(3_000_000)
+        let held = Date().timeIntervalSince(started)
+        let attempts = diskFullErrors() - firstErrors
+        // Still retrying, with its waits (100 ms doubling to 400 ms here), not in a tight loop.
+        #expect(attempts >= 2 && Double(attempts) <= held / 0.4 + 3, "\(attempts) failed COPYs in \(held) s")
+        // The server is up; every failed transaction rolled back, so the rows match the cursor.
+        #expect(try rig.postgres.psql("SELECT 1") == ["1"])
+        let cursorWhenFull = try #require(try rig.cursor())
+        #expect(ExportRig.difference(try rig.databaseRows(), try rig.directRows(through: cursorWhenFull)) == nil)
+        // One line for the whole episode, naming the cause, not the connection string.
+        let log = rig.followLog
+        #expect(log.components(separatedBy: "pass failed").count - 1 == 1, "\(log)")
+        #expect(log.components(separatedBy: "connected to PostgreSQL").count - 1 == 1, "\(log)")
+        #expect(log.contains("No space left on device") && log.contains("(SQLSTATE 53100)"), "\(log)")
+        #expect(!log.contains(rig.postgres.conninfo(rig.database)), "\(log)")
+
+        try tablespace.resize(bytes: 64 << 20)
+        let grown = Date()
+        let target = rig.released
+        let caughtUp = DaemonHarness.eventually(30) { ((try? rig.cursor()) ?? nil).map { $0 >= target - 10_000_000 } ?? false }
+        #expect(caughtUp, "\(rig.followLog)")
+        print("full disk: \(attempts) failed COPYs in \(String(format: "%.1f", held)) s while full; caught up \(String(format: "%.2f", Date().timeIntervalSince(grown))) s after the tmpfs grew")
+        #expect(DaemonHarness.eventually(10) { rig.followLog.contains("pass done after") }, "\(rig.followLog)")
+        kill(child.pid, SIGKILL)
+        child.wait()
+        let last = try rig.exportOnce(["--commit-rows", "200"])
+        #expect(last.status == 0, "\(last.output)")
+        let cursor = try #require(try rig.cursor())
+        #expect(cursor > cursorWhenFull)
+        #expect(ExportRig.difference(try rig.databaseRows(), try rig.directRows(through: cursor)) == nil)
+    }
+
+    @Test(.timeLimit(.minutes(2)))
     func anotherHostsExportIsNotBlockedByThisOnes() throws {
         let rig = try ExportRig(rate: 500)
         defer { rig.close() }
