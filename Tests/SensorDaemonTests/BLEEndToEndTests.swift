@@ -29,20 +29,7 @@ import Testing
     }
 
     @Test func wearablesAreRecordedThroughALinkLossAndAClockReset() throws {
-        var template = Array("/tmp/skble-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
-        let directory = String(cString: made)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let h10 = try EmulatedPeripheral(directory: directory, profile: .h10(address: Self.h10))
-        let strap = try EmulatedPeripheral(directory: directory, profile: .strap(address: Self.strap))
-
-        let run = try IIODaemonRun(extraConfig: """
-            [grant \(Self.app)]
-            sensors = heartRate, onWristState, electrocardiogram
-            [iio]
-            enabled = no
-            [ble]
-            transport = emulated:\(directory)
+        let rig = try WearableRig(sensors: "heartRate, onWristState, electrocardiogram", entitlements: ["heart-rate", "on-wrist", "ecg"], wearables: """
             [wearable chest]
             name = Polar H10 *
             streams = heartRate, onWristState, electrocardiogram
@@ -50,12 +37,12 @@ import Testing
             address = \(Self.strap.lowercased())
             streams = heartRate, onWristState
             """)
-        try DaemonHarness.writeApp(Self.app, in: run.folder + "/apps.d", entitlements: ["heart-rate", "on-wrist", "ecg"],
-                                   users: [String(getuid())])
-        try run.startPlain()
-        defer { run.stop() }
-        let app = try run.connect(app: Self.app)
-        defer { app.close() }
+        defer { rig.stop() }
+        let h10 = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: Self.h10))
+        let strap = try EmulatedPeripheral(directory: rig.directory, profile: .strap(address: Self.strap))
+
+        let app = try rig.start()
+        let run = rig.run
         let (startSR, anchor) = try run.timeline(app)
         for sensor in [SRSensor.heartRate, .onWristState, .electrocardiogram] { try run.startRecording(app, sensor) }
 
@@ -178,20 +165,7 @@ import Testing
     }
 
     @Test func malformedInputIsCountedLoggedOnceAndNeverCorruptsAStream() throws {
-        var template = Array("/tmp/skble-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
-        let directory = String(cString: made)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let h10 = try EmulatedPeripheral(directory: directory, profile: .h10(address: Self.h10))
-        let small = try EmulatedPeripheral(directory: directory, profile: .h10(address: "C0:FF:EE:00:00:11"))
-        small.setFaults { $0.serverMTU = 185 }
-        let run = try IIODaemonRun(extraConfig: """
-            [grant \(Self.app)]
-            sensors = heartRate, electrocardiogram
-            [iio]
-            enabled = no
-            [ble]
-            transport = emulated:\(directory)
+        let rig = try WearableRig(sensors: "heartRate, electrocardiogram", entitlements: ["heart-rate", "ecg"], wearables: """
             [wearable chest]
             address = \(Self.h10)
             streams = heartRate, electrocardiogram
@@ -199,11 +173,12 @@ import Testing
             address = C0:FF:EE:00:00:11
             streams = heartRate, electrocardiogram
             """)
-        try DaemonHarness.writeApp(Self.app, in: run.folder + "/apps.d", entitlements: ["heart-rate", "ecg"], users: [String(getuid())])
-        try run.startPlain()
-        defer { run.stop() }
-        let app = try run.connect(app: Self.app)
-        defer { app.close() }
+        defer { rig.stop() }
+        let h10 = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: Self.h10))
+        let small = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: "C0:FF:EE:00:00:11"))
+        small.setFaults { $0.serverMTU = 185 }
+        let app = try rig.start()
+        let run = rig.run
         let (startSR, anchor) = try run.timeline(app)
         for sensor in [SRSensor.heartRate, .electrocardiogram] { try run.startRecording(app, sensor) }
         let hrm: [UInt8] = [0x37, 0x2A]
@@ -276,27 +251,15 @@ import Testing
     }
 
     @Test func aStakeTakenWhileTheWearableIsAwayIsAGapUntilItIsBack() throws {
-        var template = Array("/tmp/skble-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
-        let directory = String(cString: made)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var strap = try EmulatedPeripheral(directory: directory, profile: .strap(address: Self.strap))
-        let run = try IIODaemonRun(extraConfig: """
-            [grant \(Self.app)]
-            sensors = heartRate
-            [iio]
-            enabled = no
-            [ble]
-            transport = emulated:\(directory)
+        let rig = try WearableRig(sensors: "heartRate", entitlements: ["heart-rate"], wearables: """
             [wearable strap]
             address = \(Self.strap)
             streams = heartRate
             """)
-        try DaemonHarness.writeApp(Self.app, in: run.folder + "/apps.d", entitlements: ["heart-rate"], users: [String(getuid())])
-        try run.startPlain()
-        defer { run.stop() }
-        let app = try run.connect(app: Self.app)
-        defer { app.close() }
+        defer { rig.stop() }
+        var strap = try EmulatedPeripheral(directory: rig.directory, profile: .strap(address: Self.strap))
+        let app = try rig.start()
+        let run = rig.run
         let hrm: [UInt8] = [0x37, 0x2A]
         #expect(IIODaemonRun.eventually(15) { strap.isSubscribed(hrm) }, "\(run.log)")
         #expect(IIODaemonRun.eventually(15) { (try? run.devices().count) == 1 }, "\(run.log)")
@@ -306,7 +269,7 @@ import Testing
         try run.startRecording(app, .heartRate)
         let afterStake = try run.timeline(app).now
         usleep(300_000)
-        strap = try EmulatedPeripheral(directory: directory, profile: .strap(address: Self.strap))
+        strap = try EmulatedPeripheral(directory: rig.directory, profile: .strap(address: Self.strap))
         #expect(IIODaemonRun.eventually(15) { strap.isSubscribed(hrm) }, "\(run.log)")
         for bpm in [70, 71, 72] as [UInt8] {
             strap.notifyHeartRate([0x06, bpm])
@@ -329,27 +292,15 @@ import Testing
     }
 
     @Test func endingAnECGStakeKeepsTheFramesHeldForTheFitAndStopsTheStream() throws {
-        var template = Array("/tmp/skble-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
-        let directory = String(cString: made)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let h10 = try EmulatedPeripheral(directory: directory, profile: .h10(address: Self.h10))
-        let run = try IIODaemonRun(extraConfig: """
-            [grant \(Self.app)]
-            sensors = electrocardiogram
-            [iio]
-            enabled = no
-            [ble]
-            transport = emulated:\(directory)
+        let rig = try WearableRig(sensors: "electrocardiogram", entitlements: ["ecg"], wearables: """
             [wearable chest]
             address = \(Self.h10)
             streams = electrocardiogram
             """)
-        try DaemonHarness.writeApp(Self.app, in: run.folder + "/apps.d", entitlements: ["ecg"], users: [String(getuid())])
-        try run.startPlain()
-        defer { run.stop() }
-        let app = try run.connect(app: Self.app)
-        defer { app.close() }
+        defer { rig.stop() }
+        let h10 = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: Self.h10))
+        let app = try rig.start()
+        let run = rig.run
         let (startSR, _) = try run.timeline(app)
         try run.startRecording(app, .electrocardiogram)
         #expect(IIODaemonRun.eventually(15) { h10.runningMeasurements.contains(0) }, "\(run.log)")
@@ -375,27 +326,15 @@ import Testing
     }
 
     @Test func aStakeEndingWhileTheLinkIsDownClosesTheGapAtTheStop() throws {
-        var template = Array("/tmp/skble-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
-        let directory = String(cString: made)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let strap = try EmulatedPeripheral(directory: directory, profile: .strap(address: Self.strap))
-        let run = try IIODaemonRun(extraConfig: """
-            [grant \(Self.app)]
-            sensors = heartRate
-            [iio]
-            enabled = no
-            [ble]
-            transport = emulated:\(directory)
+        let rig = try WearableRig(sensors: "heartRate", entitlements: ["heart-rate"], wearables: """
             [wearable strap]
             address = \(Self.strap)
             streams = heartRate
             """)
-        try DaemonHarness.writeApp(Self.app, in: run.folder + "/apps.d", entitlements: ["heart-rate"], users: [String(getuid())])
-        try run.startPlain()
-        defer { run.stop() }
-        let app = try run.connect(app: Self.app)
-        defer { app.close() }
+        defer { rig.stop() }
+        let strap = try EmulatedPeripheral(directory: rig.directory, profile: .strap(address: Self.strap))
+        let app = try rig.start()
+        let run = rig.run
         let (startSR, _) = try run.timeline(app)
         try run.startRecording(app, .heartRate)
         #expect(IIODaemonRun.eventually(15) { strap.isSubscribed([0x37, 0x2A]) }, "\(run.log)")
@@ -463,4 +402,45 @@ import Testing
 /// rather than taken from the client under test.
 enum PMDTimeReset {
     static let instant: UInt64 = (1_546_300_800 - 946_684_800) * 1_000_000_000
+}
+
+/// A real `sensorkitd` recording only wearables: `[iio] enabled = no`, `[ble] transport =
+/// emulated:DIR` over a fresh folder the test's peripherals serve in, and the test's app granted
+/// `sensors`. Peripherals are created in `directory` between `init` and `start`.
+final class WearableRig {
+    let directory: String
+    let run: IIODaemonRun
+    private let entitlements: [String]
+    private var app: ReaderConnection?
+
+    init(sensors: String, entitlements: [String], wearables: String) throws {
+        var template = Array("/tmp/skble-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
+        directory = String(cString: made)
+        self.entitlements = entitlements
+        run = try IIODaemonRun(extraConfig: """
+            [grant \(BLEEndToEndTests.app)]
+            sensors = \(sensors)
+            [iio]
+            enabled = no
+            [ble]
+            transport = emulated:\(directory)
+            \(wearables)
+            """)
+    }
+
+    /// Installs the app, starts the daemon and connects as the app.
+    func start() throws -> ReaderConnection {
+        try DaemonHarness.writeApp(BLEEndToEndTests.app, in: run.folder + "/apps.d", entitlements: entitlements, users: [String(getuid())])
+        try run.startPlain()
+        let connection = try run.connect(app: BLEEndToEndTests.app)
+        app = connection
+        return connection
+    }
+
+    func stop() {
+        app?.close()
+        run.stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
 }
