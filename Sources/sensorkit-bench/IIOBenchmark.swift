@@ -59,20 +59,10 @@ enum IIOBenchmark {
         print("  \(scans) scans (\(format(Double(scans * scanBytes) / 1e6)) MB, \(scans / 400) s of data at 400 Hz); "
               + "each reader also runs on \(small) scans, and the difference is the per-scan cost (start-up cancels out)")
 
-        /// One reader under umockdev-run on `count` scans. The reader itself runs under this binary's
-        /// `iio-measure`, which reports the reader's own CPU (`RUSAGE_CHILDREN` of just that
-        /// process); the whole tree's CPU (umockdev's script runner included) is measured here.
         func measure(_ name: String, _ count: Int, _ command: [String]) throws -> (reader: Double, tree: Double, wall: Double) {
-            let base = workdir + "/\(name)-\(count)"
-            let arguments = ["/usr/bin/timeout", "--kill-after=5", "300", "/usr/bin/umockdev-run", "-d", device,
-                             "-s", "/dev/iio:device0=\(workdir)/stream-\(count).script", "--",
-                             me, "iio-measure", base + ".cpu", base + ".out", "--"] + command
-            let result = try measureChild(arguments, stdout: base + ".log", stderr: base + ".log.err")
-            guard result.status == 0, let text = try? String(contentsOfFile: base + ".cpu", encoding: .utf8),
-                  let reader = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                throw BenchError("\(name) exited with status \(result.status); see \(base).log.err")
-            }
-            return (reader, result.cpu, result.wall)
+            let run = try underUmockdev(device: device, script: workdir + "/stream-\(count).script", base: workdir + "/\(name)-\(count)",
+                                        me: me, command: command)
+            return (run.reader, run.tree, run.wall)
         }
         typealias Reader = (name: String, file: String, command: (Int) -> [String], check: (String, Int) -> String?)
         let sizeCheck: (String, Int) -> String? = { path, count in
@@ -103,14 +93,33 @@ enum IIOBenchmark {
         }
         print("  ratio ours ÷ iio_readdev: \(format(perMillion[0] / max(1e-9, perMillion[2])))× "
               + "(ours decodes, stamps, batches, compresses and commits to SQLite; iio_readdev copies raw bytes to stdout)")
+        try IIOWakeupBenchmark.run(workdir: workdir, me: me)
+    }
+
+    /// One reader under umockdev-run (`device`, `script` fed to `/dev/iio:device0`). The reader
+    /// itself runs under this binary's `iio-measure`, which reports the reader's own CPU and
+    /// context switches (`RUSAGE_CHILDREN` of just that process); the whole tree's CPU (umockdev's
+    /// script runner included) is measured here. Output goes to `base`.out, logs beside it.
+    static func underUmockdev(device: String, script: String, base: String, me: String,
+                              command: [String]) throws -> (reader: Double, switches: Int, tree: Double, wall: Double) {
+        let arguments = ["/usr/bin/timeout", "--kill-after=5", "300", "/usr/bin/umockdev-run", "-d", device,
+                         "-s", "/dev/iio:device0=\(script)", "--",
+                         me, "iio-measure", base + ".cpu", base + ".out", "--"] + command
+        let result = try measureChild(arguments, stdout: base + ".log", stderr: base + ".log.err")
+        let fields = ((try? String(contentsOfFile: base + ".cpu", encoding: .utf8)) ?? "").split(whereSeparator: \.isWhitespace)
+        guard result.status == 0, fields.count == 2, let reader = Double(fields[0]), let switches = Int(fields[1]) else {
+            throw BenchError("\(command.first ?? "reader") exited with status \(result.status); see \(base).log.err")
+        }
+        return (reader, switches, result.cpu, result.wall)
     }
 
     /// `sensorkit-bench iio-measure RESULT OUTPUT -- COMMAND…`: runs COMMAND (stdout to OUTPUT,
     /// stderr to OUTPUT.err), writes its CPU seconds (`getrusage(RUSAGE_CHILDREN)`) to RESULT and
-    /// exits with its status. Run under umockdev-run so only the reader is measured.
+    /// its context switches (`ru_nvcsw + ru_nivcsw`, every thread) after it and exits with its
+    /// status. Run under umockdev-run so only the reader is measured.
     static func measureOne(result: String, output: String, command: [String]) throws -> Int32 {
         let run = try measureChild(command, stdout: output, stderr: output + ".err")
-        try String(format: "%.6f\n", run.cpu).write(toFile: result, atomically: true, encoding: .utf8)
+        try String(format: "%.6f %d\n", run.cpu, run.switches).write(toFile: result, atomically: true, encoding: .utf8)
         return run.status
     }
 
@@ -169,13 +178,16 @@ enum IIOBenchmark {
         capture.retire()
         capture.settle()
         try store?.close()
-        print("ingested " + counts.withLock { $0 }.map(String.init).joined(separator: " "))
+        print("ingested " + counts.withLock { $0 }.map(String.init).joined(separator: " ") + " watermark \(plan.plan.watermark)")
     }
 
     // MARK: Material
 
     /// The fixture's BMI160 at 400 Hz (accel and gyro), without a trigger.
-    static let deviceDescription = """
+    static let deviceDescription = describeDevice(hertz: 400)
+
+    /// The fixture's BMI160 at `hertz` (both functions), without a trigger.
+    static func describeDevice(hertz: Int) -> String { """
         P: /devices/platform/iio-bench/iio:device0
         N: iio:device0
         E: DEVNAME=/dev/iio:device0
@@ -187,12 +199,12 @@ enum IIOBenchmark {
         A: in_accel_y_raw=-16392\\n
         A: in_accel_z_raw=40\\n
         A: in_accel_scale=0.000598\\n
-        A: in_accel_sampling_frequency=400.000000\\n
+        A: in_accel_sampling_frequency=\(hertz).000000\\n
         A: in_anglvel_x_raw=3\\n
         A: in_anglvel_y_raw=-2\\n
         A: in_anglvel_z_raw=1\\n
         A: in_anglvel_scale=0.001065\\n
-        A: in_anglvel_sampling_frequency=400.000000\\n
+        A: in_anglvel_sampling_frequency=\(hertz).000000\\n
         A: current_timestamp_clock=realtime\\n
         A: buffer/enable=0\\n
         A: buffer/length=0\\n
@@ -220,10 +232,15 @@ enum IIOBenchmark {
         A: scan_elements/in_timestamp_type=le:s64/64>>0\\n
 
         """
+    }
 
-    /// `scans` scans of a moving device (slowly turning, with noise), 2.5 ms apart, as a umockdev
-    /// script of `r 0` lines (escaped; no line starts with a space — umockdev 0.17 would eat it).
-    static func streamScript(scans: Int) -> [UInt8] {
+    /// `scans` scans of a moving device (slowly turning, with noise) stamped `hertz` apart, as a
+    /// umockdev script of `r DELAY` lines of `perLine` scans each (escaped; no line starts with a
+    /// space — umockdev 0.17 would eat it; such a space moves to the line before). `delay` is
+    /// umockdev's pause in milliseconds before each line: 0 feeds as fast as the PTY takes it.
+    /// The first scan is stamped now (`CLOCK_BOOTTIME`), so the stamps stay plausible however long
+    /// the machine has been up.
+    static func streamScript(scans: Int, hertz: Int = 400, perLine: Int = perLine, delay: Int = 0) -> [UInt8] {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         func noise() -> Int16 {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
@@ -231,16 +248,16 @@ enum IIOBenchmark {
         }
         var lines: [[UInt8]] = []
         var line: [UInt8] = []
-        let start: Int64 = 1_000_000_000_000
+        let start = LinuxSystemClock().boottimeNanoseconds()
         for i in 0..<scans {
-            let phase = Double(i) / 400 * 0.5
+            let phase = Double(i) / Double(hertz) * 0.5
             let values: [Int16] = [
                 Int16(300 * sin(phase)) &+ noise(), Int16(200 * cos(phase)) &+ noise(), noise(),
                 Int16(8_000 * sin(phase)) &+ noise(), Int16(-16_000 * cos(phase)) &+ noise(), 40 &+ noise(),
             ]
             for value in values { line += [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8)] }
             line += [0, 0, 0, 0]
-            let timestamp = start + Int64(i) * 2_500_000
+            let timestamp = start + Int64(i) * (1_000_000_000 / Int64(hertz))
             for shift in stride(from: 0, to: 64, by: 8) { line.append(UInt8(truncatingIfNeeded: timestamp >> Int64(shift))) }
             if (i + 1) % perLine == 0 || i == scans - 1 {
                 lines.append(line)
@@ -256,7 +273,7 @@ enum IIOBenchmark {
         var out: [UInt8] = []
         out.reserveCapacity(scans * scanBytes * 2)
         for line in lines where !line.isEmpty {
-            out += Array("r 0 ".utf8)
+            out += Array("r \(delay) ".utf8)
             for byte in line {
                 if byte == 0x5E { out += [0x5E, 0x60] } else if byte < 0x20 { out += [0x5E, byte + 64] } else { out.append(byte) }
             }
@@ -269,25 +286,28 @@ enum IIOBenchmark {
 
     /// Spawns `arguments` (stdout to `stdout`, stderr to `stderr`; `ChildProcess`: empty signal
     /// mask, a process group of its own) and waits;
-    /// CPU is the change in `getrusage(RUSAGE_CHILDREN)`, which counts every waited-for descendant.
-    static func measureChild(_ arguments: [String], stdout: String, stderr: String) throws -> (status: Int32, cpu: Double, wall: Double) {
+    /// CPU and context switches are the change in `getrusage(RUSAGE_CHILDREN)`, which counts every
+    /// waited-for descendant (all its threads).
+    static func measureChild(_ arguments: [String], stdout: String, stderr: String) throws -> (status: Int32, cpu: Double, switches: Int, wall: Double) {
         let out = try SystemCalls.open(stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o644)
         defer { SystemCalls.close(out) }
         let err = try SystemCalls.open(stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o644)
         defer { SystemCalls.close(err) }
         let null = try SystemCalls.open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { SystemCalls.close(null) }
-        let before = childrenCPU()
+        let before = childrenUsage()
         let started = Date()
         let child = try ChildProcess(arguments, stdin: null, stdout: out, stderr: err)
         child.wait()
-        return (child.exitStatus ?? -1, childrenCPU() - before, Date().timeIntervalSince(started))
+        let after = childrenUsage()
+        return (child.exitStatus ?? -1, after.cpu - before.cpu, after.switches - before.switches, Date().timeIntervalSince(started))
     }
 
-    static func childrenCPU() -> Double {
+    static func childrenUsage() -> (cpu: Double, switches: Int) {
         var usage = rusage()
         getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return (Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6,
+                usage.ru_nvcsw + usage.ru_nivcsw)
     }
 
     static func fileSize(_ path: String) -> Int {
