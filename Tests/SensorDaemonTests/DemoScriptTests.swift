@@ -1,5 +1,7 @@
 import Foundation
 import Glibc
+import SensorSimulation
+import SensorSystem
 import Testing
 
 /// `scripts/demo.sh` end to end with the debug build's binaries (the folder of this test bundle):
@@ -24,24 +26,19 @@ struct DemoScriptTests {
     /// after it announces the recording.
     static func run(seconds: Int, strapDrops: Int = 25, interruptAfter: Double? = nil) throws -> Outcome {
         let binaries = (IIODaemonRun.daemonBinary as NSString).deletingLastPathComponent
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        // env --default-signal: a shell cannot trap a signal that was ignored when it started, and
-        // the test runner may hand SIGINT down ignored; in a terminal it never is.
-        process.arguments = ["--kill-after=15", "75", "/usr/bin/env", "--default-signal=INT", "/bin/bash",
-                             top + "/scripts/demo.sh", binaries]
-        process.environment = ProcessInfo.processInfo.environment.merging(["DEMO_SECONDS": "\(seconds)", "DEMO_STRAP_DROPS": "\(strapDrops)"]) { $1 }
-        // Output to a file, not a pipe: the pipe's write end would leak into every child the script
-        // starts (Process does not close inherited descriptors), and reading it to EOF would wait for them.
+        // Output to a file, not a pipe: every child the script starts would hold a pipe's write end.
         let outputPath = NSTemporaryDirectory() + "demo-output-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
-              let sink = FileHandle(forWritingAtPath: outputPath) else { throw TestFailure("cannot create \(outputPath)") }
+        let sink = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard sink >= 0 else { throw SystemError("open(\(outputPath))", errno: errno) }
         defer { try? FileManager.default.removeItem(atPath: outputPath) }
-        process.standardOutput = sink
-        process.standardError = sink
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try sink.close()
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { Glibc.close(null) }
+        // ChildProcess: default signal dispositions and an empty mask, as from a terminal (Foundation's
+        // Process would pass on the runner's blocked signals, and a shell cannot trap those).
+        let process = try ChildProcess(["/usr/bin/timeout", "--kill-after=15", "75", "/usr/bin/env",
+                                        "DEMO_SECONDS=\(seconds)", "DEMO_STRAP_DROPS=\(strapDrops)", "/bin/bash",
+                                        top + "/scripts/demo.sh", binaries], stdin: null, stdout: sink, stderr: sink)
+        Glibc.close(sink)
         var interrupted = false
         var recordingSince: Date?
         func output() -> String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
@@ -52,18 +49,16 @@ struct DemoScriptTests {
                 // Ctrl-C to the script (timeout's child) only: timeout would take a SIGINT of its
                 // own as the cue to SIGKILL the script after --kill-after.
                 interrupted = true
-                let children = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(process.processIdentifier)/children",
-                                            encoding: .utf8)) ?? ""
+                let children = (try? String(contentsOfFile: "/proc/\(process.pid)/task/\(process.pid)/children", encoding: .utf8)) ?? ""
                 for child in children.split(separator: " ").compactMap({ Int32($0) }) { kill(child, SIGINT) }
             }
         }
-        process.waitUntilExit()
         let text = output()
         let rig = text.split(separator: "\n").lazy.compactMap { line -> String? in
             guard let range = line.range(of: "where the data lives: ") else { return nil }
             return line[range.upperBound...].split(separator: " ").first.map { String($0.dropLast("/state".count)) }
         }.first
-        return Outcome(status: process.terminationStatus, output: text, rig: rig)
+        return Outcome(status: process.exitStatus ?? -1, output: text, rig: rig)
     }
 
     /// The summary's "SENSOR SAMPLES SPAN RATE GAPS" lines: samples, rate and gaps per sensor.
