@@ -12,8 +12,10 @@ import Testing
 struct DemoScriptTests {
     static let top = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
-    static let sensors = ["accelerometer", "rotationRate", "ambientLightSensor", "ambientPressure", "pedometerData",
-                          "heartRate", "onWristState", "electrocardiogram"]
+    static let sensors = [
+        "accelerometer", "rotationRate", "ambientLightSensor", "ambientPressure", "pedometerData",
+        "heartRate", "onWristState", "electrocardiogram",
+    ]
 
     struct Outcome {
         var status: Int32
@@ -35,9 +37,12 @@ struct DemoScriptTests {
         defer { Glibc.close(null) }
         // ChildProcess: default signal dispositions and an empty mask, as from a terminal (Foundation's
         // Process would pass on the runner's blocked signals, and a shell cannot trap those).
-        let process = try ChildProcess(["/usr/bin/timeout", "--kill-after=15", "75", "/usr/bin/env",
-                                        "DEMO_SECONDS=\(seconds)", "DEMO_STRAP_DROPS=\(strapDrops)", "/bin/bash",
-                                        top + "/scripts/demo.sh", binaries], stdin: null, stdout: sink, stderr: sink)
+        let process = try ChildProcess(
+            [
+                "/usr/bin/timeout", "--kill-after=15", "75", "/usr/bin/env",
+                "DEMO_SECONDS=\(seconds)", "DEMO_STRAP_DROPS=\(strapDrops)", "/bin/bash",
+                top + "/scripts/demo.sh", binaries,
+            ], stdin: null, stdout: sink, stderr: sink)
         Glibc.close(sink)
         var interrupted = false
         var recordingSince: Date?
@@ -49,7 +54,8 @@ struct DemoScriptTests {
                 // Ctrl-C to the script (timeout's child) only: timeout would take a SIGINT of its
                 // own as the cue to SIGKILL the script after --kill-after.
                 interrupted = true
-                let children = (try? String(contentsOfFile: "/proc/\(process.pid)/task/\(process.pid)/children", encoding: .utf8)) ?? ""
+                let children =
+                    (try? String(contentsOfFile: "/proc/\(process.pid)/task/\(process.pid)/children", encoding: .utf8)) ?? ""
                 for child in children.split(separator: " ").compactMap({ Int32($0) }) { kill(child, SIGINT) }
             }
         }
@@ -77,7 +83,8 @@ struct DemoScriptTests {
         let own = getpid()
         return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
             guard let pid = Int32(entry), pid != own,
-                  let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return nil }
+                let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline")
+            else { return nil }
             let command = String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
             return command.contains(rig) ? "\(pid): \(command)" : nil
         }
@@ -107,7 +114,9 @@ struct DemoScriptTests {
         Self.expectRecordedEverything(outcome)
         let table = Self.summary(outcome.output)
         for sensor in ["heartRate", "electrocardiogram"] {
-            #expect(table[sensor]?.gaps.contains("systemInitiated") == true, "\(sensor): \(table[sensor]?.gaps ?? "-")\n\(outcome.output)")
+            #expect(
+                table[sensor]?.gaps.contains("systemInitiated") == true,
+                "\(sensor): \(table[sensor]?.gaps ?? "-")\n\(outcome.output)")
         }
         #expect(table["accelerometer"]?.gaps == "none", "\(outcome.output)")
         try Self.expectCleanedUp(outcome)
