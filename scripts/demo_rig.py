@@ -5,11 +5,18 @@ up from a table, tilted back and forth and carried while walking. Scans use the 
 that fixture (gyro x,y,z then accel x,y,z as le:s16, 4 bytes of padding, le:s64 timestamp = 24
 bytes) and CLOCK_BOOTTIME timestamps starting `--lead` seconds from now.
 
-Usage: demo_rig.py SECONDS [--lead S] > stream.script
+Usage: demo_rig.py SECONDS [--lead S] [--start NS] > stream.script
+       demo_rig.py feed UMOCKDEV_DIR SECONDS [--start NS]
+
+The second form feeds the rig's polled sensors (Tests/Fixtures/iio/demo-tablet.umockdev) by
+rewriting their sysfs attributes every 100 ms for SECONDS: ambient light, pressure with
+temperature, and a step counter, all following the same story as the motion stream (`--start`:
+the CLOCK_BOOTTIME ns of t = 0, shared with the stream so both tell the story at the same time).
 Script format (docs/iio.md §12.8): `r <ms> <data>` lines; bytes < 0x20 become ^(b+64),
 '^' becomes ^`; umockdev 0.17 swallows a line's leading 0x20, so such bytes move to the line before.
 """
 import math
+import os
 import random
 import struct
 import sys
@@ -53,6 +60,62 @@ def device_motion(t):
     return accel, gyro
 
 
+STEP_RATE = 1.8             # Hz, the walking cadence of the motion stream
+PICKUP = (2.0, 4.0)         # s, lifted from the table (0.8 m up: the pressure drops ~9.5 Pa)
+STAIRS = (20.0, 32.0)       # s, carried up one floor (3 m: ~36 Pa less)
+
+
+def height(t):
+    """Metres above the table top."""
+    lifted = 0.8 * min(1.0, max(0.0, (t - PICKUP[0]) / (PICKUP[1] - PICKUP[0])))
+    climbed = 3.0 * min(1.0, max(0.0, (t - STAIRS[0]) / (STAIRS[1] - STAIRS[0])))
+    return lifted + climbed
+
+
+def surroundings(t):
+    """What the polled sensors read at t seconds: illuminance (lux), pressure (kPa), temperature
+    (milli-°C) and the step counter's cumulative count. Face up on the table the light sensor (in
+    the display bezel) looks at the ceiling lamps; held towards the viewer it sees the room;
+    upstairs is a window. Pressure falls 12 Pa per metre; the hand warms the case slowly. Steps
+    follow the cadence of the motion stream's walking, which starts when it is carried."""
+    if t < PICKUP[0]:
+        lux = 420.0
+    elif t < PICKUP[1]:
+        lux = 420.0 - 240.0 * (t - PICKUP[0]) / (PICKUP[1] - PICKUP[0])
+    elif t < STAIRS[1]:
+        lux = 180.0 + 15.0 * math.sin(2 * math.pi * STEP_RATE * t)
+    else:
+        lux = 650.0 + 40.0 * math.sin(2 * math.pi * 0.5 * t)
+    lux = max(0.0, lux + random.gauss(0, 2.0))
+    pressure = 101.3250 - 0.012 * height(t) + random.gauss(0, 0.0006)
+    temperature = 22500 + 40 * max(0.0, t - PICKUP[0]) ** 0.5 + random.gauss(0, 10)
+    steps = int((t - PICKUP[1]) * STEP_RATE) if t > PICKUP[1] else 0
+    return lux, pressure, temperature, steps
+
+
+def feed(root, seconds, start):
+    """Rewrites the polled sensors' attributes every 100 ms (write then rename, so a read never
+    sees a half-written value) until `seconds` have passed since `start`."""
+    base = root + "/sys/devices/platform"
+    attributes = {
+        "demo-light/iio:device1/in_illuminance_input": lambda v: "%.3f" % v[0],
+        "demo-pressure/iio:device2/in_pressure_input": lambda v: "%.6f" % v[1],
+        "demo-pressure/iio:device2/in_temp_input": lambda v: "%d" % round(v[2]),
+        "demo-steps/iio:device3/in_steps_input": lambda v: "%d" % v[3],
+    }
+    while True:
+        t = (time.clock_gettime_ns(time.CLOCK_BOOTTIME) - start) / 1e9
+        if t > seconds:
+            return
+        values = surroundings(max(0.0, t))
+        for path, text in attributes.items():
+            target = base + "/" + path
+            with open(target + ".new", "w") as out:
+                out.write(text(values) + "\n")
+            os.replace(target + ".new", target)
+        time.sleep(0.1)
+
+
 def to_chip(vector):
     """Mᵀ · vector: device axes back to the chip's, which the kernel reports."""
     return tuple(sum(MOUNT_MATRIX[row][column] * vector[row] for row in range(3)) for column in range(3))
@@ -81,10 +144,15 @@ def escape(data):
 
 
 def main(argv):
+    random.seed(2026)
+    now = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+    if argv[:1] == ["feed"]:
+        start = int(argv[argv.index("--start") + 1]) if "--start" in argv else now
+        feed(argv[1], float(argv[2]), start)
+        return
     seconds = float(argv[0]) if argv else 8.0
     lead = float(argv[argv.index("--lead") + 1]) if "--lead" in argv else 2.0
-    random.seed(2026)
-    start = time.clock_gettime_ns(time.CLOCK_BOOTTIME) + int(lead * 1e9)
+    start = int(argv[argv.index("--start") + 1]) if "--start" in argv else now + int(lead * 1e9)
     period = 1_000_000_000 // RATE
     scans = []
     for i in range(int(seconds * RATE)):

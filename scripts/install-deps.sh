@@ -15,9 +15,11 @@ packages=(
   librsvg2-bin netpbm                                                 # sensorkitctl report's SVG rendered to pixels in its test (rsvg-convert, pngtopam)
 )
 
+# One dpkg-query for all of them (it fails when one is unknown; that one is simply not listed).
+installed=" $(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${packages[@]}" 2>/dev/null | awk '$2 == "ii" { printf "%s ", $1 }' || true) "
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [[ "$installed" == *" $p "* ]] || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all Debian packages present"
@@ -28,5 +30,15 @@ echo "install-deps: installing ${missing[*]}"
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+# apt's output goes to a log, shown only when a step fails.
+log=$(mktemp /tmp/sensorkit-install-deps-XXXXXX.log)
+if $sudo apt-get update -q >"$log" 2>&1 &&
+   $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >>"$log" 2>&1; then
+  rm -f "$log"
+  echo "install-deps: done"
+else
+  status=$?
+  cat "$log" >&2
+  echo "install-deps: apt-get failed (exit $status); its output is above and in $log" >&2
+  exit "$status"
+fi
