@@ -17,4 +17,14 @@ import Testing
         #expect(backoff.connectFailed() == 4_000_000_000)
         #expect(backoff.linkLost(upFor: 60_000_000_000) == 500_000_000)       // a stable link: start over
     }
+
+    /// A strap that drops its link every 25 s (as the demo rig's does) comes back within a second
+    /// each time, instead of climbing to the 30 s cap and losing more than half of its data.
+    @Test func aLinkThatDeliveredDataComesBackAtOnceEveryTime() {
+        var backoff = ReconnectBackoff()
+        let delays = (0..<8).map { _ in backoff.linkLost(upFor: 25_000_000_000) }
+        #expect(delays.allSatisfy { $0 == 500_000_000 }, "\(delays)")
+        #expect(backoff.linkLost(upFor: 2_000_000_000) == 1_000_000_000)   // short links: the doubling goes on
+        #expect(backoff.linkLost(upFor: 2_000_000_000) == 2_000_000_000)
+    }
 }

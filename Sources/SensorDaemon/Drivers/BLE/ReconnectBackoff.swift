@@ -1,10 +1,11 @@
 /// How long a wearable waits before the next connect: 0.5 s, doubling after every failure up to
-/// 30 s. Only a link that stayed up 30 s starts the doubling over — a wearable that keeps refusing
-/// connects, or drops each link at once, is retried ever more slowly.
+/// 30 s. A link that stayed up 5 s — long enough to set up and deliver data — starts the doubling
+/// over, so a strap that drops now and then is back within a second and its gap stays short; a
+/// wearable that keeps refusing connects, or drops each link at once, is retried ever more slowly.
 struct ReconnectBackoff: Equatable {
     static let initial: Int64 = 500_000_000
     static let maximum: Int64 = 30_000_000_000
-    static let stableLink: Int64 = 30_000_000_000
+    static let stableLink: Int64 = 5_000_000_000
 
     private(set) var next = initial
 
