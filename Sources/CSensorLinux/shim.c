@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <stddef.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/timex.h>
 #include "CSensorLinux.h"
@@ -33,3 +34,7 @@ int csl_clock_state(int *status) {
 int csl_status_unsync(void) { return STA_UNSYNC; }
 
 int csl_time_error(void) { return TIME_ERROR; }
+
+int csl_wake_counter(void) {
+    return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}

@@ -12,10 +12,14 @@ import Synchronization
 /// - `controlQueue` runs the sysfs sequences of `BufferedCapture` (they may block) and the
 ///   subscriber bookkeeping. Discovery gives every generation of captures of one sysfs path the
 ///   same control queue, so an old capture's teardown can never land after a new one's enable.
-/// - `dataQueue` owns the open `/dev/iio:deviceN` (`IIOScanReader`, non-blocking) and its
-///   `DispatchSourceRead`: each wake-up drains what is queued, decodes every scan once, stamps it
-///   (`TimestampMapping`), hands each stream its channels through its `SampleBatcher` (≤ 1 s per
-///   batch, gaps from timestamp jumps) and delivers the batches when the read drains.
+/// - `dataQueue` owns the open `/dev/iio:deviceN` (`IIOScanReader`, non-blocking) and the
+///   fan-out. A `ReadinessLoop` thread sleeps in `poll` on the fd and, on each wake-up, runs the
+///   read on `dataQueue` (`sync`: on the same thread, no hand-off): it drains what is queued,
+///   decodes every scan once, stamps it (`TimestampMapping`) and hands each stream its channels
+///   through its `SampleBatcher`. A stream's batch goes out when it spans its second, at a gap,
+///   when it has waited `deliveryHold` (the loop's poll timeout), or when the stream leaves — so a
+///   chip read ten times a second wakes the rest of the daemon about once a second
+///   (docs/iio.md §4, "Reading thread" and "Delivery").
 ///
 /// A read error stops reading. ENODEV (unplugged) waits for discovery to retire the capture; other
 /// errors restart the buffer after a second, with the interval recorded as a gap, at most three
@@ -24,7 +28,7 @@ import Synchronization
 /// `onEnableFailure`, which has the chip polled instead (docs/iio.md §4 "Errors").
 public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     // @unchecked: `subscribers`, `running`, `retired` are touched only on `controlQueue`;
-    // `reader`, `readSource`, `fanOut`, `mapping`, `values`, `stamps`, `sensorTimes` and
+    // `reader`, `loop`, `fanOut`, `mapping`, `values`, `stamps`, `sensorTimes` and
     // `failuresWithoutData` only on `dataQueue`. Each method asserts its queue.
 
     public let sysfs: IIOSysfsDevice
@@ -39,6 +43,12 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     /// For `.estimated` stamps: the fastest function's period.
     private let estimatedPeriod: Int64?
     private let restartDelay: DispatchTimeInterval
+    /// The longest a read scan waits in its stream's batch by default: longer than a batch's
+    /// second plus one watermark's worth of reads, so a steadily read chip hands its batches over
+    /// as they fill, and the deadline fires only for a chip that went quiet.
+    public static let defaultDeliveryHold: Int64 = 1_500_000_000
+    /// How long a read scan may wait in its stream's batch (0 hands every read over at once).
+    private let deliveryHold: Int64
     private let onEnableFailure: (@Sendable (BufferedCaptureError) -> Void)?
     private let currentStatus = Mutex<CaptureStatus>(.idle)
 
@@ -52,7 +62,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
 
     // dataQueue
     private var reader: IIOScanReader?
-    private var readSource: (any DispatchSourceRead)?
+    private var loop: ReadinessLoop?
     private var fanOut: ScanFanOut
     private var mapping: TimestampMapping = .boottime
     private let decoder: ScanDecoder
@@ -65,9 +75,11 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
 
     public init(sysfs: IIOSysfsDevice, devnode: String, description: IIODeviceDescription, plan: DeviceCapturePlan,
                 controlQueue: DispatchQueue, clock: any SystemClock, pairing: ClockPairing = .system, log: Journal,
-                restartDelay: DispatchTimeInterval = .seconds(1),
+                restartDelay: DispatchTimeInterval = .seconds(1), deliveryHold: Int64 = IIODeviceCapture.defaultDeliveryHold,
                 onEnableFailure: (@Sendable (BufferedCaptureError) -> Void)? = nil) {
+        precondition(deliveryHold >= 0, "a hold is not negative")
         self.onEnableFailure = onEnableFailure
+        self.deliveryHold = deliveryHold
         self.sysfs = sysfs
         self.devnode = devnode
         self.description = description
@@ -100,8 +112,11 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         }
     }
 
-    /// The consumer stops receiving; the buffer is disabled if it was the last. Returns at once.
+    /// The consumer stops receiving; the buffer is disabled if it was the last. What the stream
+    /// holds is handed over before this returns (the pipeline drops events that arrive after its
+    /// stop); the rest returns at once.
     public func unsubscribe(_ id: ObjectIdentifier) {
+        dataQueue.sync { fanOut.deliverPending(of: id) }
         controlQueue.async { [self] in
             guard subscribers.removeValue(forKey: id) != nil, running else { return }
             if subscribers.isEmpty {
@@ -168,14 +183,20 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         dataQueue.async { [self] in beginReading(reader, mapping: mapping, consumers: everyone) }
     }
 
-    /// Stop reading (closing the fd), then the teardown sequence.
+    /// Stop reading (the thread leaves and closes the fd; every stream gets what it holds), then
+    /// the teardown sequence.
     private func stop(disableBuffer: Bool, keepConsumers: Bool = false) {
         dispatchPrecondition(condition: .onQueue(controlQueue))
         running = false
         if !keepConsumers { setStatus(.idle) }
+        let loop = dataQueue.sync { () -> ReadinessLoop? in
+            defer { self.loop = nil }
+            return self.loop
+        }
+        loop?.stop()   // outside `dataQueue`: the thread may be waiting to enter it
         dataQueue.sync {
-            stopReading()
-            if !keepConsumers { fanOut.removeAll() }
+            reader = nil
+            if keepConsumers { fanOut.deliverAll() } else { fanOut.removeAll() }
         }
         guard disableBuffer else { return }
         let failures = BufferedCapture.disable(plan.plan, on: sysfs, device: description)
@@ -209,24 +230,38 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         sawScans = false
         fanOut.keepOnly(Set(everyone.map(\.id)))
         fanOut.adopt(everyone)
-        let source = DispatchSource.makeReadSource(fileDescriptor: reader.fileDescriptor, queue: dataQueue)
-        source.setEventHandler { [weak self] in self?.readable() }
-        source.setCancelHandler { reader.close() }
-        source.resume()
-        readSource = source
+        do throws(SystemError) {
+            loop = try ReadinessLoop(name: "iio \(description.deviceName)", fileDescriptor: reader.fileDescriptor,
+                                     body: { [weak self] wake in self?.woke(wake) ?? .stop },
+                                     onExit: { [dataQueue] in dataQueue.sync { reader.close() } })
+        } catch {
+            log.error("\(description.deviceName) (\(description.name)): cannot start its reading thread: \(error); not recording it")
+            setStatus(.failed("\(error)"))
+            self.reader = nil
+            reader.close()
+        }
     }
 
-    private func stopReading() {
-        dispatchPrecondition(condition: .onQueue(dataQueue))
-        readSource?.cancel()   // its cancel handler closes the fd
-        readSource = nil
-        reader = nil
+    /// On the loop's thread: the fd is readable, a held batch fell due, or `poll` failed.
+    private func woke(_ wake: ReadinessLoop.Wake) -> ReadinessLoop.Next {
+        dataQueue.sync {
+            switch wake {
+            case .readable:
+                return readable()
+            case .deadline:
+                return .wait(nanoseconds: fanOut.deliverDue(at: clock.boottimeNanoseconds(), hold: deliveryHold))
+            case let .failed(error):
+                readFailed(error)
+                return .stop
+            }
+        }
     }
 
-    /// The fd is readable: drain, stamp, split per stream, deliver.
-    private func readable() {
+    /// The fd is readable: drain, stamp, split per stream, hand over what is due. Returns how
+    /// long the loop may sleep before a held batch falls due.
+    private func readable() -> ReadinessLoop.Next {
         dispatchPrecondition(condition: .onQueue(dataQueue))
-        guard let reader else { return }
+        guard let reader else { return .stop }
         values.removeAll(keepingCapacity: true)
         stamps.removeAll(keepingCapacity: true)
         var failure: SystemError?
@@ -244,14 +279,20 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         } catch {
             failure = error
         }
-        distribute(receivedAt: clock.boottimeNanoseconds())
+        let receive = clock.boottimeNanoseconds()
+        distribute(receivedAt: receive)
         if let failure {
             readFailed(failure)
-        } else if endOfFile {
+            return .stop
+        }
+        if endOfFile {
             log.notice("\(description.deviceName): \(devnode) reached end of file (a regular file or a closed mock, not a kernel buffer); no more scans")
             setStatus(.failed("\(devnode) reached end of file"))
-            stopReading()
+            self.reader = nil
+            fanOut.deliverAll()
+            return .stop
         }
+        return .wait(nanoseconds: fanOut.deliverDue(at: receive, hold: deliveryHold))
     }
 
     /// Stamps the drained scans (`TimestampMapping`) and hands them to every stream.
@@ -280,9 +321,11 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         }
     }
 
+    /// Reading stops (the loop's thread leaves and closes the fd); what the streams hold goes out.
     private func readFailed(_ error: SystemError) {
         dispatchPrecondition(condition: .onQueue(dataQueue))
-        stopReading()
+        reader = nil
+        fanOut.deliverAll()
         let name = "\(description.deviceName) (\(description.name))"
         if error.errno == ENODEV {
             log.warning("\(name): \(error): the device is gone; no more scans until it is added again")

@@ -147,7 +147,7 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
             // Stopped or lost before calibration finished: what was held still goes out.
             if let chosen = held.map({ $0.receive.subtractingSaturating($0.stamps.last!) }).min() {
                 for refill in held {
-                    _ = fanOut.withLock { $0.distribute(values: refill.values, sensorTimes: refill.stamps.map { $0 &+ chosen },
+                    _ = fanOut.withLock { $0.distributeAndDeliver(values: refill.values, sensorTimes: refill.stamps.map { $0 &+ chosen },
                                                     receivedAt: refill.receive) }
                 }
             }
@@ -180,7 +180,7 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
             if plan.layout.timestamp == nil {
                 let period = plan.rates.values.compactMap(\.period).min() ?? 0
                 let sensorTimes = (0..<stamps.count).map { receive.subtractingSaturating(Int64(stamps.count - 1 - $0).multipliedSaturating(by: period)) }
-                _ = fanOut.withLock { $0.distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive) }
+                _ = fanOut.withLock { $0.distributeAndDeliver(values: values, sensorTimes: sensorTimes, receivedAt: receive) }
                 continue
             }
             // The rig's stamps are a remote device's numbers (any Int64): saturate, never trap.
@@ -195,14 +195,14 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
                 let chosen = held.map { $0.receive.subtractingSaturating($0.stamps.last!) }.min()!
                 offset = chosen
                 for refill in held {
-                    _ = fanOut.withLock { $0.distribute(values: refill.values, sensorTimes: refill.stamps.map { $0 &+ chosen },
+                    _ = fanOut.withLock { $0.distributeAndDeliver(values: refill.values, sensorTimes: refill.stamps.map { $0 &+ chosen },
                                                     receivedAt: refill.receive) }
                 }
                 held.removeAll()
                 continue
             }
             let sensorTimes = stamps.map { $0 &+ fixed }
-            let dropped = fanOut.withLock { $0.distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive) }
+            let dropped = fanOut.withLock { $0.distributeAndDeliver(values: values, sensorTimes: sensorTimes, receivedAt: receive) }
             if dropped > 0 {
                 log.warning("\(name): \(dropped) of \(stamps.count) scans had an impossible timestamp and were dropped; recorded as a gap")
             }

@@ -45,6 +45,9 @@ public struct SampleBatcher: Sendable {
     /// Samples collected and not yet returned in a batch.
     public var pendingCount: Int { sensorTimes.count }
 
+    /// When the oldest sample not yet returned was received; nil when nothing is pending.
+    public var oldestPendingReceiveTime: Int64? { receiveTimes.first }
+
     /// A read failed or the device stopped for a while: the step to the next sample is a gap.
     public mutating func interrupted(_ why: String) {
         if interruption == nil { interruption = why }

@@ -33,8 +33,14 @@ extension ScanCapture {
 }
 
 /// Hands every decoded scan of a chip to each subscribed stream: the stream's channels in column
-/// order through its own `SampleBatcher` (≤ 1 s batches, gaps from timestamp jumps), delivered in
-/// order when the read is done. Confined to its owner's reading queue (or lock).
+/// order through its own `SampleBatcher` (≤ 1 s batches, gaps from timestamp jumps).
+///
+/// A batch is handed over when it is complete — it spans its second, or a gap cuts it — not after
+/// every read: a chip read ten times a second would otherwise wake every stream's queue and the
+/// store ten times a second (docs/iio.md §4, "Delivery"). What a stream holds goes out when its
+/// oldest sample has waited the owner's hold (`deliverDue`), when the stream leaves (`remove`) and
+/// when the capture stops (`deliverAll`), so holding never loses a sample. Confined to its owner's
+/// reading queue (or lock).
 struct ScanFanOut {
     private struct Stream {
         let consumer: ScanConsumer
@@ -75,21 +81,62 @@ struct ScanFanOut {
         }
     }
 
-    mutating func keepOnly(_ ids: Set<ObjectIdentifier>) { streams.removeAll { !ids.contains($0.consumer.id) } }
+    /// Keeps the listed consumers; the others get what they hold, then leave.
+    mutating func keepOnly(_ ids: Set<ObjectIdentifier>) {
+        for index in streams.indices where !ids.contains(streams[index].consumer.id) { deliverPending(index) }
+        streams.removeAll { !ids.contains($0.consumer.id) }
+    }
 
-    mutating func remove(_ id: ObjectIdentifier) { streams.removeAll { $0.consumer.id == id } }
+    /// The stream gets what it holds, then leaves.
+    mutating func remove(_ id: ObjectIdentifier) {
+        guard let index = streams.firstIndex(where: { $0.consumer.id == id }) else { return }
+        deliverPending(index)
+        streams.remove(at: index)
+    }
 
-    mutating func removeAll() { streams.removeAll() }
+    /// Every stream gets what it holds, then leaves.
+    mutating func removeAll() {
+        deliverAll()
+        streams.removeAll()
+    }
 
     /// Every stream's next step is a gap (a read failed; the buffer restarts).
     mutating func interrupt(_ why: String) {
         for index in streams.indices { streams[index].batcher.interrupted(why) }
     }
 
-    /// `values` holds `sensorTimes.count` scans of `layout.valueCount` values each. A scan whose
-    /// sensor time lies more than `plausibleSkew` from `receive` is dropped: each stream's next
-    /// step becomes a gap (a deletion record) naming the bad timestamp. Returns how many scans were
-    /// dropped, for the capture's log.
+    /// The stream gets what it holds and stays.
+    mutating func deliverPending(of id: ObjectIdentifier) {
+        guard let index = streams.firstIndex(where: { $0.consumer.id == id }) else { return }
+        deliverPending(index)
+    }
+
+    /// Every stream gets what it holds.
+    mutating func deliverAll() {
+        for index in streams.indices { deliverPending(index) }
+    }
+
+    /// Hands over what each stream holds once its oldest sample was read `hold` or more before
+    /// `now`. Returns the nanoseconds until the next stream falls due; nil when nothing is held.
+    mutating func deliverDue(at now: Int64, hold: Int64) -> Int64? {
+        var next: Int64?
+        for index in streams.indices {
+            guard let oldest = streams[index].batcher.oldestPendingReceiveTime else { continue }
+            let due = oldest.addingSaturating(hold)
+            if due <= now {
+                deliverPending(index)
+            } else {
+                next = min(next ?? .max, due - now)
+            }
+        }
+        return next
+    }
+
+    /// `values` holds `sensorTimes.count` scans of `layout.valueCount` values each; each stream's
+    /// batches that these complete are handed over, the rest is held. A scan whose sensor time lies
+    /// more than `plausibleSkew` from `receive` is dropped: each stream's next step becomes a gap
+    /// (a deletion record) naming the bad timestamp. Returns how many scans were dropped, for the
+    /// capture's log.
     @discardableResult
     mutating func distribute(values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64) -> Int {
         let count = sensorTimes.count
@@ -116,12 +163,18 @@ struct ScanFanOut {
                     batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) { values[base + positions[$0]] }
                 }
             }
-            batcher.flush(into: &events)
             streams[index].batcher = batcher
-            let deliver = streams[index].consumer.deliver
-            for event in events { deliver(event) }
+            hand(events, to: index)
         }
         return 0
+    }
+
+    /// `distribute`, then every stream gets what it holds: for a reader whose reads are already
+    /// rare and large (a remote rig's refills, whose wake-ups cost no battery of ours).
+    @discardableResult
+    mutating func distributeAndDeliver(values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64) -> Int {
+        defer { deliverAll() }
+        return distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive)
     }
 
     /// `distribute` for a read with implausible scans: those are skipped, each one interrupting
@@ -141,10 +194,19 @@ struct ScanFanOut {
                 let base = scan * width
                 batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) { values[base + positions[$0]] }
             }
-            batcher.flush(into: &events)
             streams[index].batcher = batcher
-            let deliver = streams[index].consumer.deliver
-            for event in events { deliver(event) }
+            hand(events, to: index)
         }
+    }
+
+    private mutating func deliverPending(_ index: Int) {
+        var events: [SourceEvent] = []
+        streams[index].batcher.flush(into: &events)
+        hand(events, to: index)
+    }
+
+    private func hand(_ events: [SourceEvent], to index: Int) {
+        let deliver = streams[index].consumer.deliver
+        for event in events { deliver(event) }
     }
 }

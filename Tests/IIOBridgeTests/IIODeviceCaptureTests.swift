@@ -71,14 +71,16 @@ final class LogLines: Sendable {
         #expect(end.fd >= 0)
     }
 
+    /// Most tests look at what one read delivers, so by default nothing is held (`deliveryHold` 0).
     func makeCapture(_ attributes: ChipFixtures.Attributes = ChipFixtures.bmi160, clock: FakeClock = FakeClock(),
-                     pairing: ClockPairing = .system, log: Journal = .discard) throws -> (IIOChip, IIODeviceCapture) {
+                     pairing: ClockPairing = .system, log: Journal = .discard,
+                     deliveryHold: Int64 = 0) throws -> (IIOChip, IIODeviceCapture) {
         let sysfs = tree.addDevice(0, attributes)
         let udev = UdevIIODevice(syspath: sysfs.directory.path, sysname: "iio:device0", devnode: fifo, properties: [:])
         let chip = try IIOChip(udev: udev, description: try sysfs.describe(), triggers: ["bmi160-trigger"])
         let capture = IIODeviceCapture(sysfs: sysfs, devnode: fifo, description: chip.description, plan: chip.capturePlan!,
                                        controlQueue: DispatchQueue(label: "capture-test-control"), clock: clock,
-                                       pairing: pairing, log: log)
+                                       pairing: pairing, log: log, deliveryHold: deliveryHold)
         return (chip, capture)
     }
 
@@ -267,6 +269,56 @@ final class LogLines: Sendable {
         capture.settle()
         #expect(attribute("buffer/enable") == "0")
         #expect(accel.sensorTimes.count == 5)
+    }
+
+    /// A chip read ten times a second must not wake the pipeline ten times a second: each stream
+    /// gets a batch when it spans its second, and what it still holds when it stops is handed over
+    /// before `setRecording(false)` returns (the pipeline drops what comes after its stop).
+    @Test func streamsGetABatchASecondAndWhatTheyHoldWhenTheyStop() throws {
+        let (chip, capture) = try makeCapture(deliveryHold: IIODeviceCapture.defaultDeliveryHold)
+        let accel = EventLog(), gyro = EventLog()
+        let accelSource = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
+        let gyroSource = IIOBufferedSource(chip: chip, function: chip.functions[1], capture: capture)
+        accelSource.setRecording(true, deliver: accel.deliver)
+        gyroSource.setRecording(true, deliver: gyro.deliver)
+        capture.settle()
+        // 2.5 s of scans in ten-scan bursts, as a kernel buffer with a 100 ms watermark hands them over.
+        let (bytes, stamps) = Self.scans(capture.plan.layout, count: 250, start: 1_000 * Self.ms, period: 10 * Self.ms)
+        let burst = capture.plan.layout.scanBytes * 10
+        for start in stride(from: 0, to: bytes.count, by: burst) {
+            feed(Array(bytes[start..<min(start + burst, bytes.count)]))
+            usleep(2_000)
+        }
+        #expect(accel.waitFor(samples: 200) && gyro.waitFor(samples: 200))
+        usleep(100_000)
+        #expect(accel.batches.map(\.count) == [100, 100], "\(accel.batches.map(\.count))")
+        #expect(gyro.batches.map(\.count) == [100, 100], "\(gyro.batches.map(\.count))")
+
+        gyroSource.setRecording(false) { _ in }
+        #expect(gyro.sensorTimes == stamps, "the held half second went out with the stop")
+        accelSource.close()
+        #expect(accel.sensorTimes == stamps)
+        capture.settle()
+    }
+
+    /// A chip that goes quiet does not keep its last samples: they go out once they have waited
+    /// the hold, measured on the capture's clock.
+    @Test func whatAQuietChipHoldsGoesOutAfterTheHold() throws {
+        let clock = FakeClock()
+        let (chip, capture) = try makeCapture(clock: clock, deliveryHold: 200 * Self.ms)
+        let accel = EventLog()
+        let source = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
+        source.setRecording(true, deliver: accel.deliver)
+        capture.settle()
+        let (bytes, stamps) = Self.scans(capture.plan.layout, count: 20, start: 1_000 * Self.ms, period: 10 * Self.ms)
+        feed(bytes)
+        usleep(400_000)
+        #expect(accel.sensorTimes.isEmpty, "held: the clock has not moved")
+        clock.advance(nanoseconds: 250 * Self.ms)
+        #expect(accel.waitFor(samples: 20, seconds: 3))
+        #expect(accel.sensorTimes == stamps)
+        source.close()
+        capture.settle()
     }
 
     @Test func aFailedEnableIsOneLineAndNoCapture() throws {

@@ -76,9 +76,14 @@ struct IIOEndToEndTests {
         #expect(complete, "got \(accel.count) of \(scans.count) accelerometer samples\n\(run.log)")
         Self.check(accel, against: scans, anchor: anchor, expected: { Self.expectedAccel($0) }, log: run.log)
 
-        let now = try run.timeline(app).now
-        let gyro = run.fetch(app, SRSensor.rotationRate.rawValue, from: from, to: now).batch
+        // The two streams' last batches are committed one after the other.
+        var gyro = Fetched()
+        _ = try IIODaemonRun.eventually(5) {
+            gyro = run.fetch(app, SRSensor.rotationRate.rawValue, from: from, to: try run.timeline(app).now).batch
+            return gyro.count >= scans.count
+        }
         Self.check(gyro, against: scans, anchor: anchor, expected: Self.expectedGyro, log: run.log)
+        let now = try run.timeline(app).now
 
         // The hole is a systemInitiated deletion record from the last scan before it to the first after.
         let records = run.fetch(app, Self.accelTombstones, from: from, to: now).batch
@@ -190,12 +195,13 @@ struct IIOEndToEndTests {
         let (app, anchor) = try Self.recordAccelerometerUnderTestbed(run)
 
         // umockdev 0.17 feeds one script per node: the fast part follows the slow one after a
-        // 2 s pause, in which the test makes the change (it takes a few milliseconds).
+        // 4 s pause, in which the slow part's last batch reaches the store (the capture holds a
+        // quiet chip's samples up to 1.5 s) and the test makes the change (a few milliseconds).
         let t1 = boottimeNow()
         let slow = BMI160Scan.stream(count: 30, start: t1, period: 10 * Self.ms)
-        let fast = BMI160Scan.stream(count: 120, start: t1 + 2_300 * Self.ms, period: 2_500_000, seed: 30)
+        let fast = BMI160Scan.stream(count: 120, start: t1 + 4_300 * Self.ms, period: 2_500_000, seed: 30)
         let script = BMI160Scan.script([.init(scans: slow, perLine: 5, delay: 50),
-                                        .init(scans: fast, perLine: 10, firstDelay: 2_000, delay: 25)])
+                                        .init(scans: fast, perLine: 10, firstDelay: 4_000, delay: 25)])
         try run.command("script", "/dev/iio:device0", try run.write("stream.script", script))
         var fetched = Fetched()
         #expect(try IIODaemonRun.eventually {
@@ -209,7 +215,7 @@ struct IIOEndToEndTests {
         #expect(try IIODaemonRun.eventually {
             try run.devices().contains { $0.sensor == Self.accelerometer.rawValue && $0.bufferArmed && $0.details["samplingFrequency"] == "400 Hz" }
         }, "\(run.log)")
-        #expect(boottimeNow() < t1 + 1_900 * Self.ms, "the change took too long for the script's pause")
+        #expect(boottimeNow() < t1 + 3_900 * Self.ms, "the change took too long for the script's pause")
         #expect(run.log.contains("samplingFrequency 100 Hz → 400 Hz"), "\(run.log)")
         #expect(run.log.contains("x scale 0.000598 → 0.001197"), "\(run.log)")
 

@@ -1,5 +1,5 @@
 // Linux calls Glibc's Swift overlay does not import, because they need _GNU_SOURCE
-// (accept4, struct ucred) or a header it leaves out (malloc.h). Each is one small prefixed
+// (accept4, struct ucred) or a header it leaves out (malloc.h, sys/eventfd.h). Each is one small prefixed
 // function, nothing more.
 #ifndef CSENSORLINUX_H
 #define CSENSORLINUX_H
@@ -21,5 +21,9 @@ int csl_clock_state(int *status);
 /// The STA_UNSYNC status bit and the TIME_ERROR state of <sys/timex.h>.
 int csl_status_unsync(void);
 int csl_time_error(void);
+
+/// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK): a counter one thread writes to wake another's poll;
+/// -1 and errno on failure.
+int csl_wake_counter(void);
 
 #endif
