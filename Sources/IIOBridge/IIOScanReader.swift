@@ -45,8 +45,9 @@ public final class IIOScanReader: @unchecked Sendable {
         public var endOfFile: Bool
     }
 
-    /// Reads until the fd has nothing more (EAGAIN) or `maxReads` reads were made (so one busy
-    /// device cannot starve its queue), calling `body` with each whole scan in stream order.
+    /// Reads until the fd has nothing more (a short read or EAGAIN) or `maxReads` reads were made
+    /// (so one busy device cannot starve its queue), calling `body` with each whole scan in stream
+    /// order.
     /// Throws on real errors (ENODEV when the device is unplugged).
     public func drain(maxReads: Int = 64, _ body: (UnsafeRawBufferPointer) -> Void) throws(SystemError) -> Drained {
         dispatchPrecondition(condition: .onQueue(queue))
@@ -73,6 +74,10 @@ public final class IIOScanReader: @unchecked Sendable {
                     body(scan)
                 }
             }
+            // A short read took everything queued (an IIO buffer hands over all it has, up to
+            // the size asked for): asking again would only be told EAGAIN, one syscall per
+            // wake-up for nothing. Whatever arrives meanwhile makes the fd readable again.
+            if count < buffer.count { break }
         }
         return drained
     }

@@ -49,7 +49,14 @@ enum IIOBenchmark {
         }
         let workdir = NSTemporaryDirectory() + "sensorkit-bench-iio-\(getpid())"
         try FileManager.default.createDirectory(atPath: workdir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: workdir) }
+        // SENSORKIT_BENCH_KEEP=1 keeps the device descriptions and feeds, to profile a reader by hand.
+        defer {
+            if ProcessInfo.processInfo.environment["SENSORKIT_BENCH_KEEP"] == "1" {
+                print("  kept: \(workdir)")
+            } else {
+                try? FileManager.default.removeItem(atPath: workdir)
+            }
+        }
         let device = workdir + "/bmi160.umockdev"
         try deviceDescription.write(toFile: device, atomically: true, encoding: .utf8)
         let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
