@@ -163,6 +163,12 @@ public final class IIODiscovery: @unchecked Sendable {
     private func changed(_ device: UdevIIODevice) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let old = entries[device.syspath] else { return added(device) }
+        // A change may have given a refused buffer what it lacked (an administrator selected a
+        // trigger, a driver was reloaded): try the buffer again. Refused again, it is polled again
+        // with one more line.
+        if refusedBuffers.removeValue(forKey: device.syspath) != nil {
+            options.log.notice("\(device.sysname) (\(old.chip.description.name)): change uevent; trying its buffer again")
+        }
         guard let chip = examine(device) else {
             removed(device.syspath, why: "unusable after a change")
             return
@@ -230,7 +236,8 @@ public final class IIODiscovery: @unchecked Sendable {
 
     /// The buffer of `syspath` could not be enabled: its functions are registered anew as polled
     /// (`_raw` files are readable where the buffer is not), and stay polled until the device is
-    /// removed. The capture already logged the one line.
+    /// removed or changes (a `change` uevent tries the buffer again). The capture already logged
+    /// the one line.
     private func bufferRefused(_ syspath: String, by capture: IIODeviceCapture?, _ error: BufferedCaptureError) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard !stopped, let old = entries[syspath], let capture, old.capture === capture else { return }

@@ -151,4 +151,31 @@ final class RegistryLog: SourceRegistry, Sendable {
         #expect(log.all.last?.contains("accelerometer samplingFrequency 100 Hz → 400 Hz") == true)
         discovery.stop()
     }
+
+    /// A refused buffer is polled, and a `change` uevent (an administrator selected a trigger)
+    /// tries the buffer again.
+    @Test func aRefusedBufferIsPolledAndTriedAgainOnAChange() throws {
+        tree.addDevice(0, ChipFixtures.bmi160)
+        tree.addTrigger(0, name: "bmi160-trigger")
+        // The kernel refuses `buffer/enable` (no trigger it can use): here, a write to a folder.
+        let enable = tree.root + "/iio:device0/buffer/enable"
+        try FileManager.default.removeItem(atPath: enable)
+        try FileManager.default.createDirectory(atPath: enable, withIntermediateDirectories: false)
+        let discovery = discovery()
+        discovery.handle([event(0, .add)])
+        settle(discovery)
+        let buffered = try #require(registry.sources.first as? IIOBufferedSource)
+        buffered.setRecording(true) { _ in }
+        (buffered.capture as? IIODeviceCapture)?.settle()
+        settle(discovery)
+        #expect(registry.sources.allSatisfy { $0 is IIOPolledSource }, "\(registry.actions)")
+
+        try FileManager.default.removeItem(atPath: enable)
+        #expect(FileManager.default.createFile(atPath: enable, contents: Data("0\n".utf8)))
+        discovery.handle([event(0, .change)])
+        settle(discovery)
+        #expect(log.all.contains("<5>iio:device0 (bmi160): change uevent; trying its buffer again"), "\(log.all)")
+        #expect(registry.sources.count == 2 && registry.sources.allSatisfy { $0 is IIOBufferedSource }, "\(registry.actions)")
+        discovery.stop()
+    }
 }
