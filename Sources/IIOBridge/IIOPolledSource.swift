@@ -5,9 +5,9 @@ import SensorSystem
 import Synchronization
 
 /// The polled IIO driver: one stream read from sysfs on a `DispatchSourceTimer` whose deadlines lie
-/// on a grid shared by every polled stream (`PollSchedule.grid`) — step counters (`in_steps_input` has no scan element in any mainline driver) and
-/// light sensors without a usable buffer (APDS9960, TSL2591, acpi-als), or any function of a
-/// device whose scan elements are garbage.
+/// on a grid shared by every polled stream (`PollSchedule.grid`) — step counters (`in_steps_input`
+/// has no scan element in any mainline driver) and light sensors without a usable buffer
+/// (APDS9960, TSL2591, acpi-als), or any function of a device whose scan elements are garbage.
 ///
 /// Every sysfs read runs on this source's own queue: a slow sensor can hold a `_raw` read for
 /// seconds (docs/iio.md §12.3), and that must stall nothing but this stream. Samples are stamped with

@@ -43,8 +43,10 @@ enum IIOPolledBenchmark {
     /// The demo rig's polled tablet sensors (scripts/demo.sh, Tests/Fixtures/iio/demo-tablet.umockdev):
     /// a BMP280 without a buffer (no rate: 100 ms), a TSL2591 (integration time 0.2 s), a BMA400's
     /// step counter (5 s).
-    static let tablet = [Stream(kind: "pressure", interval: 100 * ms), Stream(kind: "light", interval: 200 * ms),
-                         Stream(kind: "steps", interval: 5_000 * ms)]
+    static let tablet = [
+        Stream(kind: "pressure", interval: 100 * ms), Stream(kind: "light", interval: 200 * ms),
+        Stream(kind: "steps", interval: 5_000 * ms),
+    ]
 
     static func run(me: String) throws {
         print("\n  -- polled sensors: timer jitter at 100 Hz and shared wake-ups (issue 15) --")
@@ -54,36 +56,41 @@ enum IIOPolledBenchmark {
 
         func child(_ name: String, _ schedule: String, seconds: Int, _ streams: [Stream]) throws -> Result {
             let base = workdir + "/\(name)-\(schedule)"
-            let run = try IIOBenchmark.measureChild([me, "iio-polled", base + ".result", schedule, String(seconds)] + streams.map(\.argument),
-                                                    stdout: base + ".log", stderr: base + ".log.err")
+            let run = try IIOBenchmark.measureChild(
+                [me, "iio-polled", base + ".result", schedule, String(seconds)] + streams.map(\.argument),
+                stdout: base + ".log", stderr: base + ".log.err")
             let text = (try? String(contentsOfFile: base + ".result", encoding: .utf8)) ?? ""
             guard run.status == 0, let result = Result(text) else {
-                throw IIOBenchmark.BenchError("iio-polled \(name) \(schedule) exited with status \(run.status); see \(base).log.err")
+                throw IIOBenchmark.BenchError(
+                    "iio-polled \(name) \(schedule) exited with status \(run.status); see \(base).log.err")
             }
             return result
         }
 
         for (schedule, seconds) in [("grid", 10), ("unaligned", 5), ("nanosleep", 5)] {
             let result = try child("jitter", schedule, seconds: seconds, [motion])
-            print("  1 stream at 100 Hz, \(schedule.padding(toLength: 9, withPad: " ", startingAt: 0)) \(seconds) s: lateness p50 \(micro(result.p50)) µs, "
-                  + "p99 \(micro(result.p99)) µs, max \(micro(result.max)) µs over \(result.samples) samples, "
-                  + "\(result.missed) instants missed; \(IIOBenchmark.format(result.wakeups)) wake-ups/s, "
-                  + "\(IIOBenchmark.format(result.preemptions)) preemptions/s (target: p99 ≤ 1000 µs)")
+            print(
+                "  1 stream at 100 Hz, \(schedule.padding(toLength: 9, withPad: " ", startingAt: 0)) \(seconds) s: lateness p50 \(micro(result.p50)) µs, "
+                    + "p99 \(micro(result.p99)) µs, max \(micro(result.max)) µs over \(result.samples) samples, "
+                    + "\(result.missed) instants missed; \(IIOBenchmark.format(result.wakeups)) wake-ups/s, "
+                    + "\(IIOBenchmark.format(result.preemptions)) preemptions/s (target: p99 ≤ 1000 µs)")
         }
         for (name, streams) in [("tablet", tablet), ("tablet+motion", [motion] + tablet)] {
             let ideal = distinctDeadlinesPerSecond(streams.map(\.interval))
             let sum = streams.reduce(0.0) { $0 + 1e9 / Double($1.interval) }
             let rates = streams.map { "\($0.kind) \(IIOBenchmark.format(1e9 / Double($0.interval))) Hz" }.joined(separator: ", ")
-            print("  \(name): \(rates); ideal \(IIOBenchmark.format(ideal)) wake-ups/s (distinct deadlines), unaligned sum \(IIOBenchmark.format(sum))/s; "
-                  + "voluntary context switches (wake-ups of a thread) and read instants (wake-ups of the CPU) per second:")
+            print(
+                "  \(name): \(rates); ideal \(IIOBenchmark.format(ideal)) wake-ups/s (distinct deadlines), unaligned sum \(IIOBenchmark.format(sum))/s; "
+                    + "voluntary context switches (wake-ups of a thread) and read instants (wake-ups of the CPU) per second:")
             for schedule in ["grid", "unaligned"] {
                 let result = try child(name, schedule, seconds: 5, streams)
-                print("    \(schedule.padding(toLength: 9, withPad: " ", startingAt: 0)) read instants \(IIOBenchmark.format(result.instants))/s = "
-                      + "\(IIOBenchmark.format(result.instants / ideal))× ideal, \(IIOBenchmark.format(result.instants / sum))× unaligned sum; "
-                      + "switches \(IIOBenchmark.format(result.wakeups))/s = \(IIOBenchmark.format(result.wakeups / ideal))× ideal, "
-                      + "\(IIOBenchmark.format(result.wakeups / sum))× unaligned sum "
-                      + "(\(IIOBenchmark.format(result.preemptions)) preemptions/s; "
-                      + "first stream: p99 lateness \(micro(result.p99)) µs, \(result.missed) instants missed)")
+                print(
+                    "    \(schedule.padding(toLength: 9, withPad: " ", startingAt: 0)) read instants \(IIOBenchmark.format(result.instants))/s = "
+                        + "\(IIOBenchmark.format(result.instants / ideal))× ideal, \(IIOBenchmark.format(result.instants / sum))× unaligned sum; "
+                        + "switches \(IIOBenchmark.format(result.wakeups))/s = \(IIOBenchmark.format(result.wakeups / ideal))× ideal, "
+                        + "\(IIOBenchmark.format(result.wakeups / sum))× unaligned sum "
+                        + "(\(IIOBenchmark.format(result.preemptions)) preemptions/s; "
+                        + "first stream: p99 lateness \(micro(result.p99)) µs, \(result.missed) instants missed)")
             }
         }
     }
@@ -113,19 +120,23 @@ enum IIOPolledBenchmark {
         let max: Int64
         let missed: Int
 
-        init(wakeups: Double, preemptions: Double, instants: Double, samples: Int, p50: Int64, p99: Int64, max: Int64, missed: Int) {
+        init(
+            wakeups: Double, preemptions: Double, instants: Double, samples: Int, p50: Int64, p99: Int64, max: Int64, missed: Int
+        ) {
             (self.wakeups, self.preemptions, self.instants, self.samples) = (wakeups, preemptions, instants, samples)
             (self.p50, self.p99, self.max, self.missed) = (p50, p99, max, missed)
         }
 
         init?(_ text: String) {
             let fields = text.split(whereSeparator: \.isWhitespace)
-            guard fields.count == 8, let wakeups = Double(fields[0]), let preemptions = Double(fields[1]), let instants = Double(fields[2]),
-                  let samples = Int(fields[3]), let p50 = Int64(fields[4]), let p99 = Int64(fields[5]), let max = Int64(fields[6]),
-                  let missed = Int(fields[7])
+            guard fields.count == 8, let wakeups = Double(fields[0]), let preemptions = Double(fields[1]),
+                let instants = Double(fields[2]),
+                let samples = Int(fields[3]), let p50 = Int64(fields[4]), let p99 = Int64(fields[5]), let max = Int64(fields[6]),
+                let missed = Int(fields[7])
             else { return nil }
-            self.init(wakeups: wakeups, preemptions: preemptions, instants: instants, samples: samples, p50: p50, p99: p99, max: max,
-                      missed: missed)
+            self.init(
+                wakeups: wakeups, preemptions: preemptions, instants: instants, samples: samples, p50: p50, p99: p99, max: max,
+                missed: missed)
         }
 
         var line: String { "\(wakeups) \(preemptions) \(instants) \(samples) \(p50) \(p99) \(max) \(missed)\n" }
@@ -139,11 +150,13 @@ enum IIOPolledBenchmark {
     static func child(_ arguments: [String]) throws {
         let anchor = arguments.count > 1 && arguments[1] == "nanosleep"
         guard arguments.count >= 4, let seconds = Double(arguments[2]),
-              let base = anchor ? .grid : ["grid": PollSchedule.grid, "unaligned": .unaligned][arguments[1]]
+            let base = anchor ? .grid : ["grid": PollSchedule.grid, "unaligned": .unaligned][arguments[1]]
         else { throw IIOBenchmark.BenchError("usage: iio-polled RESULT grid|unaligned|nanosleep SECONDS KIND:INTERVAL…") }
         let streams = try arguments.dropFirst(3).map { argument -> Stream in
             let parts = argument.split(separator: ":")
-            guard parts.count == 2, let interval = Int64(parts[1]), interval > 0 else { throw IIOBenchmark.BenchError("bad stream \(argument)") }
+            guard parts.count == 2, let interval = Int64(parts[1]), interval > 0 else {
+                throw IIOBenchmark.BenchError("bad stream \(argument)")
+            }
             return Stream(kind: String(parts[0]), interval: interval)
         }
         let root = NSTemporaryDirectory() + "iio-polled-sysfs-\(getpid())"
@@ -159,8 +172,9 @@ enum IIOPolledBenchmark {
             let path = root + "/iio:device\(index)"
             try writeDevice(path, kind: stream.kind)
             let sysfs = IIOSysfsDevice(path: path)
-            let chip = try IIOChip(udev: UdevIIODevice(syspath: path, sysname: "iio:device\(index)", devnode: nil, properties: [:]),
-                                   description: try sysfs.describe())
+            let chip = try IIOChip(
+                udev: UdevIIODevice(syspath: path, sysname: "iio:device\(index)", devnode: nil, properties: [:]),
+                description: try sysfs.describe())
             guard let function = chip.functions.first(where: { $0.capture == .polled }) else {
                 throw IIOBenchmark.BenchError("\(stream.kind): no polled function in \(chip.functions)")
             }
@@ -171,9 +185,11 @@ enum IIOPolledBenchmark {
             }
             devices.append((sysfs, chip.columns(for: function).map(\.1)))
             if anchor { continue }
-            sources.append(IIOPolledSource(descriptor: chip.descriptor(for: function), sysfs: sysfs,
-                                           reads: chip.columns(for: function).map(\.1), interval: stream.interval,
-                                           clock: clock, log: .standardError, schedule: schedule))
+            sources.append(
+                IIOPolledSource(
+                    descriptor: chip.descriptor(for: function), sysfs: sysfs,
+                    reads: chip.columns(for: function).map(\.1), interval: stream.interval,
+                    clock: clock, log: .standardError, schedule: schedule))
         }
         // One paired reading: boot time minus DispatchTime's clock (the mean of two readings of it around the boot clock).
         // The anchor sleeps on CLOCK_MONOTONIC itself.
@@ -227,19 +243,24 @@ enum IIOPolledBenchmark {
 
         // The first stream's lateness: its reads after the first deadline, each against the grid
         // instant at or before it.
-        guard let origin = origins.withLock({ $0[0] }).map({ Int64($0) }) else { throw IIOBenchmark.BenchError("the first stream never started") }
+        guard let origin = origins.withLock({ $0[0] }).map({ Int64($0) }) else {
+            throw IIOBenchmark.BenchError("the first stream never started")
+        }
         let interval = streams[0].interval
         let onTimer = stamps.withLock { $0[0] }.map { $0 - offset }.filter { $0 >= origin }
         let lateness = onTimer.map { ($0 - origin) % interval }.sorted()
         let instants = onTimer.last.map { Int(($0 - origin) / interval) + 1 } ?? 0
-        func percentile(_ p: Double) -> Int64 { lateness.isEmpty ? 0 : lateness[min(lateness.count - 1, Int(Double(lateness.count) * p))] }
+        func percentile(_ p: Double) -> Int64 {
+            lateness.isEmpty ? 0 : lateness[min(lateness.count - 1, Int(Double(lateness.count) * p))]
+        }
         let inWindow = stamps.withLock { $0.joined() }.filter { $0 >= start.time && $0 < end.time }.sorted()
         let readInstants = zip(inWindow, inWindow.dropFirst()).filter { $1 - $0 > ms }.count + (inWindow.isEmpty ? 0 : 1)
-        let result = Result(wakeups: Double(end.usage.voluntary - start.usage.voluntary) / span,
-                            preemptions: Double(end.usage.involuntary - start.usage.involuntary) / span,
-                            instants: Double(readInstants) / span,
-                            samples: lateness.count, p50: percentile(0.5), p99: percentile(0.99),
-                            max: lateness.last ?? 0, missed: Swift.max(0, instants - lateness.count))
+        let result = Result(
+            wakeups: Double(end.usage.voluntary - start.usage.voluntary) / span,
+            preemptions: Double(end.usage.involuntary - start.usage.involuntary) / span,
+            instants: Double(readInstants) / span,
+            samples: lateness.count, p50: percentile(0.5), p99: percentile(0.99),
+            max: lateness.last ?? 0, missed: Swift.max(0, instants - lateness.count))
         try result.line.write(toFile: arguments[0], atomically: true, encoding: .utf8)
     }
 
@@ -260,9 +281,11 @@ enum IIOPolledBenchmark {
     static func writeDevice(_ path: String, kind: String) throws {
         let attributes: [String: String]
         switch kind {
-        case "accel":   // a motion sensor whose buffer is unusable: polled `_raw` values
-            attributes = ["name": "bmi160", "in_accel_x_raw": "12", "in_accel_y_raw": "-16392", "in_accel_z_raw": "40",
-                          "in_accel_scale": "0.000598"]
+        case "accel":  // a motion sensor whose buffer is unusable: polled `_raw` values
+            attributes = [
+                "name": "bmi160", "in_accel_x_raw": "12", "in_accel_y_raw": "-16392", "in_accel_z_raw": "40",
+                "in_accel_scale": "0.000598",
+            ]
         case "pressure":
             attributes = ["name": "bmp280", "in_pressure_input": "101.325000", "in_temp_input": "23450"]
         case "light":
@@ -273,6 +296,8 @@ enum IIOPolledBenchmark {
             throw IIOBenchmark.BenchError("unknown stream kind \(kind)")
         }
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        for (name, value) in attributes { try (value + "\n").write(toFile: path + "/" + name, atomically: false, encoding: .utf8) }
+        for (name, value) in attributes {
+            try (value + "\n").write(toFile: path + "/" + name, atomically: false, encoding: .utf8)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import IIOBridge
 
 /// The grid polled timers fire on (docs/iio.md §7): pure arithmetic on `DispatchTime` nanoseconds
@@ -35,7 +36,9 @@ import Testing
         #expect(PollSchedule.gridInstant(atOrAfter: 5, interval: -10) == 5)
         #expect(PollSchedule.gridInstant(atOrAfter: 5, interval: .min) == 5)
         #expect(PollSchedule.gridInstant(atOrAfter: 5, interval: .max) == UInt64(Int64.max))
-        #expect(PollSchedule.gridInstant(atOrAfter: .max - 1, interval: 1_000) == UInt64.max - 1, "the next multiple is past the clock")
+        #expect(
+            PollSchedule.gridInstant(atOrAfter: .max - 1, interval: 1_000) == UInt64.max - 1,
+            "the next multiple is past the clock")
         #expect(PollSchedule.gridInstant(atOrAfter: .max, interval: .max) == UInt64.max, "past the clock as well")
         #expect(PollSchedule.gridInstant(atOrAfter: UInt64(Int64.max) + 2, interval: .max) == UInt64(Int64.max) * 2)
         #expect(PollSchedule.unaligned.firstDeadline(.max - 1, 1_000) == UInt64.max, "saturates")
