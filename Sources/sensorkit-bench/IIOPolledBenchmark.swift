@@ -12,8 +12,8 @@ import Synchronization
 /// the bench's own threads is counted:
 ///
 /// - jitter: each sample's stamp (`CLOCK_BOOTTIME` when the read returned), moved to
-///   `DispatchTime`'s clock by one paired reading of both clocks, against the instant its timer
-///   was meant to fire (the schedule's first deadline plus whole intervals);
+///   `DispatchTime`'s clock by a paired reading of both clocks (the tightest of 20), against the
+///   instant its timer was meant to fire (the schedule's first deadline plus whole intervals);
 /// - wake-ups: the child's voluntary context switches (`ru_nvcsw`, every thread: a thread that
 ///   blocked and was woken) over a window that starts after the sources are running and ends
 ///   before they stop (`getrusage(RUSAGE_SELF)`), per second, beside the ideal (distinct
@@ -67,7 +67,7 @@ enum IIOPolledBenchmark {
             return result
         }
 
-        for (schedule, seconds) in [("grid", 10), ("unaligned", 5), ("nanosleep", 5)] {
+        for (schedule, seconds) in [("grid", 10), ("unaligned", 4), ("nanosleep", 4)] {
             let result = try child("jitter", schedule, seconds: seconds, [motion])
             print(
                 "  1 stream at 100 Hz, \(schedule.padding(toLength: 9, withPad: " ", startingAt: 0)) \(seconds) s: lateness p50 \(micro(result.p50)) µs, "
@@ -83,7 +83,7 @@ enum IIOPolledBenchmark {
                 "  \(name): \(rates); ideal \(IIOBenchmark.format(ideal)) wake-ups/s (distinct deadlines), unaligned sum \(IIOBenchmark.format(sum))/s; "
                     + "voluntary context switches (wake-ups of a thread) and read instants (wake-ups of the CPU) per second:")
             for schedule in ["grid", "unaligned"] {
-                let result = try child(name, schedule, seconds: 5, streams)
+                let result = try child(name, schedule, seconds: 4, streams)
                 print(
                     "    \(schedule.padding(toLength: 9, withPad: " ", startingAt: 0)) read instants \(IIOBenchmark.format(result.instants))/s = "
                         + "\(IIOBenchmark.format(result.instants / ideal))× ideal, \(IIOBenchmark.format(result.instants / sum))× unaligned sum; "
@@ -191,13 +191,18 @@ enum IIOPolledBenchmark {
                     reads: chip.columns(for: function).map(\.1), interval: stream.interval,
                     clock: clock, log: .standardError, schedule: schedule))
         }
-        // One paired reading: boot time minus DispatchTime's clock (the mean of two readings of it around the boot clock).
-        // The anchor sleeps on CLOCK_MONOTONIC itself.
+        // Boot time minus DispatchTime's clock (the anchor sleeps on CLOCK_MONOTONIC itself): the
+        // boot clock read between two readings of the other, their mean taken as its instant; the
+        // tightest of 20 pairs, since a preemption inside a pair would shift every lateness.
         let now = { anchor ? UInt64(monotonic()) : DispatchTime.now().uptimeNanoseconds }
-        let before = now()
-        let boot = clock.boottimeNanoseconds()
-        let after = now()
-        let offset = boot - Int64(before / 2 + after / 2)
+        var pair: (width: UInt64, offset: Int64) = (.max, 0)
+        for _ in 0..<20 {
+            let before = now()
+            let boot = clock.boottimeNanoseconds()
+            let after = now()
+            if after - before < pair.width { pair = (after - before, boot - Int64(before / 2 + after / 2)) }
+        }
+        let offset = pair.offset
         let running = Atomic(true)
         let anchorDone = DispatchSemaphore(value: 0)
         if anchor {
