@@ -4,16 +4,19 @@ import SensorKitModel
 import SensorSystem
 import Synchronization
 
-/// The polled IIO driver: one stream read from sysfs on a strict `DispatchSourceTimer`
-/// (no leeway) — step counters (`in_steps_input` has no scan element in any mainline driver) and
-/// light sensors without a usable buffer (APDS9960, TSL2591, acpi-als), or any function of a
-/// device whose scan elements are garbage.
+/// The polled IIO driver: one stream read from sysfs on a `DispatchSourceTimer` whose deadlines lie
+/// on a grid shared by every polled stream (`PollSchedule.grid`) — step counters (`in_steps_input`
+/// has no scan element in any mainline driver) and light sensors without a usable buffer
+/// (APDS9960, TSL2591, acpi-als), or any function of a device whose scan elements are garbage.
 ///
 /// Every sysfs read runs on this source's own queue: a slow sensor can hold a `_raw` read for
 /// seconds (docs/iio.md §12.3), and that must stall nothing but this stream. Samples are stamped with
 /// `CLOCK_BOOTTIME` when the read returns; a read that stalled shows as a gap (`SampleBatcher`).
 /// Step counts become per-interval deltas (`StepCounting`): a row's sensor time is the interval's
 /// start and its `end` column the interval's end.
+///
+/// Stopping waits for the queue (a read in progress included): what the stream still holds is
+/// delivered before `setRecording(false)` returns, while the pipeline still takes it.
 public final class IIOPolledSource: SensorSource, @unchecked Sendable {
     // @unchecked: `timer`, `deliver`, `batcher`, `previousSteps`, `enabledSteps` and `failing`
     // are touched only on `queue` (dispatchPrecondition).
@@ -27,6 +30,9 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
     private let clock: any SystemClock
     private let log: Journal
     private let isStepCounter: Bool
+    private let schedule: PollSchedule
+    /// Set on `queue` only: tells a call made from a delivery (on the queue) from any other.
+    private let onQueue = DispatchSpecificKey<Bool>()
 
     private var timer: (any DispatchSourceTimer)?
     private var deliver: (@Sendable (SourceEvent) -> Void)?
@@ -45,7 +51,7 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
     public var captureStatus: CaptureStatus? { currentStatus.withLock { $0 } }
 
     public init(descriptor: SourceDescriptor, sysfs: IIOSysfsDevice, reads: [IIOChip.ColumnSource], interval: Int64,
-                clock: any SystemClock, log: Journal, degradation: String? = nil) {
+                clock: any SystemClock, log: Journal, degradation: String? = nil, schedule: PollSchedule = .grid) {
         precondition(reads.count == descriptor.columns.count, "one read per column")
         self.degradation = degradation
         precondition(interval > 0, "a polling interval is positive")
@@ -56,7 +62,9 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
         self.clock = clock
         self.log = log
         isStepCounter = reads.contains(.intervalEnd)
+        self.schedule = schedule
         queue = DispatchQueue(label: "sensorkitd.iio.poll.\(sysfs.deviceName).\(descriptor.sensor.rawValue)")
+        queue.setSpecific(key: onQueue, value: true)
         batcher = SampleBatcher(boot: clock.bootID, columnCount: reads.count, period: interval,
                                 gapCause: "sysfs reads stalled")
     }
@@ -70,18 +78,30 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
                   degradation: function.kind == .stepCounter ? nil : chip.bufferRefusal.map { "polling sysfs: the buffer \($0)" })
     }
 
+    /// Starting returns at once (the first read follows on the queue); stopping returns once the
+    /// held samples are delivered.
     public func setRecording(_ recording: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void) {
-        queue.async { [self] in
-            guard !closed else { return }
-            if recording { start(deliver) } else { stop() }
+        if recording {
+            queue.async { [self] in
+                guard !closed else { return }
+                start(deliver)
+            }
+        } else {
+            onOwnQueue { stop() }
         }
     }
 
     public func close() {
-        queue.async { [self] in
+        onOwnQueue {
             stop()
             closed = true
         }
+    }
+
+    /// Runs `work` on `queue` before returning: inline when called from a delivery, which already
+    /// runs there.
+    private func onOwnQueue(_ work: () -> Void) {
+        if DispatchQueue.getSpecific(key: onQueue) == true { work() } else { queue.sync(execute: work) }
     }
 
     /// Waits until everything queued so far has run (tests).
@@ -98,9 +118,10 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
         self.deliver = deliver
         setStatus(.waiting("first read pending"))
         if isStepCounter { enableStepCounter() }
-        let timer = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
-        timer.schedule(deadline: .now() + .nanoseconds(Int(interval)), repeating: .nanoseconds(Int(interval)),
-                       leeway: .nanoseconds(0))
+        let timer = DispatchSource.makeTimerSource(flags: schedule.strict ? .strict : [], queue: queue)
+        let first = schedule.firstDeadline(DispatchTime.now().uptimeNanoseconds, interval)
+        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: first), repeating: .nanoseconds(Int(interval)),
+                       leeway: .nanoseconds(Int(schedule.leeway)))
         timer.setEventHandler { [weak self] in self?.poll() }
         self.timer = timer
         poll()   // the first read now, then one per interval

@@ -33,8 +33,11 @@ enum IIOBenchmark {
             try ingest(storeDirectory: arguments[1], scans: scans)
         } else if arguments.first == "iio-measure", arguments.count > 4, arguments[3] == "--" {
             exit(try measureOne(result: arguments[1], output: arguments[2], command: Array(arguments.dropFirst(4))))
+        } else if arguments.first == "iio-polled" {
+            try IIOPolledBenchmark.child(Array(arguments.dropFirst()))
         } else if arguments.isEmpty || arguments.contains("iio") {
             try run()
+            try IIOPolledBenchmark.run(me: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import SensorKitModel
 import SensorSystem
 import SensorTestKit
+import Synchronization
 import Testing
 @testable import IIOBridge
 
@@ -14,14 +15,14 @@ import Testing
     static let second: Int64 = 1_000_000_000
     static let hour: Int64 = 3_600 * second
 
-    func source(_ attributes: ChipFixtures.Attributes, kind: IIOSensorFunction.Kind, clock: FakeClock,
-                log: Journal = .discard) throws -> IIOPolledSource {
+    func source(_ attributes: ChipFixtures.Attributes, kind: IIOSensorFunction.Kind, clock: any SystemClock,
+                log: Journal = .discard, interval: Int64 = IIOPolledSourceTests.hour) throws -> IIOPolledSource {
         let sysfs = tree.addDevice(0, attributes)
         let udev = UdevIIODevice(syspath: sysfs.directory.path, sysname: "iio:device0", devnode: nil, properties: [:])
         let chip = try IIOChip(udev: udev, description: try sysfs.describe())
         let function = try #require(chip.functions.first { $0.kind == kind && $0.capture == .polled })
         return IIOPolledSource(descriptor: chip.descriptor(for: function), sysfs: sysfs, reads: chip.columns(for: function).map(\.1),
-                               interval: Self.hour, clock: clock, log: log)
+                               interval: interval, clock: clock, log: log)
     }
 
     func attribute(_ name: String) -> String? {
@@ -111,6 +112,57 @@ import Testing
         }
         firstPoll(light)
         #expect(seen.sensorTimes.count == 1)
+        light.close()
+        light.settle()
+    }
+
+    /// A boot clock that moves 1 ms each time it is read: the source reads it once per successful
+    /// poll, so its stamps are exactly the samples read, however often the real timer fired.
+    final class ReadStamps: SystemClock, Sendable {
+        private let reads = Mutex<Int64>(0)
+        static let start: Int64 = 7 * IIOPolledSourceTests.second
+        var bootID: BootID { BootID("boot-0") }
+        func boottimeNanoseconds() -> Int64 { reads.withLock { $0 += 1; return Self.start + $0 * 1_000_000 } }
+        func realtimeNanoseconds() -> Int64 { 0 }
+        func wallClockSynchronized() -> Bool { true }
+        /// Every stamp handed out so far.
+        var issued: [Int64] { (0..<reads.withLock { $0 }).map { Self.start + ($0 + 1) * 1_000_000 } }
+    }
+
+    /// The recording pipeline queues its stop marker right after `setRecording(false)` returns
+    /// and drops what arrives after it: a 10 Hz stream's held batch (up to a second) must be
+    /// delivered before the call returns — here while a slow read still holds the source's queue.
+    @Test func stoppingDeliversEverythingHeldBeforeItReturns() throws {
+        let clock = ReadStamps()
+        let light = try source(ChipFixtures.tsl2591, kind: .ambientLight, clock: clock, interval: 100_000_000)
+        let events = EventLog()
+        light.setRecording(true, deliver: events.deliver)
+        light.settle()
+        #expect(clock.issued.count >= 1 && events.sensorTimes.count < clock.issued.count, "a 10 Hz stream holds its samples")
+
+        let slowRead = DispatchSemaphore(value: 0)
+        light.queue.async { slowRead.wait() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { slowRead.signal() }
+        light.setRecording(false) { _ in }
+        let delivered = events.sensorTimes   // what reaches the pipeline before its stop marker
+        #expect(delivered == clock.issued, "every sample read was delivered, none after the stop")
+        light.settle()
+        #expect(events.sensorTimes == delivered, "nothing is read or delivered once stopped")
+        light.close()
+    }
+
+    /// A delivery runs on the source's queue; stopping from there (a consumer giving up) must not
+    /// wait for that queue.
+    @Test func stoppingFromADeliveryReturns() throws {
+        let light = try source(ChipFixtures.tsl2591, kind: .ambientLight, clock: FakeClock())
+        let events = EventLog()
+        light.setRecording(true) { [light] event in
+            events.deliver(event)
+            light.setRecording(false) { _ in }
+        }
+        light.settle()
+        light.pollNow()
+        #expect(events.sensorTimes.count == 1, "stopped by its first delivery")
         light.close()
         light.settle()
     }

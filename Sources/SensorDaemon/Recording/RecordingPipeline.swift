@@ -88,8 +88,9 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                 self.streams[key] = nil
                 if self.wanted.contains(state.source.descriptor.sensor) { self.vanished[key] = self.clock.now() }
                 state.queue.async {
-                    state.recording = false
+                    // What the source still held is handed over by close() and queued ahead of this stop.
                     state.source.close()
+                    state.queue.async { state.recording = false }
                 }
                 self.journal.warning("source \(source) removed while \(self.wanted.contains(state.source.descriptor.sensor) ? "recording" : "idle")")
             }

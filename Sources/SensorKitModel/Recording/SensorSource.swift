@@ -66,7 +66,9 @@ public protocol SensorSource: AnyObject, Sendable {
     /// What capture is doing right now (`sensorkitctl devices`); nil when the source cannot tell,
     /// and then the listing says what the pipeline asked of it.
     var captureStatus: CaptureStatus? { get }
-    /// Starts delivering events to `deliver` (or stops). Never blocks the caller.
+    /// Starts delivering events to `deliver` (or stops). Starting never blocks the caller; stopping
+    /// may wait for the source's own queue, so that what the source still holds is delivered
+    /// before it returns (the pipeline queues its stop right after).
     func setRecording(_ recording: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void)
     func close()
     /// What the source is doing now, for `sensorkitctl devices` (a wearable's link state, battery,
