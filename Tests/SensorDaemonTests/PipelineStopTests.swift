@@ -15,9 +15,15 @@ import Testing
     /// What the pipeline hands to the store.
     final class Received: RecordingSink, Sendable {
         private let times = Mutex<[Int64]>([])
+        /// Microseconds each append takes (a store that is slow to take a batch).
+        let appendMicroseconds: UInt32
+        init(appendMicroseconds: UInt32 = 0) { self.appendMicroseconds = appendMicroseconds }
         var sensorTimes: [Int64] { times.withLock { $0 } }
         func openStream(_ descriptor: SourceDescriptor) throws -> Int64 { 1 }
-        func append(stream: Int64, _ batch: SourceBatch) { times.withLock { $0 += batch.sensorTimes } }
+        func append(stream: Int64, _ batch: SourceBatch) {
+            usleep(appendMicroseconds)
+            times.withLock { $0 += batch.sensorTimes }
+        }
         func recordGap(stream: Int64, from: BootInstant, to: BootInstant, reason: SRDeletionReason) {}
         func recordingStopped(stream: Int64) {}
 
@@ -46,7 +52,7 @@ import Testing
 
     let root: String
     let clock = ReadStamps()
-    let sink = Received()
+    let sink = Received(appendMicroseconds: 50_000)
     let pipeline: RecordingPipeline
     let light: IIOPolledSource
 
@@ -85,6 +91,15 @@ import Testing
         #expect(!clock.issued.isEmpty)
         #expect(sink.waitFor(clock.issued) == clock.issued, "every sample read reached the sink")
         light.close()
+        try? FileManager.default.removeItem(atPath: (root as NSString).deletingLastPathComponent)
+    }
+
+    /// At shutdown the store is closed right after `stopAll` returns: what the sources handed over
+    /// as they stopped must be in the sink by then.
+    @Test func stopAllReturnsWithEverySampleReadInTheSink() throws {
+        stopDuringASlowRead { pipeline.stopAll() }
+        #expect(!clock.issued.isEmpty)
+        #expect(sink.sensorTimes == clock.issued, "every sample read was handed to the sink before stopAll returned")
         try? FileManager.default.removeItem(atPath: (root as NSString).deletingLastPathComponent)
     }
 

@@ -120,7 +120,8 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
     /// Runs `answer` on the pipeline's queue once the work queued before it is done (the watchdog's probe).
     public func probe(_ answer: @escaping @Sendable () -> Void) { queue.async(execute: answer) }
 
-    /// Stops every source and waits until they are stopped (shutdown).
+    /// Stops every source and waits until they are stopped and what they handed over is in the
+    /// sink (shutdown).
     public func stopAll() {
         let states = queue.sync { Array(streams.values) }
         for state in states {
@@ -129,6 +130,9 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                 state.source.close()
             }
         }
+        // What the sources handed over as they stopped was queued behind those blocks; the store
+        // is closed next, so it must have reached the sink first.
+        for state in states { state.queue.sync {} }
     }
 
     private func apply(_ state: StreamState) {
