@@ -263,7 +263,11 @@ struct ProcessFigures {
         for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
             let folder = "/proc/\(pid)/task/\(task)"
             guard let tid = Int(task), let status = try? String(contentsOfFile: folder + "/status", encoding: .utf8) else { continue }
-            var thread = Thread(name: ((try? String(contentsOfFile: folder + "/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .newlines),
+            // The name and where the thread sleeps now: libdispatch's threads all share one name,
+            // but its manager sleeps in epoll, its workers on a futex, a reading thread in poll.
+            let name = ((try? String(contentsOfFile: folder + "/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .newlines)
+            let wchan = (try? String(contentsOfFile: folder + "/wchan", encoding: .utf8)) ?? "?"
+            var thread = Thread(name: name + " in " + wchan,
                                 switches: 0,
                                 cpuNanoseconds: ((try? String(contentsOfFile: folder + "/schedstat", encoding: .utf8))?
                                     .split(separator: " ").first).flatMap { Int64($0) } ?? 0)

@@ -86,7 +86,7 @@ enum IIODaemonWakeupBenchmark {
               + "\(IIOBenchmark.format(idle.switchesPerSecond)) wake-ups/s, \(IIOBenchmark.format(idle.cpuPercent)) % of one core")
         for (what, from, to) in [("recording", start, end), ("idle", idleStart, idleEnd)] {
             let threads = to.threadsSince(from)
-            print("  per thread, \(what) (/proc/PID/task/*/comm; switches/s, CPU-ms): "
+            print("  per thread, \(what) (/proc/PID/task/*/comm and wchan; switches/s, CPU-ms): "
                   + threads.byName.filter { $0.switchesPerSecond >= 0.05 }.map {
                       "\($0.name)\($0.count > 1 ? " ×\($0.count)" : ""): \(IIOBenchmark.format($0.switchesPerSecond)), "
                           + IIOBenchmark.format(Double($0.cpuNanoseconds) / 1e6)
