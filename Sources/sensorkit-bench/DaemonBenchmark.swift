@@ -55,20 +55,22 @@ enum DaemonBenchmark {
 
     /// A state directory, apps.d and config for a sensorkitd of its own.
     struct RigFolder {
+        static let withoutIIO = "profile = lab\n[iio]\nenabled = no\n"
         let path: String
         var state: String { path + "/state" }
         var socket: String { path + "/s.sock" }
         var config: String { path + "/sensorkitd.conf" }
         var apps: String { path + "/apps.d" }
+        var daemonArguments: [String] { ["--socket", socket, "--config", config, "--apps-dir", apps, "--state-dir", state] }
 
-        init() throws {
+        init(configuration: String = withoutIIO) throws {
             var template = Array("/tmp/skb-XXXXXX".utf8CString)
             guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
             path = String(cString: made)
             try FileManager.default.createDirectory(atPath: path + "/apps.d", withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: path + "/state", withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
-            try "profile = lab\n[iio]\nenabled = no\n".write(toFile: path + "/sensorkitd.conf", atomically: true, encoding: .utf8)
+            try configuration.write(toFile: path + "/sensorkitd.conf", atomically: true, encoding: .utf8)
         }
 
         func remove() { try? FileManager.default.removeItem(atPath: path) }
@@ -132,7 +134,7 @@ enum DaemonBenchmark {
         let listener = try NotifyListener(path: notifyPath)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: sensorkitd)
-        process.arguments = ["--socket", folder.socket, "--config", folder.config, "--apps-dir", folder.apps, "--state-dir", folder.state]
+        process.arguments = folder.daemonArguments
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notifyPath
         process.environment = environment
@@ -234,12 +236,22 @@ enum DaemonBenchmark {
 /// One line to the parent, unbuffered.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
-/// CPU time and context switches of a process, from /proc.
+/// CPU time and context switches of a process, from /proc: its threads' switch counts summed
+/// (a thread that ended takes its counts with it), and per thread for a breakdown.
 struct ProcessFigures {
+    struct Thread {
+        var name: String
+        var switches: Int64
+        /// On-CPU time (`/proc/PID/task/TID/schedstat`), nanoseconds.
+        var cpuNanoseconds: Int64
+    }
+
     let taken = DispatchTime.now().uptimeNanoseconds
+    /// Every thread's, ended ones included, in clock ticks.
     var cpuTicks: Int64 = 0
     var switches: Int64 = 0
     var peakKiB = 0
+    var threads: [Int: Thread] = [:]
 
     init(pid: Int32) {
         if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
@@ -249,10 +261,21 @@ struct ProcessFigures {
             if fields.count > 13 { cpuTicks = (Int64(fields[11]) ?? 0) + (Int64(fields[12]) ?? 0) }
         }
         for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
-            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
+            let folder = "/proc/\(pid)/task/\(task)"
+            guard let tid = Int(task), let status = try? String(contentsOfFile: folder + "/status", encoding: .utf8) else { continue }
+            // The name and where the thread sleeps now: libdispatch's threads all share one name,
+            // but its manager sleeps in epoll, its workers on a futex, a reading thread in poll.
+            let name = ((try? String(contentsOfFile: folder + "/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .newlines)
+            let wchan = (try? String(contentsOfFile: folder + "/wchan", encoding: .utf8)) ?? "?"
+            var thread = Thread(name: name + " in " + wchan,
+                                switches: 0,
+                                cpuNanoseconds: ((try? String(contentsOfFile: folder + "/schedstat", encoding: .utf8))?
+                                    .split(separator: " ").first).flatMap { Int64($0) } ?? 0)
             for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches") || line.hasPrefix("nonvoluntary_ctxt_switches") {
-                switches += Int64(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
+                thread.switches += Int64(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
             }
+            switches += thread.switches
+            threads[tid] = thread
         }
         if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) {
@@ -266,6 +289,26 @@ struct ProcessFigures {
         let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
         return (Double(cpuTicks - earlier.cpuTicks) / hz / seconds * 100, Double(switches - earlier.switches) / seconds)
     }
+
+    /// Per thread name (threads of one name together, with how many there were): context
+    /// switches per second and on-CPU nanoseconds since `earlier`, most switches first; and the
+    /// threads that ended meanwhile (their counts are missing from `since`).
+    func threadsSince(_ earlier: ProcessFigures) -> (byName: [(name: String, count: Int, switchesPerSecond: Double, cpuNanoseconds: Int64)], ended: Int) {
+        let seconds = Double(taken - earlier.taken) / 1e9
+        var byName: [String: (count: Int, switches: Int64, cpu: Int64)] = [:]
+        for (tid, thread) in threads {
+            let before = earlier.threads[tid]
+            byName[thread.name, default: (0, 0, 0)].count += 1
+            byName[thread.name]!.switches += thread.switches - (before?.switches ?? 0)
+            byName[thread.name]!.cpu += thread.cpuNanoseconds - (before?.cpuNanoseconds ?? 0)
+        }
+        return (byName.map { ($0.key, $0.value.count, Double($0.value.switches) / seconds, $0.value.cpu) }
+                    .sorted { $0.switchesPerSecond > $1.switchesPerSecond },
+                earlier.threads.keys.filter { threads[$0] == nil }.count)
+    }
+
+    /// Every live thread's on-CPU nanoseconds (finer than `cpuTicks`, but without ended threads).
+    var threadCPUNanoseconds: Int64 { threads.values.reduce(0) { $0 + $1.cpuNanoseconds } }
 }
 
 /// Lines from a pipe, one at a time, blocking.

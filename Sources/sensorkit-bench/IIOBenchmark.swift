@@ -112,15 +112,19 @@ enum IIOBenchmark {
     /// script runner included) is measured here. Output goes to `base`.out, logs beside it.
     static func underUmockdev(device: String, script: String, base: String, me: String,
                               command: [String]) throws -> (reader: Double, switches: Int, tree: Double, wall: Double) {
-        let arguments = ["/usr/bin/timeout", "--kill-after=5", "300", "/usr/bin/umockdev-run", "-d", device,
-                         "-s", "/dev/iio:device0=\(script)", "--",
-                         me, "iio-measure", base + ".cpu", base + ".out", "--"] + command
+        let arguments = umockdevRun(device: device, script: script, seconds: 300) + [me, "iio-measure", base + ".cpu", base + ".out", "--"] + command
         let result = try measureChild(arguments, stdout: base + ".log", stderr: base + ".log.err")
         let fields = ((try? String(contentsOfFile: base + ".cpu", encoding: .utf8)) ?? "").split(whereSeparator: \.isWhitespace)
         guard result.status == 0, fields.count == 2, let reader = Double(fields[0]), let switches = Int(fields[1]) else {
             throw BenchError("\(command.first ?? "reader") exited with status \(result.status); see \(base).log.err")
         }
         return (reader, switches, result.cpu, result.wall)
+    }
+
+    /// `timeout … umockdev-run -d DEVICE [-s /dev/iio:device0=SCRIPT] --`, for the command to follow.
+    static func umockdevRun(device: String, script: String?, seconds: Int) -> [String] {
+        ["/usr/bin/timeout", "--kill-after=5", String(seconds), "/usr/bin/umockdev-run", "-d", device]
+            + (script.map { ["-s", "/dev/iio:device0=\($0)"] } ?? []) + ["--"]
     }
 
     /// `sensorkit-bench iio-measure RESULT OUTPUT -- COMMAND…`: runs COMMAND (stdout to OUTPUT,
@@ -299,18 +303,23 @@ enum IIOBenchmark {
     /// CPU and context switches are the change in `getrusage(RUSAGE_CHILDREN)`, which counts every
     /// waited-for descendant (all its threads).
     static func measureChild(_ arguments: [String], stdout: String, stderr: String) throws -> (status: Int32, cpu: Double, switches: Int, wall: Double) {
+        let before = childrenUsage()
+        let started = Date()
+        let child = try spawn(arguments, stdout: stdout, stderr: stderr)
+        child.wait()
+        let after = childrenUsage()
+        return (child.exitStatus ?? -1, after.cpu - before.cpu, after.switches - before.switches, Date().timeIntervalSince(started))
+    }
+
+    /// Starts `arguments` (stdin /dev/null, stdout and stderr to these files) as a `ChildProcess`.
+    static func spawn(_ arguments: [String], stdout: String, stderr: String) throws -> ChildProcess {
         let out = try SystemCalls.open(stdout, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o644)
         defer { SystemCalls.close(out) }
         let err = try SystemCalls.open(stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode: 0o644)
         defer { SystemCalls.close(err) }
         let null = try SystemCalls.open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { SystemCalls.close(null) }
-        let before = childrenUsage()
-        let started = Date()
-        let child = try ChildProcess(arguments, stdin: null, stdout: out, stderr: err)
-        child.wait()
-        let after = childrenUsage()
-        return (child.exitStatus ?? -1, after.cpu - before.cpu, after.switches - before.switches, Date().timeIntervalSince(started))
+        return try ChildProcess(arguments, stdin: null, stdout: out, stderr: err)
     }
 
     static func childrenUsage() -> (cpu: Double, switches: Int) {

@@ -61,5 +61,6 @@ enum IIOWakeupBenchmark {
         print("  ratio ours ÷ iio_readdev: \(IIOBenchmark.format(figures[0].wakeups / max(1e-9, figures[2].wakeups)))× wake-ups, "
               + "\(IIOBenchmark.format(figures[0].cpu / max(1e-12, figures[2].cpu)))× CPU per scan "
               + "(targets: ≤ 12 wake-ups/s, ≤ 1.5× CPU per scan)")
+        try IIODaemonWakeupBenchmark.run(workdir: workdir, device: device, anchor: figures[2])
     }
 }

@@ -1,0 +1,176 @@
+import Foundation
+import Glibc
+import SensorKit
+import SensorKitModel
+import SensorSimulation
+import SensorSystem
+
+/// The battery part's last line: the real `sensorkitd` (every thread: reading, pipeline, store,
+/// server, timers) on the same umockdev feed as `IIOWakeupBenchmark`'s readers, beside
+/// `iio_readdev` on it (docs/measurements/iio.md, "Whole daemon"). The daemon records only with a
+/// stake, so a first run (device, no feed) lets a study app start recording accelerometer and
+/// rotationRate — and is measured before that, with no stake, as the idle floor; the second run
+/// gets the paced feed and is measured over a window in its middle, from /proc (`ProcessFigures`:
+/// context switches of all threads, per thread by name, and CPU). The samples are fetched through
+/// the client afterwards, so the figure cannot come from a daemon that recorded nothing.
+enum IIODaemonWakeupBenchmark {
+    static let app = "org.sensorkit.bench-battery"
+    static let settle = 3.0
+    static let window = 10.0
+    /// Long enough that the feed outlasts the window, whenever the daemon opens the device.
+    static let feedSeconds = 16
+
+    static func run(workdir: String, device: String, anchor: (wakeups: Double, cpu: Double)) throws {
+        let sensorkitd = (CommandLine.arguments[0] as NSString).deletingLastPathComponent + "/sensorkitd"
+        guard FileManager.default.isExecutableFile(atPath: sensorkitd) else {
+            print("  whole daemon: skipped, no \(sensorkitd) (make bench builds it; by hand: swift build -c release --product sensorkitd)")
+            return
+        }
+        let hertz = IIOWakeupBenchmark.hertz, burst = IIOWakeupBenchmark.burst
+        let rig = try DaemonBenchmark.RigFolder(configuration: "profile = lab\n[grant \(app)]\nsensors = accelerometer, rotationRate\n")
+        // SENSORKIT_BENCH_KEEP=1 keeps the rig (its state holds the stake), to profile the daemon by hand.
+        defer {
+            if ProcessInfo.processInfo.environment["SENSORKIT_BENCH_KEEP"] == "1" { print("  kept: \(rig.path)") } else { rig.remove() }
+        }
+        try DaemonHarness.writeApp(app, in: rig.apps, entitlements: ["motion-accelerometer", "motion-rotation-rate"], users: [String(getuid())])
+
+        // Run 1: the device, no feed. Idle (no stake) once READY=1, then the stake.
+        let first = try Run(sensorkitd, rig, device: device, script: nil, log: workdir + "/daemon-idle")
+        defer { first.stop() }
+        guard first.ready(seconds: 30) else { throw IIOBenchmark.BenchError("sensorkitd sent no READY=1; see \(workdir)/daemon-idle.log.err") }
+        usleep(1_000_000)
+        let idleStart = ProcessFigures(pid: first.daemon)
+        usleep(UInt32(window * 1e6))
+        let idleEnd = ProcessFigures(pid: first.daemon)
+        let idle = idleEnd.since(idleStart)
+        let stake = try connect(rig)
+        for sensor in [SRSensor.accelerometer, .rotationRate] {
+            if let error = stake.call(.startRecording, { $0.sensor = sensor.rawValue }).error { throw error }
+        }
+        stake.close()
+        first.stop()
+
+        // Run 2: the paced feed; the window starts `settle` s after the daemon does.
+        let scans = feedSeconds * hertz
+        let script = workdir + "/daemon-paced-\(scans).script"
+        try Data(IIOBenchmark.streamScript(scans: scans, hertz: hertz, perLine: burst, delay: 1000 * burst / hertz))
+            .write(to: URL(fileURLWithPath: script))
+        let launched = Date()
+        let second = try Run(sensorkitd, rig, device: device, script: script, log: workdir + "/daemon-paced")
+        defer { second.stop() }
+        usleep(UInt32(max(0, settle - Date().timeIntervalSince(launched)) * 1e6))
+        let start = ProcessFigures(pid: second.daemon)
+        usleep(UInt32(window * 1e6))
+        let end = ProcessFigures(pid: second.daemon)
+        let app = try connect(rig)
+        defer { app.close() }
+        let atWindowEnd = fetchedCount(app)
+        var recorded = atWindowEnd
+        _ = DaemonHarness.eventually(Double(feedSeconds) + 5, every: 0.5) {
+            recorded = fetchedCount(app)
+            return recorded >= scans
+        }
+        second.stop()
+
+        let busy = end.since(start)
+        let seconds = Double(end.taken - start.taken) / 1e9
+        let scansInWindow = seconds * Double(hertz)
+        let cpuPerScan = Double(end.threadCPUNanoseconds - start.threadCPUNanoseconds) / 1e3 / scansInWindow
+        let tickCPUPerScan = busy.cpuPercent / 100 * seconds * 1e6 / scansInWindow
+        print("  sensorkitd, whole daemon (stake on accel + gyro)  \(IIOBenchmark.format(busy.switchesPerSecond)) wake-ups/s, "
+              + "\(IIOBenchmark.format(cpuPerScan)) CPU-µs per scan (\(IIOBenchmark.format(seconds)) s window after \(IIOBenchmark.format(settle)) s; "
+              + "CPU from clock ticks: \(IIOBenchmark.format(tickCPUPerScan)))")
+        print("  ratio sensorkitd ÷ iio_readdev: \(IIOBenchmark.format(busy.switchesPerSecond / max(1e-9, anchor.wakeups)))× wake-ups, "
+              + "\(IIOBenchmark.format(cpuPerScan / max(1e-12, anchor.cpu * 1e6)))× CPU per scan (targets: ≤ 12 wake-ups/s, ≤ 1.5× CPU per scan)")
+        print("  idle floor (same daemon, device present, no stake, no feed, \(IIOBenchmark.format(window)) s): "
+              + "\(IIOBenchmark.format(idle.switchesPerSecond)) wake-ups/s, \(IIOBenchmark.format(idle.cpuPercent)) % of one core")
+        for (what, from, to) in [("recording", start, end), ("idle", idleStart, idleEnd)] {
+            let threads = to.threadsSince(from)
+            print("  per thread, \(what) (/proc/PID/task/*/comm and wchan; switches/s, CPU-ms): "
+                  + threads.byName.filter { $0.switchesPerSecond >= 0.05 }.map {
+                      "\($0.name)\($0.count > 1 ? " ×\($0.count)" : ""): \(IIOBenchmark.format($0.switchesPerSecond)), "
+                          + IIOBenchmark.format(Double($0.cpuNanoseconds) / 1e6)
+                  }.joined(separator: "; ")
+                  + (threads.ended > 0 ? "; \(threads.ended) thread(s) ended in the window (their counts are missing)" : ""))
+        }
+        if atWindowEnd >= scans { print("  WARNING: the feed ended before the window did (\(atWindowEnd) samples fetched at its end)") }
+        if recorded < scans { print("  WARNING: the daemon recorded \(recorded) of \(scans) accelerometer samples; see \(workdir)/daemon-paced.log.err") }
+        print("  recorded: \(recorded) of \(scans) accelerometer samples fetched through the client (\(atWindowEnd) at the window's end)")
+    }
+
+    static func connect(_ rig: DaemonBenchmark.RigFolder) throws -> ReaderConnection {
+        var lastError: (any Error)?
+        for _ in 0..<150 {
+            do { return try ReaderConnection(socketPath: rig.socket, app: app) } catch { lastError = error }
+            usleep(100_000)
+        }
+        throw IIOBenchmark.BenchError("cannot connect to sensorkitd: \(lastError.map { "\($0)" } ?? "?")")
+    }
+
+    /// Accelerometer samples the app can fetch now (lab profile: no hold).
+    static func fetchedCount(_ connection: ReaderConnection) -> Int {
+        guard let now = connection.call(.daemonStatus).info?["now"].flatMap({ Int64($0) }) else { return -1 }
+        return DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: 0, to: now, timeout: 20).batches.reduce(0) { $0 + $1.count }
+    }
+
+    /// `timeout … umockdev-run … -- sensorkitd …` with `$NOTIFY_SOCKET` here; `daemon` is the
+    /// sensorkitd process below umockdev-run. `stop()`: SIGTERM (timeout relays it to its
+    /// process group), then SIGKILL to the group after 8 s.
+    final class Run {
+        let group: ChildProcess
+        let daemon: pid_t
+        let listener: NotifyListener
+
+        init(_ sensorkitd: String, _ rig: DaemonBenchmark.RigFolder, device: String, script: String?, log: String) throws {
+            let notify = rig.path + "/notify"
+            unlink(notify)
+            listener = try NotifyListener(path: notify)
+            setenv("NOTIFY_SOCKET", notify, 1)
+            defer { unsetenv("NOTIFY_SOCKET") }
+            group = try IIOBenchmark.spawn(IIOBenchmark.umockdevRun(device: device, script: script, seconds: 120) + [sensorkitd] + rig.daemonArguments,
+                                           stdout: log + ".log", stderr: log + ".log.err")
+            var found: pid_t?
+            for _ in 0..<200 where found == nil {
+                found = Self.descendant(of: group.pid, named: "sensorkitd")
+                if found == nil { usleep(10_000) }
+            }
+            guard let found else {
+                kill(-group.pid, SIGKILL)
+                group.wait()
+                throw IIOBenchmark.BenchError("no sensorkitd below umockdev-run; see \(log).log.err")
+            }
+            daemon = found
+        }
+
+        func ready(seconds: Double) -> Bool { listener.waitFor("READY=1", seconds: seconds) }
+
+        func stop() {
+            guard group.isRunning else { return }
+            kill(group.pid, SIGTERM)
+            let deadline = Date().addingTimeInterval(8)
+            while group.isRunning && Date() < deadline { usleep(10_000) }
+            kill(-group.pid, SIGKILL)
+            group.wait()
+        }
+
+        /// The first process named `name` whose parent chain reaches `root`, from /proc/*/stat.
+        static func descendant(of root: pid_t, named name: String) -> pid_t? {
+            var parents: [pid_t: (parent: pid_t, name: String)] = [:]
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+                guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                      let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                guard fields.count > 1, let parent = pid_t(fields[1]) else { continue }
+                parents[pid] = (parent, String(stat[stat.index(after: open)..<close]))
+            }
+            for (pid, entry) in parents where entry.name == name {
+                var ancestor = entry.parent
+                while ancestor > 1 {
+                    if ancestor == root { return pid }
+                    ancestor = parents[ancestor]?.parent ?? 0
+                }
+            }
+            return nil
+        }
+    }
+}
