@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/timex.h>
@@ -37,4 +39,11 @@ int csl_time_error(void) { return TIME_ERROR; }
 
 int csl_wake_counter(void) {
     return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+int csl_name_this_thread(const char *name) {
+    char cut[16];
+    strncpy(cut, name, sizeof cut - 1);
+    cut[sizeof cut - 1] = 0;
+    return pthread_setname_np(pthread_self(), cut);
 }

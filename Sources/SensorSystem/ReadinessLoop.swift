@@ -49,12 +49,13 @@ public final class ReadinessLoop: Sendable {
         let wake = wakeDescriptor
         // The thread keeps the loop (and so the wake counter) alive until it leaves.
         let worker = Thread { [self] in
+            // Foundation's `Thread.name` does not reach the kernel on Linux; this does (`ps -L`).
+            _ = csl_name_this_thread(name)
             thread.withLock { $0 = pthread_self() }
             Self.run(fileDescriptor: fileDescriptor, wake: wake, firstTimeout: firstTimeout, body: body)
             onExit()
             finished.leave()
         }
-        worker.name = name
         worker.start()
     }
 

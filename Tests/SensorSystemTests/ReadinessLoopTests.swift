@@ -90,4 +90,23 @@ import Testing
         #expect(calls.exited.withLock { $0 })
         #expect(calls.all == [.readable])
     }
+
+    /// The thread carries its name in the kernel, where `ps -L` and /proc show it.
+    @Test func theThreadIsNamedForTheKernel() throws {
+        let pipe = Pipe()
+        let seen = Mutex<String?>(nil)
+        let loop = try ReadinessLoop(name: "iio iio:device12", fileDescriptor: pipe.read, body: { _ in
+            let fd = open("/proc/thread-self/comm", O_RDONLY)
+            var bytes = [UInt8](repeating: 0, count: 64)
+            let count = fd < 0 ? 0 : max(0, Glibc.read(fd, &bytes, 64))
+            if fd >= 0 { Glibc.close(fd) }
+            seen.withLock { $0 = String(decoding: bytes.prefix(count), as: UTF8.self) }
+            return .stop
+        }, onExit: {})
+        pipe.send(1)
+        let deadline = Date().addingTimeInterval(3)
+        while seen.withLock({ $0 }) == nil, Date() < deadline { usleep(2_000) }
+        loop.stop()
+        #expect(seen.withLock { $0 } == "iio iio:device1\n", "cut to the kernel's 15 bytes")
+    }
 }
