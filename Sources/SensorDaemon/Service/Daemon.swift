@@ -104,12 +104,15 @@ public final class Daemon: @unchecked Sendable {
         let clock = parts.clock
         let notifier = self.notifier
         let ticks = Mutex(0)
-        housekeeping = parts.scheduler.schedule(on: housekeepingQueue, after: 1_000_000_000, repeating: 1_000_000_000) {
+        // Every 10 s: the timeline's high-water mark matters only once saved (it floors the next
+        // boot's anchor), so advancing it more often bought nothing but a wake-up a second
+        // (docs/measurements/iio.md, "Whole daemon").
+        housekeeping = parts.scheduler.schedule(on: housekeepingQueue, after: 10_000_000_000, repeating: 10_000_000_000) {
             let tick = ticks.withLock { $0 += 1; return $0 }
             keeper.advance(to: clock.now())
             store.timelineChanged(keeper.current)
-            if tick % 10 == 0 { keeper.saveOrLog() }
-            if tick % 60 == 0 { store.maintain() }  // returns at once; the purge waits elsewhere
+            keeper.saveOrLog()
+            if tick % 6 == 0 { store.maintain() }  // every minute; returns at once, the purge waits elsewhere
         }
         let (reader, recorder) = (service, pipeline)
         watchdog = ServiceManagerNotifier.watchdogInterval(environment: parts.environment).map { interval in
