@@ -41,7 +41,9 @@ public final class SensorStore: Sendable {
         self.clock = clock
         self.timeline = SharedTimeline(timeline)
         self.readers = ReaderPool(path: configuration.databasePath)
-        self.inbox = AppendInbox(maxPendingSamples: configuration.maxPendingSamples)
+        self.inbox = AppendInbox(maxPendingSamples: configuration.maxPendingSamples) {
+            DispatchTime.now().uptimeNanoseconds
+        }
         self.writer = StoreWriter(
             configuration: configuration, registry: registry, timeline: self.timeline, clock: clock, inbox: inbox,
             onFailure: onWriteFailure)
@@ -107,12 +109,15 @@ public final class SensorStore: Sendable {
         case let message??: preconditionFailure(message)
         case .some(nil): break
         }
-        if inbox.push(batch, to: stream) {
-            // The inbox went from idle to holding something: one drain takes the whole burst
-            // (appends meanwhile find it scheduled). A plain `async`, not a timer: on Linux a
-            // timer costs the dispatch manager thread's wake-up besides the writer's.
-            let writer = self.writer
-            writer.queue.async { writer.drain() }
+        // The inbox went from idle to holding something: one drain takes the whole burst (appends
+        // meanwhile find it scheduled). After a pause, a plain `async`: on Linux a timer costs the
+        // dispatch manager thread's wake-up besides the writer's. In a flood, a millisecond's
+        // grace, so the writer does not wake per batch (`AppendInbox.DrainStart`).
+        let writer = self.writer
+        switch inbox.push(batch, to: stream) {
+        case .now?: writer.queue.async { writer.drain() }
+        case .afterGrace?: writer.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(AppendInbox.floodWindow))) { writer.drain() }
+        case nil: break
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import SensorKitModel
+import Synchronization
 import Testing
 @testable import SensorStore
 
@@ -36,7 +37,7 @@ import Testing
         for batch in 0..<10 as Range<UInt64> {
             let arrival = (batch + 1) * Self.second
             #expect(schedule.uncommitted(at: arrival) == .tickNow)
-            schedule.ticked(at: arrival + 5_000_000)  // the tick takes 5 ms
+            schedule.ticked(at: arrival + 1_000)  // the queued tick starts a µs later
         }
     }
 
@@ -190,5 +191,34 @@ import Testing
         #expect(Date().timeIntervalSince(start) < 0.2 + 0.15)
         Thread.sleep(forTimeInterval: 0.5)
         #expect(Self.ticks(fixture) == 1)
+    }
+}
+
+/// How an append starts the writer's drain (`AppendInbox.DrainStart`), at instants the test sets.
+@Suite struct DrainStartTests {
+    @Test func anAppendAfterAPauseDrainsAtOnceAndOneInAFloodAfterTheGrace() {
+        let clock = Mutex<UInt64>(5_000_000_000)
+        let inbox = AppendInbox(maxPendingSamples: 1_000) { clock.withLock { $0 } }
+        let stream = StreamID(rawValue: 1)
+        let batch = SampleBatch(boot: BootID("b"), sensorTimes: [1, 2], receiveTimes: [1, 2],
+                                columns: [.integers([1, 2])])
+        // Never drained yet: at once; the rest of the burst finds the drain scheduled.
+        #expect(inbox.push(batch, to: stream) == .now)
+        #expect(inbox.push(batch, to: stream) == nil)
+        #expect(!inbox.takeOrFinish().isEmpty)
+        #expect(inbox.takeOrFinish().isEmpty)  // the run of drains ends at 5 s
+        // The writer caught up a moment ago: a flood; the batches of the grace share the wake-up.
+        clock.withLock { $0 += AppendInbox.floodWindow - 1 }
+        #expect(inbox.push(batch, to: stream) == .afterGrace)
+        #expect(!inbox.takeOrFinish().isEmpty)
+        #expect(inbox.takeOrFinish().isEmpty)
+        // A delivery a second later: at once, no timer.
+        clock.withLock { $0 += 1_000_000_000 }
+        #expect(inbox.push(batch, to: stream) == .now)
+        // Exactly the window after the run ended is no longer a flood.
+        #expect(!inbox.takeOrFinish().isEmpty)
+        #expect(inbox.takeOrFinish().isEmpty)
+        clock.withLock { $0 += AppendInbox.floodWindow }
+        #expect(inbox.push(batch, to: stream) == .now)
     }
 }

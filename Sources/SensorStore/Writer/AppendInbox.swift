@@ -14,7 +14,10 @@ import Synchronization
 /// Why not one `queue.async` per batch: a busy pipeline appends faster than the writer seals, and
 /// between seals the writer is faster than the pipeline, so it would go to sleep and be woken
 /// (a futex on both sides) for nearly every batch. Here an append schedules a drain only when
-/// none is pending. A drain takes everything staged, stores it, and schedules the next drain
+/// none is pending: at once when the writer has been idle (a delivery after a pause: one
+/// wake-up, no timer), or after a millisecond's grace when its last run of drains ended less than
+/// that ago (a flood that the writer keeps catching up with: the batches of the grace share one
+/// wake-up instead of ping-ponging one by one). A drain takes everything staged, stores it, and schedules the next drain
 /// behind whatever else reached the writer queue meanwhile (the commit timer, a flush), so a
 /// flood of appends never starves them; the drain that finds the inbox empty ends the run.
 /// `flush` and `close` take what is staged first, so they cover every batch appended before.
@@ -28,6 +31,18 @@ final class AppendInbox: Sendable {
         /// and last sensor times (boot clock).
         case dropped(StreamID, BootID, first: Int64, last: Int64)
     }
+
+    /// How an append must start a drain.
+    enum DrainStart: Equatable, Sendable {
+        /// The writer has been idle for at least `floodWindow`: a plain `async`.
+        case now
+        /// The writer's last run of drains ended less than `floodWindow` ago: after that grace.
+        case afterGrace
+    }
+
+    /// Nanoseconds: a run of drains that ended this recently means appends are flooding in; also
+    /// the grace the next drain waits then.
+    static let floodWindow: UInt64 = 1_000_000
 
     private struct State {
         /// Optional so the writer can move entries out in order, leaving nil.
@@ -43,9 +58,13 @@ final class AppendInbox: Sendable {
         var pendingSamples = 0
         /// A drain is scheduled or running; appends need not schedule another.
         var drainScheduled = false
+        /// When the last run of drains ended (monotonic ns; 0: never).
+        var idleSince: UInt64 = 0
     }
 
     private let state = Mutex(State())
+    /// Monotonic nanoseconds (injected for tests).
+    private let now: @Sendable () -> UInt64
     let maxPendingSamples: Int
     /// Samples a staging buffer holds at most. Buffers are allocated at this capacity and never
     /// grow: a backlog is a run of equal segments, not one buffer that doubles (copying itself
@@ -57,13 +76,14 @@ final class AppendInbox: Sendable {
     /// backlog (64 Ki samples) without allocating.
     static let keptBuffers = 64
 
-    init(maxPendingSamples: Int) {
+    init(maxPendingSamples: Int, now: @escaping @Sendable () -> UInt64) {
         self.maxPendingSamples = maxPendingSamples
+        self.now = now
     }
 
     /// Stages a batch, or its drop record when more than `maxPendingSamples` are pending.
-    /// Returns true when the caller must schedule a drain.
-    func push(_ batch: SampleBatch, to stream: StreamID) -> Bool {
+    /// Returns how the caller must start a drain; nil when one is already scheduled.
+    func push(_ batch: SampleBatch, to stream: StreamID) -> DrainStart? {
         state.withLock { state in
             if state.pendingSamples + batch.count <= maxPendingSamples {
                 state.pendingSamples += batch.count
@@ -71,9 +91,10 @@ final class AppendInbox: Sendable {
             } else if let first = batch.sensorTimes.min(), let last = batch.sensorTimes.max() {
                 state.entries.append(.dropped(stream, batch.boot, first: first, last: last))
             }
-            guard !state.drainScheduled else { return false }
+            guard !state.drainScheduled else { return nil }
             state.drainScheduled = true
-            return true
+            let now = self.now()
+            return now < state.idleSince.addingReportingOverflow(Self.floodWindow).partialValue ? .afterGrace : .now
         }
     }
 
@@ -134,6 +155,7 @@ final class AppendInbox: Sendable {
         state.withLock { state in
             guard !state.entries.isEmpty else {
                 state.drainScheduled = false
+                state.idleSince = now()
                 return []
             }
             return Self.takeEntries(&state)

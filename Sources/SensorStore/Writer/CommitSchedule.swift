@@ -21,7 +21,7 @@ struct CommitSchedule: Equatable, Sendable {
 
     /// Nanoseconds between ticks at the least: the commit interval.
     let interval: UInt64
-    /// When the last tick ran; nil before the first.
+    /// When the last tick started; nil before the first.
     private(set) var lastTick: UInt64?
     /// When the tick that is owed runs (the armed timer's deadline, or the instant a tick at once
     /// was decided); nil when none is owed.
@@ -48,9 +48,9 @@ struct CommitSchedule: Equatable, Sendable {
         return .tickNow
     }
 
-    /// A tick ran (it committed everything it could) and finished at `now`.
-    mutating func ticked(at now: UInt64) {
-        lastTick = now
+    /// A tick that started at `start` has run: it committed everything stored before it.
+    mutating func ticked(at start: UInt64) {
+        lastTick = start
         owed = nil
     }
 

@@ -371,6 +371,9 @@ final class StoreWriter: @unchecked Sendable {
     private func tick() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard db != nil else { return }
+        // The next tick is due an interval after this one starts, not after its commit ends:
+        // what is stored from now on waits at most an interval plus a commit, as the contract says.
+        let started = DispatchTime.now().uptimeNanoseconds
         do {
             try writeOwedRecords()
             try keepBudget()
@@ -380,7 +383,7 @@ final class StoreWriter: @unchecked Sendable {
             fail(error)
         }
         ticks += 1
-        schedule.ticked(at: DispatchTime.now().uptimeNanoseconds)
+        schedule.ticked(at: started)
         commitWhenDue(queued: true)
     }
 
