@@ -196,29 +196,38 @@ import Testing
 
 /// How an append starts the writer's drain (`AppendInbox.DrainStart`), at instants the test sets.
 @Suite struct DrainStartTests {
-    @Test func anAppendAfterAPauseDrainsAtOnceAndOneInAFloodAfterTheGrace() {
+    static let batch = SampleBatch(boot: BootID("b"), sensorTimes: [1, 2], receiveTimes: [1, 2], columns: [.integers([1, 2])])
+
+    /// Pushes, then lets the writer take the batch and end its run of drains.
+    static func deliver(_ inbox: AppendInbox) -> AppendInbox.DrainStart? {
+        let start = inbox.push(batch, to: StreamID(rawValue: 1))
+        #expect(!inbox.takeOrFinish().isEmpty)
+        #expect(inbox.takeOrFinish().isEmpty)
+        return start
+    }
+
+    @Test func theStreamsOfOneDeliveryStartTheWriterAtOnceAndAFloodAfterTheGrace() {
         let clock = Mutex<UInt64>(5_000_000_000)
         let inbox = AppendInbox(maxPendingSamples: 1_000) { clock.withLock { $0 } }
-        let stream = StreamID(rawValue: 1)
-        let batch = SampleBatch(boot: BootID("b"), sensorTimes: [1, 2], receiveTimes: [1, 2],
-                                columns: [.integers([1, 2])])
-        // Never drained yet: at once; the rest of the burst finds the drain scheduled.
-        #expect(inbox.push(batch, to: stream) == .now)
-        #expect(inbox.push(batch, to: stream) == nil)
+        // A burst while a drain is scheduled schedules nothing more.
+        #expect(inbox.push(Self.batch, to: StreamID(rawValue: 1)) == .now)
+        #expect(inbox.push(Self.batch, to: StreamID(rawValue: 2)) == nil)
         #expect(!inbox.takeOrFinish().isEmpty)
-        #expect(inbox.takeOrFinish().isEmpty)  // the run of drains ends at 5 s
-        // The writer caught up a moment ago: a flood; the batches of the grace share the wake-up.
+        #expect(inbox.takeOrFinish().isEmpty)
+        // Further streams of the same delivery, each a moment after the writer went idle: at once.
+        for _ in 1..<AppendInbox.floodRestarts {
+            clock.withLock { $0 += 20_000 }
+            #expect(Self.deliver(inbox) == .now)
+        }
+        // Restarted that often within a millisecond in a row: a flood; the grace gathers batches.
         clock.withLock { $0 += AppendInbox.floodWindow - 1 }
-        #expect(inbox.push(batch, to: stream) == .afterGrace)
-        #expect(!inbox.takeOrFinish().isEmpty)
-        #expect(inbox.takeOrFinish().isEmpty)
-        // A delivery a second later: at once, no timer.
-        clock.withLock { $0 += 1_000_000_000 }
-        #expect(inbox.push(batch, to: stream) == .now)
-        // Exactly the window after the run ended is no longer a flood.
-        #expect(!inbox.takeOrFinish().isEmpty)
-        #expect(inbox.takeOrFinish().isEmpty)
+        #expect(Self.deliver(inbox) == .afterGrace)
+        clock.withLock { $0 += 20_000 }
+        #expect(Self.deliver(inbox) == .afterGrace)
+        // The next delivery after a pause (exactly the window counts as one): at once, no timer.
         clock.withLock { $0 += AppendInbox.floodWindow }
-        #expect(inbox.push(batch, to: stream) == .now)
+        #expect(Self.deliver(inbox) == .now)
+        clock.withLock { $0 += 20_000 }
+        #expect(Self.deliver(inbox) == .now)
     }
 }

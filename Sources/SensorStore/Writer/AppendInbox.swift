@@ -14,10 +14,11 @@ import Synchronization
 /// Why not one `queue.async` per batch: a busy pipeline appends faster than the writer seals, and
 /// between seals the writer is faster than the pipeline, so it would go to sleep and be woken
 /// (a futex on both sides) for nearly every batch. Here an append schedules a drain only when
-/// none is pending: at once when the writer has been idle (a delivery after a pause: one
-/// wake-up, no timer), or after a millisecond's grace when its last run of drains ended less than
-/// that ago (a flood that the writer keeps catching up with: the batches of the grace share one
-/// wake-up instead of ping-ponging one by one). A drain takes everything staged, stores it, and schedules the next drain
+/// none is pending: at once (a delivery after a pause: one wake-up, no timer), or after a
+/// millisecond's grace once the writer has been restarted `floodRestarts` times in a row within a
+/// millisecond of its last run of drains ending (a flood that the writer keeps catching up with:
+/// the batches of the grace share one wake-up instead of ping-ponging one by one). The streams of
+/// one delivery, appended one after the other, restart it a few times at most: no timer. A drain takes everything staged, stores it, and schedules the next drain
 /// behind whatever else reached the writer queue meanwhile (the commit timer, a flush), so a
 /// flood of appends never starves them; the drain that finds the inbox empty ends the run.
 /// `flush` and `close` take what is staged first, so they cover every batch appended before.
@@ -34,15 +35,17 @@ final class AppendInbox: Sendable {
 
     /// How an append must start a drain.
     enum DrainStart: Equatable, Sendable {
-        /// The writer has been idle for at least `floodWindow`: a plain `async`.
+        /// A plain `async`.
         case now
-        /// The writer's last run of drains ended less than `floodWindow` ago: after that grace.
+        /// Appends are flooding in: after a grace of `floodWindow`.
         case afterGrace
     }
 
-    /// Nanoseconds: a run of drains that ended this recently means appends are flooding in; also
-    /// the grace the next drain waits then.
+    /// Nanoseconds: a restart this soon after the writer's last run of drains ended is a quick
+    /// one; also the grace a drain waits in a flood.
     static let floodWindow: UInt64 = 1_000_000
+    /// Quick restarts in a row from which on appends count as a flood.
+    static let floodRestarts = 4
 
     private struct State {
         /// Optional so the writer can move entries out in order, leaving nil.
@@ -60,6 +63,8 @@ final class AppendInbox: Sendable {
         var drainScheduled = false
         /// When the last run of drains ended (monotonic ns; 0: never).
         var idleSince: UInt64 = 0
+        /// Drains started in a row within `floodWindow` of the previous run's end.
+        var quickRestarts = 0
     }
 
     private let state = Mutex(State())
@@ -94,7 +99,9 @@ final class AppendInbox: Sendable {
             guard !state.drainScheduled else { return nil }
             state.drainScheduled = true
             let now = self.now()
-            return now < state.idleSince.addingReportingOverflow(Self.floodWindow).partialValue ? .afterGrace : .now
+            let quick = state.idleSince > 0 && now < state.idleSince.addingReportingOverflow(Self.floodWindow).partialValue
+            state.quickRestarts = quick ? min(state.quickRestarts + 1, Self.floodRestarts) : 0
+            return state.quickRestarts >= Self.floodRestarts ? .afterGrace : .now
         }
     }
 
