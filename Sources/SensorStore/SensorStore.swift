@@ -11,9 +11,10 @@ import Synchronization
 /// `close` and the study-registry calls wait for the writer queue (and may block on disk I/O):
 /// call them from control paths, never from a sampling queue.
 ///
-/// Crash contract: samples are committed at least every `commitInterval` (0.5 s by default), so
-/// a SIGKILL or (with `.powerLoss` durability) a power cut loses at most the samples appended in
-/// the last interval; `close()` loses nothing. A chunk whose checksum fails is never returned; it
+/// Crash contract: a sample is committed at most `commitInterval` (0.5 s by default) after the
+/// writer stored it, so a SIGKILL or (with `.powerLoss` durability) a power cut loses at most the
+/// samples appended in the last interval; `close()` loses nothing. The writer wakes only for
+/// work: an idle store commits nothing and wakes only to purge (docs/store.md). A chunk whose checksum fails is never returned; it
 /// becomes a `systemInitiated` deletion record.
 public final class SensorStore: Sendable {
     /// What the store was opened with.
@@ -28,7 +29,7 @@ public final class SensorStore: Sendable {
     private let isClosed = Mutex(false)
 
     /// Opens (or creates) the store in `configuration.directory`: migrates the catalog, seals
-    /// pieces left by a crash, starts the commit timer. `timeline` must have adopted `clock`'s
+    /// pieces left by a crash, sets up the commit and purge timers. `timeline` must have adopted `clock`'s
     /// current boot. Write failures that happen later, off the caller's thread, are passed to
     /// `onWriteFailure` (on the writer queue) and rethrown by the next `flush()`.
     public init(
@@ -40,7 +41,9 @@ public final class SensorStore: Sendable {
         self.clock = clock
         self.timeline = SharedTimeline(timeline)
         self.readers = ReaderPool(path: configuration.databasePath)
-        self.inbox = AppendInbox(maxPendingSamples: configuration.maxPendingSamples)
+        self.inbox = AppendInbox(maxPendingSamples: configuration.maxPendingSamples) {
+            DispatchTime.now().uptimeNanoseconds
+        }
         self.writer = StoreWriter(
             configuration: configuration, registry: registry, timeline: self.timeline, clock: clock, inbox: inbox,
             onFailure: onWriteFailure)
@@ -106,12 +109,15 @@ public final class SensorStore: Sendable {
         case let message??: preconditionFailure(message)
         case .some(nil): break
         }
-        if inbox.push(batch, to: stream) {
-            // A millisecond's grace lets a burst of appends share one wakeup of the writer
-            // (durability is the commit's business, every `commitInterval`; `flush` and `close`
-            // take the inbox themselves).
-            let writer = self.writer
-            writer.queue.asyncAfter(deadline: .now() + .milliseconds(1)) { writer.drain() }
+        // The inbox went from idle to holding something: one drain takes the whole burst (appends
+        // meanwhile find it scheduled). After a pause, a plain `async`: on Linux a timer costs the
+        // dispatch manager thread's wake-up besides the writer's. In a flood, a millisecond's
+        // grace, so the writer does not wake per batch (`AppendInbox.DrainStart`).
+        let writer = self.writer
+        switch inbox.push(batch, to: stream) {
+        case .now?: writer.queue.async { writer.drain() }
+        case .afterGrace?: writer.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(AppendInbox.floodWindow))) { writer.drain() }
+        case nil: break
         }
     }
 
@@ -237,6 +243,10 @@ public final class SensorStore: Sendable {
         dispatchPrecondition(condition: .notOnQueue(writer.queue))
         guard !isClosed.withLock({ $0 }) else { throw StoreError.closed }
         let writer = self.writer
-        return try writer.queue.sync { try body(writer) }
+        return try writer.queue.sync {
+            // Whatever `body` left uncommitted (a failure's owed records) is scheduled like an append.
+            defer { writer.commitWhenDue() }
+            return try body(writer)
+        }
     }
 }

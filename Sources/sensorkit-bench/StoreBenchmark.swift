@@ -21,6 +21,10 @@ enum StoreBenchmark {
         try FileManager.default.createDirectory(atPath: workdir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: workdir) }
 
+        // First, in a process that has not run anything yet: its threads are the store's.
+        let wakeups = CommandLine.arguments.contains("--stream") ? nil : try StoreWakeupBenchmark.measure(workdir: workdir)
+        if let wakeups, CommandLine.arguments.contains("--wakeups") { return StoreWakeupBenchmark.report(wakeups) }
+
         var measured: [(ReferenceStream, OurFigures)] = []
         say("  generating…")
         // `--quick`: the accelerometer only, no anchors (for profiling the store itself).
@@ -57,6 +61,7 @@ enum StoreBenchmark {
             print("\n  accelerometer, live pattern (a 1 s batch then flush(): one piece + one fsynced commit per second,")
             print("  sealed every 10 min): ingest \(format(live)) CPU-s per million samples")
         }
+        if let wakeups { StoreWakeupBenchmark.report(wakeups) }
         if let unbatched, let batched, let derived {
             print("  one hour of the accelerometer with receive times of IIO batch reads (every 10 samples share their")
             print("  read's receive time), B/sample on disk: 50 µs + Exp(200 µs) after the newest sample, ns resolution:")

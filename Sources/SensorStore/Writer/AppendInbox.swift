@@ -14,7 +14,11 @@ import Synchronization
 /// Why not one `queue.async` per batch: a busy pipeline appends faster than the writer seals, and
 /// between seals the writer is faster than the pipeline, so it would go to sleep and be woken
 /// (a futex on both sides) for nearly every batch. Here an append schedules a drain only when
-/// none is pending. A drain takes everything staged, stores it, and schedules the next drain
+/// none is pending: at once (a delivery after a pause: one wake-up, no timer), or after a
+/// millisecond's grace once the writer has been restarted `floodRestarts` times in a row within a
+/// millisecond of its last run of drains ending (a flood that the writer keeps catching up with:
+/// the batches of the grace share one wake-up instead of ping-ponging one by one). The streams of
+/// one delivery, appended one after the other, restart it a few times at most: no timer. A drain takes everything staged, stores it, and schedules the next drain
 /// behind whatever else reached the writer queue meanwhile (the commit timer, a flush), so a
 /// flood of appends never starves them; the drain that finds the inbox empty ends the run.
 /// `flush` and `close` take what is staged first, so they cover every batch appended before.
@@ -28,6 +32,20 @@ final class AppendInbox: Sendable {
         /// and last sensor times (boot clock).
         case dropped(StreamID, BootID, first: Int64, last: Int64)
     }
+
+    /// How an append must start a drain.
+    enum DrainStart: Equatable, Sendable {
+        /// A plain `async`.
+        case now
+        /// Appends are flooding in: after a grace of `floodWindow`.
+        case afterGrace
+    }
+
+    /// Nanoseconds: a restart this soon after the writer's last run of drains ended is a quick
+    /// one; also the grace a drain waits in a flood.
+    static let floodWindow: UInt64 = 1_000_000
+    /// Quick restarts in a row from which on appends count as a flood.
+    static let floodRestarts = 4
 
     private struct State {
         /// Optional so the writer can move entries out in order, leaving nil.
@@ -43,9 +61,15 @@ final class AppendInbox: Sendable {
         var pendingSamples = 0
         /// A drain is scheduled or running; appends need not schedule another.
         var drainScheduled = false
+        /// When the last run of drains ended (monotonic ns; 0: never).
+        var idleSince: UInt64 = 0
+        /// Drains started in a row within `floodWindow` of the previous run's end.
+        var quickRestarts = 0
     }
 
     private let state = Mutex(State())
+    /// Monotonic nanoseconds (injected for tests).
+    private let now: @Sendable () -> UInt64
     let maxPendingSamples: Int
     /// Samples a staging buffer holds at most. Buffers are allocated at this capacity and never
     /// grow: a backlog is a run of equal segments, not one buffer that doubles (copying itself
@@ -57,13 +81,14 @@ final class AppendInbox: Sendable {
     /// backlog (64 Ki samples) without allocating.
     static let keptBuffers = 64
 
-    init(maxPendingSamples: Int) {
+    init(maxPendingSamples: Int, now: @escaping @Sendable () -> UInt64) {
         self.maxPendingSamples = maxPendingSamples
+        self.now = now
     }
 
     /// Stages a batch, or its drop record when more than `maxPendingSamples` are pending.
-    /// Returns true when the caller must schedule a drain.
-    func push(_ batch: SampleBatch, to stream: StreamID) -> Bool {
+    /// Returns how the caller must start a drain; nil when one is already scheduled.
+    func push(_ batch: SampleBatch, to stream: StreamID) -> DrainStart? {
         state.withLock { state in
             if state.pendingSamples + batch.count <= maxPendingSamples {
                 state.pendingSamples += batch.count
@@ -71,9 +96,12 @@ final class AppendInbox: Sendable {
             } else if let first = batch.sensorTimes.min(), let last = batch.sensorTimes.max() {
                 state.entries.append(.dropped(stream, batch.boot, first: first, last: last))
             }
-            guard !state.drainScheduled else { return false }
+            guard !state.drainScheduled else { return nil }
             state.drainScheduled = true
-            return true
+            let now = self.now()
+            let quick = state.idleSince > 0 && now < state.idleSince.addingReportingOverflow(Self.floodWindow).partialValue
+            state.quickRestarts = quick ? min(state.quickRestarts + 1, Self.floodRestarts) : 0
+            return state.quickRestarts >= Self.floodRestarts ? .afterGrace : .now
         }
     }
 
@@ -134,6 +162,7 @@ final class AppendInbox: Sendable {
         state.withLock { state in
             guard !state.entries.isEmpty else {
                 state.drainScheduled = false
+                state.idleSince = now()
                 return []
             }
             return Self.takeEntries(&state)

@@ -5,9 +5,11 @@ import SensorKitModel
 import SensorSystem
 import Synchronization
 
-/// The store's single writer: owns the read-write connection, the open chunks, the commit timer,
-/// purge and eviction. Everything here runs on `queue`, so appends never wait for SQLite or the
-/// codec on the caller's queue.
+/// The store's single writer: owns the read-write connection, the open chunks, the commit and
+/// purge timers, purge and eviction. Everything here runs on `queue`, so appends never wait for
+/// SQLite or the codec on the caller's queue. It wakes only for work (docs/store.md, "When the
+/// writer wakes"): a drain per burst of appends, a tick only while something is uncommitted,
+/// a purge every `purgeInterval`.
 ///
 /// `@unchecked Sendable`: every stored `var` is touched only on `queue`, which each entry point
 /// asserts with `dispatchPrecondition`.
@@ -29,8 +31,15 @@ final class StoreWriter: @unchecked Sendable {
     /// is replaced (a boot's anchor never changes, but a new timeline may not know the boot).
     private var lastBoot: (boot: BootID, anchor: Int64, row: Int64)?
     private var encoder = ChunkEncoder()
-    private var timer: (any DispatchSourceTimer)?
-    private var sinceLastPurge: Double = 0
+    /// One-shot: armed only while something is uncommitted and the last tick was less than a
+    /// commit interval ago (`schedule`).
+    private var commitTimer: (any DispatchSourceTimer)?
+    private var schedule: CommitSchedule
+    /// Repeating every `purgeInterval`, whether or not data arrives (the window holds on an idle
+    /// store too).
+    private var purgeTimer: (any DispatchSourceTimer)?
+    /// Commit ticks run since the store opened (tests count them).
+    private(set) var ticks = 0
     /// The first failure since the last `flush()`, which rethrows it.
     private var pendingFailure: (any Error)?
     private var statements: Statements?
@@ -76,12 +85,13 @@ final class StoreWriter: @unchecked Sendable {
         self.registry = registry
         self.timeline = timeline
         self.onFailure = onFailure
+        self.schedule = CommitSchedule(interval: configuration.commitInterval)
     }
 
     // MARK: Opening and closing
 
     /// Opens the database, migrates it, loads the streams, seals the pieces a crash left behind
-    /// and starts the commit timer.
+    /// and sets up the commit and purge timers.
     func start() throws {
         dispatchPrecondition(condition: .onQueue(queue))
         try SystemFiles.makeDirectory(configuration.directory, mode: 0o700)
@@ -124,20 +134,32 @@ final class StoreWriter: @unchecked Sendable {
         try recoverPieces()
         try recordRunsEndedByCrash()
 
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        let interval = configuration.commitInterval
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
-        timer.setEventHandler { [weak self] in self?.tick() }
-        timer.resume()
-        self.timer = timer
+        // Not scheduled: it is armed by `commitWhenDue` when a tick is owed.
+        let commitTimer = DispatchSource.makeTimerSource(queue: queue)
+        commitTimer.setEventHandler { [weak self] in self?.commitTimerFired() }
+        commitTimer.resume()
+        self.commitTimer = commitTimer
+        if configuration.purgeInterval > 0, configuration.purgeInterval.isFinite {
+            let interval = min(configuration.purgeInterval, 1e9)
+            let purgeTimer = DispatchSource.makeTimerSource(queue: queue)
+            // Leeway lets the kernel fold this wake-up into another; a purge a few seconds late
+            // changes nothing.
+            purgeTimer.schedule(deadline: .now() + interval, repeating: interval,
+                                leeway: .milliseconds(Int(min(interval / 10, 5) * 1000)))
+            purgeTimer.setEventHandler { [weak self] in self?.purgeOnSchedule() }
+            purgeTimer.resume()
+            self.purgeTimer = purgeTimer
+        }
     }
 
     /// Seals every open chunk, commits, checkpoints the WAL into the database and closes it.
     /// Nothing appended before `close` is lost.
     func close() throws {
         dispatchPrecondition(condition: .onQueue(queue))
-        timer?.cancel()
-        timer = nil
+        commitTimer?.cancel()
+        commitTimer = nil
+        purgeTimer?.cancel()
+        purgeTimer = nil
         guard let db else { return }
         storeInbox()
         defer {
@@ -187,13 +209,16 @@ final class StoreWriter: @unchecked Sendable {
     // MARK: Appending
 
     /// Stores (or records as dropped) what the inbox holds, then queues the next drain behind
-    /// whatever else is waiting for the writer; the drain that finds the inbox empty ends.
+    /// whatever else is waiting for the writer; the drain that finds the inbox empty ends. A tick
+    /// due at once is queued behind the next drain, so batches appended meanwhile (the other
+    /// streams of the same delivery) go into the same commit.
     func drain() {
         dispatchPrecondition(condition: .onQueue(queue))
         var entries = inbox.takeOrFinish()
         guard !entries.isEmpty else { return }
         store(&entries)
         queue.async { [self] in drain() }
+        commitWhenDue(queued: true)
     }
 
     /// Stores what was appended before a flush or close began.
@@ -295,27 +320,84 @@ final class StoreWriter: @unchecked Sendable {
     func recordDropped(_ stream: StreamID, boot: BootID, first: Int64, last: Int64) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let descriptor = registry.descriptor(stream), let anchor = timeline.withLock({ $0.anchors[boot] }) else { return }
-        record(sensor: descriptor.sensor, device: descriptor.device, start: anchor &+ first, end: anchor &+ last,
-               reason: .systemInitiated)
+        // Committed with the drain's samples (the drain consults the schedule).
+        do {
+            try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: anchor &+ first,
+                             end: anchor &+ last, reason: .systemInitiated)
+        } catch {
+            fail(error)
+        }
     }
 
-    /// Commits pieces of every open chunk and, when due, purges. Runs every commit interval.
+    // MARK: Commit schedule
+
+    /// Whether a tick would have anything to do: an open transaction, samples not yet in a
+    /// piece, or records a failed write owes.
+    private var hasUncommittedWork: Bool {
+        guard let db else { return false }
+        return !db.isAutocommit || !recordsOwed.isEmpty || open.values.contains { $0.hasUncommittedSamples }
+    }
+
+    /// Ticks, or arms the commit timer, when something is uncommitted and no tick is owed yet
+    /// (`CommitSchedule`). Every entry point that can leave something uncommitted ends with it
+    /// (those the store waits for, through `SensorStore.onWriter`). `queued`: a tick due at once
+    /// goes behind what is already queued instead of running here.
+    func commitWhenDue(queued: Bool = false) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard schedule.owed == nil, hasUncommittedWork else { return }
+        switch schedule.uncommitted(at: DispatchTime.now().uptimeNanoseconds) {
+        case .tickNow:
+            if queued {
+                queue.async { [self] in tick() }
+            } else {
+                tick()
+            }
+        case .arm(let deadline):
+            commitTimer?.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(20))
+        case .wait:
+            break
+        }
+    }
+
+    private func commitTimerFired() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        schedule.fired()
+        if hasUncommittedWork { tick() }
+    }
+
+    /// Writes owed records, keeps the budget, commits pieces of every open chunk. If something is
+    /// still uncommitted afterwards (a failed write owes records), the next tick is armed a
+    /// commit interval later: the writer keeps trying while the disk is full.
     private func tick() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard db != nil else { return }
+        // The next tick is due an interval after this one starts, not after its commit ends:
+        // what is stored from now on waits at most an interval plus a commit, as the contract says.
+        let started = DispatchTime.now().uptimeNanoseconds
         do {
             try writeOwedRecords()
             try keepBudget()
             try writePieces()
-            sinceLastPurge += configuration.commitInterval
-            if configuration.purgeInterval > 0, sinceLastPurge >= configuration.purgeInterval {
-                sinceLastPurge = 0
-                try purge()
-            }
             try commit()
         } catch {
             fail(error)
         }
+        ticks += 1
+        schedule.ticked(at: started)
+        commitWhenDue(queued: true)
+    }
+
+    /// Purges by window and budget every `purgeInterval`.
+    private func purgeOnSchedule() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard db != nil else { return }
+        do {
+            try writeOwedRecords()
+            try purge()
+        } catch {
+            fail(error)
+        }
+        commitWhenDue()
     }
 
     /// Makes everything appended so far durable; rethrows the first failure since the last flush.
@@ -379,6 +461,7 @@ final class StoreWriter: @unchecked Sendable {
         } catch {
             fail(error)
         }
+        commitWhenDue()
     }
 
     /// A query found a chunk whose checksum or structure is wrong: it is deleted and its interval
@@ -386,6 +469,7 @@ final class StoreWriter: @unchecked Sendable {
     func dropCorruptChunk(id: Int64, stream: StreamID, minTime: Int64, maxTime: Int64) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let descriptor = registry.descriptor(stream), db != nil else { return }
+        defer { commitWhenDue() }
         do {
             try deleteChunk(id)
             guard try database().changes > 0 else { return }  // already dropped by another query
@@ -480,6 +564,7 @@ final class StoreWriter: @unchecked Sendable {
     func endRun(_ stream: StreamID) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let db else { return }
+        defer { commitWhenDue() }
         // Batches appended before the stop may still wait in the inbox: they are part of the run.
         storeInbox()
         guard liveSince[stream] != nil else { return }
