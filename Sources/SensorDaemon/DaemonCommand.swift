@@ -61,6 +61,8 @@ public enum DaemonCommand {
             }
         }
         let journal = Journal.standardError
+        // Before anything can say READY=1: a stop asked for from then on must not be lost.
+        let signals = StopSignals(journal: journal)
         var listener: Int32?
         do {
             if case .listener(let fd) = try SocketActivation.parse(environment: ProcessInfo.processInfo.environment, pid: getpid()) {
@@ -101,7 +103,7 @@ public enum DaemonCommand {
             journal.error("cannot start: \(error)")
             return 1
         }
-        return daemon.runUntilSignalled() ? 0 : 1
+        return daemon.run(until: signals) ? 0 : 1
     }
 
     /// The most the daemon reads of its configuration file; a larger one is refused.

@@ -127,5 +127,40 @@ import Testing
         var info = stat()
         #expect(lstat(socketPath, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK, "the socket unit's file stays")
     }
-}
 
+    /// A service manager may send SIGTERM the moment it reads `READY=1`: the daemon stops cleanly
+    /// every time (the signals are taken over before it starts; before, one taken between
+    /// `READY=1` and the takeover was lost and the stop hung).
+    @Test(.timeLimit(.minutes(1))) func aStopRightAfterReadyIsNeverLost() throws {
+        var template = Array("/tmp/sksr-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
+        let folder = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "profile = lab\n[iio]\nenabled = no\n".write(toFile: folder + "/sensorkitd.conf", atomically: true, encoding: .utf8)
+        let log = open(folder + "/daemon.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        let nothing = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer {
+            Glibc.close(log)
+            Glibc.close(nothing)
+        }
+        func daemonLog() -> String { (try? String(contentsOfFile: folder + "/daemon.log", encoding: .utf8)) ?? "" }
+        for round in 0..<8 {
+            let notify = try NotifyListener(path: folder + "/notify-\(round)")
+            // exec: the shell's pid is the daemon's, which the test signals directly.
+            let daemon = try ChildProcess(["/bin/sh", "-c", "export NOTIFY_SOCKET=\(folder)/notify-\(round); exec \"$@\"", "sh",
+                                           DaemonHarness.productsFolder + "/sensorkitd", "--socket", folder + "/s.sock",
+                                           "--config", folder + "/sensorkitd.conf", "--apps-dir", folder + "/apps.d",
+                                           "--state-dir", folder + "/state"],
+                                          stdin: nothing, stdout: log, stderr: log)
+            defer {
+                if daemon.isRunning { kill(daemon.pid, SIGKILL) }
+                daemon.wait()
+            }
+            let ready = notify.receive(until: { $0.contains { $0.hasPrefix("READY=1") } }, seconds: 20)
+            try #require(ready.contains { $0.hasPrefix("READY=1") }, "round \(round): no READY=1\n\(daemonLog())")
+            kill(daemon.pid, SIGTERM)
+            #expect(DaemonHarness.eventually(10) { !daemon.isRunning }, "round \(round): SIGTERM right after READY=1 was lost\n\(daemonLog())")
+            #expect(daemon.exitStatus == 0, "round \(round)\n\(daemonLog())")
+        }
+    }
+}

@@ -172,29 +172,14 @@ public final class Daemon: @unchecked Sendable {
         return true
     }
 
-    /// Runs until SIGTERM or SIGINT, then stops; false when the stop was cut short by its
-    /// deadline. Blocks the calling thread (dispatchMain-free).
+    /// Runs until `signals` asks for a stop (SIGTERM, SIGINT), then stops; SIGHUP reloads. False
+    /// when the stop was cut short by its deadline. Blocks the calling thread (dispatchMain-free).
     @discardableResult
-    public func runUntilSignalled() -> Bool {
-        let done = DispatchSemaphore(value: 0)
-        let queue = DispatchQueue(label: "sensorkitd.signals")
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT, SIGHUP] {
-            // The Dispatch source takes over; a failure here would only leave the default action.
-            _ = try? SystemCalls.ignoreSignal(number)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
-                guard number != SIGHUP else { return self.reload() }
-                self.parts.journal.notice("received signal \(number), stopping")
-                done.signal()
-            }
-            source.resume()
-            sources.append(source)
-        }
-        _ = try? SystemCalls.ignoreSignal(SIGPIPE)
-        done.wait()
+    public func run(until signals: StopSignals) -> Bool {
+        signals.onReload { [self] in reload() }
+        signals.waitForStop()
         let clean = stop()
-        for source in sources { source.cancel() }
+        signals.cancel()
         return clean
     }
 }
