@@ -7,7 +7,7 @@ import SensorSystem
 /// and bytes are cut into whole scans by a `ScanAssembler`, so partial reads (umockdev's PTY)
 /// work as well as the kernel's whole-scan reads.
 ///
-/// Meant to be driven by a `DispatchSourceRead` on `queue`: call `drain` when the fd is readable.
+/// Meant to be driven by a `ReadinessLoop` running `drain` on `queue` when the fd is readable.
 /// The kernel drops **new** scans when its FIFO is full (docs/iio.md §12.5), so a reader that falls
 /// behind loses data it cannot see here; the caller detects that from timestamp gaps.
 public final class IIOScanReader: @unchecked Sendable {

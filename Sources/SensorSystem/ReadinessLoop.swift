@@ -76,9 +76,11 @@ public final class ReadinessLoop: Sendable {
 
     private static func run(fileDescriptor: Int32, wake: Int32, firstTimeout: Int64?, body: (Wake) -> Next) {
         var timeout = firstTimeout
+        var entries = [pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         while true {
-            var entries = [pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            entries[0].revents = 0
+            entries[1].revents = 0
             // Rounded up, so a deadline is never reported before it has passed.
             let milliseconds = timeout.map { Int32(clamping: (min(max(0, $0), Int64(Int32.max) * 1_000_000) + 999_999) / 1_000_000) } ?? -1
             let woke: Wake
