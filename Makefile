@@ -1,6 +1,9 @@
 # sensorkitd — the two README commands are `make demo` and `make test`; `make bench` runs benchmarks.
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
+# Debian's interpreter, whose python3-* packages `make deps` installs (the first python3 on PATH may be
+# another build without them); the tests and scripts read the same variable.
+export SENSORKIT_PYTHON ?= /usr/bin/python3
 
 .PHONY: deps build test demo bench fuzz soak install deb clean
 
@@ -14,7 +17,7 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --parallel --num-workers 2
-	cd clients/python && python3 -m unittest -q test_protocol_codec test_package
+	cd clients/python && "$(SENSORKIT_PYTHON)" run_tests.py test_protocol_codec test_package
 
 # The daemon's main job on the built-in demo rig.
 demo: deps

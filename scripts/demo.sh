@@ -19,6 +19,7 @@
 set -euo pipefail
 bin=$(cd "${1:-.build/release}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
+python=${SENSORKIT_PYTHON:-/usr/bin/python3}   # Debian's interpreter, as in the tests
 seconds=${DEMO_SECONDS:-40}
 case "$seconds" in '' | *[!0-9]*) echo "DEMO_SECONDS must be a whole number of seconds" >&2; exit 2 ;; esac
 [ "$seconds" -ge 5 ] && [ "$seconds" -le 3600 ] || { echo "DEMO_SECONDS must be 5…3600" >&2; exit 2; }
@@ -108,10 +109,10 @@ CONF
 
 socket="$rig/sensorkitd.sock"
 ctl() { "$bin/sensorkitctl" --socket "$socket" "$@"; }
-client() { python3 "$top/clients/python/sensorkit_client.py" --socket "$socket" --app "$app" "$@"; }
+client() { "$python" "$top/clients/python/sensorkit_client.py" --socket "$socket" --app "$app" "$@"; }
 # t = 0 of the rig's story, shared by the buffered stream and the polled sensors' feeder.
-start=$(python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_BOOTTIME))')
-python3 "$top/scripts/demo_rig.py" "$seconds" --start "$start" > "$rig/bmi160.script"
+start=$("$python" -c 'import time; print(time.clock_gettime_ns(time.CLOCK_BOOTTIME))')
+"$python" "$top/scripts/demo_rig.py" "$seconds" --start "$start" > "$rig/bmi160.script"
 limit=$((seconds + 60))   # no child outlives the demo by more than this, whatever happens to this script
 
 echo "== the chest strap: sensorkit-wearable serves an H10-like wearable at $strap (emulated BLE, $rig/ble)"
@@ -124,8 +125,8 @@ echo "== starting sensorkitd on the tablet (umockdev: BMI160 at /dev/iio:device0
 setsid timeout --kill-after=3 "$limit" umockdev-run \
   -d "$top/Tests/Fixtures/iio/bmi160.umockdev" -d "$top/Tests/Fixtures/iio/demo-tablet.umockdev" \
   -s "/dev/iio:device0=$rig/bmi160.script" -- \
-  bash -c 'python3 "$1" feed "$UMOCKDEV_DIR" "$2" --start "$3" & shift 3; exec "$@"' feeder \
-  "$top/scripts/demo_rig.py" "$((seconds + 5))" "$start" \
+  bash -c '"$1" "$2" feed "$UMOCKDEV_DIR" "$3" --start "$4" & shift 4; exec "$@"' feeder \
+  "$python" "$top/scripts/demo_rig.py" "$((seconds + 5))" "$start" \
   "$bin/sensorkitd" --socket "$socket" --config "$rig/sensorkitd.conf" --apps-dir "$rig/apps.d" \
   --state-dir "$rig/state" </dev/null > "$rig/daemon.log" 2>&1 &
 daemon_pid=$!
@@ -159,7 +160,7 @@ for sensor in "${sensors[@]}"; do
   ctl fetch --app "$app" --sensor "$sensor" "${device[@]}" --from now-1h --to now > "$rig/fetched/$sensor.csv" 2>> "$rig/fetch.log"
   ctl fetch --app "$app" --sensor "${raw[$sensor]}.tombstones" "${device[@]}" --from now-1h --to now > "$rig/fetched/$sensor.gaps.csv" 2>> "$rig/fetch.log"
 done
-python3 "$top/scripts/demo_summary.py" "$rig/fetched" "${sensors[@]}"
+"$python" "$top/scripts/demo_summary.py" "$rig/fetched" "${sensors[@]}"
 echo
 echo "accelerometer in g and rotation rate in rad/s on the device's axes (docs/design-notes/0002-axes.md),"
 echo "light in lux, pressure in kPa with temperature in °C, steps per interval, heart rate in"

@@ -11,7 +11,8 @@ packages=(
   util-linux procps                                                   # setpriv/runuser for cross-user tests
   systemd dpkg-dev passwd binutils                                    # systemd-analyze verify, systemctl --root, make deb (objdump)
   libpq-dev postgresql                                                # sensorkit-export's libpq; a scratch server in its tests and bench
-  python3-numpy python3-pandas                                        # the Python package's numpy/pandas extras, tested by make test
+  python3 python3-numpy python3-pandas                                # Debian's interpreter, which every test runs, and the package's numpy/pandas extras
+  sqlite3                                                             # a WAL checkpoint from another process in the reader-limit tests
   librsvg2-bin netpbm                                                 # sensorkitctl report's SVG rendered to pixels in its test (rsvg-convert, pngtopam)
 )
 
@@ -21,9 +22,10 @@ missing=()
 for p in "${packages[@]}"; do
   [[ "$installed" == *" $p "* ]] || missing+=("$p")
 done
+here=$(dirname "$0")
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all Debian packages present"
-  exit 0
+  exec "$here/check-deps.sh"
 fi
 
 echo "install-deps: installing ${missing[*]}"
@@ -36,6 +38,7 @@ if $sudo apt-get update -q >"$log" 2>&1 &&
    $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >>"$log" 2>&1; then
   rm -f "$log"
   echo "install-deps: done"
+  exec "$here/check-deps.sh"
 else
   status=$?
   cat "$log" >&2

@@ -310,15 +310,17 @@ enum StoreBenchmark {
         else { return [:] }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("bench/store_anchors.py").path
+        // Debian's interpreter, the one the tests and scripts use (SENSORKIT_PYTHON overrides it).
+        let python = ProcessInfo.processInfo.environment["SENSORKIT_PYTHON"] ?? "/usr/bin/python3"
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, manifestPath]
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script, manifestPath]
         let output = Pipe()
         process.standardOutput = output
         do {
             try process.run()
         } catch {
-            print("  anchors: python3 not available (\(error))")
+            print("  anchors: \(python) not available (\(error))")
             return [:]
         }
         let data = output.fileHandleForReading.readDataToEndOfFile()

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SensorTestKit
 import Synchronization
 import Testing
 @testable import IIOBridge
@@ -38,14 +39,12 @@ import SensorKitModel
     static let reportPath = ProcessInfo.processInfo.environment["IIO_UMOCKDEV_REPORT"]
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures/iio/bmi160.umockdev").path
-    static let canRunUmockdev = FileManager.default.isExecutableFile(atPath: "/usr/bin/umockdev-run")
-        && FileManager.default.isExecutableFile(atPath: "/usr/bin/timeout")
 
     /// Runs this test binary again under `umockdev-run` with the BMI160 fixture (a device and a
     /// trigger), filtered to `enumeratesMockedDeviceInsideUmockdev`, and checks its report:
     /// libudev enumeration through our wrapper, the udev properties, and the sysfs description
     /// read through umockdev's preload (opendir/readdir/open).
-    @Test(.enabled(if: reportPath == nil && canRunUmockdev, "needs umockdev-run; not inside the child"),
+    @Test(.enabled(if: reportPath == nil, "the parent run, not the child"), .needs(.umockdev),
           .timeLimit(.minutes(1)))
     func enumeratesAMockedDeviceThroughLibudev() throws {
         let report = NSTemporaryDirectory() + "/iio-umockdev-report-\(getpid())"
@@ -105,14 +104,12 @@ import SensorKitModel
     static let hotplugReportPath = ProcessInfo.processInfo.environment["IIO_UMOCKDEV_HOTPLUG_REPORT"]
     static let hotplugController = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures/iio/hotplug.py").path
-    static let canRunWrapper = FileManager.default.isExecutableFile(atPath: "/usr/bin/umockdev-wrapper")
-        && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
 
     /// A python controller (libumockdev through GObject introspection) adds, changes and removes
     /// an IIO device while this binary, run again as its child, listens through
     /// `UdevIIOMonitor.makeEventSource`: the monitor path (netlink → DispatchSourceRead →
     /// `receive`) with real uevents.
-    @Test(.enabled(if: reportPath == nil && hotplugReportPath == nil && canRunWrapper, "needs umockdev-wrapper"),
+    @Test(.enabled(if: reportPath == nil && hotplugReportPath == nil, "the parent run, not the child"), .needs(.umockdev),
           .timeLimit(.minutes(1)))
     func receivesHotplugEventsThroughTheMonitor() throws {
         let report = NSTemporaryDirectory() + "/iio-hotplug-report-\(getpid())"
@@ -123,7 +120,7 @@ import SensorKitModel
         let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["--kill-after=5", "60", "/usr/bin/umockdev-wrapper", "/usr/bin/python3", Self.hotplugController,
+        process.arguments = ["--kill-after=5", "60", "/usr/bin/umockdev-wrapper", TestEnvironment.python, Self.hotplugController,
                              report, "--", binary, "--testing-library", "swift-testing",
                              "--filter", "UdevIIOMonitorTests/receivesHotplugEventsInsideUmockdev"]
         let output = Pipe()

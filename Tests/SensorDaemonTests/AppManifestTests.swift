@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SensorTestKit
 import Testing
 import SensorKitModel
 import SensorSystem
@@ -147,7 +148,7 @@ enum ManifestFixture {
         #expect(problems == ["no app installed: \(folder) has mode 1777: writable by users other than its owner"])
     }
 
-    @Test(.enabled(if: geteuid() == 0, "chown to another user needs root"))
+    @Test(.needs(.root("chown to another user")))
     func aManifestTheAppsOwnUserOwnsSkipsTheApp() throws {
         let folder = try ManifestFixture.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

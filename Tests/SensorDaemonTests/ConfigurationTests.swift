@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SensorTestKit
 import Testing
 import SensorKitModel
 import SensorSystem
@@ -103,7 +104,7 @@ import SensorSystem
         #expect(throws: FileRefusal.writableByOthers(path, mode: 0o100664)) { try DaemonCommand.loadConfiguration(path) }
     }
 
-    @Test(.enabled(if: geteuid() == 0, "chown to another user needs root"))
+    @Test(.needs(.root("chown to another user")))
     func aFileAnotherUserOwnsIsRefused() throws {
         let path = try configFile("[grant com.example.rig]\nsensors = accelerometer\n")
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }

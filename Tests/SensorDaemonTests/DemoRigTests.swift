@@ -1,4 +1,5 @@
 import Foundation
+import SensorTestKit
 import Testing
 
 /// `scripts/demo_rig.py`'s signals are physically consistent with docs/design-notes/0002-axes.md
@@ -28,7 +29,7 @@ struct DemoRigTests {
             .map { $0.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces))! } }
 
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
         process.arguments = [top + "/scripts/demo_rig.py", "8", "--lead", "0"]
         let pipe = Pipe()
         process.standardOutput = pipe

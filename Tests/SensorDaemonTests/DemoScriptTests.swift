@@ -2,13 +2,14 @@ import Foundation
 import Glibc
 import SensorSimulation
 import SensorSystem
+import SensorTestKit
 import Testing
 
 /// `scripts/demo.sh` end to end with the debug build's binaries (the folder of this test bundle):
 /// the umockdev tablet and the emulated chest strap are recorded, every sensor family shows
 /// samples in the summary (heart rate and ECG from the wearable too), and nothing the script
 /// started outlives it — neither when it ends by itself nor when Ctrl-C ends the recording.
-@Suite(.serialized, .enabled(if: IIODaemonRun.missingTools == nil, "umockdev tools missing"))
+@Suite(.serialized, .needs(.umockdev))
 struct DemoScriptTests {
     static let top = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path

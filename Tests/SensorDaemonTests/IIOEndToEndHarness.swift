@@ -4,6 +4,7 @@ import Glibc
 import SensorKit
 import SensorKitModel
 import SensorSystem
+import SensorTestKit
 import Synchronization
 
 /// The real `sensorkitd` binary under umockdev, for `IIOEndToEndTests` (docs/iio.md §9, §12.8):
@@ -18,15 +19,6 @@ final class IIODaemonRun: @unchecked Sendable {
     static let app = "org.sensorkit.iio-e2e"
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/iio").path
-
-    /// What the environment must offer; tests are disabled (with this reason) when it does not.
-    static var missingTools: String? {
-        for tool in ["/usr/bin/umockdev-run", "/usr/bin/umockdev-wrapper", "/usr/bin/timeout", "/usr/bin/python3"]
-        where !FileManager.default.isExecutableFile(atPath: tool) {
-            return "needs \(tool) (Debian umockdev, coreutils, python3-gi)"
-        }
-        return nil
-    }
 
     /// `sensorkitd` next to the test bundle (`swift build --build-tests` builds both).
     static var daemonBinary: String {
@@ -118,9 +110,9 @@ final class IIODaemonRun: @unchecked Sendable {
         helpers.append(try ChildProcess(arguments, stdin: null, stdout: log, stderr: log))
     }
 
-    /// `timeout 60 umockdev-wrapper python3 testbed.py LOG -- sensorkitd …`, driven by `command`.
+    /// `timeout 60 umockdev-wrapper /usr/bin/python3 testbed.py LOG -- sensorkitd …`, driven by `command`.
     func startUnderTestbed() throws {
-        try launch(["--kill-after=3", "60", "/usr/bin/umockdev-wrapper", "/usr/bin/python3", Self.fixtures + "/testbed.py",
+        try launch(["--kill-after=3", "60", "/usr/bin/umockdev-wrapper", TestEnvironment.python, Self.fixtures + "/testbed.py",
                     logPath, "--"] + daemonArguments, controlled: true)
     }
 

@@ -2,13 +2,14 @@ import Foundation
 import Glibc
 import SensorKit
 import SensorKitModel
+import SensorTestKit
 import Testing
 
 /// The real `sensorkitd` recording mocked IIO hardware (umockdev), checked through the reader API
 /// only: kernel timestamps and values in SensorKit units, FIFO overflow as a deletion record,
 /// hotplug remove and re-add during recording, a rate and range change, garbage in sysfs.
 /// `IIODaemonRun` has the harness; each test prints the daemon's log when it fails.
-@Suite(.serialized, .enabled(if: IIODaemonRun.missingTools == nil, "umockdev tools missing"))
+@Suite(.serialized, .needs(.umockdev))
 struct IIOEndToEndTests {
     static let accelerometer = SRSensor.accelerometer
     static let accelTombstones = SRSensor.accelerometer.rawValue + ".tombstones"
@@ -249,7 +250,7 @@ struct IIOEndToEndTests {
     /// the daemon recording it through a libiio `ip:` context like a local device. The rig's
     /// clock is not ours: sensor times keep the rig's spacing exactly and are fixed to local
     /// boottime at the first refill, so none may lie after the moment it was received.
-    @Test(.timeLimit(.minutes(1)), .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/iiod"), "needs iiod"))
+    @Test(.timeLimit(.minutes(1)), .needs(.tools([("/usr/sbin/iiod", "iiod")])))
     func recordsARemoteRigServedByIIOD() throws {
         let port = try freeTCPPort()
         let uri = "ip:127.0.0.1:\(port)"

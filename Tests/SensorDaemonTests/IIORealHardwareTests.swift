@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SensorKit
 import SensorKitModel
+import SensorTestKit
 import Testing
 
 /// The real `sensorkitd` under umockdev with devices shaped like a real tablet's
@@ -10,7 +11,7 @@ import Testing
 /// kernel refuses `buffer/enable`; the fixture's `enable` is a dangling link, which refuses the
 /// daemon's write the same way), and an Intel ISH HID `accel_3d` that starts at 0 Hz, lists no
 /// `_available` rates and has no `buffer/length`. docs/iio.md §2, §4.
-@Suite(.serialized, .enabled(if: IIODaemonRun.missingTools == nil, "umockdev tools missing"))
+@Suite(.serialized, .needs(.umockdev))
 struct IIORealHardwareTests {
     static let tablet = IIODaemonRun.fixtures + "/tablet.umockdev"
     static let mxcParent = "/sys/devices/pci0000:00/0000:00:15.1/i2c_designware.1/i2c-1/i2c-MXC6655:00"

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SensorSimulation
 import SensorSystem
+import SensorTestKit
 import Testing
 @testable import SensorDaemon
 
@@ -45,7 +46,7 @@ import Testing
 
     // MARK: systemd
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"), "needs systemd-analyze (Debian systemd)"))
+    @Test(.needs(.tools([("/usr/bin/systemd-analyze", "systemd")])))
     func theUnitsPassSystemdAnalyzeVerify() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -237,7 +238,7 @@ import Testing
 
     /// `scripts/deb.sh` on this build's binaries, then the package installed into and purged from a
     /// scratch root with dpkg, its maintainer scripts running for real (chrootless, DPKG_ROOT).
-    @Test(.timeLimit(.minutes(1)), .enabled(if: getuid() == 0, "dpkg --root with maintainer scripts needs root"))
+    @Test(.timeLimit(.minutes(1)), .needs(.root("dpkg --root with maintainer scripts")))
     func thePackageInstallsCreatesItsUserEnablesItsUnitsAndPurges() throws {
         let work = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: work) }

@@ -3,12 +3,13 @@ import Glibc
 import SensorKit
 import SensorKitModel
 import SensorSimulation
+import SensorTestKit
 import Testing
 
 /// `systemctl reload sensorkitd` (SIGHUP) with the real daemon recording mocked IIO hardware: apps
 /// and the configuration's grants are read again while recording goes on without a gap
 /// (docs/reliability.md, "The service manager").
-@Suite(.serialized, .enabled(if: IIODaemonRun.missingTools == nil, "umockdev tools missing"))
+@Suite(.serialized, .needs(.umockdev))
 struct ReloadTests {
     static let ms: Int64 = 1_000_000
     static let lateApp = "org.sensorkit.reload-late"

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SensorKitModel
 import SensorSimulation
+import SensorTestKit
 import Testing
 
 /// The Python package (clients/python) against a live daemon recording a generated accelerometer:
@@ -21,12 +22,12 @@ import Testing
         defer { Glibc.close(fd) }
         let child = try ChildProcess(["/usr/bin/timeout", "--kill-after=5", "90", "/usr/bin/env", "-C", Self.clientFolder,
                                       "SENSORKIT_SOCKET=\(harness.socket)", "SENSORKIT_TEST_APP=\(DaemonHarness.studyApp)",
-                                      "python3", "-m", "unittest", "-v", "test_live_daemon"],
+                                      TestEnvironment.python, "-m", "unittest", "-v", "test_live_daemon"],
                                      stdin: 0, stdout: fd, stderr: fd)
         child.wait()
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(child.exitStatus == 0, "\(output)")
         #expect(output.contains("Ran 4 tests") && output.hasSuffix("OK\n"), "\(output)")
-        #expect(!output.contains("needs a live daemon"), "the live tests ran: \(output)")
+        #expect(!output.contains("skipped"), "every live test ran, none skipped: \(output)")
     }
 }

@@ -68,8 +68,6 @@ import Testing
 final class SmallFileSystem {
     let path: String
 
-    static var unavailable: Bool { getuid() != 0 || !FileManager.default.isExecutableFile(atPath: "/bin/mount") }
-
     init(megabytes: Int = 8) throws {
         var template = Array("/tmp/sensorstore-tmpfs-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemFailure("mkdtemp") }
@@ -110,7 +108,7 @@ final class SmallFileSystem {
     }
 }
 
-@Suite(.serialized, .enabled(if: !SmallFileSystem.unavailable, "mounting a tmpfs needs root"))
+@Suite(.serialized, .needs(.root("mounting a tmpfs")), .needs(.tools([("/bin/mount", "mount")])))
 struct DiskFullTests {
     /// A store on the small file system with a fake clock that moves only when told.
     final class Rig {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SensorSystem
+import SensorTestKit
 import Testing
 
 /// A fresh folder under /tmp, removed by `remove()`.
@@ -37,7 +38,6 @@ struct ScratchFolder {
     }
 }
 
-let isRoot = geteuid() == 0
 let nobody: uid_t = 65534
 
 @Suite struct AtomicWriteTests {
@@ -128,7 +128,7 @@ let nobody: uid_t = 65534
         #expect(throws: FileRefusal.foreignEntry(folder.path + "/store.sqlite")) { try StateDirectory.secure(folder.path) }
     }
 
-    @Test(.enabled(if: isRoot, "chown to another user needs root"))
+    @Test(.needs(.root("chown to another user")))
     func anotherUsersFileIsRefused() throws {
         let folder = try ScratchFolder(mode: 0o700)
         defer { folder.remove() }
@@ -155,7 +155,7 @@ let nobody: uid_t = 65534
         #expect(FileManager.default.fileExists(atPath: folder.path + "/run/sensorkit"))
     }
 
-    @Test(.enabled(if: isRoot, "chown to another user needs root"))
+    @Test(.needs(.root("chown to another user")))
     func anotherUsersFolderIsRefused() throws {
         let folder = try ScratchFolder(mode: 0o755)
         defer { folder.remove() }
@@ -198,7 +198,7 @@ let nobody: uid_t = 65534
         }
     }
 
-    @Test(.enabled(if: isRoot, "chown to another user needs root"))
+    @Test(.needs(.root("chown to another user")))
     func anotherUsersFileIsRefused() throws {
         let folder = try ScratchFolder()
         defer { folder.remove() }

@@ -6,6 +6,7 @@
 set -euo pipefail
 bin=$(cd "${1:-.build/release}" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
+python=${SENSORKIT_PYTHON:-/usr/bin/python3}   # Debian's interpreter, as in the tests
 work=$(mktemp -d /tmp/skd-flood-XXXXXX)
 chmod 755 "$work"
 app=org.example.flood
@@ -135,7 +136,7 @@ elif mode == "park":            # as the app: a fetch with window 1, never ackno
                      "from": 0, "to": 9000000000000000, "window": 1}))
     time.sleep(float(sys.argv[4]))
 PY
-nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- /usr/bin/python3 "$work/flood.py" "$@"; }
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$python" "$work/flood.py" "$@"; }
 ctl() { "$bin/sensorkitctl" --socket "$socket" "$@"; }
 
 echo "== 1. connections from nobody that pipeline requests and never read"
@@ -147,7 +148,7 @@ for run in "5 3" "20 10"; do
   echo "-- $1 connections for $2 s"
   nobody pipeline "$socket" "$1" "$2" 1 &
   flood=$!
-  python3 "$work/flood.py" watch "$socket" "$app" "$pid" "$(( $2 + 1 ))"
+  "$python" "$work/flood.py" watch "$socket" "$app" "$pid" "$(( $2 + 1 ))"
   wait $flood || { echo "the flood as nobody failed"; exit 1; }
 done
 echo "daemon RSS after: $(( $(awk '/VmRSS/ {print $2}' /proc/$pid/status) / 1024 )) MB"
@@ -160,7 +161,7 @@ pid=$daemon_pid
 nobody idle "$socket" 1100 8 &
 idle=$!
 sleep 3
-python3 "$work/flood.py" watch "$socket" "$app" "$pid" 3
+"$python" "$work/flood.py" watch "$socket" "$app" "$pid" 3
 wait $idle
 echo "log lines about refused or failed accepts: $(grep -c 'refused .* connection\|accept on' "$work/daemon.log" || true)"
 grep -m 2 'refused .* connection\|accept on' "$work/daemon.log" || true
@@ -168,18 +169,18 @@ stop_daemon
 
 echo "== 3. a fetch parked without acks for 100 s while a 200 Hz rig records (accelerometer and gyroscope, 100 Hz each)"
 : > "$work/daemon.log"
-python3 "$top/scripts/demo_rig.py" 200 --lead 0 > "$work/bmi160.script"
+"$python" "$top/scripts/demo_rig.py" 200 --lead 0 > "$work/bmi160.script"
 rm -rf "$work/state"
 start_daemon timeout --kill-after=3 240 umockdev-run -d "$top/Tests/Fixtures/iio/bmi160.umockdev" \
   -s "/dev/iio:device0=$work/bmi160.script" --
-python3 "$top/clients/python/sensorkit_client.py" --socket "$socket" --app "$app" start accelerometer >/dev/null
-python3 "$top/clients/python/sensorkit_client.py" --socket "$socket" --app "$app" start rotationRate >/dev/null
+"$python" "$top/clients/python/sensorkit_client.py" --socket "$socket" --app "$app" start accelerometer >/dev/null
+"$python" "$top/clients/python/sensorkit_client.py" --socket "$socket" --app "$app" start rotationRate >/dev/null
 sleep 90   # 9,000 accelerometer samples: more than one batch (8,192), so the fetch has one to wait with
-python3 "$work/flood.py" park "$socket" "$app" 105 &
+"$python" "$work/flood.py" park "$socket" "$app" 105 &
 parker=$!
 sleep 100
 wal=$(find "$work/state" -name '*-wal' | head -1)
-echo "fetches running (the parked one): $(python3 "$work/flood.py" fetches "$socket")"
+echo "fetches running (the parked one): $("$python" "$work/flood.py" fetches "$socket")"
 echo "WAL after 100 s with the parked fetch: $(( $(stat -c %s "$wal") / 1024 )) KiB"
 echo "TRUNCATE checkpoint (busy|log|checkpointed): $(sqlite3 "${wal%-wal}" '.timeout 3000' 'PRAGMA wal_checkpoint(TRUNCATE);')"
 wait $parker || true
