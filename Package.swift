@@ -80,6 +80,8 @@ let package = Package(
         .executableTarget(name: "client-allocator-child", dependencies: ["SensorKit", "SensorSystem"],
                           path: "Tests/ClientAllocatorChild", swiftSettings: strict),
         .testTarget(name: "IIOBridgeTests", dependencies: ["IIOBridge", "SensorTestKit"], swiftSettings: strict),
+        // Run by IIOBridgeTests inside umockdev (enumeration, hotplug), found beside the test bundle.
+        .executableTarget(name: "iio-udev-child", dependencies: ["IIOBridge"], path: "Tests/IIOUdevChild", swiftSettings: strict),
         .testTarget(name: "SensorDaemonTests", dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit"],
                     swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),

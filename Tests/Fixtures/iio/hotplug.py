@@ -2,9 +2,10 @@
 """Hotplug controller for IIOBridgeTests (run under `umockdev-wrapper`, always inside `timeout`).
 
 Usage: umockdev-wrapper /usr/bin/python3 hotplug.py REPORT -- CHILD [ARGS...]
+(CHILD is `iio-udev-child hotplug REPORT`.)
 
-Creates an empty umockdev testbed, starts CHILD with UMOCKDEV_DIR pointing at it and
-IIO_UMOCKDEV_HOTPLUG_REPORT=REPORT, waits for CHILD to create REPORT.ready (its udev monitor is
+Creates an empty umockdev testbed, starts CHILD with UMOCKDEV_DIR pointing at it (and
+IIO_UMOCKDEV_HOTPLUG_REPORT=REPORT), waits for CHILD to create REPORT.ready (its udev monitor is
 listening), then adds a BMI160-like IIO device (uevent "add"), sends "change", sends "remove"
 (umockdev 0.17 does not send it by itself) and removes the device. Exits with CHILD's status.
 """
