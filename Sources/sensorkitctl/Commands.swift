@@ -9,7 +9,7 @@ enum Commands {
         do {
             switch options.command {
             case "help":
-                print(CommandLineOptions.help)
+                Swift.print(CommandLineOptions.help)
                 return 0
             case "time": return try time(options)
             case "status": return try StatusCommand.run(options)
@@ -34,7 +34,7 @@ enum Commands {
     }
 
     static func fail(_ message: String) {
-        FileHandle.standardError.write(Data("sensorkitctl: \(message)\n".utf8))
+        Terminal.complain("sensorkitctl: \(message, limit: Journal.lineLimit)")
     }
 
     /// An administrative connection (no app); throws the daemon's refusal or an unreachable socket.
@@ -53,7 +53,7 @@ enum Commands {
     static func printJSON(_ value: some Encodable) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        print(String(decoding: try! encoder.encode(value), as: UTF8.self))
+        Swift.print(String(decoding: try! encoder.encode(value), as: UTF8.self))
     }
 
     static func name(_ raw: String) -> String {
@@ -63,7 +63,7 @@ enum Commands {
     static func seconds(_ ns: Int64) -> String { String(format: "%.3f", Double(ns) / 1e9) }
 
     static func table(_ rows: [[String]]) {
-        for line in StatusCommand.table(rows) { print(line) }
+        for line in StatusCommand.table(rows) { Terminal.show("\(line, limit: Journal.lineLimit)") }
     }
 
     private static func time(_ options: CommandLineOptions) throws -> Int32 {
@@ -72,7 +72,7 @@ enum Commands {
         if options.json {
             printJSON(["srTime": now.rawValue, "cfTime": now.toCFAbsoluteTime()])
         } else {
-            print("SR time \(now.rawValue) s, CF time \(now.toCFAbsoluteTime()) s, boot \(environment.clock.bootID)")
+            Terminal.show("SR time \(now.rawValue) s, CF time \(now.toCFAbsoluteTime()) s, boot \(environment.clock.bootID)")
         }
         return 0
     }
@@ -108,11 +108,11 @@ enum Commands {
     private static func devices(_ options: CommandLineOptions) throws -> Int32 {
         let sources = try call(connect(options), .devices).sources ?? []
         if options.json { printJSON(sources); return 0 }
-        if sources.isEmpty { print("no recording sources found"); return 0 }
+        if sources.isEmpty { Terminal.show("no recording sources found"); return 0 }
         for source in sources {
             let state = source.state ?? (source.recording ? "recording" : nil)
-            print("\(name(source.sensor)) on \(source.device): \(source.source)\(state.map { " (\($0))" } ?? "")")
-            for (key, value) in source.details.sorted(by: { $0.key < $1.key }) { print("    \(key): \(value)") }
+            Terminal.show("\(name(source.sensor)) on \(source.device): \(source.source)\(state.map { " (\($0))" } ?? "")")
+            for (key, value) in source.details.sorted(by: { $0.key < $1.key }) { Terminal.show("    \(key): \(value)") }
         }
         return 0
     }
@@ -120,11 +120,11 @@ enum Commands {
     private static func apps(_ options: CommandLineOptions) throws -> Int32 {
         let apps = try call(connect(options), .apps).apps ?? []
         if options.json { printJSON(apps); return 0 }
-        if apps.isEmpty { print("no apps you may see are installed (apps.d)"); return 0 }
+        if apps.isEmpty { Terminal.show("no apps you may see are installed (apps.d)"); return 0 }
         for app in apps {
-            print("\(app.app): \(app.purpose ?? "(no NSSensorKitUsageDescription)")")
-            print("    sensors: \(app.entitledSensors.map(name).joined(separator: ", "))")
-            print("    users: \(app.users.joined(separator: ", "))\(app.executable.map { ", executable \($0)" } ?? "")")
+            Terminal.show("\(app.app): \(app.purpose ?? "(no NSSensorKitUsageDescription)", limit: 4096)")
+            Terminal.show("    sensors: \(app.entitledSensors.map(name).joined(separator: ", "))")
+            Terminal.show("    users: \(app.users.joined(separator: ", "))\(app.executable.map { ", executable \($0)" } ?? "")")
         }
         return 0
     }
@@ -132,7 +132,7 @@ enum Commands {
     private static func stakes(_ options: CommandLineOptions) throws -> Int32 {
         let stakes = try call(connect(options), .stakes).stakes ?? []
         if options.json { printJSON(stakes); return 0 }
-        if stakes.isEmpty { print("no stakes"); return 0 }
+        if stakes.isEmpty { Terminal.show("no stakes"); return 0 }
         table([["APP", "SENSOR", "ACTIVE", "FIRST START (SR s)"]] + stakes.map {
             [$0.app, name($0.sensor), $0.active ? "yes" : "no", seconds($0.firstRecording)]
         })

@@ -75,11 +75,16 @@ public final class ReaderService: @unchecked Sendable {
     private let healthQueue = DispatchQueue(label: "sensorkitd.reader.health")
     /// Every catalog sensor with why no driver produces it (nil: one does); drivers are fixed at start.
     private let unrecordable: [(SRSensor, String?)]
+    /// Log lines any local user can make the daemon write (a refused hello, a connection closed
+    /// for a protocol error, a consent request): the first of each kind per uid or app at once,
+    /// the rest counted in one summary line a minute, so a flood cannot fill the journal.
+    private let outsiderLines: RecurringProblems
 
     public init(_ dependencies: Dependencies) throws {
         self.dependencies = dependencies
         ledger = try dependencies.storage.loadLedger()
         unrecordable = SensorCatalog.all.map { ($0.sensor, dependencies.drivers.availability(of: $0.sensor).reason) }
+        outsiderLines = RecurringProblems(dependencies.log)
         let now = Self.srNow(dependencies)
         for key in dependencies.preGranted where ledger.status(key) == .notDetermined {
             ledger.decide(key, granted: true, at: now, by: "config")
@@ -143,7 +148,8 @@ public final class ReaderService: @unchecked Sendable {
         if session.heldFrames > 0 { held.removeAll { $0.connection == id } }
         for fetch in session.fetches.values { fetch.cancel(silently: true) }
         if reason != "client closed the connection" {
-            dependencies.log.info("connection \(id) (uid \(session.connection.peer.uid)) closed: \(reason)")
+            let uid = session.connection.peer.uid
+            outsiderLines.report("connections of uid \(uid) closed by the daemon", "<6>\(LogMessage("connection \(id) (uid \(uid)) closed: \(reason)"))")
         }
     }
 
@@ -249,7 +255,8 @@ public final class ReaderService: @unchecked Sendable {
             do {
                 session.app = try dependencies.registry.authenticate(app: app, peer: session.connection.peer)
             } catch {
-                dependencies.log.notice("refused connection from uid \(session.connection.peer.uid) pid \(session.connection.peer.pid): \(error)")
+                let peer = session.connection.peer
+                outsiderLines.report("refused hellos of uid \(peer.uid)", "<5>\(LogMessage("refused connection from uid \(peer.uid) pid \(peer.pid): \(error)"))")
                 fail(request.id, error.isUnknownApp ? .unknownApp : .notPermitted, error.description, session)
                 let connection = session.connection
                 connection.queue.async { connection.close(reason: "refused: \(error)", flushFirst: true) }
@@ -335,7 +342,7 @@ public final class ReaderService: @unchecked Sendable {
             if let failure { log.error("could not save the consent request of \(app.bundleID): \(failure)") }
         }
         session.waitingConsent[request.id] = undecided
-        dependencies.log.info("\(app.bundleID) asks for consent to \(undecided.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }.sorted().joined(separator: ", ")); answer with: sensorkitctl consent \(app.bundleID)")
+        outsiderLines.report("consent requests of \(app.bundleID)", "<6>\(LogMessage("\(app.bundleID) asks for consent to \(undecided.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }.sorted().joined(separator: ", ")); answer with: sensorkitctl consent \(app.bundleID)"))")
     }
 
     private func changeStake(_ request: WireRequest, _ session: Session, start: Bool) {
