@@ -79,10 +79,18 @@ enum Commands {
 
     private static func sensors(_ options: CommandLineOptions) throws -> Int32 {
         // Without a daemon the catalog is still shown; whether a driver can record is the daemon's to say.
-        let states = Dictionary(((try? call(connect(options), .sensors))?.states ?? []).map { ($0.sensor, $0) },
-                                uniquingKeysWith: { first, _ in first })
+        // A daemon that refuses (what records is for administrators) says why; one that cannot
+        // be reached is said to be so.
+        var unknown = "daemon not reachable"
+        var replied: [WireSensorState] = []
+        do {
+            replied = try call(connect(options), .sensors).states ?? []
+        } catch let error as WireError {
+            unknown = error.message
+        } catch {}
+        let states = Dictionary(replied.map { ($0.sensor, $0) }, uniquingKeysWith: { first, _ in first })
         func recordable(_ state: WireSensorState?) -> (String, String) {
-            guard let state, let recordable = state.recordable else { return ("?", "daemon not reachable") }
+            guard let state, let recordable = state.recordable else { return ("?", unknown) }
             return recordable ? ("yes", "") : ("no", state.unrecordableReason ?? "no driver")
         }
         if options.json {
@@ -91,7 +99,7 @@ enum Commands {
                 let (can, why) = recordable(state)
                 return ["name": d.name, "rawValue": d.sensor.rawValue, "source": d.source.rawValue,
                         "linuxSource": d.sourceDescription, "entitlement": d.entitlement ?? "",
-                        "sample": d.sampleClass, "recording": state?.recording == true ? "yes" : "no",
+                        "sample": d.sampleClass, "recording": state.map { $0.recording ? "yes" : "no" } ?? "?",
                         "recordable": can, "why": why]
             })
             return 0
@@ -99,7 +107,7 @@ enum Commands {
         table([["SENSOR", "RECORDING", "RECORDABLE", "LINUX SOURCE"]] + SensorCatalog.all.map { d in
             let state = states[d.sensor.rawValue]
             let (can, why) = recordable(state)
-            return [d.name, state?.recording == true ? "yes" : "no", why.isEmpty ? can : "\(can): \(why)",
+            return [d.name, state.map { $0.recording ? "yes" : "no" } ?? "?", why.isEmpty ? can : "\(can): \(why)",
                     d.isSupportedOnLinux ? d.sourceDescription : "— (no Linux source)"]
         })
         return 0

@@ -16,9 +16,13 @@ enum StatusCommand {
             return 0
         }
         Terminal.show("\(info["version"] ?? "sensorkitd ?") — boot \(info["boot"] ?? "?"), SR time now \(Commands.seconds(Int64(info["now"] ?? "0") ?? 0)) s")
-        let recording = (info["recording"] ?? "").split(separator: ",").map { Commands.name(String($0)) }
-        Terminal.show("recording: \(recording.isEmpty ? "nothing (no app holds a stake)" : recording.joined(separator: ", "))")
-        Terminal.show("connections: \(info["connections"] ?? "?")")
+        if let raw = info["recording"] {
+            let recording = raw.split(separator: ",").map { Commands.name(String($0)) }
+            Terminal.show("recording: \(recording.isEmpty ? "nothing (no app holds a stake)" : recording.joined(separator: ", "))")
+        } else {
+            Terminal.show("recording: shown to administrators only (root, the daemon's group, a study's Consenters)")
+        }
+        if let connections = info["connections"] { Terminal.show("connections: \(connections)") }
         if let drivers = info["drivers"] { Terminal.show("drivers: \(drivers.isEmpty ? "none" : drivers)") }
         for line in (info["unrecordable"] ?? "").split(separator: "\n") {
             let parts = line.split(separator: ":", maxSplits: 1).map(String.init)

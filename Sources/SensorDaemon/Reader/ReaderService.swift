@@ -79,6 +79,8 @@ public final class ReaderService: @unchecked Sendable {
     /// for a protocol error, a consent request): the first of each kind per uid or app at once,
     /// the rest counted in one summary line a minute, so a flood cannot fill the journal.
     private let outsiderLines: RecurringProblems
+    /// The daemon's own uid and gid: with root, the administrators (`isAdministrator`).
+    private let own = ProcessIdentity.own
 
     public init(_ dependencies: Dependencies) throws {
         self.dependencies = dependencies
@@ -257,7 +259,13 @@ public final class ReaderService: @unchecked Sendable {
             } catch {
                 let peer = session.connection.peer
                 outsiderLines.report("refused hellos of uid \(peer.uid)", "<5>\(LogMessage("refused connection from uid \(peer.uid) pid \(peer.pid): \(error)"))")
-                fail(request.id, error.isUnknownApp ? .unknownApp : .notPermitted, error.description, session)
+                // A uid that administers nothing learns the same for an app that is not installed
+                // and one that does not bind it: which apps are installed is not its business.
+                if !error.isWrongExecutable, !isAdministrator(peer, of: app) {
+                    fail(request.id, .unknownApp, "uid \(peer.uid) may not act as app '\(app)': no such app is installed for this user", session)
+                } else {
+                    fail(request.id, error.isUnknownApp ? .unknownApp : .notPermitted, error.description, session)
+                }
                 let connection = session.connection
                 connection.queue.async { connection.close(reason: "refused: \(error)", flushFirst: true) }
                 return
@@ -454,27 +462,45 @@ public final class ReaderService: @unchecked Sendable {
             .sorted { $0.bundleID < $1.bundleID }
     }
 
+    /// Who may learn which apps are installed, what records and which devices are attached: root,
+    /// the daemon's own user and the members of its group, and the people who answer a study's
+    /// consent (`Consenters`; of `app` when given, else of any app). Everyone else is a stranger
+    /// (docs/protocol.md §1.2).
+    private func isAdministrator(_ peer: UnixSocket.PeerCredentials, of app: String? = nil) -> Bool {
+        if peer.uid == 0 || peer.uid == own.uid || peer.gid == own.gid || peer.groups.contains(own.gid) { return true }
+        if let app { return dependencies.registry.apps[app]?.consenters.contains(peer.uid) == true }
+        return dependencies.registry.apps.values.contains { $0.consenters.contains(peer.uid) }
+    }
+
     private func administer(_ operation: WireRequest.Operation, _ request: WireRequest, _ session: Session) {
         var reply = WireReply(id: request.id, ok: true)
+        // What records, which devices and how busy the daemon is are an administrator's to see,
+        // in an admin session; an app session and a stranger's session get none of it.
+        let seesActivity = session.app == nil && isAdministrator(session.connection.peer)
+        if !seesActivity, operation == .sensors || operation == .devices {
+            return fail(request.id, .notPermitted, "\(operation.rawValue) is shown to administrators only (root, the daemon's user or group, a study's Consenters) in an admin session", session)
+        }
         switch operation {
         case .daemonStatus:
-            // Bytes queued for clients that have not read them yet: bounded by credit and the
-            // per-connection limit, whatever clients ask for.
-            let backlogs = sessions.values.map { session in
-                session.connection.queue.sync { (session.connection.pendingCount, session.connection.queuedRequests) }
-            }
-            let queued = backlogs.reduce(0) { $0 + $1.0 }
             reply.info = ["version": DaemonCommand.version, "now": String(now),
                           "boot": dependencies.clock.bootID.rawValue,
-                          "connections": String(sessions.count),
-                          "fetches": String(sessions.values.reduce(0) { $0 + $1.fetches.count }),
-                          "queuedReplyBytes": String(queued),
-                          "maxQueuedRequests": String(backlogs.map(\.1).max() ?? 0),
-                          "recording": session.app == nil ? ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",") : "",
                           "drivers": dependencies.drivers.drivers.map { "\($0.name)\($0.disabledBy == nil ? "" : " (disabled)")" }.joined(separator: ","),
                           "unrecordable": unrecordable.compactMap { sensor, reason in
                               SensorCatalog.descriptor(for: sensor)?.isSupportedOnLinux == true ? reason.map { "\(sensor.rawValue): \($0)" } : nil
                           }.joined(separator: "\n")]
+            if seesActivity {
+                // Bytes queued for clients that have not read them yet: bounded by credit and the
+                // per-connection limit, whatever clients ask for.
+                let backlogs = sessions.values.map { session in
+                    session.connection.queue.sync { (session.connection.pendingCount, session.connection.queuedRequests) }
+                }
+                let queued = backlogs.reduce(0) { $0 + $1.0 }
+                reply.info?["connections"] = String(sessions.count)
+                reply.info?["fetches"] = String(sessions.values.reduce(0) { $0 + $1.fetches.count })
+                reply.info?["queuedReplyBytes"] = String(queued)
+                reply.info?["maxQueuedRequests"] = String(backlogs.map(\.1).max() ?? 0)
+                reply.info?["recording"] = ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",")
+            }
         case .sensors:
             let recording = ledger.sensorsToRecord
             reply.states = unrecordable.map { sensor, reason in
@@ -628,6 +654,11 @@ public final class ReaderService: @unchecked Sendable {
 extension AppRegistry.Refusal {
     var isUnknownApp: Bool {
         if case .unknownApp = self { return true }
+        return false
+    }
+    /// Only a bound uid hears this one: it already knows the app is installed.
+    var isWrongExecutable: Bool {
+        if case .wrongExecutable = self { return true }
         return false
     }
 }
