@@ -88,6 +88,7 @@ public final class Daemon: @unchecked Sendable {
             timeline: { keeper.current }, storage: store, drivers: parts.drivers,
             preGranted: parts.configuration.grants, fetchIdleTimeout: limits.fetchIdleTimeout, log: journal)
         dependencies.scheduler = parts.scheduler
+        dependencies.configuredGrantsFile = parts.paths.stateDirectory + "/" + ConfiguredGrants.fileName
         service = try ReaderService(dependencies)
         server = try ReaderServer(path: parts.paths.socket, service: service, limits: limits, inheritedListener: parts.listener,
                                   log: journal)
