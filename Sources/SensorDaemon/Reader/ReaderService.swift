@@ -89,8 +89,8 @@ public final class ReaderService: @unchecked Sendable {
     /// for a protocol error, a consent request): the first of each kind per uid or app at once,
     /// the rest counted in one summary line a minute, so a flood cannot fill the journal.
     private let outsiderLines: RecurringProblems
-    /// The daemon's own uid and gid: with root, the administrators (`isAdministrator`).
-    private let own = ProcessIdentity.own
+    /// Who may see which apps are installed and what records (docs/protocol.md §1.2).
+    private let administrators = Administrators.ofThisProcess
 
     public init(_ dependencies: Dependencies) throws {
         self.dependencies = dependencies
@@ -177,16 +177,16 @@ public final class ReaderService: @unchecked Sendable {
     private func recheck(_ session: Session) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let bound = session.app, session.withdrawn == nil else { return }
-        let uid = session.connection.peer.uid
-        guard let manifest = dependencies.registry.apps[bound.bundleID] else {
-            return withdraw(session, WireError(.unknownApp, "app '\(bound.bundleID)' was uninstalled; this connection may no longer act as it"))
-        }
-        guard manifest.uids.contains(uid) else {
-            return withdraw(session, WireError(.notPermitted, "uid \(uid) was removed from the binding of app '\(bound.bundleID)'; this connection may no longer act as it"))
-        }
-        if let executable = manifest.executable, executable != bound.executable,
-           ProcessIdentity.executable(ofPID: session.connection.peer.pid) != executable {
-            return withdraw(session, WireError(.notPermitted, "app '\(bound.bundleID)' may now only be run as \(executable); this connection may no longer act as it"))
+        let manifest: AppManifest
+        do {
+            manifest = try dependencies.registry.rebind(bound, peer: session.connection.peer)
+        } catch {
+            let why = switch error {
+            case .unknownApp: "app '\(bound.bundleID)' was uninstalled"
+            case .userNotBound(_, let uid): "uid \(uid) was removed from the binding of app '\(bound.bundleID)'"
+            case .wrongExecutable(_, let expected, _): "app '\(bound.bundleID)' may now only be run as \(expected)"
+            }
+            return withdraw(session, WireError(error.isUnknownApp ? .unknownApp : .notPermitted, why + "; this connection may no longer act as it"))
         }
         session.app = manifest
         for (id, sensor) in session.fetchSensors {
@@ -243,8 +243,11 @@ public final class ReaderService: @unchecked Sendable {
         if session.heldFrames > 0 { held.removeAll { $0.connection == id } }
         for fetch in session.fetches.values { fetch.cancel(silently: true) }
         if reason != "client closed the connection" {
+            // One line per uid and kind of reason (the text before its first colon, which
+            // carries no outside value), the rest counted.
             let uid = session.connection.peer.uid
-            outsiderLines.report("connections of uid \(uid) closed by the daemon", "<6>\(LogMessage("connection \(id) (uid \(uid)) closed: \(reason)"))")
+            let kind = reason.prefix { $0 != ":" }.prefix(80)
+            outsiderLines.report("connections of uid \(uid) closed (\(kind))", "<6>\(LogMessage("connection \(id) (uid \(uid)) closed: \(reason)"))")
         }
     }
 
@@ -356,7 +359,7 @@ public final class ReaderService: @unchecked Sendable {
                 outsiderLines.report("refused hellos of uid \(peer.uid)", "<5>\(LogMessage("refused connection from uid \(peer.uid) pid \(peer.pid): \(error)"))")
                 // A uid that administers nothing learns the same for an app that is not installed
                 // and one that does not bind it: which apps are installed is not its business.
-                if !error.isWrongExecutable, !isAdministrator(peer, of: app) {
+                if !error.isWrongExecutable, !administrators.include(peer, in: dependencies.registry, app: app) {
                     fail(request.id, .unknownApp, "uid \(peer.uid) may not act as app '\(app)': no such app is installed for this user", session)
                 } else {
                     fail(request.id, error.isUnknownApp ? .unknownApp : .notPermitted, error.description, session)
@@ -572,21 +575,11 @@ public final class ReaderService: @unchecked Sendable {
             .sorted { $0.bundleID < $1.bundleID }
     }
 
-    /// Who may learn which apps are installed, what records and which devices are attached: root,
-    /// the daemon's own user and the members of its group, and the people who answer a study's
-    /// consent (`Consenters`; of `app` when given, else of any app). Everyone else is a stranger
-    /// (docs/protocol.md §1.2).
-    private func isAdministrator(_ peer: UnixSocket.PeerCredentials, of app: String? = nil) -> Bool {
-        if peer.uid == 0 || peer.uid == own.uid || peer.gid == own.gid || peer.groups.contains(own.gid) { return true }
-        if let app { return dependencies.registry.apps[app]?.consenters.contains(peer.uid) == true }
-        return dependencies.registry.apps.values.contains { $0.consenters.contains(peer.uid) }
-    }
-
     private func administer(_ operation: WireRequest.Operation, _ request: WireRequest, _ session: Session) {
         var reply = WireReply(id: request.id, ok: true)
         // What records, which devices and how busy the daemon is are an administrator's to see,
         // in an admin session; an app session and a stranger's session get none of it.
-        let seesActivity = session.app == nil && isAdministrator(session.connection.peer)
+        let seesActivity = session.app == nil && administrators.include(session.connection.peer, in: dependencies.registry)
         if !seesActivity, operation == .sensors || operation == .devices {
             return fail(request.id, .notPermitted, "\(operation.rawValue) is shown to administrators only (root, the daemon's user or group, a study's Consenters) in an admin session", session)
         }
