@@ -155,7 +155,14 @@ import Testing
         if !FileManager.default.fileExists(atPath: ctl) {
             try FileManager.default.copyItem(atPath: DaemonHarness.productsFolder + "/sensorkitctl", toPath: ctl)
         }
-        return try DaemonHarness.asNobody(["/usr/bin/timeout", "30", ctl, "--socket", harness.socket] + arguments)
+        // 126: the copy is still open for writing in a child another test forked meanwhile
+        // (ETXTBSY) until that child execs; it passes in a moment.
+        var result = try DaemonHarness.asNobody(["/usr/bin/timeout", "30", ctl, "--socket", harness.socket] + arguments)
+        for _ in 0..<50 where result.status == 126 {
+            usleep(100_000)
+            result = try DaemonHarness.asNobody(["/usr/bin/timeout", "30", ctl, "--socket", harness.socket] + arguments)
+        }
+        return result
     }
 
     @Test(.timeLimit(.minutes(1))) func aStrangerLearnsNothing() throws {
@@ -164,7 +171,8 @@ import Testing
         // The same answer for an app that is not installed and one installed that does not bind it.
         let absent = try Self.asNobody(harness, ["fetch", "--app", "com.example.absent", "--sensor", "accelerometer", "--from", "0", "--to", "now"])
         let unbound = try Self.asNobody(harness, ["fetch", "--app", Self.study, "--sensor", "accelerometer", "--from", "0", "--to", "now"])
-        #expect(absent.status == unbound.status && absent.status != 0)
+        #expect(absent.status == unbound.status && absent.status == 1)
+        #expect(unbound.output.contains("uid 65534 may not act as app '\(Self.study)': no such app is installed for this user"), "\(unbound.output)")
         #expect(absent.output.replacingOccurrences(of: "com.example.absent", with: "APP")
                 == unbound.output.replacingOccurrences(of: Self.study, with: "APP"), "\(absent.output)\n\(unbound.output)")
         // Root, an administrator, hears which it is.
