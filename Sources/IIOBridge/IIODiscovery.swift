@@ -150,14 +150,13 @@ public final class IIODiscovery: @unchecked Sendable {
             options.log.info("\(device.sysname) (\(chip.description.name)): ignored by the configuration ([iio] ignore)")
             return
         }
-        for problem in chip.problems { options.log.warning(problem) }
+        for problem in chip.problems { options.log.warning("\(problem)") }
         guard !chip.functions.isEmpty else {
             options.log.info("\(device.sysname) (\(chip.description.name)): no channels sensorkitd records, ignoring")
             return
         }
         register(chip, reusing: nil)
-        options.log.info("\(device.sysname) (\(chip.description.name)) at \(device.syspath): "
-                         + chip.functions.map(\.description).joined(separator: ", "))
+        options.log.info("\(device.sysname) (\(chip.description.name)) at \(device.syspath): \(chip.functions.map(\.description).joined(separator: ", "))")
     }
 
     private func changed(_ device: UdevIIODevice) {
@@ -178,9 +177,8 @@ public final class IIODiscovery: @unchecked Sendable {
             options.log.debug("\(device.sysname): change uevent, nothing that matters changed")
             return
         }
-        for problem in chip.problems where !old.chip.problems.contains(problem) { options.log.warning(problem) }
-        options.log.notice("\(device.sysname) (\(chip.description.name)) changed: "
-                           + Self.differences(old.descriptors, descriptors) + "; its streams are registered anew")
+        for problem in chip.problems where !old.chip.problems.contains(problem) { options.log.warning("\(problem)") }
+        options.log.notice("\(device.sysname) (\(chip.description.name)) changed: \(Self.differences(old.descriptors, descriptors)); its streams are registered anew")
         registry.remove(source: old.chip.sourceID)
         for source in old.polled { source.close() }
         let keep = chip.capturePlan != nil && chip.capturePlan == old.chip.capturePlan

@@ -112,8 +112,7 @@ public final class IIORemoteDiscovery: @unchecked Sendable {
             for problem in chip.problems { options.log.warning("remote IIO \(uri): \(problem)") }
             let polled = chip.functions.filter { $0.capture == .polled }
             if !polled.isEmpty {
-                options.log.info("remote IIO \(uri) \(model.id) (\(model.name)): \(polled.map(\.kind.rawValue).joined(separator: ", ")) "
-                                 + "would need sysfs polling over the network, not recorded")
+                options.log.info("remote IIO \(uri) \(model.id) (\(model.name)): \(polled.map(\.kind.rawValue).joined(separator: ", ")) would need sysfs polling over the network, not recorded")
             }
             guard let plan = chip.capturePlan else { continue }
             let capture = IIORemoteCapture(context: context, deviceID: model.id, plan: plan, clock: options.clock, log: options.log) {
@@ -129,7 +128,7 @@ public final class IIORemoteDiscovery: @unchecked Sendable {
                     ? TimestampMapping.estimated.description : IIORemoteCapture.timestampsDetail
                 sources.append(IIOBufferedSource(chip: chip, function: function, capture: capture, descriptor: descriptor))
             }
-            options.log.info("remote IIO \(uri) \(model.id) (\(model.name)): " + plan.functions.map(\.description).joined(separator: ", "))
+            options.log.info("remote IIO \(uri) \(model.id) (\(model.name)): \(plan.functions.map(\.description).joined(separator: ", "))")
         }
         rig.sourceIDs = Array(Set(sources.map(\.descriptor.source))).sorted()
         rigs[uri] = rig

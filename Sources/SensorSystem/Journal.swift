@@ -5,8 +5,17 @@ import Synchronization
 /// prefix (`<3>` error, `<4>` warning, `<5>` notice, `<6>` info, `<7>` debug), which journald turns
 /// into priorities and a terminal shows as is. Orchestration (the daemon, the drivers' discovery
 /// and captures) logs; parsers, codecs and the store return errors instead.
+///
+/// Every line passes `line(_:)`: whatever a client, a device or a file put into it, a line is one
+/// line (control characters escaped, `PrintableText`) of at most `lineLimit` scalars, so nothing
+/// from outside can forge a line of its own, reach the terminal of whoever reads the log, or grow
+/// the log without bound. The messages are `LogMessage`s, whose interpolated values are escaped and
+/// cut one by one, so a long value cannot push the rest of its line out.
 public struct Journal: Sendable {
     private let write: @Sendable (String) -> Void
+
+    /// The most unicode scalars of one line, prefix included.
+    public static let lineLimit = 2048
 
     /// `write` receives whole lines that already carry their `<N>` prefix.
     public init(write: @escaping @Sendable (String) -> Void) { self.write = write }
@@ -26,12 +35,45 @@ public struct Journal: Sendable {
     }
 
     /// Logs a line that already carries its `<N>` prefix.
-    public func callAsFunction(_ line: String) { write(line) }
-    public func error(_ message: String) { write("<3>" + message) }
-    public func warning(_ message: String) { write("<4>" + message) }
-    public func notice(_ message: String) { write("<5>" + message) }
-    public func info(_ message: String) { write("<6>" + message) }
-    public func debug(_ message: String) { write("<7>" + message) }
+    public func callAsFunction(_ line: String) { write(Self.line(line)) }
+    public func error(_ message: LogMessage) { write(Self.line("<3>" + message.text)) }
+    public func warning(_ message: LogMessage) { write(Self.line("<4>" + message.text)) }
+    public func notice(_ message: LogMessage) { write(Self.line("<5>" + message.text)) }
+    public func info(_ message: LogMessage) { write(Self.line("<6>" + message.text)) }
+    public func debug(_ message: LogMessage) { write(Self.line("<7>" + message.text)) }
+
+    /// `text` as the one line it is written as: escaped and cut (a no-op for a line built of
+    /// literals and escaped values, short of the bound).
+    static func line(_ text: String) -> String {
+        if text.unicodeScalars.count <= lineLimit, PrintableText.isPrintable(text) { return text }
+        return PrintableText.escaped(text, limit: lineLimit)
+    }
+}
+
+/// A journal message: the text the code wrote, with every interpolated value escaped and cut to
+/// `PrintableText.valueLimit` — an app name a client sent, a wearable's model, an error that quotes
+/// either. A message built elsewhere goes in as `"\(message)"` and is escaped like any value;
+/// another `LogMessage` interpolated keeps its (already escaped) text.
+public struct LogMessage: ExpressibleByStringInterpolation, Sendable, CustomStringConvertible {
+    public let text: String
+    public var description: String { text }
+
+    public init(stringLiteral value: String) { text = value }
+    public init(stringInterpolation: Interpolation) { text = stringInterpolation.text }
+
+    public struct Interpolation: StringInterpolationProtocol {
+        var text = ""
+        public init(literalCapacity: Int, interpolationCount: Int) { text.reserveCapacity(literalCapacity + 16 * interpolationCount) }
+        public mutating func appendLiteral(_ literal: String) { text += literal }
+        public mutating func appendInterpolation(_ value: some Any) {
+            text += PrintableText.escaped(String(describing: value))
+        }
+        /// A value that may be longer than a log value (a study's purpose on a consent sheet).
+        public mutating func appendInterpolation(_ value: some Any, limit: Int) {
+            text += PrintableText.escaped(String(describing: value), limit: limit)
+        }
+        public mutating func appendInterpolation(_ message: LogMessage) { text += message.text }
+    }
 }
 
 /// A problem that may recur many times a second (a device that keeps failing a read, a client
@@ -50,6 +92,10 @@ public final class RecurringProblems: Sendable {
     private let interval: Int64
     private let now: @Sendable () -> Int64
     private let causes = Mutex<[String: Cause]>([:])
+    /// The most causes kept: causes built from outside values (a uid, an app) share one beyond it,
+    /// so the table stays bounded whatever the outside sends.
+    public static let maximumCauses = 512
+    static let otherCauses = "other recurring problems"
 
     /// `now` gives monotonic nanoseconds (injected for tests); `interval` is in nanoseconds.
     public init(_ journal: Journal, interval: Int64 = 60_000_000_000,
@@ -62,8 +108,9 @@ public final class RecurringProblems: Sendable {
     /// One occurrence of `cause`; `line` (with its `<N>` prefix) is what the first one logs.
     public func report(_ cause: String, _ line: @autoclosure () -> String) {
         let time = now()
-        enum Action { case first, summary(Int, Int64), quiet }
+        enum Action { case first, summary(String, Int, Int64), quiet }
         let action = causes.withLock { causes -> Action in
+            let cause = causes[cause] != nil || causes.count < Self.maximumCauses - 1 ? cause : Self.otherCauses
             guard var entry = causes[cause] else {
                 causes[cause] = Cause(since: time, lastLine: time)
                 return .first
@@ -71,7 +118,7 @@ public final class RecurringProblems: Sendable {
             entry.pending += 1
             var action = Action.quiet
             if time - entry.lastLine >= interval {
-                action = .summary(entry.pending, time - entry.since)
+                action = .summary(cause, entry.pending, time - entry.since)
                 entry.pending = 0
                 entry.since = time
                 entry.lastLine = time
@@ -81,7 +128,7 @@ public final class RecurringProblems: Sendable {
         }
         switch action {
         case .first: journal(line())
-        case .summary(let count, let span): journal(Self.summary(cause, count: count, span: span))
+        case .summary(let cause, let count, let span): journal(Self.summary(cause, count: count, span: span))
         case .quiet: break
         }
     }

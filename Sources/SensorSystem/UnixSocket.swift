@@ -10,10 +10,13 @@ public enum UnixSocket {
         public var pid: Int32
         public var uid: UInt32
         public var gid: UInt32
-        public init(pid: Int32, uid: UInt32, gid: UInt32) {
+        /// Supplementary groups at `connect` (`SO_PEERGROUPS`); empty where the kernel does not say.
+        public var groups: [UInt32]
+        public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = []) {
             self.pid = pid
             self.uid = uid
             self.gid = gid
+            self.groups = groups
         }
     }
 
@@ -76,11 +79,27 @@ public enum UnixSocket {
         return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size)) == 0
     }
 
-    /// `getsockopt(SO_PEERCRED)`.
+    /// `getsockopt(SO_PEERCRED)`, and the supplementary groups of `SO_PEERGROUPS` (best effort:
+    /// none when the kernel cannot say, which only ever withholds what a group would show).
     public static func peerCredentials(_ fd: Int32) throws(SystemError) -> PeerCredentials {
         var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
         _ = try syscall("getsockopt(SO_PEERCRED)") { csl_peer_credentials(fd, &pid, &uid, &gid) }
-        return PeerCredentials(pid: pid, uid: uid, gid: gid)
+        return PeerCredentials(pid: pid, uid: uid, gid: gid, groups: peerGroups(fd))
+    }
+
+    /// At most NGROUPS_MAX (65 536) groups; a first try with 64 covers nearly every user.
+    private static func peerGroups(_ fd: Int32) -> [UInt32] {
+        let peerGroupsOption: Int32 = 59  // SO_PEERGROUPS (Linux 4.13), not exported by Glibc's module
+        var groups = [gid_t](repeating: 0, count: 64)
+        for _ in 0..<2 {
+            var length = socklen_t(groups.count * MemoryLayout<gid_t>.size)
+            if getsockopt(fd, SOL_SOCKET, peerGroupsOption, &groups, &length) == 0 {
+                return Array(groups.prefix(Int(length) / MemoryLayout<gid_t>.size))
+            }
+            guard errno == ERANGE, Int(length) / MemoryLayout<gid_t>.size <= 65_536 else { return [] }
+            groups = [gid_t](repeating: 0, count: Int(length) / MemoryLayout<gid_t>.size)
+        }
+        return []
     }
 
     /// `read` into `buffer`; `.done(0)` is end of stream.

@@ -20,8 +20,11 @@ public enum UserDatabase {
     }
 }
 
-/// Facts about another process.
+/// Facts about a process.
 public enum ProcessIdentity {
+    /// This process's effective uid and gid: its user and group stand beside root as administrators.
+    public static var own: (uid: UInt32, gid: UInt32) { (geteuid(), getegid()) }
+
     /// The executable of a process (`readlink /proc/<pid>/exe`); nil when it cannot be read.
     public static func executable(ofPID pid: Int32) -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)

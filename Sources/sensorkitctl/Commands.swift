@@ -9,7 +9,7 @@ enum Commands {
         do {
             switch options.command {
             case "help":
-                print(CommandLineOptions.help)
+                Swift.print(CommandLineOptions.help)
                 return 0
             case "time": return try time(options)
             case "status": return try StatusCommand.run(options)
@@ -34,7 +34,7 @@ enum Commands {
     }
 
     static func fail(_ message: String) {
-        FileHandle.standardError.write(Data("sensorkitctl: \(message)\n".utf8))
+        Terminal.complain("sensorkitctl: \(message, limit: Journal.lineLimit)")
     }
 
     /// An administrative connection (no app); throws the daemon's refusal or an unreachable socket.
@@ -53,7 +53,7 @@ enum Commands {
     static func printJSON(_ value: some Encodable) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        print(String(decoding: try! encoder.encode(value), as: UTF8.self))
+        Swift.print(String(decoding: try! encoder.encode(value), as: UTF8.self))
     }
 
     static func name(_ raw: String) -> String {
@@ -63,7 +63,7 @@ enum Commands {
     static func seconds(_ ns: Int64) -> String { String(format: "%.3f", Double(ns) / 1e9) }
 
     static func table(_ rows: [[String]]) {
-        for line in StatusCommand.table(rows) { print(line) }
+        for line in StatusCommand.table(rows) { Terminal.show("\(line, limit: Journal.lineLimit)") }
     }
 
     private static func time(_ options: CommandLineOptions) throws -> Int32 {
@@ -72,17 +72,25 @@ enum Commands {
         if options.json {
             printJSON(["srTime": now.rawValue, "cfTime": now.toCFAbsoluteTime()])
         } else {
-            print("SR time \(now.rawValue) s, CF time \(now.toCFAbsoluteTime()) s, boot \(environment.clock.bootID)")
+            Terminal.show("SR time \(now.rawValue) s, CF time \(now.toCFAbsoluteTime()) s, boot \(environment.clock.bootID)")
         }
         return 0
     }
 
     private static func sensors(_ options: CommandLineOptions) throws -> Int32 {
         // Without a daemon the catalog is still shown; whether a driver can record is the daemon's to say.
-        let states = Dictionary(((try? call(connect(options), .sensors))?.states ?? []).map { ($0.sensor, $0) },
-                                uniquingKeysWith: { first, _ in first })
+        // A daemon that refuses (what records is for administrators) says why; one that cannot
+        // be reached is said to be so.
+        var unknown = "daemon not reachable"
+        var replied: [WireSensorState] = []
+        do {
+            replied = try call(connect(options), .sensors).states ?? []
+        } catch let error as WireError {
+            unknown = error.message
+        } catch {}
+        let states = Dictionary(replied.map { ($0.sensor, $0) }, uniquingKeysWith: { first, _ in first })
         func recordable(_ state: WireSensorState?) -> (String, String) {
-            guard let state, let recordable = state.recordable else { return ("?", "daemon not reachable") }
+            guard let state, let recordable = state.recordable else { return ("?", unknown) }
             return recordable ? ("yes", "") : ("no", state.unrecordableReason ?? "no driver")
         }
         if options.json {
@@ -91,7 +99,7 @@ enum Commands {
                 let (can, why) = recordable(state)
                 return ["name": d.name, "rawValue": d.sensor.rawValue, "source": d.source.rawValue,
                         "linuxSource": d.sourceDescription, "entitlement": d.entitlement ?? "",
-                        "sample": d.sampleClass, "recording": state?.recording == true ? "yes" : "no",
+                        "sample": d.sampleClass, "recording": state.map { $0.recording ? "yes" : "no" } ?? "?",
                         "recordable": can, "why": why]
             })
             return 0
@@ -99,7 +107,7 @@ enum Commands {
         table([["SENSOR", "RECORDING", "RECORDABLE", "LINUX SOURCE"]] + SensorCatalog.all.map { d in
             let state = states[d.sensor.rawValue]
             let (can, why) = recordable(state)
-            return [d.name, state?.recording == true ? "yes" : "no", why.isEmpty ? can : "\(can): \(why)",
+            return [d.name, state.map { $0.recording ? "yes" : "no" } ?? "?", why.isEmpty ? can : "\(can): \(why)",
                     d.isSupportedOnLinux ? d.sourceDescription : "— (no Linux source)"]
         })
         return 0
@@ -108,11 +116,11 @@ enum Commands {
     private static func devices(_ options: CommandLineOptions) throws -> Int32 {
         let sources = try call(connect(options), .devices).sources ?? []
         if options.json { printJSON(sources); return 0 }
-        if sources.isEmpty { print("no recording sources found"); return 0 }
+        if sources.isEmpty { Terminal.show("no recording sources found"); return 0 }
         for source in sources {
             let state = source.state ?? (source.recording ? "recording" : nil)
-            print("\(name(source.sensor)) on \(source.device): \(source.source)\(state.map { " (\($0))" } ?? "")")
-            for (key, value) in source.details.sorted(by: { $0.key < $1.key }) { print("    \(key): \(value)") }
+            Terminal.show("\(name(source.sensor)) on \(source.device): \(source.source)\(state.map { " (\($0))" } ?? "")")
+            for (key, value) in source.details.sorted(by: { $0.key < $1.key }) { Terminal.show("    \(key): \(value)") }
         }
         return 0
     }
@@ -120,11 +128,11 @@ enum Commands {
     private static func apps(_ options: CommandLineOptions) throws -> Int32 {
         let apps = try call(connect(options), .apps).apps ?? []
         if options.json { printJSON(apps); return 0 }
-        if apps.isEmpty { print("no apps you may see are installed (apps.d)"); return 0 }
+        if apps.isEmpty { Terminal.show("no apps you may see are installed (apps.d)"); return 0 }
         for app in apps {
-            print("\(app.app): \(app.purpose ?? "(no NSSensorKitUsageDescription)")")
-            print("    sensors: \(app.entitledSensors.map(name).joined(separator: ", "))")
-            print("    users: \(app.users.joined(separator: ", "))\(app.executable.map { ", executable \($0)" } ?? "")")
+            Terminal.show("\(app.app): \(app.purpose ?? "(no NSSensorKitUsageDescription)", limit: 4096)")
+            Terminal.show("    sensors: \(app.entitledSensors.map(name).joined(separator: ", "))")
+            Terminal.show("    users: \(app.users.joined(separator: ", "))\(app.executable.map { ", executable \($0)" } ?? "")")
         }
         return 0
     }
@@ -132,7 +140,7 @@ enum Commands {
     private static func stakes(_ options: CommandLineOptions) throws -> Int32 {
         let stakes = try call(connect(options), .stakes).stakes ?? []
         if options.json { printJSON(stakes); return 0 }
-        if stakes.isEmpty { print("no stakes"); return 0 }
+        if stakes.isEmpty { Terminal.show("no stakes"); return 0 }
         table([["APP", "SENSOR", "ACTIVE", "FIRST START (SR s)"]] + stakes.map {
             [$0.app, name($0.sensor), $0.active ? "yes" : "no", seconds($0.firstRecording)]
         })

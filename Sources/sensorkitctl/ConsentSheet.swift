@@ -1,5 +1,6 @@
 import Foundation
 import SensorKit
+import SensorSystem
 
 /// `sensorkitctl consent`: the Linux authorization sheet. Shows the study's purpose and privacy
 /// policy, then each sensor's description, asks Allow/Don't Allow, and warns before declining a
@@ -40,7 +41,7 @@ enum ConsentSheet {
             for item in request.items where item.status == SRAuthorizationStatus.notDetermined.rawValue {
                 decisions[item.sensor] = ask(item)
             }
-            if decisions.isEmpty { print("  nothing to decide for \(request.app)\n"); continue }
+            if decisions.isEmpty { Terminal.show("  nothing to decide for \(request.app)\n"); continue }
             _ = try decide(connection, app: request.app, decisions, options)
         }
         return 0
@@ -61,27 +62,27 @@ enum ConsentSheet {
     }
 
     static func show(_ request: WireConsentRequest) {
-        print("Research Sensor & Usage Data Request — \(request.app)")
-        print("  Study purpose: \(request.purpose ?? "(not given)")")
-        print("  Privacy policy: \(request.privacyPolicyURL ?? "(not given)")")
+        Terminal.show("Research Sensor & Usage Data Request — \(request.app)")
+        Terminal.show("  Study purpose: \(request.purpose ?? "(not given)", limit: 4096)")
+        Terminal.show("  Privacy policy: \(request.privacyPolicyURL ?? "(not given)")")
         for item in request.items {
             let status = SRAuthorizationStatus(rawValue: item.status).map { "\($0)" } ?? "?"
-            print("  • \(item.name)\(item.required ? " (Required)" : ""): \(item.description ?? "(no description)") [\(status)]")
+            Terminal.show("  • \(item.name)\(item.required ? " (Required)" : ""): \(item.description ?? "(no description)", limit: 4096) [\(status)]")
         }
-        print("")
+        Terminal.show("")
     }
 
     /// Asks about one sensor until the answer is clear; declining a Required one needs confirming.
     static func ask(_ item: WireConsentRequest.Item) -> Bool {
         while true {
-            print("\(item.name): \(item.description ?? "")")
-            print("  [a] Allow Collection & Sharing   [d] Don't Allow Collection & Sharing > ", terminator: "")
+            Terminal.show("\(item.name): \(item.description ?? "", limit: 4096)")
+            Terminal.show("  [a] Allow Collection & Sharing   [d] Don't Allow Collection & Sharing > ", terminator: "")
             guard let answer = readLine()?.lowercased() else { return false }
             if answer.hasPrefix("a") { return true }
             if answer.hasPrefix("d") {
                 guard item.required else { return false }
-                print("  This study requires \(item.name). Declining means you cannot take part.")
-                print("  [x] Don't Enroll in Study   [c] Change Choice > ", terminator: "")
+                Terminal.show("  This study requires \(item.name). Declining means you cannot take part.")
+                Terminal.show("  [x] Don't Enroll in Study   [c] Change Choice > ", terminator: "")
                 if readLine()?.lowercased().hasPrefix("x") == true { return false }
             }
         }
@@ -97,9 +98,9 @@ enum ConsentSheet {
             Commands.printJSON(["app": app, "notice": reply.notice ?? ""])
         } else {
             for (sensor, granted) in decisions.sorted(by: { $0.key < $1.key }) {
-                print("\(app): \(Commands.name(sensor)) \(granted ? "allowed" : "not allowed")")
+                Terminal.show("\(app): \(Commands.name(sensor)) \(granted ? "allowed" : "not allowed")")
             }
-            if let notice = reply.notice { print("warning: \(notice)") }
+            if let notice = reply.notice { Terminal.show("warning: \(notice)") }
         }
         return 0
     }

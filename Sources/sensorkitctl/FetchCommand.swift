@@ -67,7 +67,7 @@ enum FetchCommand {
         if let error = reply.error { throw error }
         let count = reply.count ?? 0
         FileHandle.standardError.write(Data("\(isTerminal ? "\r" : "")fetched \(count) samples of \(Commands.name(sensor.rawValue))\n".utf8))
-        if let notice = reply.notice { FileHandle.standardError.write(Data("why: \(notice)\n".utf8)) }
+        if let notice = reply.notice { Terminal.complain("why: \(notice)") }
         return 0
     }
 

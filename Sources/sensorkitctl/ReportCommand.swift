@@ -1,5 +1,6 @@
 import Foundation
 import SensorKit
+import SensorSystem
 
 /// `sensorkitctl report --day DATE --svg FILE`: one picture of one local day (`DayChart`), from
 /// the daemon's `health` reply for that day. Wall-clock times map to SR time with the current
@@ -27,7 +28,7 @@ enum ReportCommand {
         let chart = chart(health, day: day, next: next, calendar: calendar, sr: sr)
         try chart.svg().write(toFile: path, atomically: true, encoding: .utf8)
         let lost = health.streams.map { $0.records.count }.reduce(0, +)
-        print("wrote \(path): \(health.streams.count) streams, \(lost) deletion records on \(dayText)")
+        Terminal.show("wrote \(path): \(health.streams.count) streams, \(lost) deletion records on \(dayText)")
         return 0
     }
 

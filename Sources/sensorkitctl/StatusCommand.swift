@@ -1,5 +1,6 @@
 import Foundation
 import SensorKit
+import SensorSystem
 
 /// `sensorkitctl status`: the daemon (version, boot, what records) and each stream's health —
 /// rate received against the rate its source promises over the last minute and day, the age of
@@ -14,21 +15,25 @@ enum StatusCommand {
             Commands.printJSON(StatusDocument(daemon: info, health: healthReply.health, healthError: healthReply.error?.message))
             return 0
         }
-        print("\(info["version"] ?? "sensorkitd ?") — boot \(info["boot"] ?? "?"), SR time now \(Commands.seconds(Int64(info["now"] ?? "0") ?? 0)) s")
-        let recording = (info["recording"] ?? "").split(separator: ",").map { Commands.name(String($0)) }
-        print("recording: \(recording.isEmpty ? "nothing (no app holds a stake)" : recording.joined(separator: ", "))")
-        print("connections: \(info["connections"] ?? "?")")
-        if let drivers = info["drivers"] { print("drivers: \(drivers.isEmpty ? "none" : drivers)") }
+        Terminal.show("\(info["version"] ?? "sensorkitd ?") — boot \(info["boot"] ?? "?"), SR time now \(Commands.seconds(Int64(info["now"] ?? "0") ?? 0)) s")
+        if let raw = info["recording"] {
+            let recording = raw.split(separator: ",").map { Commands.name(String($0)) }
+            Terminal.show("recording: \(recording.isEmpty ? "nothing (no app holds a stake)" : recording.joined(separator: ", "))")
+        } else {
+            Terminal.show("recording: shown to administrators only (root, the daemon's group, a study's Consenters)")
+        }
+        if let connections = info["connections"] { Terminal.show("connections: \(connections)") }
+        if let drivers = info["drivers"] { Terminal.show("drivers: \(drivers.isEmpty ? "none" : drivers)") }
         for line in (info["unrecordable"] ?? "").split(separator: "\n") {
             let parts = line.split(separator: ":", maxSplits: 1).map(String.init)
-            print("cannot record \(parts.count == 2 ? Commands.name(parts[0]) + ":" + parts[1] : String(line))")
+            Terminal.show("cannot record \(parts.count == 2 ? Commands.name(parts[0]) + ":" + parts[1] : String(line))")
         }
         guard let health = healthReply.health else {
-            print("stream health: \(healthReply.error?.message ?? "not reported by this daemon")")
+            Terminal.show("stream health: \(healthReply.error?.message ?? "not reported by this daemon")")
             return 0
         }
-        print("")
-        print(lines(health).joined(separator: "\n"))
+        Terminal.show("")
+        for line in lines(health) { Terminal.show("\(line, limit: Journal.lineLimit)") }
         return 0
     }
 
@@ -131,7 +136,10 @@ enum StatusCommand {
 
     static func percent(_ fraction: Double) -> String { String(format: "%.0f %%", fraction * 100) }
 
+    /// Rows as aligned lines; every cell escaped (`PrintableText`), since cells carry what
+    /// devices and apps said, and aligned by what is shown.
     static func table(_ rows: [[String]]) -> [String] {
+        let rows = rows.map { $0.map { PrintableText.escaped($0) } }
         guard let width = rows.map(\.count).max() else { return [] }
         var widths = [Int](repeating: 0, count: width)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }

@@ -40,7 +40,7 @@ import Testing
         ("[ble]\n[wearable a]\nstreams = heartRate\n", 2, "[wearable a] needs address = or name ="),
         ("[ble]\n[wearable a]\nname = x\n", 2, "[wearable a] needs streams = (heartRate, onWristState, electrocardiogram, photoplethysmogram)"),
         ("[wearable a]\nname = x\nstreams = heartRate\n", 1, "[wearable a] needs a [ble] section (transport = hci or emulated:/folder)"),
-        ("[ble]\n[wearable a]\nname = x\nstreams = heartRate\n[wearable a]\n", 5, "[wearable a] appears twice"),
+        ("[ble]\n[wearable a]\nname = x\nstreams = heartRate\n[wearable a]\n", 5, "section [wearable a] appears twice (first on line 2); merge the two into one"),
         ("[ble]\n[wearable a]\naddress = C0:FF:EE:00:00:01\nstreams = heartRate\n[wearable b]\naddress = c0:ff:ee:00:00:01\nstreams = heartRate\n", 5,
          "[wearable b] has the address of [wearable a]"),
         ("[ble]\n[wearable a]\nname = x\nstreams = heartRate\nrssi = -40\n", 5, "unknown key 'rssi' in [wearable a]"),

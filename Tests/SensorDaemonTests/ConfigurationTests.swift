@@ -61,6 +61,29 @@ import SensorSystem
         }
     }
 
+    /// A second `hold =` silently overriding the first would change a study's rules behind the
+    /// back of whoever reads the first; so would a second `[grant]` of the same app.
+    @Test(arguments: [
+        ("[store]\nhold = 24h\nwindow = 7d\nhold = 0\n", 4, "hold is set twice in [store] (first on line 2); keep one"),
+        ("profile = lab\nprofile = study\n", 2, "profile is set twice (first on line 1); keep one"),
+        ("[store]\nhold = 1h\n[sensor accelerometer]\nhold = 0\n[store]\nwindow = 3d\n", 5,
+         "section [store] appears twice (first on line 1); merge the two into one"),
+        ("[grant com.example.a]\nsensors = accelerometer\n[grant  com.example.a ]\nsensors = rotationRate\n", 3,
+         "section [grant com.example.a] appears twice (first on line 1); merge the two into one"),
+        ("[iio]\nignore = a\n\n# later\nignore = b\n", 5, "ignore is set twice in [iio] (first on line 2); keep one"),
+    ] as [(String, Int, String)])
+    func duplicateKeysAndSectionsAreErrorsNamingBothLines(text: String, line: Int, message: String) throws {
+        do {
+            _ = try DaemonConfiguration.parse(text)
+            Issue.record("parsed: \(text)")
+        } catch {
+            #expect(error.line == line && error.message == message, "\(error)")
+        }
+        // The same key in two sections, and the same sensor's two sections, are not repeats.
+        let config = try DaemonConfiguration.parse("[sensor accelerometer]\nhold = 0\n[sensor rotationRate]\nhold = 0\n[store]\nhold = 1h\n")
+        #expect(config.sensorRetention.count == 2)
+    }
+
     @Test func durationsAndSizes() {
         #expect(DaemonConfiguration.parseDuration("250ms") == 250_000_000)
         #expect(DaemonConfiguration.parseDuration("90s") == 90_000_000_000)

@@ -169,9 +169,10 @@ import Testing
         let admin = try harness.connect(app: nil)
         #expect(DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "1" },
                 "sessions of departed clients must be released")
-        // Leaving with replies unread or unsent is an ordinary goodbye, not a failure in the log.
+        // Leaving with replies unread or unsent is an ordinary goodbye, not a failure in the log
+        // (one line per uid and kind of reason; the others are counted, docs/reliability.md).
         let closes = harness.logLines().filter { $0.contains(") closed: ") }
-        #expect(closes.count >= 5 && !closes.contains { $0.contains("failed") }, "\(closes)")
+        #expect(closes.count >= 1 && !closes.contains { $0.contains("failed") }, "\(closes)")
         #expect(recordingCount(harness) > 0)
     }
 

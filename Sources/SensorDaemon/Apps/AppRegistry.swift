@@ -61,4 +61,13 @@ public struct AppRegistry: Sendable {
         }
         return manifest
     }
+
+    /// The manifest a connection bound to `bound` at `hello` acts under now, checked as `hello`
+    /// would check it (docs/protocol.md §3.6): throws when the app was uninstalled or the uid
+    /// removed from its binding. The executable is read again only when the manifest names a new one.
+    public func rebind(_ bound: AppManifest, peer: UnixSocket.PeerCredentials,
+                       executableOf: (Int32) -> String? = ProcessIdentity.executable(ofPID:)) throws(Refusal) -> AppManifest {
+        let unchanged = apps[bound.bundleID]?.executable == bound.executable
+        return try authenticate(app: bound.bundleID, peer: peer, executableOf: { unchanged ? bound.executable : executableOf($0) })
+    }
 }

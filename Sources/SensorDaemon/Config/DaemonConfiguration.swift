@@ -11,7 +11,9 @@ import SensorKitModel
 ///     [wearable chest-strap]  address = C0:FF:EE:00:00:01 (or name = Polar H10 *)  streams = heartRate, electrocardiogram
 ///
 /// Durations take ns, us, ms, s, m, h, d; sizes take K, M, G, T (powers of 1024). Unknown keys and
-/// sections are errors with their line number, so a typo never silently changes a study's rules.
+/// sections are errors with their line number, so a typo never silently changes a study's rules; so
+/// are a key set twice in one section and a section written twice (the error names both lines): a
+/// second `hold =` must not quietly override the first one an administrator reads.
 public struct DaemonConfiguration: Hashable, Sendable {
     public enum Profile: String, Sendable { case study, lab }
 
@@ -58,6 +60,10 @@ public struct DaemonConfiguration: Hashable, Sendable {
         var config = DaemonConfiguration()
         var section = ""
         var explicitHold = false
+        // First line of each section header and of each key within its section: a repeat is an
+        // error naming both lines, never a silent override.
+        var sectionLines: [String: Int] = [:]
+        var keyLines: [String: Int] = [:]
         for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = offset + 1
             let content = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
@@ -66,7 +72,8 @@ public struct DaemonConfiguration: Hashable, Sendable {
             if content.hasPrefix("[") {
                 guard content.hasSuffix("]") else { throw ParseError(line: line, message: "section header must end with ]") }
                 section = String(content.dropFirst().dropLast()).trimmingCharacters(in: " \t")
-                let parts = section.split(separator: " ", maxSplits: 1).map(String.init)
+                let parts = section.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: " \t") }
+                section = parts.joined(separator: " ")
                 switch parts.first {
                 case "store", "iio", "reader", "ble": guard parts.count == 1 else { throw ParseError(line: line, message: "[\(parts[0])] takes no name") }
                 case "sensor":
@@ -77,18 +84,23 @@ public struct DaemonConfiguration: Hashable, Sendable {
                     guard parts.count == 2 else { throw ParseError(line: line, message: "[grant] needs an app bundle id") }
                 case "wearable":
                     guard parts.count == 2 else { throw ParseError(line: line, message: "[wearable] needs a name, e.g. [wearable chest-strap]") }
-                    guard !config.wearables.contains(where: { $0.name == parts[1] }) else {
-                        throw ParseError(line: line, message: "[wearable \(parts[1])] appears twice")
-                    }
-                    config.wearables.append(WearableConfiguration(name: parts[1], line: line))
                 default: throw ParseError(line: line, message: "unknown section [\(section)]")
                 }
+                if let earlier = sectionLines[section] {
+                    throw ParseError(line: line, message: "section [\(section)] appears twice (first on line \(earlier)); merge the two into one")
+                }
+                sectionLines[section] = line
+                if parts.first == "wearable" { config.wearables.append(WearableConfiguration(name: parts[1], line: line)) }
                 if parts.first == "ble" { config.ble = config.ble ?? BLESettings() }
                 continue
             }
             let pair = content.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: " \t") }
             guard pair.count == 2, !pair[0].isEmpty else { throw ParseError(line: line, message: "expected key = value") }
             let (key, value) = (pair[0], pair[1])
+            if let earlier = keyLines[section + "\u{0}" + key] {
+                throw ParseError(line: line, message: "\(key) is set twice\(section.isEmpty ? "" : " in [\(section)]") (first on line \(earlier)); keep one")
+            }
+            keyLines[section + "\u{0}" + key] = line
             func duration() throws(ParseError) -> Int64 {
                 guard let d = parseDuration(value) else { throw ParseError(line: line, message: "\(key): '\(value)' is not a duration (e.g. 24h, 7d, 0)") }
                 return d

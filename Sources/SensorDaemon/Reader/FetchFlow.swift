@@ -43,6 +43,9 @@ struct FetchFlow<Batch> {
         /// The client acknowledged `batches` frames (its number, unchecked).
         case acknowledged(batches: Int, now: Int64)
         case cancelled(silently: Bool)
+        /// The app lost its right to the data (consent denied, entitlement or binding removed,
+        /// app uninstalled): the fetch ends with `error`, whatever it was doing.
+        case revoked(WireError)
         /// The watchdog's period passed.
         case tick(now: Int64)
         case parkFailed(String)
@@ -91,6 +94,7 @@ struct FetchFlow<Batch> {
             guard case .start(let now) = event else {
                 // Only `start` leads out of here; anything else (a cancel racing the start) ends it.
                 if case .cancelled(let silently) = event { return finish(silently ? nil : cancelledReply(sent: 0)) }
+                if case .revoked(let error) = event { return finish(.failure(requestID, error)) }
                 return []
             }
             state = .running(Running(credit: window, lastProgress: now))
@@ -126,6 +130,8 @@ struct FetchFlow<Batch> {
                 return scheduleIfUseful()
             case .cancelled(let silently):
                 return finish(silently ? nil : cancelledReply(sent: running.sent))
+            case .revoked(let error):
+                return finish(.failure(requestID, error))
             case .tick(let now):
                 let idle = now.subtractingSaturating(running.lastProgress)
                 if idle >= idleTimeout {

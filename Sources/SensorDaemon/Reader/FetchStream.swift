@@ -62,6 +62,11 @@ final class FetchStream: @unchecked Sendable {
         queue.async { self.handle(.cancelled(silently: silently)) }
     }
 
+    /// Stops the fetch because the app lost its right to the data; the client gets `error`.
+    func revoke(_ error: WireError) {
+        queue.async { self.handle(.revoked(error)) }
+    }
+
     /// Feeds `event` to the flow and carries out its actions; results of actions that finish at
     /// once (a read, a park) are fed back before anything else happens.
     private func handle(_ event: FetchFlow<EncodedBatch>.Event) {

@@ -19,6 +19,10 @@ public final class ReaderService: @unchecked Sendable {
         public var drivers: DriverRegistry
         /// Administrator pre-grants from the config (lab rigs): (app, sensor) pairs.
         public var preGranted: [ControlLedger.Key]
+        /// Where the grants the configuration made are remembered across restarts
+        /// (`ConfiguredGrants`), so a `[grant]` removed while the daemon was stopped is revoked at
+        /// start; nil: only for this run.
+        public var configuredGrantsFile: String?
         /// Nanoseconds a fetch may go without progress before it ends with `timedOut`.
         public var fetchIdleTimeout: Int64
         /// Runs the fetches' idle and park timers (tests drive it by hand).
@@ -45,9 +49,15 @@ public final class ReaderService: @unchecked Sendable {
     private final class Session: @unchecked Sendable {
         // @unchecked: touched only on the control queue (the service's `queue`), like the service.
         let connection: ClientConnection
+        /// The app as installed now: checked again at every reload and every request (`recheck`).
         var app: AppManifest?
+        /// Set when a reload withdrew the app (uninstalled, or this uid removed from its binding):
+        /// every study operation of the connection fails with it from then on.
+        var withdrawn: WireError?
         var helloDone = false
         var fetches: [UInt32: FetchStream] = [:]
+        /// The sensor (as recorded: deletion records count as their sensor) each fetch reads.
+        var fetchSensors: [UInt32: SRSensor] = [:]
         /// requestAuthorization requests waiting for a person's answer: id → sensors.
         var waitingConsent: [UInt32: Set<SRSensor>] = [:]
         /// Frames of this connection waiting in `held` (they keep their order behind it).
@@ -75,22 +85,44 @@ public final class ReaderService: @unchecked Sendable {
     private let healthQueue = DispatchQueue(label: "sensorkitd.reader.health")
     /// Every catalog sensor with why no driver produces it (nil: one does); drivers are fixed at start.
     private let unrecordable: [(SRSensor, String?)]
+    /// Log lines any local user can make the daemon write (a refused hello, a connection closed
+    /// for a protocol error, a consent request): the first of each kind per uid or app at once,
+    /// the rest counted in one summary line a minute, so a flood cannot fill the journal.
+    private let outsiderLines: RecurringProblems
+    /// Who may see which apps are installed and what records (docs/protocol.md §1.2).
+    private let administrators = Administrators.ofThisProcess
 
     public init(_ dependencies: Dependencies) throws {
         self.dependencies = dependencies
         ledger = try dependencies.storage.loadLedger()
         unrecordable = SensorCatalog.all.map { ($0.sensor, dependencies.drivers.availability(of: $0.sensor).reason) }
-        let now = Self.srNow(dependencies)
+        outsiderLines = RecurringProblems(dependencies.log)
+        // The store does not keep who decided: the file says which decisions are still the
+        // configuration's own.
+        if let path = dependencies.configuredGrantsFile {
+            for entry in try ConfiguredGrants.load(path).entries {
+                let key = ControlLedger.Key(app: entry.app, sensor: SRSensor(entry.sensor))
+                if let decision = ledger.decisions[key], decision.status == .authorized, decision.decidedAt == entry.decidedAt {
+                    ledger.decide(key, granted: true, at: entry.decidedAt, by: "config")
+                }
+            }
+        }
         for key in dependencies.preGranted where ledger.status(key) == .notDetermined {
+            let now = Self.srNow(dependencies)
             ledger.decide(key, granted: true, at: now, by: "config")
             try dependencies.storage.saveConsent(key, status: .authorized, at: now)
         }
+        revokeRemovedGrants(at: Self.srNow(dependencies), context: "start")
         dependencies.recorder.record(ledger.sensorsToRecord)
     }
 
-    /// SIGHUP (`Daemon.reload`): apps and pre-grants read again. A session already bound to an app
-    /// keeps that manifest until it reconnects; a grant added here is decided once, like at start.
-    /// `done` runs on the control queue when the new set is in force.
+    /// SIGHUP (`Daemon.reload`): apps and pre-grants read again. Every connection bound to an app
+    /// is checked against the new apps at once (`recheck`): an uninstalled app or a uid removed
+    /// from its binding loses the connection's access, a sensor removed from the entitlement its
+    /// fetches. A grant added here is decided once, like at start; a grant removed here that
+    /// still stands as the configuration decided it is revoked (denied, its stake ended), and the
+    /// app's connections get `authorizationChanged`. `done` runs on the control queue when the new
+    /// set is in force.
     public func reload(registry: AppRegistry, preGranted: [ControlLedger.Key], done: @escaping @Sendable () -> Void) {
         queue.async {
             self.dependencies.registry = registry
@@ -104,9 +136,77 @@ public final class ReaderService: @unchecked Sendable {
                     self.dependencies.log.error("reload: cannot store the configured grant of \(key.sensor.rawValue) to \(key.app): \(error)")
                 }
             }
+            self.revokeRemovedGrants(at: now, context: "reload")
+            for session in self.sessions.values { self.recheck(session) }
             self.dependencies.recorder.record(self.ledger.sensorsToRecord)
             done()
         }
+    }
+
+    /// Revokes each grant the configuration made that it no longer makes and that still stands as
+    /// it made it (denied, its stake ended, `authorizationChanged` to the app's connections), and
+    /// remembers the configuration's grants (`configuredGrantsFile`). From `init` (before any
+    /// other thread sees the service) or on the control queue.
+    private func revokeRemovedGrants(at now: Int64, context: String) {
+        let kept = Set(dependencies.preGranted)
+        let removed = ledger.decisions.filter { $0.value.decidedBy == "config" && $0.value.status == .authorized && !kept.contains($0.key) }
+        for key in removed.keys.sorted() {
+            do {
+                try dependencies.storage.saveConsent(key, status: .denied, at: now)
+                if ledger.stakes[key]?.active == true { try dependencies.storage.saveStake(key, active: false, at: now) }
+                ledger.decide(key, granted: false, at: now, by: "config (grant removed)")
+                dependencies.log.notice("\(context): the configured grant of \(key.sensor.rawValue) to \(key.app) was removed; its consent is revoked")
+                var event = WireReply(event: WireReply.Event.authorizationChanged.rawValue)
+                event.sensor = key.sensor.rawValue
+                event.authorizationStatus = SRAuthorizationStatus.denied.rawValue
+                broadcast(event, toApp: key.app)
+            } catch {
+                dependencies.log.error("\(context): cannot revoke the removed grant of \(key.sensor.rawValue) to \(key.app): \(error)")
+            }
+        }
+        guard let path = dependencies.configuredGrantsFile else { return }
+        do {
+            try ConfiguredGrants(ledger.decisions).save(path)
+        } catch {
+            dependencies.log.error("\(context): cannot remember the configured grants in \(path): \(error); a [grant] removed before the next start will not be revoked then")
+        }
+    }
+
+    /// Checks a connection's app against the apps installed now, and its fetches against the app's
+    /// entitlement and consent now: what is no longer allowed ends (docs/protocol.md §3.6).
+    private func recheck(_ session: Session) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let bound = session.app, session.withdrawn == nil else { return }
+        let manifest: AppManifest
+        do {
+            manifest = try dependencies.registry.rebind(bound, peer: session.connection.peer)
+        } catch {
+            let why = switch error {
+            case .unknownApp: "app '\(bound.bundleID)' was uninstalled"
+            case .userNotBound(_, let uid): "uid \(uid) was removed from the binding of app '\(bound.bundleID)'"
+            case .wrongExecutable(_, let expected, _): "app '\(bound.bundleID)' may now only be run as \(expected)"
+            }
+            return withdraw(session, WireError(error.isUnknownApp ? .unknownApp : .notPermitted, why + "; this connection may no longer act as it"))
+        }
+        session.app = manifest
+        for (id, sensor) in session.fetchSensors {
+            if !manifest.entitledSensors.contains(sensor) {
+                session.fetches[id]?.revoke(WireError(.invalidEntitlement, "\(manifest.bundleID)'s entitlement \(AppManifest.entitlementKey) no longer lists \(sensor.rawValue); the fetch ended"))
+            } else if ledger.status(.init(app: manifest.bundleID, sensor: sensor)) != .authorized {
+                session.fetches[id]?.revoke(WireError(.noAuthorization, "\(manifest.bundleID) is no longer authorized for \(sensor.rawValue); the fetch ended"))
+            }
+        }
+    }
+
+    /// The connection's app was withdrawn: its fetches end and its waiting consent requests are
+    /// answered with `error`, and so is every later study operation.
+    private func withdraw(_ session: Session, _ error: WireError) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        session.withdrawn = error
+        for fetch in session.fetches.values { fetch.revoke(error) }
+        for id in session.waitingConsent.keys.sorted() { send(.failure(id, error), to: session) }
+        session.waitingConsent = [:]
+        dependencies.log.notice("connection \(session.connection.id) (uid \(session.connection.peer.uid)): \(error.message)")
     }
 
     /// Answers on the control queue (the watchdog's probe).
@@ -143,7 +243,11 @@ public final class ReaderService: @unchecked Sendable {
         if session.heldFrames > 0 { held.removeAll { $0.connection == id } }
         for fetch in session.fetches.values { fetch.cancel(silently: true) }
         if reason != "client closed the connection" {
-            dependencies.log.info("connection \(id) (uid \(session.connection.peer.uid)) closed: \(reason)")
+            // One line per uid and kind of reason (the text before its first colon, which
+            // carries no outside value), the rest counted.
+            let uid = session.connection.peer.uid
+            let kind = reason.prefix { $0 != ":" }.prefix(80)
+            outsiderLines.report("connections of uid \(uid) closed (\(kind))", "<6>\(LogMessage("connection \(id) (uid \(uid)) closed: \(reason)"))")
         }
     }
 
@@ -217,6 +321,8 @@ public final class ReaderService: @unchecked Sendable {
             return fail(request.id, .notPermitted,
                         "an app session may call only \(WireRequest.Operation.allowedInAppSessions.map(\.rawValue).sorted().joined(separator: ", ")) of the administrative operations; \(operation.rawValue) needs an admin session (hello without app)", session)
         }
+        // The app may have been uninstalled or its binding changed since the last request.
+        if session.app != nil { recheck(session) }
         switch operation {
         case .hello: hello(request, session)
         case .status: status(request, session)
@@ -249,8 +355,15 @@ public final class ReaderService: @unchecked Sendable {
             do {
                 session.app = try dependencies.registry.authenticate(app: app, peer: session.connection.peer)
             } catch {
-                dependencies.log.notice("refused connection from uid \(session.connection.peer.uid) pid \(session.connection.peer.pid): \(error)")
-                fail(request.id, error.isUnknownApp ? .unknownApp : .notPermitted, error.description, session)
+                let peer = session.connection.peer
+                outsiderLines.report("refused hellos of uid \(peer.uid)", "<5>\(LogMessage("refused connection from uid \(peer.uid) pid \(peer.pid): \(error)"))")
+                // A uid that administers nothing learns the same for an app that is not installed
+                // and one that does not bind it: which apps are installed is not its business.
+                if !error.isWrongExecutable, !administrators.include(peer, in: dependencies.registry, app: app) {
+                    fail(request.id, .unknownApp, "uid \(peer.uid) may not act as app '\(app)': no such app is installed for this user", session)
+                } else {
+                    fail(request.id, error.isUnknownApp ? .unknownApp : .notPermitted, error.description, session)
+                }
                 let connection = session.connection
                 connection.queue.async { connection.close(reason: "refused: \(error)", flushFirst: true) }
                 return
@@ -271,10 +384,7 @@ public final class ReaderService: @unchecked Sendable {
     /// `needsDriver`: the sensor must have a driver here (every operation but stopRecording, which
     /// must stay able to drop a stake recorded before).
     private func entitledSensor(_ request: WireRequest, _ session: Session, needsDriver: Bool = true) -> (AppManifest, SRSensor)? {
-        guard let app = session.app else {
-            fail(request.id, .notPermitted, "this connection did not say which app it is (hello with app)", session)
-            return nil
-        }
+        guard let app = boundApp(request, session) else { return nil }
         guard let raw = request.sensor else {
             fail(request.id, .malformedRequest, "the request needs a sensor", session)
             return nil
@@ -297,8 +407,22 @@ public final class ReaderService: @unchecked Sendable {
         return (app, recorded)
     }
 
+    /// The app of an app session, or nil after replying an error (an admin session, or an app
+    /// withdrawn by a reload).
+    private func boundApp(_ request: WireRequest, _ session: Session) -> AppManifest? {
+        if let withdrawn = session.withdrawn {
+            fail(request.id, withdrawn.code, withdrawn.message, session)
+            return nil
+        }
+        guard let app = session.app else {
+            fail(request.id, .notPermitted, "this connection did not say which app it is (hello with app)", session)
+            return nil
+        }
+        return app
+    }
+
     private func status(_ request: WireRequest, _ session: Session) {
-        guard let app = session.app else { return fail(request.id, .notPermitted, "hello with an app first", session) }
+        guard let app = boundApp(request, session) else { return }
         let sensors = request.sensor.map { [SRSensor($0)] } ?? app.entitledSensors.sorted { $0.rawValue < $1.rawValue }
         var reply = WireReply(id: request.id, ok: true)
         reply.states = sensors.map { sensor in
@@ -311,7 +435,7 @@ public final class ReaderService: @unchecked Sendable {
     }
 
     private func requestAuthorization(_ request: WireRequest, _ session: Session) {
-        guard let app = session.app else { return fail(request.id, .notPermitted, "hello with an app first", session) }
+        guard let app = boundApp(request, session) else { return }
         let sensors = Set((request.sensors ?? []).map(SRSensor.init(rawValue:)))
         guard !sensors.isEmpty else { return fail(request.id, .malformedRequest, "requestAuthorization needs sensors", session) }
         guard session.openRequests < WireLimits.maxOpenRequests else {
@@ -335,7 +459,7 @@ public final class ReaderService: @unchecked Sendable {
             if let failure { log.error("could not save the consent request of \(app.bundleID): \(failure)") }
         }
         session.waitingConsent[request.id] = undecided
-        dependencies.log.info("\(app.bundleID) asks for consent to \(undecided.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }.sorted().joined(separator: ", ")); answer with: sensorkitctl consent \(app.bundleID)")
+        outsiderLines.report("consent requests of \(app.bundleID)", "<6>\(LogMessage("\(app.bundleID) asks for consent to \(undecided.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }.sorted().joined(separator: ", ")); answer with: sensorkitctl consent \(app.bundleID)"))")
     }
 
     private func changeStake(_ request: WireRequest, _ session: Session, start: Bool) {
@@ -424,9 +548,13 @@ public final class ReaderService: @unchecked Sendable {
                 idleTimeout: dependencies.fetchIdleTimeout, scheduler: dependencies.scheduler,
                 onFinish: { [weak self] id in
                     guard let self else { return }
-                    self.queue.async { self.sessions[connectionID]?.fetches[id] = nil }
+                    self.queue.async {
+                        self.sessions[connectionID]?.fetches[id] = nil
+                        self.sessions[connectionID]?.fetchSensors[id] = nil
+                    }
                 })
             session.fetches[request.id] = stream
+            session.fetchSensors[request.id] = recorded
             stream.start()
         }
     }
@@ -449,25 +577,33 @@ public final class ReaderService: @unchecked Sendable {
 
     private func administer(_ operation: WireRequest.Operation, _ request: WireRequest, _ session: Session) {
         var reply = WireReply(id: request.id, ok: true)
+        // What records, which devices and how busy the daemon is are an administrator's to see,
+        // in an admin session; an app session and a stranger's session get none of it.
+        let seesActivity = session.app == nil && administrators.include(session.connection.peer, in: dependencies.registry)
+        if !seesActivity, operation == .sensors || operation == .devices {
+            return fail(request.id, .notPermitted, "\(operation.rawValue) is shown to administrators only (root, the daemon's user or group, a study's Consenters) in an admin session", session)
+        }
         switch operation {
         case .daemonStatus:
-            // Bytes queued for clients that have not read them yet: bounded by credit and the
-            // per-connection limit, whatever clients ask for.
-            let backlogs = sessions.values.map { session in
-                session.connection.queue.sync { (session.connection.pendingCount, session.connection.queuedRequests) }
-            }
-            let queued = backlogs.reduce(0) { $0 + $1.0 }
             reply.info = ["version": DaemonCommand.version, "now": String(now),
                           "boot": dependencies.clock.bootID.rawValue,
-                          "connections": String(sessions.count),
-                          "fetches": String(sessions.values.reduce(0) { $0 + $1.fetches.count }),
-                          "queuedReplyBytes": String(queued),
-                          "maxQueuedRequests": String(backlogs.map(\.1).max() ?? 0),
-                          "recording": session.app == nil ? ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",") : "",
                           "drivers": dependencies.drivers.drivers.map { "\($0.name)\($0.disabledBy == nil ? "" : " (disabled)")" }.joined(separator: ","),
                           "unrecordable": unrecordable.compactMap { sensor, reason in
                               SensorCatalog.descriptor(for: sensor)?.isSupportedOnLinux == true ? reason.map { "\(sensor.rawValue): \($0)" } : nil
                           }.joined(separator: "\n")]
+            if seesActivity {
+                // Bytes queued for clients that have not read them yet: bounded by credit and the
+                // per-connection limit, whatever clients ask for.
+                let backlogs = sessions.values.map { session in
+                    session.connection.queue.sync { (session.connection.pendingCount, session.connection.queuedRequests) }
+                }
+                let queued = backlogs.reduce(0) { $0 + $1.0 }
+                reply.info?["connections"] = String(sessions.count)
+                reply.info?["fetches"] = String(sessions.values.reduce(0) { $0 + $1.fetches.count })
+                reply.info?["queuedReplyBytes"] = String(queued)
+                reply.info?["maxQueuedRequests"] = String(backlogs.map(\.1).max() ?? 0)
+                reply.info?["recording"] = ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",")
+            }
         case .sensors:
             let recording = ledger.sensorsToRecord
             reply.states = unrecordable.map { sensor, reason in
@@ -603,6 +739,8 @@ public final class ReaderService: @unchecked Sendable {
             event.authorizationStatus = status.rawValue
             broadcast(event, toApp: bundleID)
         }
+        // A fetch in flight ends with the consent it was started under.
+        for session in sessions.values where session.app?.bundleID == bundleID { recheck(session) }
         answerWaitingRequests(of: bundleID)
     }
 
@@ -621,6 +759,11 @@ public final class ReaderService: @unchecked Sendable {
 extension AppRegistry.Refusal {
     var isUnknownApp: Bool {
         if case .unknownApp = self { return true }
+        return false
+    }
+    /// Only a bound uid hears this one: it already knows the app is installed.
+    var isWrongExecutable: Bool {
+        if case .wrongExecutable = self { return true }
         return false
     }
 }

@@ -19,7 +19,7 @@ extension Daemon {
             return
         }
         let (registry, problems) = AppRegistry.load(directory: parts.paths.appsDirectory)
-        for problem in problems { journal.warning(problem + ", ignoring") }
+        for problem in problems { journal.warning("\(problem), ignoring") }
         if Self.differsBeyondGrants(running: parts.configuration, read: configuration) {
             journal.warning(
                 "reload: settings other than [grant] sections changed in \(parts.paths.config); they take effect at the next restart"

@@ -72,14 +72,13 @@ public final class Daemon: @unchecked Sendable {
         try SharedFolder.prepare(socketFolder.isEmpty ? "." : socketFolder)
         let tightened = try StateDirectory.secure(parts.paths.stateDirectory)
         if !tightened.isEmpty {
-            journal.warning("state directory \(parts.paths.stateDirectory) was readable by others; made private: "
-                            + tightened.map(\.description).joined(separator: ", "))
+            journal.warning("state directory \(parts.paths.stateDirectory) was readable by others; made private: \(tightened.map(\.description).joined(separator: ", "))")
         }
         timeline = try TimelineKeeper(stateDirectory: parts.paths.stateDirectory, clock: parts.clock, journal: journal)
         store = try parts.openStore(parts.paths.stateDirectory, timeline)
         pipeline = RecordingPipeline(sink: store, clock: parts.clock, journal: journal)
         let (registry, problems) = AppRegistry.load(directory: parts.paths.appsDirectory)
-        for problem in problems { journal.warning(problem + ", ignoring") }
+        for problem in problems { journal.warning("\(problem), ignoring") }
         journal.info("\(registry.apps.count) app(s) installed from \(parts.paths.appsDirectory)")
         let keeper = timeline
         let limits = ReaderLimits(parts.configuration.reader, openFiles: OpenFileLimit.current)
@@ -89,6 +88,7 @@ public final class Daemon: @unchecked Sendable {
             timeline: { keeper.current }, storage: store, drivers: parts.drivers,
             preGranted: parts.configuration.grants, fetchIdleTimeout: limits.fetchIdleTimeout, log: journal)
         dependencies.scheduler = parts.scheduler
+        dependencies.configuredGrantsFile = parts.paths.stateDirectory + "/" + ConfiguredGrants.fileName
         service = try ReaderService(dependencies)
         server = try ReaderServer(path: parts.paths.socket, service: service, limits: limits, inheritedListener: parts.listener,
                                   log: journal)

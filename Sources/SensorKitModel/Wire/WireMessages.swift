@@ -19,9 +19,10 @@ public struct WireRequest: Codable, Hashable, Sendable {
             }
         }
 
-        /// The administrative operations an app session may call (docs/protocol.md §1.3): the ones
-        /// that show no app's consent or stakes. Every other one is refused with 104.
-        public static let allowedInAppSessions: Set<Operation> = [.daemonStatus, .sensors, .devices]
+        /// The administrative operations an app session may call (docs/protocol.md §1.3): the one
+        /// that shows no app's consent or stakes, nor what records or which devices are attached
+        /// (`daemonStatus` without those fields). Every other one is refused with 104.
+        public static let allowedInAppSessions: Set<Operation> = [.daemonStatus]
     }
 
     public var id: UInt32
