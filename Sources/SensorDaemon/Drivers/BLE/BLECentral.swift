@@ -67,7 +67,7 @@ final class BLECentral: SourceDiscovery, @unchecked Sendable {
         }
         // Connects run after the scan pass, one at a time on this queue.
         for link in searching {
-            guard let report = reports.first(where: { link.matches($0) }) else { continue }
+            guard let report = link.choose(reports) else { continue }
             link.connect(report, over: transport)
         }
     }
