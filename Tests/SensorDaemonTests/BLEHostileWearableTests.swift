@@ -125,24 +125,29 @@ import Testing
             if index % 500 == 0, strap.notifyHeartRate([0x06, 70]) { sentAt.append(clock.boottimeNanoseconds()) }
         }
         // The device stops its ECG stream by itself, again and again.
-        let startsBefore = h10.commands.filter { $0.first == 0x01 }.count
+        let startsBefore = Self.occurrences(run.log, "PMD ecg streaming")
+        let stopsFrom = clock.boottimeNanoseconds()
         for _ in 0..<300 {
             h10.indicateControlPoint([0x01, 0x00])
             usleep(5000)
         }
         usleep(500_000)
+        // Pauses of 0.5, 1, 2, 4 … s: the restarts that fit the time this took (a loaded machine
+        // stretches it), not one per indication.
+        let elapsed = Double(clock.boottimeNanoseconds() - stopsFrom) / 1e9
+        let allowed = Int(log2(elapsed / 0.5 + 1)) + 1
         let now = try run.timeline(app).now
         let log = run.log
         let ecg = e2e.fetch(app, .electrocardiogram, device: "ble:" + Self.h10, from: startSR, to: now)
         let heart = e2e.fetch(app, .heartRate, device: "ble:" + Self.strap, from: startSR, to: now)
         let lateness = zip(heart.times, sentAt).map { $0 - (anchor + $1) }
-        let starts = h10.commands.filter { $0.first == 0x01 }.count - startsBefore
+        let starts = Self.occurrences(log, "PMD ecg streaming") - startsBefore
         print("hostile: \(ecg.times.count) ECG samples stored; \(Self.occurrences(log, "stopped PMD")) 'stopped PMD' lines, \(starts) restarts; other strap latest \(lateness.max() ?? -1) ns late")
         #expect(ecg.times.count < 1000, "\(ecg.times.count) ECG samples from frames that hold none")
         #expect(log.contains("holding more samples than 260"), "\(log)")
         #expect(log.contains("a PMD control-point response in parts was dropped (more than 16 parts)"), "\(log)")
         #expect(Self.occurrences(log, "stopped PMD") <= 2, "\(log)")
-        #expect(starts >= 1 && starts <= 3, "\(starts) restarts in 2 s")
+        #expect(starts >= 1 && starts <= allowed, "\(starts) restarts in \(elapsed) s")
         #expect(heart.times.count == sentAt.count)
         #expect((lateness.max() ?? .max) < 250_000_000, "the other strap's heart rates up to \(lateness.max() ?? -1) ns late")
         #expect(IIODaemonRun.eventually(5) { (try? run.timeline(app)) != nil }, "the daemon stopped answering")
