@@ -40,6 +40,10 @@ public final class GATTConnection: @unchecked Sendable {
     public let transactionTimeoutNanoseconds: Int64
     public private(set) var client: GATTClient
     public private(set) var ignoredPDUs = 0
+    /// PDUs read per turn on the queue. Links share one queue: a peripheral that floods its
+    /// socket gets this many, then the other links' turns come (the read source fires again while
+    /// PDUs are waiting), so a flood cannot make another strap's measurements late.
+    public static let pdusPerTurn = 16
 
     private let bearer: any ATTBearer
     private let timer: any TransactionTimer
@@ -106,7 +110,7 @@ public final class GATTConnection: @unchecked Sendable {
     }
 
     private func readable() {
-        while !closed {
+        for _ in 0..<Self.pdusPerTurn where !closed {
             let pdu: [UInt8]?
             do {
                 pdu = try bearer.receive()

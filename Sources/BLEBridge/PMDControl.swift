@@ -161,13 +161,6 @@ public struct PMDResponse: Equatable, Sendable {
         self.parameters = parameters
     }
 
-    /// Joins a continuation (same opcode) onto this response; nil when it does not continue it.
-    public func appending(_ next: PMDResponse) -> PMDResponse? {
-        guard more, next.opcode == opcode else { return nil }
-        var joined = next
-        joined.parameters = parameters + next.parameters
-        return joined
-    }
 }
 
 public struct PMDStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {

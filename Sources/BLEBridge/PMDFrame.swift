@@ -31,6 +31,9 @@ public struct PMDFrame: Equatable, Sendable {
         case invalidDeltaWidth(UInt8)
         /// A frame with no samples at all.
         case empty
+        /// More samples than the caller's limit (a delta frame of width-0 blocks claims thousands
+        /// from a few bytes): refused before they are built.
+        case tooManySamples(limit: Int)
     }
 
     /// The layout of a decodable frame type: channels and bytes per channel value.
@@ -47,7 +50,9 @@ public struct PMDFrame: Equatable, Sendable {
         }
     }
 
-    public init(decoding value: [UInt8]) throws(DecodeError) {
+    /// `sampleLimit` bounds the samples one frame may hold (decoding stops there and throws):
+    /// what it costs to decode a frame is bounded by the caller, not by the device.
+    public init(decoding value: [UInt8], sampleLimit: Int = .max) throws(DecodeError) {
         var reader = ByteReader(value)
         guard let type = try? reader.uint8(), let timestamp = try? reader.uint64(), let rawFrameType = try? reader.uint8() else {
             throw .truncatedHeader
@@ -60,13 +65,15 @@ public struct PMDFrame: Equatable, Sendable {
             throw .unsupportedFrame(measurementType: measurementType, frameType: frameType)
         }
         let payload = reader.rest()
-        samples = isCompressed ? try Self.decodeDeltas(payload, layout) : try Self.decodeRaw(payload, layout)
+        samples = isCompressed ? try Self.decodeDeltas(payload, layout, limit: sampleLimit)
+            : try Self.decodeRaw(payload, layout, limit: sampleLimit)
         guard !samples.isEmpty else { throw .empty }
     }
 
-    static func decodeRaw(_ payload: ArraySlice<UInt8>, _ layout: Layout) throws(DecodeError) -> [[Int32]] {
+    static func decodeRaw(_ payload: ArraySlice<UInt8>, _ layout: Layout, limit: Int) throws(DecodeError) -> [[Int32]] {
         let sampleBytes = layout.channels * layout.bytesPerValue
         guard payload.count % sampleBytes == 0 else { throw .partialSample }
+        guard payload.count / sampleBytes <= limit else { throw .tooManySamples(limit: limit) }
         var reader = ByteReader(payload)
         var result: [[Int32]] = []
         result.reserveCapacity(payload.count / sampleBytes)
@@ -83,7 +90,7 @@ public struct PMDFrame: Equatable, Sendable {
 
     /// Reference sample, then blocks `width(1) count(1) bits…`: `count` samples of `channels`
     /// deltas, each `width` bits two's-complement, packed least significant bit first.
-    static func decodeDeltas(_ payload: ArraySlice<UInt8>, _ layout: Layout) throws(DecodeError) -> [[Int32]] {
+    static func decodeDeltas(_ payload: ArraySlice<UInt8>, _ layout: Layout, limit: Int) throws(DecodeError) -> [[Int32]] {
         var reader = ByteReader(payload)
         var current: [Int32] = []
         for _ in 0..<layout.channels {
@@ -94,6 +101,7 @@ public struct PMDFrame: Equatable, Sendable {
         while !reader.isAtEnd {
             guard let width = try? reader.uint8(), let count = try? reader.uint8() else { throw .partialSample }
             guard width <= 32 else { throw .invalidDeltaWidth(width) }
+            guard Int(count) <= limit - result.count else { throw .tooManySamples(limit: limit) }
             let bitCount = Int(width) * Int(count) * layout.channels
             guard let bits = try? reader.take((bitCount + 7) / 8) else { throw .partialSample }
             var bitIndex = 0

@@ -22,6 +22,14 @@ public struct PMDStreamTimeline: Sendable {
         case framesMissing
         /// A frame whose payload was not whole samples, or that could not be decoded at all.
         case undecodableFrame
+        /// A frame holding more samples than the negotiated rate fits in one frame
+        /// (`maximumFrameSeconds`) or in the device time since the previous frame.
+        case implausibleFrame
+        /// Samples arriving faster than the negotiated rate allows (`RateGuard`): a flood.
+        case implausibleRate
+        /// The device clock's rate disagrees with the host clock's (`ClockRateCheck`): its frames
+        /// are refused until it agrees again.
+        case deviceClockRate
     }
 
     public struct Gap: Equatable, Sendable {
@@ -46,14 +54,37 @@ public struct PMDStreamTimeline: Sendable {
         public var missing = 0
         /// Sample times pushed forward to keep them strictly increasing.
         public var clamped = 0
+        /// Frames refused for holding more samples than their rate and time allow.
+        public var implausible = 0
+        /// Frames refused for arriving faster than the rate allows.
+        public var overRate = 0
+        /// Times the device clock's rate was found to disagree with the host's.
+        public var clockRate = 0
+        /// Frames refused while the device clock's rate disagrees.
+        public var refusedForClock = 0
     }
 
     public let measurementType: PMDMeasurementType
     public let samplePeriodNanoseconds: Int64
     public let holdNanoseconds: Int64
+    /// The most samples one frame may hold: `maximumFrameSeconds` at the negotiated rate (an
+    /// H10's ECG frame holds 73 samples, 0.56 s at 130 Hz).
+    public let maximumFrameSamples: Int
     public private(set) var counters = Counters()
+    public static let maximumFrameSeconds = 2
+    /// Samples per host second a stream may deliver: 1.5 × its rate, in bursts of 3 s of samples
+    /// (frames a link held back arrive together).
+    public static let rateMargin = 1.5
+    public static let burstSeconds = 3.0
 
     private var mapping: DeviceClockMapping
+    private var rate: RateGuard
+    private var clockCheck = ClockRateCheck()
+    /// The device clock's rate disagreed: frames are refused until the check agrees again.
+    public private(set) var clockRefused = false
+    /// The clock check agreed since the mapping (re)started. Until it does, frames are held four
+    /// times as long, so none goes out timed by a clock found broken a moment later.
+    private var clockVerified = false
     private var pending: [(frame: PMDFrame, receive: Int64)] = []
     private var previous: (type: UInt8, frameType: UInt8, device: UInt64, receive: Int64, samples: Int)?
     /// The last frame released in the current mapping: (device time, host time of its last sample).
@@ -64,6 +95,9 @@ public struct PMDStreamTimeline: Sendable {
         self.measurementType = measurementType
         samplePeriodNanoseconds = 1_000_000_000 / Int64(max(1, sampleRateHz))
         self.holdNanoseconds = max(0, holdNanoseconds)
+        let rate = max(1, sampleRateHz)
+        maximumFrameSamples = max(16, rate * Self.maximumFrameSeconds)
+        self.rate = RateGuard(perSecond: Double(rate) * Self.rateMargin, burst: Double(rate) * Self.burstSeconds)
         mapping = DeviceClockMapping()
     }
 
@@ -71,10 +105,13 @@ public struct PMDStreamTimeline: Sendable {
     public mutating func receive(_ value: [UInt8], at receiveTime: Int64) -> [Event] {
         let frame: PMDFrame
         do {
-            frame = try PMDFrame(decoding: value)
+            frame = try PMDFrame(decoding: value, sampleLimit: maximumFrameSamples)
         } catch .unsupportedFrame(let type, _) where type != measurementType.rawValue {
             counters.otherMeasurement += 1
             return []
+        } catch .tooManySamples {
+            counters.implausible += 1
+            return refuse(.implausibleFrame, at: receiveTime)
         } catch {
             counters.undecodable += 1
             // The frames held so far came before the lost one: they go out first, so the gap
@@ -94,6 +131,13 @@ public struct PMDStreamTimeline: Sendable {
             }
             let deviceAdvance = frame.deviceTimestamp >= previous.device ? Int64(clamping: frame.deviceTimestamp - previous.device) : -1
             let hostAdvance = receiveTime &- previous.receive
+            // More samples than the device time since the previous frame holds (twice over,
+            // and two samples of slack for rounding): the frame's count cannot be true.
+            if deviceAdvance > 0, deviceAdvance <= max(0, hostAdvance) + 1_000_000_000,
+               Int64(frame.samples.count) > 2 * (deviceAdvance / samplePeriodNanoseconds) + 2 {
+                counters.implausible += 1
+                return refuse(.implausibleFrame, at: receiveTime)
+            }
             if deviceAdvance <= 0 || deviceAdvance > max(0, hostAdvance) + 1_000_000_000 {
                 let isReset = frame.deviceTimestamp >= PMDTime.resetInstant && frame.deviceTimestamp < PMDTime.resetInstant + 86_400_000_000_000
                     && !(previous.device >= PMDTime.resetInstant && previous.device < frame.deviceTimestamp)
@@ -109,18 +153,66 @@ public struct PMDStreamTimeline: Sendable {
                 lastReleased = nil
             }
         }
+        guard rate.admit(frame.samples.count, at: receiveTime) else {
+            counters.overRate += 1
+            return events + refuse(.implausibleRate, at: receiveTime)
+        }
+        if case .gap(let gap)? = events.last, gap.reason != .framesMissing {
+            clockCheck.reset()   // a reset or jump: the new clock is checked afresh
+            clockVerified = false
+        }
         previous = (frame.measurementType, frame.frameType, frame.deviceTimestamp, receiveTime, frame.samples.count)
+        switch clockCheck.observe(device: frame.deviceTimestamp, receive: receiveTime) {
+        case .disagrees where !clockRefused:
+            // Everything held was timed by the disagreeing clock: it is part of the gap.
+            counters.clockRate += 1
+            clockRefused = true
+            clockVerified = false
+            pending.removeAll()
+            mapping.reset()
+            lastReleased = nil
+            clockCheck.reset()
+            _ = clockCheck.observe(device: frame.deviceTimestamp, receive: receiveTime)
+            counters.refusedForClock += 1
+            return events + [.gap(Gap(reason: .deviceClockRate, after: lastSampleTime, receiveTime: receiveTime))]
+        case .disagrees:
+            clockCheck.reset()   // still disagrees: look at a fresh window
+            _ = clockCheck.observe(device: frame.deviceTimestamp, receive: receiveTime)
+        case .agrees where clockRefused:
+            clockRefused = false   // frames flow again from the next one, on a new mapping
+            clockVerified = true
+            counters.refusedForClock += 1
+            return events
+        case .agrees:
+            clockVerified = true
+        default:
+            break
+        }
+        if clockRefused {
+            counters.refusedForClock += 1
+            return events
+        }
         counters.frames += 1
         mapping.observe(device: frame.deviceTimestamp, receive: receiveTime)
         pending.append((frame, receiveTime))
-        events += release(upTo: receiveTime &- holdNanoseconds)
+        events += release(upTo: heldLimit(receiveTime))
         return events
+    }
+
+    private func heldLimit(_ now: Int64) -> Int64 {
+        now &- (clockVerified ? holdNanoseconds : holdNanoseconds &* 4)
+    }
+
+    /// Drops the frame just received as a gap: what was held before it goes out first.
+    private mutating func refuse(_ reason: GapReason, at receiveTime: Int64) -> [Event] {
+        let held = release(upTo: Int64.max)
+        return held + [.gap(Gap(reason: reason, after: lastSampleTime, receiveTime: receiveTime))]
     }
 
     /// Releases the frames held longer than `holdNanoseconds` at host time `now`: a stream whose
     /// frames stop coming still delivers its last second.
     public mutating func releaseHeld(now: Int64) -> [Event] {
-        release(upTo: now &- holdNanoseconds)
+        release(upTo: heldLimit(now))
     }
 
     /// Releases every held frame (the stream stopped or the link went down) and forgets the
@@ -128,6 +220,9 @@ public struct PMDStreamTimeline: Sendable {
     public mutating func finish() -> [Event] {
         let events = release(upTo: Int64.max)
         mapping.reset()
+        clockCheck.reset()
+        clockRefused = false
+        clockVerified = false
         previous = nil
         lastReleased = nil
         return events

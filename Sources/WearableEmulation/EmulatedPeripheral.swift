@@ -133,6 +133,13 @@ public final class EmulatedPeripheral: @unchecked Sendable {
         queue.sync { notify(WireUUID.polar(0x82), bytes) }
     }
 
+    /// Indicates arbitrary bytes on the PMD control point (a device that stops its streams by
+    /// itself, a response in endless parts). False when the client is not subscribed.
+    @discardableResult
+    public func indicateControlPoint(_ value: [UInt8]) -> Bool {
+        queue.sync { indicate(WireUUID.polar(0x81), value) }
+    }
+
     /// Sends one packet of arbitrary bytes (malformed PDUs).
     public func sendPacket(_ bytes: [UInt8]) {
         queue.sync { _ = transmit(bytes) }
@@ -170,11 +177,12 @@ public final class EmulatedPeripheral: @unchecked Sendable {
         return transmit([0x1B] + Self.le16(valueAttribute.handle) + value)
     }
 
-    private func indicate(_ characteristic: [UInt8], _ value: [UInt8]) {
+    @discardableResult
+    private func indicate(_ characteristic: [UInt8], _ value: [UInt8]) -> Bool {
         guard let cccd = attributes.first(where: { $0.type == WireUUID.cccd && $0.characteristic == characteristic }), cccd.value[0] & 0x02 != 0,
             let valueAttribute = attributes.first(where: { $0.type == characteristic })
-        else { return }
-        _ = transmit([0x1D] + Self.le16(valueAttribute.handle) + value)
+        else { return false }
+        return transmit([0x1D] + Self.le16(valueAttribute.handle) + value)
     }
 
     private func transmit(_ packet: [UInt8]) -> Bool {
@@ -312,7 +320,7 @@ public final class EmulatedPeripheral: @unchecked Sendable {
             if attributes[index].type == WireUUID.polar(0x81) {
                 state.commands.append(value)
                 let reply = controlPoint(value)
-                return ([0x13], { [weak self] in self?.indicate(WireUUID.polar(0x81), reply) })
+                return ([0x13], { [weak self] in _ = self?.indicate(WireUUID.polar(0x81), reply) })
             }
             attributes[index].value = value
             return ([0x13], nil)

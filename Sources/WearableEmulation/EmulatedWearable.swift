@@ -15,6 +15,8 @@ public final class EmulatedWearable: @unchecked Sendable {
         public var clockResetAfter: Double?
         /// The largest ATT MTU the wearable accepts (an H10 refuses ECG below 232).
         public var serverMTU: UInt16?
+        /// Hostile: pairs a second of a good PMD frame and an undecodable one while a stream runs.
+        public var floodUndecodable: Int?
         public init(disconnectEvery: Double? = nil, clockResetAfter: Double? = nil, serverMTU: UInt16? = nil) {
             self.disconnectEvery = disconnectEvery
             self.clockResetAfter = clockResetAfter
@@ -42,6 +44,8 @@ public final class EmulatedWearable: @unchecked Sendable {
     private var ecgNext = 0
     private var ppgNext = 0
     private var nextDisconnect: Double?
+    private var floodSent = 0
+    private var floodDevice: UInt64 = 0
 
     public init(directory: String, profile: EmulatedPeripheral.Profile, faults: Faults = Faults()) throws {
         peripheral = try EmulatedPeripheral(directory: directory, profile: profile)
@@ -92,6 +96,10 @@ public final class EmulatedWearable: @unchecked Sendable {
             heartRateSecond += 1
         }
         let running = peripheral.runningMeasurements
+        if let pairs = faults.floodUndecodable, let type = running.first {
+            flood(type: type, due: Int(now * Double(pairs)), at: now)
+            return
+        }
         if profile.pmdTypes.contains(0) {
             ecgNext = stream(running: running.contains(0), next: ecgNext, rate: Self.ecgRate, frame: Self.ecgFrameSamples, now: now) { first, count in
                 let samples = (first..<first + count).map { signals.electrocardiogram(at: Double($0) / Self.ecgRate) }
@@ -104,6 +112,23 @@ public final class EmulatedWearable: @unchecked Sendable {
                 peripheral.sendPPG(timestamp: deviceTime(at: Double(first + count - 1) / Self.ppgRate), samples: samples, compressed: true)
             }
         }
+    }
+
+    /// The flood: every pair due by now, a 13-sample frame then the same header with a partial
+    /// sample, device time advancing 100 ms a pair (bounded per tick so the timer keeps its pace).
+    private func flood(type: UInt8, due: Int, at now: Double) {
+        if floodDevice == 0 { floodDevice = deviceTime(at: now) }
+        var sent = 0
+        while floodSent < due, sent < 10_000 {
+            floodDevice &+= 100_000_000
+            let header = [type] + (0..<8).map { UInt8(truncatingIfNeeded: floodDevice >> (8 * $0)) } + [0x00]
+            let sample: [UInt8] = type == 0 ? [1, 0, 0] : [UInt8](repeating: 1, count: 12)
+            peripheral.sendRawFrame(header + (0..<13).flatMap { _ in sample })
+            peripheral.sendRawFrame(header + [1, 2])
+            floodSent += 1
+            sent += 1
+        }
+        floodSent = max(floodSent, due - 10_000)
     }
 
     /// Sends every whole frame whose last sample is due; a stream that is not running skips to now.

@@ -35,8 +35,9 @@ public enum WearableEmulatorCommand {
             printError("sensorkit-wearable: \(error)")
             return 1
         }
-        let faults = EmulatedWearable.Faults(disconnectEvery: options.disconnectEvery, clockResetAfter: options.clockResetAfter,
+        var faults = EmulatedWearable.Faults(disconnectEvery: options.disconnectEvery, clockResetAfter: options.clockResetAfter,
                                              serverMTU: options.serverMTU)
+        faults.floodUndecodable = options.floodUndecodable
         var wearables: [EmulatedWearable] = []
         for profile in options.profiles() {
             do {

@@ -16,12 +16,14 @@ public struct WearableEmulatorOptions: Equatable, Sendable {
     public var disconnectEvery: Double?
     public var clockResetAfter: Double?
     public var serverMTU: UInt16?
+    /// Hostile: alternating good and undecodable PMD frames, this many pairs a second.
+    public var floodUndecodable: Int?
     public var help = false
 
     public static let usage = """
         usage: sensorkit-wearable --dir DIR [--profile strap|h10|verity [--address AA:BB:CC:DD:EE:FF] [--name NAME]]...
                                   [--duration SECONDS] [--disconnect-every SECONDS] [--clock-reset-after SECONDS]
-                                  [--server-mtu BYTES]
+                                  [--server-mtu BYTES] [--flood-undecodable PAIRS_PER_SECOND]
 
         Serves emulated BLE wearables in an emulated transport directory, the one sensorkitd reads
         with `[ble] transport = emulated:DIR` (docs/ble.md, "The emulated transport"): each wearable
@@ -42,6 +44,8 @@ public struct WearableEmulatorOptions: Equatable, Sendable {
           --clock-reset-after SECONDS the device clock restarts at 2019-01-01 after this long (an H10
                                     taken off its strap); PMD frames carry the reset time
           --server-mtu BYTES        the largest ATT MTU accepted (below 232 an H10 refuses ECG)
+          --flood-undecodable N     hostile: while a PMD stream runs, N pairs a second of a good
+                                    frame and one that does not decode (a partial sample)
           --help                    this text
 
         On stop each wearable's .adv and .att disappear (out of range). Example:
@@ -93,6 +97,12 @@ public struct WearableEmulatorOptions: Equatable, Sendable {
                 let text = try value(flag)
                 guard let mtu = UInt16(text), mtu >= 23, mtu <= 517 else { throw Refusal(description: "--server-mtu wants 23…517, not \"\(text)\"") }
                 options.serverMTU = mtu
+            case "--flood-undecodable":
+                let text = try value(flag)
+                guard let pairs = Int(text), pairs >= 1, pairs <= 1_000_000 else {
+                    throw Refusal(description: "--flood-undecodable wants 1…1000000 pairs a second, not \"\(text)\"")
+                }
+                options.floodUndecodable = pairs
             default:
                 throw Refusal(description: "unknown argument \"\(flag)\"")
             }

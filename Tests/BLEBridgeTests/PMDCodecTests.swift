@@ -19,9 +19,14 @@ import Testing
             return
         }
         #expect(a.more && a.status == .success)
-        let joined = try #require(a.appending(b))
+        var assembler = PMDResponseAssembler()
+        #expect(assembler.add(a) == .incomplete)
+        guard case .complete(let joined) = assembler.add(b) else {
+            Issue.record("the continuation was not joined")
+            return
+        }
         #expect(try PMDSetting.decodeList(joined.parameters[...]) == [PMDSetting(.sampleRate, [130]), PMDSetting(.resolution, [14])])
-        #expect(b.appending(a) == nil)
+        #expect(assembler.add(b) == .complete(b))
         #expect(try PMDControlPointIndication(decoding: [0xF0, 0x02, 0x00, 0x0A, 0x00]) == .response(PMDResponse(
             opcode: 2, measurementType: 0, status: .invalidMTU, more: false, parameters: [])))
         #expect(try PMDControlPointIndication(decoding: [0x01, 0x00, 0x01]) == .measurementsStopped([0, 1]))

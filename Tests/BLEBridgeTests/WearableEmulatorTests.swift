@@ -10,11 +10,13 @@ struct WearableEmulatorOptionsTests {
     @Test func profilesAddressesAndNames() throws {
         let options = try WearableEmulatorOptions.parse(["--dir", "/tmp/x", "--profile", "h10", "--profile", "strap", "--profile", "strap",
                                                          "--name", "Strap B", "--profile", "verity", "--address", "d2:00:00:00:00:09",
-                                                         "--duration", "2.5", "--disconnect-every", "7", "--clock-reset-after", "30", "--server-mtu", "185"])
+                                                         "--duration", "2.5", "--disconnect-every", "7", "--clock-reset-after", "30", "--server-mtu", "185",
+                                                         "--flood-undecodable", "10000"])
         #expect(options.profiles().map(\.address) == ["C0:FF:EE:00:00:10", "C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02", "D2:00:00:00:00:09"])
         #expect(options.profiles().map(\.name) == ["Polar H10 0A0B0C0D", "HR Strap 0001", "Strap B", "Polar Sense 1A2B3C4D"])
         #expect(options.profiles().map(\.pmdTypes) == [[0], [], [], [1]])
         #expect(options.duration == 2.5 && options.disconnectEvery == 7 && options.clockResetAfter == 30 && options.serverMTU == 185)
+        #expect(options.floodUndecodable == 10000)
         #expect(try WearableEmulatorOptions.parse(["--dir", "d"]).profiles().map(\.model) == ["H10"])
         #expect(try WearableEmulatorOptions.parse(["--help"]).help)
     }
@@ -27,6 +29,7 @@ struct WearableEmulatorOptionsTests {
             ["--dir", "d", "--duration", "0"], ["--dir", "d", "--duration", "nan"], ["--dir", "d", "--disconnect-every", "-1"],
             ["--dir", "d", "--server-mtu", "22"], ["--dir", "d", "--server-mtu", "70000"], ["--dir", "d", "--profile", "h10", "--name", ""],
             ["--dir", "d", "--profile", "h10", "--name", String(repeating: "x", count: 30)], ["--dir", "d", "extra"],
+            ["--dir", "d", "--flood-undecodable", "0"], ["--dir", "d", "--flood-undecodable", "lots"],
         ]
         for arguments in refused {
             #expect(throws: WearableEmulatorOptions.Refusal.self, "\(arguments)") { try WearableEmulatorOptions.parse(arguments) }

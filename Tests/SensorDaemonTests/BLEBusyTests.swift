@@ -47,4 +47,19 @@ import Testing
         #expect(log.filter { $0.contains("usually bluetoothd") && $0.contains("bluetoothctl remove C0:FF:EE:00:00:01") }.count == 1, "\(log)")
         #expect(log.contains { $0.contains("scanning works again") }, "\(log)")
     }
+
+    /// Heart rate is stamped when its PDU is read: a queue held up makes stamps late, and the log
+    /// says so instead of staying silent (docs/ble.md, "Known limits").
+    @Test func aHeldUpQueueIsLoggedOnce() {
+        let (journal, lines) = Journal.memory()
+        let central = BLECentral(transport: BusyTransport(), wearables: [], registry: Sources(), clock: LinuxSystemClock(), journal: journal)
+        central.start()
+        usleep(400_000)
+        central.queue.sync { _ = usleep(800_000) }   // another link's work holding the queue
+        central.queue.sync { _ = usleep(800_000) }
+        usleep(400_000)
+        central.stop()
+        let held = lines().filter { $0.contains("the driver's queue was held up") }
+        #expect(held.count == 1, "\(lines())")
+    }
 }

@@ -13,7 +13,8 @@ import Testing
 /// heart-rate strap (found by address), hosted by this test process. Both go through a
 /// disconnect-and-return, the H10's device clock resets mid-stream; an app then fetches every
 /// heart rate with its RR intervals, the wrist-state changes, every ECG sample in µV within one
-/// sample period of the truth, and exactly one deletion record per real gap.
+/// sample period of the truth, and exactly one deletion record per real gap. The wrist state is
+/// recorded again after the reconnect (the state while the link was down is unknown).
 @Suite(.serialized) struct BLEEndToEndTests {
     static let app = "org.sensorkit.ble-e2e"
     static let h10 = "C0:FF:EE:00:00:10"
@@ -59,6 +60,8 @@ import Testing
         var sent = Sent()
         var sample = 0
         var beat = 0
+        // Straps whose link came back: their next contact state is recorded even if unchanged.
+        var reconnected: Set<String> = []
         func trueTime(_ n: Int) -> Int64 { hostBase + Int64((Double(n) * Self.period).rounded()) }
         /// Sends `seconds` of ECG (13-sample frames at 130 Hz, on time) and a heart-rate
         /// measurement from each strap every 0.5 s; what was delivered is the truth.
@@ -83,7 +86,9 @@ import Testing
                         for interval in rr { value += [UInt8(interval & 0xFF), UInt8(interval >> 8)] }
                         guard peripheral.notifyHeartRate(value) else { continue }
                         if contact != 2 { sent.beats[address, default: []].append((bpm, rr)) }
-                        if contact >= 2, sent.wrist[address]?.last != (contact == 3) { sent.wrist[address, default: []].append(contact == 3) }
+                        if contact >= 2, reconnected.remove(address) != nil || sent.wrist[address]?.last != (contact == 3) {
+                            sent.wrist[address, default: []].append(contact == 3)
+                        }
                     }
                 }
             }
@@ -95,6 +100,7 @@ import Testing
         strap.disconnect()
         #expect(IIODaemonRun.eventually(15) { h10.connections == 2 && strap.connections == 2 && streaming() },
                 "the daemon did not reconnect\n\(run.log)")
+        reconnected = [Self.h10, Self.strap]
         let skipped = Int(Double(clock.boottimeNanoseconds() - hostBase) / Self.period) + Self.samplesPerFrame - sample
         sample += max(0, skipped / Self.samplesPerFrame + 1) * Self.samplesPerFrame
         feed(seconds: 3)

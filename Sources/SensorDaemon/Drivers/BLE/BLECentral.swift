@@ -12,6 +12,9 @@ final class BLECentral: SourceDiscovery, @unchecked Sendable {
     static let scanInterval: Int64 = 900_000_000
     /// How long a planned disconnect waits for the devices to confirm PMD STOP.
     static let stopTimeoutSeconds = 2.0
+    /// A tick this late means the queue was held up: heart rate and wrist state, stamped when
+    /// their PDU is read, may be late by as much, and the log says so rather than staying silent.
+    static let lateTick: Int64 = 500_000_000
 
     let queue = DispatchQueue(label: "sensorkitd.ble")
     private let transport: any BLETransport
@@ -21,12 +24,15 @@ final class BLECentral: SourceDiscovery, @unchecked Sendable {
     private var timer: (any DispatchSourceTimer)?
     private var lastScan: Int64?
     private var scanProblem: String?
+    private var lastTick: Int64?
+    private let problems: RecurringProblems
 
     init(transport: any BLETransport, wearables: [WearableConfiguration], registry: any SourceRegistry,
          clock: any SystemClock, journal: Journal) {
         self.transport = transport
         self.clock = clock
         self.journal = journal
+        problems = RecurringProblems(journal)
         let queue = self.queue
         links = wearables.map { WearableLink(configuration: $0, queue: queue, registry: registry, clock: clock, journal: journal) }
     }
@@ -44,6 +50,11 @@ final class BLECentral: SourceDiscovery, @unchecked Sendable {
     private func tick() {
         dispatchPrecondition(condition: .onQueue(queue))
         let now = clock.boottimeNanoseconds()
+        if let last = lastTick, now &- last > Self.lateTick {
+            let late = FetchPolicy.describe(now &- last &- Self.tickNanoseconds)
+            problems.report("ble: queue held up", "<4>ble: the driver's queue was held up \(late); heart rates and wrist states received meanwhile are stamped up to that late; counted, and summed up in the log later")
+        }
+        lastTick = now
         for link in links { link.tick(now: now) }
         let searching = links.filter(\.isSearching)
         guard !searching.isEmpty, lastScan.map({ now &- $0 >= Self.scanInterval }) ?? true else { return }
@@ -67,7 +78,7 @@ final class BLECentral: SourceDiscovery, @unchecked Sendable {
         }
         // Connects run after the scan pass, one at a time on this queue.
         for link in searching {
-            guard let report = reports.first(where: { link.matches($0) }) else { continue }
+            guard let report = link.choose(reports) else { continue }
             link.connect(report, over: transport)
         }
     }

@@ -17,7 +17,13 @@ final class WearableLink: @unchecked Sendable {
 
     private enum PMDPhase: Equatable {
         case idle, gettingSettings, starting, running, stopping, restarting, refused
+        /// The device stopped the stream on its own: started again at `pmdRetryAt`, backed off.
+        case pausing
     }
+
+    /// Heart-rate measurements a strap may send: real ones notify once a second (some once a
+    /// beat, under 4 a second); more is a flood, dropped with a gap record.
+    static let heartRateBound = (perSecond: 5.0, burst: 10.0)
 
     /// Polar PMD frames need this ATT MTU (H10 ECG: 229-byte frames).
     static let pmdMTU = 232
@@ -53,7 +59,15 @@ final class WearableLink: @unchecked Sendable {
     private var sampleRates: [PMDMeasurementType: Int] = [:]
     private var sessionStarts: [PMDMeasurementType: Int64] = [:]
     private var uncertainty: [PMDMeasurementType: Int64] = [:]
-    private var partialResponse: PMDResponse?
+    private var responses = PMDResponseAssembler()
+    private var pmdBackoff: [PMDMeasurementType: ReconnectBackoff] = [:]
+    private var pmdRetryAt: [PMDMeasurementType: Int64] = [:]
+    /// Why PMD cannot run on this link (an MTU below `pmdMTU`), or why the device refused a stream.
+    private var pmdBlocked: String?
+    private var refusals: [PMDMeasurementType: String] = [:]
+    private var heartRateGuard = RateGuard(perSecond: WearableLink.heartRateBound.perSecond, burst: WearableLink.heartRateBound.burst)
+    private var candidates = WearableCandidates()
+    private var contactOnThisLink = false
     private var heartRate = HeartRateTimeline()
     private var timelines: [PMDMeasurementType: PMDStreamTimeline] = [:]
     private var streams: [SRSensor: WearableStream] = [:]
@@ -79,16 +93,30 @@ final class WearableLink: @unchecked Sendable {
 
     var isSearching: Bool { phase == .searching }
 
-    /// A scan report is this wearable: its configured address, or — named by pattern — the first
-    /// address whose name matched, kept from then on so its streams stay one device.
-    func matches(_ report: BLEScanReport) -> Bool {
-        if let address { return report.address.uppercased() == address }
-        return configuration.matches(address: report.address, advertisedName: report.data.localName)
+    /// The report of this scan to connect to: the configured address, or — named by pattern — the
+    /// candidate `WearableCandidates` prefers among those advertising a matching name (each
+    /// logged the first time it is seen).
+    func choose(_ reports: [BLEScanReport]) -> BLEScanReport? {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if case .address(let known)? = configuration.match { return reports.first { $0.address.uppercased() == known } }
+        let matching = reports.filter { configuration.matches(address: $0.address, advertisedName: $0.data.localName) }
+        let (chosen, new) = candidates.choose(matching.map { .init(address: $0.address.uppercased(), name: $0.data.localName) })
+        for candidate in new {
+            journal.notice("wearable \(configuration.name): \(candidate.address) advertises the name \(candidate.name.map { "'\($0)'" } ?? "?"), a candidate")
+        }
+        return chosen.flatMap { chosen in matching.first { $0.address.uppercased() == chosen.address } }
     }
 
     func tick(now: Int64) {
         dispatchPrecondition(condition: .onQueue(queue))
         if phase == .waiting, now >= retryAt { phase = .searching }
+        let boot = clock.bootID
+        for stream in streams.values { stream.tick(now: now, boot: boot) }
+        for (type, at) in pmdRetryAt where pmd[type] == .pausing && now >= at {
+            pmdRetryAt[type] = nil
+            pmd[type] = .idle
+            applyPMD()
+        }
         for (type, phase) in pmd where phase == .running {
             guard var timeline = timelines[type] else { continue }
             let events = timeline.releaseHeld(now: now)
@@ -105,6 +133,9 @@ final class WearableLink: @unchecked Sendable {
         // Operation ids start over with each connection: nothing of the last one may linger
         // (a link that failed inside a send leaves reads issued after its reset).
         resetLinkState()
+        if let address, address != report.address.uppercased() {
+            journal.notice("\(label): choosing \(report.address.uppercased()) this time")
+        }
         address = report.address.uppercased()
         advertisedName = report.data.localName ?? advertisedName
         rssi = report.rssi ?? rssi
@@ -224,6 +255,7 @@ final class WearableLink: @unchecked Sendable {
             if let controlPoint = service?.characteristic(.polarMeasurementControlPoint), let data = service?.characteristic(.polarMeasurementData) {
                 if mtu < Self.pmdMTU {
                     once("mtu", warning: "\(label): the link's ATT MTU is \(mtu), PMD needs at least \(Self.pmdMTU); recording heart rate only")
+                    pmdBlocked = "the link's ATT MTU is \(mtu), PMD needs at least \(Self.pmdMTU)"
                 } else {
                     controlPointHandle = controlPoint.valueHandle
                     dataHandle = data.valueHandle
@@ -266,6 +298,12 @@ final class WearableLink: @unchecked Sendable {
     /// The first setup's reads are done: the wearable is known; register its streams once.
     private func setUp() {
         phase = .ready
+        if let address, let registered = streams.values.first?.descriptor.device, registered != "ble:" + address {
+            // Bound by name to another advertiser than before: its streams are another device's.
+            journal.notice("\(label): a different device than \(registered) answers to the name; its streams are registered as its own")
+            for stream in streams.values { registry.remove(source: stream.descriptor.source) }
+            streams = [:]
+        }
         if streams.isEmpty, let address {
             let device = information.device(address: address, advertisedName: advertisedName)
             for sensor in configuration.streams {
@@ -304,6 +342,13 @@ final class WearableLink: @unchecked Sendable {
 
     /// Starts the PMD streams that are recorded and stops the others (GET settings → START; STOP).
     private func applyPMD() {
+        if phase == .ready {
+            // A staked PMD stream that cannot run on this link records nothing: that is a gap.
+            for (type, sensor) in [(PMDMeasurementType.ecg, SRSensor.electrocardiogram), (.ppg, .photoplethysmogram)] {
+                guard let stream = streams[sensor], stream.recording, let why = pmdBlocked ?? refusals[type] else { continue }
+                stream.openGap(after: nil, now: now, why: "\(sensor.rawValue) not recorded: \(why)")
+            }
+        }
         guard let connection, let controlPoint = controlPointHandle, pmdReady, phase == .ready else { return }
         for (type, sensor) in [(PMDMeasurementType.ecg, SRSensor.electrocardiogram), (.ppg, .photoplethysmogram)] {
             guard let stream = streams[sensor] else { continue }
@@ -312,14 +357,14 @@ final class WearableLink: @unchecked Sendable {
             if want, current == .idle {
                 if let features, !features.types.contains(type) {
                     once("feature:\(type)", warning: "\(label): the device does not offer PMD \(type); \(sensor.rawValue) is not recorded")
-                    pmd[type] = .refused
+                    refuse(type, "the device does not offer PMD \(type)")
                     continue
                 }
                 pmd[type] = .gettingSettings
-                connection.write(controlPoint, value: PMDCommand.getMeasurementSettings(type).encoded())
+                command(connection, controlPoint, PMDCommand.getMeasurementSettings(type).encoded())
             } else if !want, current == .running || current == .starting {
                 pmd[type] = .stopping
-                connection.write(controlPoint, value: PMDCommand.stopMeasurement(type).encoded())
+                command(connection, controlPoint, PMDCommand.stopMeasurement(type).encoded())
                 flush(type)
             }
         }
@@ -337,21 +382,32 @@ final class WearableLink: @unchecked Sendable {
         case .measurementsStopped(let types):
             for raw in types {
                 guard let type = PMDMeasurementType(rawValue: raw), pmd[type] == .running else { continue }
-                journal.warning("\(label): the device stopped PMD \(type) on its own; starting it again")
                 flush(type)
                 gap(type, why: "the device stopped the stream")
-                pmd[type] = .idle
+                // Started again after a pause that doubles while the device keeps stopping it.
+                let ranFor = now &- (sessionStarts[type] ?? now)
+                let delay = pmdBackoff[type, default: ReconnectBackoff()].linkLost(upFor: ranFor)
+                pmd[type] = .pausing
+                pmdRetryAt[type] = now &+ delay
+                count("stopped:\(type)", "\(label): the device stopped PMD \(type) on its own; starting it again in \(FetchPolicy.describe(delay)) (the pause doubles while it keeps doing so); counted, and summed up in the log later")
             }
             applyPMD()
         case .response(let part):
-            if part.more {
-                partialResponse = partialResponse?.appending(part) ?? part
+            switch responses.add(part) {
+            case .incomplete:
                 return
+            case .refused(let why):
+                count("cp-continuation", "\(label): a PMD control-point response in parts was dropped (\(why)); counted, and summed up in the log later")
+                if let type = PMDMeasurementType(rawValue: part.measurementType) {
+                    switch pmd[type] ?? .idle {
+                    case .gettingSettings, .starting: refuse(type, "its control-point response was dropped (\(why))")
+                    default: break
+                    }
+                }
+            case .complete(let response):
+                guard let type = PMDMeasurementType(rawValue: response.measurementType) else { return }
+                pmdResponse(response, type: type)
             }
-            let response = partialResponse?.appending(part) ?? part
-            partialResponse = nil
-            guard let type = PMDMeasurementType(rawValue: response.measurementType) else { return }
-            pmdResponse(response, type: type)
         }
     }
 
@@ -361,7 +417,7 @@ final class WearableLink: @unchecked Sendable {
         case (0x01, .gettingSettings):
             guard response.status == .success, let offered = try? PMDSetting.decodeList(response.parameters[...]) else {
                 once("settings:\(type)", warning: "\(label): PMD \(type) settings refused (\(response.status)); not recorded")
-                pmd[type] = .refused
+                refuse(type, "PMD \(type) settings refused (\(response.status))")
                 return
             }
             // One value per setting: ECG at 130 Hz where offered, otherwise the first value.
@@ -372,7 +428,7 @@ final class WearableLink: @unchecked Sendable {
             }
             sampleRates[type] = Int(chosen.first { $0.kind == .sampleRate }?.values.first ?? (type == .ecg ? 130 : 55))
             pmd[type] = .starting
-            connection.write(controlPoint, value: PMDCommand.startMeasurement(type, settings: chosen).encoded())
+            command(connection, controlPoint, PMDCommand.startMeasurement(type, settings: chosen).encoded())
         case (0x02, .starting):
             switch response.status {
             case .success:
@@ -384,13 +440,13 @@ final class WearableLink: @unchecked Sendable {
             case .alreadyInState:
                 // Still streaming from before a lost link: stop it, then start afresh.
                 pmd[type] = .restarting
-                connection.write(controlPoint, value: PMDCommand.stopMeasurement(type).encoded())
+                command(connection, controlPoint, PMDCommand.stopMeasurement(type).encoded())
             case .invalidMTU:
                 once("pmd-mtu:\(type)", warning: "\(label): the device refused PMD \(type) for the link's MTU (\(mtu)); recording heart rate only")
-                pmd[type] = .refused
+                refuse(type, "the device refused PMD \(type) for the link's MTU (\(mtu))")
             default:
                 once("start:\(type):\(response.status)", warning: "\(label): the device refused to start PMD \(type) (\(response.status))")
-                pmd[type] = .refused
+                refuse(type, "the device refused to start PMD \(type) (\(response.status))")
             }
         case (0x03, .stopping), (0x03, .restarting):
             pmd[type] = .idle
@@ -412,26 +468,31 @@ final class WearableLink: @unchecked Sendable {
     private func heartRateMeasurement(_ value: [UInt8]) {
         let time = now
         let boot = clock.bootID
+        guard heartRateGuard.admit(at: time) else {
+            count("hr-rate", "\(label): heart-rate measurements arrive faster than \(Int(Self.heartRateBound.perSecond)) a second; the excess is dropped and recorded as a gap; counted, and summed up in the log later")
+            streams[.heartRate]?.openGap(after: nil, now: time, why: "more heart-rate measurements than a strap sends")
+            streams[.onWristState]?.openGap(after: time, now: time, why: "more heart-rate measurements than a strap sends")
+            return
+        }
         let before = heartRate.malformed
         let output = heartRate.receive(value, at: time)
         if heartRate.malformed > before {
             count("hrm", "\(label): a heart-rate measurement that does not decode was dropped; counted, and summed up in the log later")
             return
         }
+        let contact = (try? HeartRateMeasurement(decoding: value))?.sensorContact
+        if contact == .inContact, let address, !contactOnThisLink {
+            contactOnThisLink = true
+            candidates.contactSeen(address)
+        }
         if let beat = output.beat, let stream = streams[.heartRate] {
-            let contact = (try? HeartRateMeasurement(decoding: value))?.sensorContact
             if beat.rrIntervals.count > WearableSamples.rrColumns {
                 count("rr", "\(label): a measurement carried \(beat.rrIntervals.count) RR intervals; the store keeps \(WearableSamples.rrColumns) per measurement and the rest were dropped; counted, and summed up in the log later")
             }
             stream.emit(boot: boot, times: [time], receiveTimes: [time], columns: WearableSamples.heartRate(beat, contact: contact))
         }
-        if let stream = streams[.onWristState] {
-            if let onWrist = output.wristState {
-                stream.emit(boot: boot, times: [time], receiveTimes: [time], columns: [[onWrist ? 1 : 0], [0], [0]])
-            } else if stream.hasOpenGap, (try? HeartRateMeasurement(decoding: value))?.sensorContact.isInContact != nil {
-                // The state is known again and did not change: the gap ends here, nothing to record.
-                stream.closeGap(at: time, boot: boot)
-            }
+        if let stream = streams[.onWristState], let onWrist = output.wristState {
+            stream.emit(boot: boot, times: [time], receiveTimes: [time], columns: [[onWrist ? 1 : 0], [0], [0]])
         }
     }
 
@@ -451,6 +512,15 @@ final class WearableLink: @unchecked Sendable {
         if after.resets > before.resets { count("reset:\(type)", "\(label): PMD \(type) device clock reset; recorded as a gap, mapping restarted; counted, and summed up in the log later") }
         if after.jumps > before.jumps { count("jump:\(type)", "\(label): PMD \(type) device time jumped; recorded as a gap, mapping restarted; counted, and summed up in the log later") }
         if after.missing > before.missing { count("missing:\(type)", "\(label): PMD \(type) frames missing; recorded as a gap; counted, and summed up in the log later") }
+        if after.implausible > before.implausible {
+            count("implausible:\(type)", "\(label): PMD \(type) frame holding more samples than \(timeline.maximumFrameSamples) or than its device time covers at \(sampleRates[type] ?? 0) Hz dropped and recorded as a gap; counted, and summed up in the log later")
+        }
+        if after.overRate > before.overRate {
+            count("rate:\(type)", "\(label): PMD \(type) samples arrive faster than \(PMDStreamTimeline.rateMargin) × \(sampleRates[type] ?? 0) Hz; the excess is dropped and recorded as a gap; counted, and summed up in the log later")
+        }
+        if after.clockRate > before.clockRate {
+            count("clock-rate:\(type)", "\(label): PMD \(type) device clock runs at a rate the host clock disagrees with (beyond \(Int(ClockRateCheck.tolerance * 100)) %); its frames are refused and recorded as a gap until it agrees again; counted, and summed up in the log later")
+        }
         handle(events, of: type)
     }
 
@@ -480,6 +550,21 @@ final class WearableLink: @unchecked Sendable {
         handle(events, of: type)
     }
 
+    /// Writes a PMD command. A response in parts continues only the command just sent: parts
+    /// left over from before (a device that never ended them) are dropped here.
+    private func command(_ connection: GATTConnection, _ controlPoint: UInt16, _ bytes: [UInt8]) {
+        responses.reset()
+        connection.write(controlPoint, value: bytes)
+    }
+
+    /// The device will not run `type` on this link: it is not started again until the next
+    /// connection, and a staked stream's time without it is a gap.
+    private func refuse(_ type: PMDMeasurementType, _ why: String) {
+        pmd[type] = .refused
+        refusals[type] = why
+        streams[type == .ecg ? .electrocardiogram : .photoplethysmogram]?.openGap(after: nil, now: now, why: why)
+    }
+
     private func gap(_ type: PMDMeasurementType, why: String) {
         streams[type == .ecg ? .electrocardiogram : .photoplethysmogram]?.openGap(after: nil, now: now, why: why)
     }
@@ -490,7 +575,17 @@ final class WearableLink: @unchecked Sendable {
         guard phase != .stopped else { return }
         let time = now
         for type in Array(timelines.keys) { flush(type) }
-        for stream in streams.values { stream.openGap(after: nil, now: time, why: "link lost: \(why)") }
+        // Wrist state records changes: its gap is the loss itself, not the time since the last
+        // change; and the state while the link was down is unknown, so the first one after the
+        // reconnect is recorded again.
+        for stream in streams.values {
+            stream.openGap(after: stream.sensor == .onWristState ? time : nil, now: time, why: "link lost: \(why)")
+        }
+        heartRate.restart()
+        if let address { candidates.linkEnded(address, contactSeen: contactOnThisLink) }
+        if case .name? = configuration.match, candidates.trusted != address {
+            address = nil   // not known to be the strap: chosen again among the candidates at the next scan
+        }
         resetLinkState()
         wait(backoff.linkLost(upFor: time &- connectedAt))
         journal.warning("\(label): link lost (\(why)); reconnecting in \(FetchPolicy.describe(retryAt &- time)) with full re-subscription")
@@ -507,7 +602,12 @@ final class WearableLink: @unchecked Sendable {
         pmdSubscribed = 0
         pmdReady = false
         pmd = [:]
-        partialResponse = nil
+        responses.reset()
+        pmdRetryAt = [:]
+        pmdBlocked = nil
+        refusals = [:]
+        heartRateGuard = RateGuard(perSecond: Self.heartRateBound.perSecond, burst: Self.heartRateBound.burst)
+        contactOnThisLink = false
         heartRateHandle = nil
         batteryHandle = nil
         controlPointHandle = nil
@@ -530,7 +630,7 @@ final class WearableLink: @unchecked Sendable {
         guard let connection, let controlPoint = controlPointHandle else { return }
         for (type, current) in pmd where current == .running || current == .starting {
             pmd[type] = .stopping
-            connection.write(controlPoint, value: PMDCommand.stopMeasurement(type).encoded())
+            command(connection, controlPoint, PMDCommand.stopMeasurement(type).encoded())
             flush(type)
         }
     }
@@ -554,7 +654,7 @@ final class WearableLink: @unchecked Sendable {
             var status = common
             if sensor == .electrocardiogram || sensor == .photoplethysmogram {
                 let type: PMDMeasurementType = sensor == .electrocardiogram ? .ecg : .ppg
-                status["pmd"] = "\(pmd[type] ?? .idle)"
+                status["pmd"] = (pmdBlocked ?? refusals[type]).map { "not recorded: \($0)" } ?? "\(pmd[type] ?? .idle)"
                 if let rate = sampleRates[type] { status["sampleRate"] = "\(rate) Hz" }
                 if let value = uncertainty[type] { status["clockUncertainty"] = String(format: "%.2f ms", Double(value) / 1e6) }
             } else {

@@ -18,8 +18,7 @@ final class WearableStream: SensorSource, @unchecked Sendable {
     private var deliver: (@Sendable (SourceEvent) -> Void)?
     /// The last sample's time (boot ns), or when recording started if nothing came yet.
     private(set) var lastTime: Int64?
-    private var gapFrom: Int64?
-    private var gapWhy = ""
+    private var gaps = GapCoalescer<SourceBatch>()
 
     /// `changed` runs on `queue` when recording turns on or off.
     init(descriptor: SourceDescriptor, queue: DispatchQueue, clock: any SystemClock,
@@ -44,7 +43,7 @@ final class WearableStream: SensorSource, @unchecked Sendable {
                 guard !self.recording else { return }
                 self.recording = true
                 self.deliver = deliver
-                self.gapFrom = nil
+                self.gaps = GapCoalescer()
                 self.lastTime = nil
                 self.changed(self, true)
             }
@@ -65,7 +64,7 @@ final class WearableStream: SensorSource, @unchecked Sendable {
         let now = clock.now()
         closeGap(at: now.nanoseconds, boot: now.boot)
         deliver = nil
-        gapFrom = nil
+        gaps = GapCoalescer()
         lastTime = nil
     }
 
@@ -77,33 +76,51 @@ final class WearableStream: SensorSource, @unchecked Sendable {
 
     /// Data stopped coming for a reason the source knows (link lost, device clock reset, an
     /// undecodable frame): the gap runs from the last sample (or `after`) to the next sample.
-    /// Gaps that follow each other before a sample arrives are one gap.
+    /// Gaps that follow each other before a sample arrives are one gap, and so are gaps that keep
+    /// coming once a few were recorded (`GapCoalescer`).
     func openGap(after: Int64?, now: Int64, why: String) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard recording, gapFrom == nil else { return }
-        gapFrom = after ?? lastTime ?? now
-        gapWhy = why
+        guard recording else { return }
+        gaps.gap(from: after ?? lastTime ?? now, why: why)
     }
 
-    var hasOpenGap: Bool { gapFrom != nil }
+    var hasOpenGap: Bool { gaps.isOpen }
 
-    /// The stream is known to be flowing again at `time` without a sample to record (a wrist
-    /// state that did not change): the open gap ends there.
+    /// The stream stopped at `time` with a gap open: it ends there.
     func closeGap(at time: Int64, boot: BootID) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard let deliver, let from = gapFrom else { return }
-        gapFrom = nil
-        deliver(.gap(from: BootInstant(boot: boot, nanoseconds: from), to: BootInstant(boot: boot, nanoseconds: max(from, time)),
-                     reason: .systemInitiated, why: gapWhy))
-        lastTime = max(lastTime ?? time, time)
+        perform(gaps.close(at: time), boot: boot)
+    }
+
+    /// Time passes (the driver's tick): a coalesced gap whose samples stopped coming goes out.
+    func tick(now: Int64, boot: BootID) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard deliver != nil else { return }
+        perform(gaps.tick(now: now), boot: boot)
     }
 
     /// Delivers samples (times strictly increasing); an open gap ends at the first of them.
     func emit(boot: BootID, times: [Int64], receiveTimes: [Int64], columns: [[Int64]]) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard deliver != nil, let first = times.first else { return }
-        closeGap(at: first, boot: boot)
-        deliver?(.samples(SourceBatch(boot: boot, sensorTimes: times, receiveTimes: receiveTimes, columns: columns)))
-        lastTime = times.last
+        guard deliver != nil, let first = times.first, let last = times.last else { return }
+        let batch = SourceBatch(boot: boot, sensorTimes: times, receiveTimes: receiveTimes, columns: columns)
+        perform(gaps.samples(batch, count: times.count, first: first, last: last), boot: boot)
+    }
+
+    private func perform(_ actions: [GapCoalescer<SourceBatch>.Action], boot: BootID) {
+        guard let deliver else { return }
+        for action in actions {
+            switch action {
+            case .gap(let gap):
+                var why = gap.why
+                if gap.gaps > 1 { why += "; \(gap.gaps - 1) more gaps in a row joined into this record, \(gap.droppedSamples) samples between them dropped" }
+                deliver(.gap(from: BootInstant(boot: boot, nanoseconds: gap.from), to: BootInstant(boot: boot, nanoseconds: gap.to),
+                             reason: .systemInitiated, why: why))
+                lastTime = max(lastTime ?? gap.to, gap.to)
+            case .samples(let batch):
+                deliver(.samples(batch))
+                lastTime = batch.sensorTimes.last ?? lastTime
+            }
+        }
     }
 }
