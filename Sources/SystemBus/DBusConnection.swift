@@ -57,7 +57,8 @@ public final class DBusConnection: Sendable {
         finished.enter()
         let wake = wakeDescriptor
         let thread = Thread { [self] in
-            _ = csl_name_this_thread("dbus")
+            // "dbus " and the description's first 10 bytes: the kernel keeps 15 (`ps -L`, /proc).
+            _ = csl_name_this_thread("dbus " + String(decoding: description.utf8.prefix(10), as: UTF8.self))
             let state: BusThread
             do throws(DBusError) {
                 state = try BusThread(bus, description: description, limits: limits)

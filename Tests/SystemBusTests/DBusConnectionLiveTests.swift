@@ -38,7 +38,8 @@ import Testing
         let rig = try await LiveBus()
         let started = Date()
         await #expect(throws: DBusError.timedOut) { try await rig.call("Sleep", [.double(3)], timeout: .milliseconds(200)) }
-        #expect(Date().timeIntervalSince(started) < 2)
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 0.2 && waited < 1, "timed out after \(waited) s")
         #expect(try await rig.call("Echo", [.variant(.byte(1))]) == [.variant(.byte(1))])
     }
 
@@ -243,6 +244,49 @@ import Testing
             return try await group.reduce(into: [Int32]()) { $0.append($1) }
         }
         #expect(results.sorted() == (0..<100).map(Int32.init))
+    }
+
+    /// The bus thread sleeps until sd-bus's absolute deadline (rounded up), so a connection with
+    /// a call pending for seconds neither wakes nor spins while it waits (docs/dbus.md §4).
+    @Test func anIdleConnectionSleepsWithACallPending() async throws {
+        let bus = try PrivateBus(seconds: 60)
+        defer { bus.close() }
+        try bus.spawn([TestEnvironment.python, LiveBus.script, bus.address], log: "service")
+        let connection = try DBusConnection(.address(bus.address), description: "idle-probe")
+        defer { connection.close() }
+        let deadline = Date().addingTimeInterval(10)
+        while try await !connection.nameHasOwner(LiveBus.service) {
+            guard Date() < deadline else { throw LiveBus.Timeout(what: "the service\n\(bus.logText())") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let task = try #require(Self.thread(named: "dbus idle-probe"))
+        connection.call(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, member: "Sleep",
+                        arguments: [.double(5)], timeout: .seconds(20), queue: DispatchQueue(label: "ignored")) { _ in }
+        try await Task.sleep(for: .milliseconds(200))
+        let before = try Self.usage(task)
+        try await Task.sleep(for: .seconds(1))
+        let after = try Self.usage(task)
+        #expect(after.wakeUps - before.wakeUps <= 2, "the bus thread woke \(after.wakeUps - before.wakeUps) times in 1 s")
+        #expect(after.cpuTicks - before.cpuTicks <= 5, "the bus thread ran \(after.cpuTicks - before.cpuTicks) ticks in 1 s")
+    }
+
+    static func thread(named name: String) -> String? {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.first { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines) == name
+        }
+    }
+
+    /// Voluntary context switches (sleeps) and CPU time (utime + stime, clock ticks) of a thread.
+    static func usage(_ task: String) throws -> (wakeUps: Int, cpuTicks: Int) {
+        let status = try String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") })
+        let wakeUps = try #require(Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)))
+        let stat = try String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8)
+        // Fields after the parenthesised name: state is field 3, utime 14, stime 15.
+        let fields = stat[stat.index(after: try #require(stat.lastIndex(of: ")")))...].split(separator: " ")
+        let cpuTicks = try #require(Int(fields[11])) + (try #require(Int(fields[12])))
+        return (wakeUps, cpuTicks)
     }
 
     @Test func aBrokerThatIsNotThereFailsToOpen() throws {
