@@ -16,7 +16,7 @@ tools=(
   /usr/bin/psql postgresql-client       /usr/lib/postgresql/15/bin/initdb postgresql
   /usr/bin/sqlite3 sqlite3              /usr/bin/rsvg-convert librsvg2-bin   /usr/bin/pngtopam netpbm
   /usr/bin/pkg-config pkg-config        "$python" python3
-  /usr/bin/dbus-daemon dbus-daemon
+  /usr/bin/dbus-daemon dbus-daemon      /usr/bin/dbus-monitor dbus-bin
 )
 for ((i = 0; i < ${#tools[@]}; i += 2)); do
   [ -x "${tools[i]}" ] || missing+=("${tools[i]} (Debian package ${tools[i + 1]})")

@@ -85,10 +85,11 @@ public final class PrivateBus {
         unlink(folder + "/bus")
     }
 
-    /// Starts `arguments` (under `timeout`), its output in a log file in the folder.
+    /// Starts `arguments` (under `timeout`), its output in a log file in the folder (its standard
+    /// output in `stdout` instead, when given: `dbus-monitor --binary`, say).
     @discardableResult
-    public func spawn(_ arguments: [String], log: String) throws -> ChildProcess {
-        let child = try spawnLogged(arguments, log: log)
+    public func spawn(_ arguments: [String], log: String, stdout: Int32? = nil) throws -> ChildProcess {
+        let child = try spawnLogged(arguments, log: log, stdout: stdout)
         children.append(child)
         return child
     }
