@@ -120,7 +120,8 @@ public final class DBusConnection: Sendable {
 
     /// Subscribes to signals matching `match`. `installed` runs once on `queue` when the broker
     /// accepted the rule (nil) or refused it; from then on `handler` receives the matching
-    /// signals on `queue`, in order, until `cancel()` or the connection's end (`.ended`).
+    /// signals on `queue` (a serial queue, for their order) until `cancel()` or the connection's
+    /// end (`.ended`).
     @discardableResult
     public func subscribe(_ match: DBusMatch, queue: DispatchQueue,
                           installed: @escaping @Sendable (DBusError?) -> Void = { _ in },
@@ -228,7 +229,8 @@ final class Subscriber: Sendable {
     let limits: DBusLimits
     let handler: @Sendable (DBusSignalEvent) -> Void
     let installed: @Sendable (DBusError?) -> Void
-    private let delivery = Mutex<(queued: Int, lost: Int, stopped: Bool)>((0, 0, false))
+    /// `accepting`: new signals are taken; `cancelled`: those already queued are dropped too.
+    private let delivery = Mutex<(queued: Int, lost: Int, accepting: Bool, cancelled: Bool)>((0, 0, true, false))
 
     init(rule: String, queue: DispatchQueue, limits: DBusLimits, handler: @escaping @Sendable (DBusSignalEvent) -> Void,
          installed: @escaping @Sendable (DBusError?) -> Void) {
@@ -239,18 +241,23 @@ final class Subscriber: Sendable {
         self.installed = installed
     }
 
-    func stop() { delivery.withLock { $0.stopped = true } }
+    func stop() {
+        delivery.withLock { state in
+            state.accepting = false
+            state.cancelled = true
+        }
+    }
 
     func deliver(_ message: DBusMessage?) {
         let accepted = delivery.withLock { state -> Bool in
-            if state.stopped { return false }
+            if !state.accepting { return false }
             guard message != nil, state.queued < limits.queuedSignalsPerSubscriber else { state.lost += 1; return false }
             state.queued += 1
             return true
         }
         guard accepted, let message else { return }
         queue.async { [self] in
-            if delivery.withLock({ $0.stopped }) { return }
+            if delivery.withLock({ $0.cancelled }) { return }
             handler(.signal(message))
             let lost = delivery.withLock { state -> Int in
                 state.queued -= 1
@@ -262,9 +269,14 @@ final class Subscriber: Sendable {
         }
     }
 
+    /// The connection ended: signals already queued are still handled, then `.ended`.
     func end() {
-        let wasStopped = delivery.withLock { state in defer { state.stopped = true }; return state.stopped }
-        if !wasStopped { queue.async { [self] in handler(.ended) } }
+        let wasAccepting = delivery.withLock { state in defer { state.accepting = false }; return state.accepting }
+        if wasAccepting {
+            queue.async { [self] in
+                if !delivery.withLock({ $0.cancelled }) { handler(.ended) }
+            }
+        }
     }
 }
 
@@ -330,10 +342,12 @@ final class BusThread {
 
     private func confined() { precondition(pthread_equal(owner, pthread_self()) != 0, "sd-bus used off its thread") }
 
-    /// Runs `sd_bus_process` until it has nothing left; the reason when the connection is gone.
+    /// Runs `sd_bus_process` until it has nothing left, or at most 256 times so that a peer's
+    /// flood cannot starve the requests of other threads (sd-bus then reports a timeout of 0 and
+    /// the loop comes straight back); the reason when the connection is gone.
     func process() -> DBusError? {
         confined()
-        while true {
+        for _ in 0..<256 {
             let result = sd_bus_process(bus, nil)
             if result < 0 { return result == -ECONNRESET || result == -ENOTCONN ? .disconnected : .failed("sd_bus_process", errno: -result) }
             if result == 0 { break }

@@ -98,6 +98,8 @@ extension UInt64: DBusDecodable {
 }
 
 extension DBusFileDescriptor: DBusDecodable {
+    /// Takes the fd over from the decoded value (which then holds a closed descriptor), so
+    /// exactly one owner closes it.
     public convenience init(dbus value: DBusValue) throws(DBusError) {
         guard case let .unixFD(descriptor) = value, let number = descriptor.take() else {
             throw DBusValue.mismatch("h (an open fd)", value)

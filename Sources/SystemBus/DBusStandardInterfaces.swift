@@ -6,6 +6,7 @@ public enum DBusStandard {
     public static let properties = "org.freedesktop.DBus.Properties"
     public static let objectManager = "org.freedesktop.DBus.ObjectManager"
     public static let bus = "org.freedesktop.DBus"
+    public static let busPath = DBusObjectPath(verified: "/org/freedesktop/DBus")
 }
 
 /// `PropertiesChanged(s interface, a{sv} changed, as invalidated)`.
@@ -77,7 +78,7 @@ public struct DBusNameOwnerChanged: Sendable, Equatable {
     }
 
     public static func match(name: String) -> DBusMatch {
-        DBusMatch(sender: DBusStandard.bus, path: try? DBusObjectPath("/org/freedesktop/DBus"), interface: DBusStandard.bus,
+        DBusMatch(sender: DBusStandard.bus, path: DBusStandard.busPath, interface: DBusStandard.bus,
                   member: "NameOwnerChanged", arg0: name)
     }
 }

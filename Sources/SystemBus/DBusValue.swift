@@ -104,6 +104,12 @@ public struct DBusObjectPath: Hashable, Sendable, Comparable, CustomStringConver
         rawValue = text
     }
 
+    /// A path written in this code, known to be valid.
+    init(verified text: String) {
+        precondition(Self.isValid(text), "invalid object path literal")
+        rawValue = text
+    }
+
     public static func isValid(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard bytes.first == UInt8(ascii: "/") else { return false }

@@ -31,29 +31,26 @@ import SystemBus
         .dictionary(key: .string, value: .variant, [DBusDictionaryEntry(.string("k"), .variant(.uint64(5)))]),
     ]
 
-    @Test func aCallsArgumentsAreMarshalledAsTheSpecificationSays() async throws {
-        try TestEnvironment.require(LiveBus.needs)
+    @Test func aCallsArgumentsAreMarshalledAsTheSpecificationSays() throws {
         try TestEnvironment.require(.tools([("/usr/bin/dbus-monitor", "dbus-bin")]))
-        let bus = try PrivateBus(seconds: 60)
-        defer { bus.close() }
-        let capture = bus.folder + "/capture.bin"
+        let rig = try LiveBus(service: false)
+        let capture = rig.bus.folder + "/capture.bin"
         let output = open(capture, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         try #require(output >= 0)
-        try bus.spawn(["/usr/bin/dbus-monitor", "--address", bus.address, "--binary", "interface='org.sensorkit.Wire'"],
-                      log: "monitor", stdout: output)
+        try rig.bus.spawn(["/usr/bin/dbus-monitor", "--address", rig.bus.address, "--binary", "interface='org.sensorkit.Wire'"],
+                          log: "monitor", stdout: output)
         close(output)
-        let connection = try DBusConnection(.address(bus.address))
-        defer { connection.close() }
         // The monitor is ready some time after it starts: send until it has caught one call.
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(LiveBus.patience)
         var caught: [UInt8]?
         while caught == nil {
-            guard Date() < deadline else { throw LiveBus.Timeout(what: "dbus-monitor to catch the call\n\(bus.logText())") }
-            _ = try? await connection.call(destination: "org.freedesktop.DBus", path: try DBusObjectPath("/org/sensorkit/Wire"),
-                                           interface: "org.sensorkit.Wire", member: "Check", arguments: Self.arguments,
-                                           timeout: .seconds(2))
+            guard Date() < deadline else { throw LiveBus.Timeout(what: "dbus-monitor to catch the call\n\(rig.bus.logText())") }
+            _ = try? LiveBus.wait { queue, completion in
+                rig.connection.call(destination: "org.freedesktop.DBus", path: DBusStandard.busPath, interface: "org.sensorkit.Wire",
+                                    member: "Check", arguments: Self.arguments, timeout: .seconds(5), queue: queue, completion: completion)
+            }
             caught = Self.methodCalls(in: Array((try? Data(contentsOf: URL(fileURLWithPath: capture))) ?? Data())).first
-            if caught == nil { try await Task.sleep(for: .milliseconds(50)) }
+            if caught == nil { usleep(50_000) }
         }
         let message = try #require(caught)
         #expect(Array(message[0..<4]) == [UInt8(ascii: "l"), 1, message[2], 1])   // little-endian, method call, version 1
