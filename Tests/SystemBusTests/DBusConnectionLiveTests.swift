@@ -143,6 +143,22 @@ import Testing
         #expect(descriptor.descriptor == nil)
     }
 
+    @Test func anFdSentInACallReachesTheServiceAndStaysOurs() throws {
+        let rig = try LiveBus()
+        var ends: [Int32] = [-1, -1]
+        try #require(pipe(&ends) == 0)
+        let reader = DBusFileDescriptor(owning: ends[0])
+        let text = Array("bytes the other way".utf8)
+        #expect(try text.withUnsafeBytes { try SystemCalls.write(ends[1], $0) } == text.count)
+        SystemCalls.close(ends[1])
+        #expect(try rig.call("ReadFd", [.unixFD(reader)]) == [.string("bytes the other way")])
+        // sd-bus sent a duplicate: ours is still open, and still ours to close.
+        let number = try #require(reader.descriptor)
+        #expect(fcntl(number, F_GETFD) != -1)
+        reader.close()
+        #expect(throws: DBusError.invalidArgument("a closed fd")) { try rig.call("ReadFd", [.unixFD(reader)]) }
+    }
+
     @Test func aServiceThatVanishesAndReturnsIsSeen() throws {
         let rig = try LiveBus()
         let log = EventLog()

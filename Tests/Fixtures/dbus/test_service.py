@@ -69,6 +69,12 @@ class Service(dbus.service.Object):
         os.close(read_end)
         return fd
 
+    @dbus.service.method(IFACE, in_signature="h", out_signature="s")
+    def ReadFd(self, fd):
+        number = fd.take()
+        with os.fdopen(number, "rb") as stream:
+            return stream.read(256).decode()
+
     @dbus.service.method(IFACE, in_signature="u", out_signature="as")
     def Huge(self, count):
         return dbus.Array(["x" * 16] * count, signature="s")
