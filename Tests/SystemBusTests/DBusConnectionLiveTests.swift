@@ -204,10 +204,13 @@ import Testing
     @Test func repliesPastTheBoundsAreRefusedNotTrapped() throws {
         var limits = DBusLimits()
         limits.valuesPerMessage = 1000
+        limits.textBytesPerMessage = 10_000
         limits.depth = 8
         let rig = try LiveBus(limits: limits)
-        #expect(try rig.call("Huge", [.uint32(900)]).first.map { try $0.as([String].self).count } == 900)
-        #expect(throws: DBusError.malformed("more than the value budget in one message")) { try rig.call("Huge", [.uint32(100_000)]) }
+        #expect(try rig.call("Huge", [.uint32(500)]).first.map { try $0.as([String].self).count } == 500)
+        #expect(throws: DBusError.malformed("more text than 10000 bytes in a message")) { try rig.call("Huge", [.uint32(700)]) }
+        let bytes = DBusValue.array(.byte, Array(repeating: .byte(1), count: 2000))
+        #expect(throws: DBusError.malformed("more than the value budget in one message")) { try rig.call("Echo", [.variant(bytes)]) }
         #expect(try rig.call("Deep", [.uint32(3)]).count == 1)
         #expect(throws: DBusError.malformed("containers nested deeper than 8")) { try rig.call("Deep", [.uint32(10)]) }
         #expect(try rig.call("Echo", [.variant(.byte(3))]) == [.variant(.byte(3))])
