@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "SensorChunks", dependencies: ["CZstd", "CChecksum"], swiftSettings: strict),
 
         // D-Bus over sd-bus: typed values, one thread per connection (docs/dbus.md).
-        .target(name: "SystemBus", dependencies: ["SensorSystem", "CSensorLinux", "CSystemdBus"], swiftSettings: strict),
+        .target(name: "SystemBus", dependencies: ["SensorSystem", "CSystemdBus"], swiftSettings: strict),
 
         // The embargo store: SQLite catalog + compressed columnar chunks.
         .target(name: "SensorStore", dependencies: ["SensorKitModel", "SensorSystem", "SensorChunks", "CSQLite"],

@@ -1,4 +1,3 @@
-import CSensorLinux
 import CSystemdBus
 import Dispatch
 import Foundation
@@ -48,7 +47,7 @@ public final class DBusConnection: Sendable {
         self.limits = limits
         inbox = Mutex(Inbox())
         do {
-            wakeDescriptor = try syscall("eventfd") { csl_wake_counter() }
+            wakeDescriptor = try SystemCalls.wakeCounter()
         } catch {
             throw .failed("eventfd", errno: error.errno)
         }
@@ -58,7 +57,7 @@ public final class DBusConnection: Sendable {
         let wake = wakeDescriptor
         let thread = Thread { [self] in
             // "dbus " and the description's first 10 bytes: the kernel keeps 15 (`ps -L`, /proc).
-            _ = csl_name_this_thread("dbus " + String(decoding: description.utf8.prefix(10), as: UTF8.self))
+            SystemCalls.nameThisThread("dbus " + String(decoding: description.utf8.prefix(10), as: UTF8.self))
             let state: BusThread
             do throws(DBusError) {
                 state = try BusThread(bus, description: description, limits: limits)
@@ -190,7 +189,7 @@ public final class DBusConnection: Sendable {
             entries[0] = pollfd(fd: wait.descriptor, events: wait.events, revents: 0)
             entries[1].revents = 0
             do {
-                _ = try syscall("poll(dbus)") { Glibc.poll(&entries, 2, wait.milliseconds) }
+                _ = try SystemCalls.poll(&entries, timeoutMilliseconds: wait.milliseconds)
             } catch {
                 inbox.withLock { $0.ended = true }
                 return .failed("poll", errno: error.errno)
@@ -655,8 +654,8 @@ private struct MessageReader {
         case UInt8(ascii: "h"):
             let borrowed = try basic(code, Int32(-1))
             // The message owns its fd; a duplicate outlives it.
-            let owned = fcntl(borrowed, F_DUPFD_CLOEXEC, 3)
-            guard owned >= 0 else { throw .failed("fcntl(F_DUPFD_CLOEXEC)", errno: Glibc.errno) }
+            let owned: Int32
+            do throws(SystemError) { owned = try SystemCalls.duplicate(borrowed) } catch { throw .failed(error.call, errno: error.errno) }
             return .unixFD(DBusFileDescriptor(owning: owned))
         case UInt8(ascii: "a"):
             let type: DBusType
