@@ -28,6 +28,7 @@ let package = Package(
         // CRC-32C with the CPU's crc32 instruction (the chunk checksum): one C function.
         .target(name: "CChecksum"),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CSystemdBus", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // Pure core: SensorKit-shaped values, units, the time model. No Glibc, no I/O.
         .target(name: "SensorKitModel", swiftSettings: strict),
@@ -38,6 +39,9 @@ let package = Package(
         // The chunk format: lossless columnar coding of samples, pure functions over bytes.
         // The store writes and reads it; the client decodes chunks a fetch hands over.
         .target(name: "SensorChunks", dependencies: ["CZstd", "CChecksum"], swiftSettings: strict),
+
+        // D-Bus over sd-bus: typed values, one thread per connection (docs/dbus.md).
+        .target(name: "SystemBus", dependencies: ["SensorSystem", "CSystemdBus"], swiftSettings: strict),
 
         // The embargo store: SQLite catalog + compressed columnar chunks.
         .target(name: "SensorStore", dependencies: ["SensorKitModel", "SensorSystem", "SensorChunks", "CSQLite"],
@@ -85,6 +89,7 @@ let package = Package(
         .testTarget(name: "SensorDaemonTests", dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit"],
                     swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
+        .testTarget(name: "SystemBusTests", dependencies: ["SystemBus", "SensorSystem", "SensorSimulation", "SensorTestKit"], swiftSettings: strict),
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
         .testTarget(name: "SensorKitTests", dependencies: ["SensorKit", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
         .testTarget(name: "SensorExportTests", dependencies: ["SensorExport", "SensorKit", "SensorSimulation", "SensorTestKit"],

@@ -16,13 +16,14 @@ tools=(
   /usr/bin/psql postgresql-client       /usr/lib/postgresql/15/bin/initdb postgresql
   /usr/bin/sqlite3 sqlite3              /usr/bin/rsvg-convert librsvg2-bin   /usr/bin/pngtopam netpbm
   /usr/bin/pkg-config pkg-config        "$python" python3
+  /usr/bin/dbus-daemon dbus-daemon      /usr/bin/dbus-monitor dbus-bin
 )
 for ((i = 0; i < ${#tools[@]}; i += 2)); do
   [ -x "${tools[i]}" ] || missing+=("${tools[i]} (Debian package ${tools[i + 1]})")
 done
 
 # module  package — what the Python tests and the umockdev controllers import.
-modules=(numpy python3-numpy pandas python3-pandas gi python3-gi)
+modules=(numpy python3-numpy pandas python3-pandas gi python3-gi dbus python3-dbus dbusmock python3-dbusmock)
 for ((i = 0; i < ${#modules[@]}; i += 2)); do
   "$python" -c "import ${modules[i]}" 2>/dev/null || missing+=("Python module ${modules[i]} in $python (Debian package ${modules[i + 1]})")
 done
