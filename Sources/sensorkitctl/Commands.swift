@@ -69,10 +69,26 @@ enum Commands {
     private static func time(_ options: CommandLineOptions) throws -> Int32 {
         let environment = SensorKitEnvironment.current
         let now = SRAbsoluteTime.current()
+        let unconfirmed = environment.timeline.currentUnconfirmedAdvance
+        if options.values["confirm-clock"] != nil {
+            guard let unconfirmed else {
+                fail("nothing to confirm: this boot's anchor is what its clock said or could prove")
+                return 1
+            }
+            let path = (options.values["state"] ?? "/var/lib/sensorkit") + "/" + TimelineFile.confirmationFileName
+            try SystemFiles.writeAtomically(path, contents: Array("boot \(environment.clock.bootID), \(unconfirmed) ns\n".utf8))
+            print("confirmed: the next boot is anchored by its synchronised wall clock (\(path))")
+            return 0
+        }
         if options.json {
-            printJSON(["srTime": now.rawValue, "cfTime": now.toCFAbsoluteTime()])
+            var document: [String: Double] = ["srTime": now.rawValue, "cfTime": now.toCFAbsoluteTime()]
+            if let unconfirmed { document["unconfirmedClockAdvanceSeconds"] = Double(unconfirmed) / 1e9 }
+            printJSON(document)
         } else {
             print("SR time \(now.rawValue) s, CF time \(now.toCFAbsoluteTime()) s, boot \(environment.clock.bootID)")
+            if let unconfirmed {
+                print("this boot starts right after recorded time: its synchronised wall clock said \(Double(unconfirmed) / 3.6e12) h more, beyond the 12 h a boot may move the timeline unconfirmed; if the clock is right, run sensorkitctl time --confirm-clock")
+            }
         }
         return 0
     }
