@@ -69,25 +69,23 @@ enum Commands {
     private static func time(_ options: CommandLineOptions) throws -> Int32 {
         let environment = SensorKitEnvironment.current
         let now = SRAbsoluteTime.current()
-        let unconfirmed = environment.timeline.currentUnconfirmedAdvance
+        let unproven = environment.timeline.currentBootIsUnproven
         if options.values["confirm-clock"] != nil {
-            guard let unconfirmed else {
-                fail("nothing to confirm: this boot's anchor is what its clock said or could prove")
+            guard unproven else {
+                fail("nothing to confirm: this boot is anchored by its synchronised wall clock")
                 return 1
             }
             let path = (options.values["state"] ?? "/var/lib/sensorkit") + "/" + TimelineFile.confirmationFileName
-            try SystemFiles.writeAtomically(path, contents: Array("boot \(environment.clock.bootID), \(unconfirmed) ns\n".utf8))
+            try SystemFiles.writeAtomically(path, contents: Array("confirmed in boot \(environment.clock.bootID)\n".utf8))
             print("confirmed: the next boot is anchored by its synchronised wall clock (\(path))")
             return 0
         }
         if options.json {
-            var document: [String: Double] = ["srTime": now.rawValue, "cfTime": now.toCFAbsoluteTime()]
-            if let unconfirmed { document["unconfirmedClockAdvanceSeconds"] = Double(unconfirmed) / 1e9 }
-            printJSON(document)
+            printJSON(["srTime": now.rawValue, "cfTime": now.toCFAbsoluteTime(), "bootUnproven": unproven ? 1 : 0])
         } else {
             print("SR time \(now.rawValue) s, CF time \(now.toCFAbsoluteTime()) s, boot \(environment.clock.bootID)")
-            if let unconfirmed {
-                print("this boot starts right after recorded time: its synchronised wall clock said \(Double(unconfirmed) / 3.6e12) h more, beyond the 12 h a boot may move the timeline unconfirmed; if the clock is right, run sensorkitctl time --confirm-clock")
+            if unproven {
+                print("this boot starts right after recorded time: its wall clock was not synchronised, or said more than the 12 h past it a boot may move the timeline unconfirmed (sensorkitd's log says which); held data is released late, never early. If the clock is right and synchronised: sensorkitctl time --confirm-clock")
             }
         }
         return 0

@@ -26,7 +26,7 @@ import Testing
         clock.synchronize()
         let (journal, lines) = Journal.memory()
         let held = try TimelineKeeper(stateDirectory: folder, clock: clock, journal: journal)
-        #expect(held.current.currentUnconfirmedAdvance != nil)
+        #expect(held.current.currentBootIsUnproven)
         #expect(lines().count == 1 && lines()[0].hasPrefix("<3>") && lines()[0].contains("sensorkitctl time --confirm-clock"),
                 "\(lines())")
 
@@ -38,7 +38,7 @@ import Testing
         clock.reboot()
         clock.synchronize()
         let anchored = try TimelineKeeper(stateDirectory: folder, clock: clock, journal: .discard)
-        #expect(anchored.current.currentUnconfirmedAdvance == nil)
+        #expect(!anchored.current.currentBootIsUnproven)
         #expect(anchored.current.now(clock)!.nanoseconds! == clock.realtimeCFNanoseconds() - anchored.current.origin)
         #expect(!FileManager.default.fileExists(atPath: confirmation))
     }

@@ -125,7 +125,7 @@ import SensorTestKit
         clock.synchronize()
         let adoption = timeline.adoptCurrentBoot(of: clock)
         #expect(adoption == .unconfirmed(anchor: last + 1, claimed: 2 * day + 60_000_000_000 - 1))
-        #expect(timeline.currentUnconfirmedAdvance == 2 * day + 60_000_000_000 - 1)
+        #expect(timeline.currentBootIsUnproven)
         #expect(timeline.now(clock)!.nanoseconds! - last == 3_000_000_001)
         let decoded = try JSONDecoder().decode(Timeline.self, from: try JSONEncoder().encode(timeline))
         #expect(decoded == timeline)
@@ -141,7 +141,7 @@ import SensorTestKit
         clock.synchronize()
         guard case .anchored = timeline.adoptCurrentBoot(of: clock, confirmed: true) else { Issue.record("confirmed, not anchored"); return }
         #expect(timeline.now(clock)!.nanoseconds! == clock.realtimeCFNanoseconds() - timeline.origin)
-        #expect(timeline.currentUnconfirmedAdvance == nil)
+        #expect(!timeline.currentBootIsUnproven)
 
         // Eleven hours switched off, synchronised: within the bound, believed.
         timeline.advanceHighWater(to: timeline.now(clock)!.nanoseconds!)

@@ -13,16 +13,14 @@
 ///   synchronised. Such a boot starts right after `highWater`: the timeline counts only the
 ///   time it can prove (the new boot's own `CLOCK_BOOTTIME`), never a wall-clock jump, so the
 ///   hold is never cut short by a clock set ahead across a reboot.
-/// - `unconfirmedAdvances`: boots whose synchronised wall clock put them more than
-///   `maxUnconfirmedAdvance` past `highWater`, with what it claimed past the anchor they got. Such
-///   a boot also starts right after `highWater` (a clock synchronised to a wrong source is still
-///   wrong); a person's confirmation lets the next boot be anchored by the wall clock again.
+///   A boot whose *synchronised* wall clock puts it more than `maxUnconfirmedAdvance` past
+///   `highWater` is one of them too (a clock synchronised to a wrong source is still wrong) until
+///   a person confirms the clock, which lets the next boot be anchored by it.
 public struct Timeline: Hashable, Sendable, Codable {
     public private(set) var origin: Int64
     public private(set) var anchors: [BootID: Int64]
     public private(set) var highWater: Int64
     public private(set) var unprovenBoots: Set<BootID>
-    public private(set) var unconfirmedAdvances: [BootID: Int64]
 
     /// How far past recorded time a synchronised wall clock may put a new boot without a person
     /// confirming it: half of SensorKit's 24 h hold, so a wrong clock can release held data at
@@ -40,17 +38,16 @@ public struct Timeline: Hashable, Sendable, Codable {
     }
 
     public init(origin: Int64, anchors: [BootID: Int64], highWater: Int64, currentBoot: BootID? = nil,
-                unprovenBoots: Set<BootID> = [], unconfirmedAdvances: [BootID: Int64] = [:]) {
+                unprovenBoots: Set<BootID> = []) {
         self.origin = origin
         self.anchors = anchors
         self.highWater = highWater
         self.currentBoot = currentBoot
         self.unprovenBoots = unprovenBoots
-        self.unconfirmedAdvances = unconfirmedAdvances
     }
 
     private enum CodingKeys: String, CodingKey {
-        case origin, anchors, highWater, currentBoot, unprovenBoots, unconfirmedAdvances
+        case origin, anchors, highWater, currentBoot, unprovenBoots
     }
 
     /// Files written before `unprovenBoots` existed read as "every boot proven" (they were
@@ -62,12 +59,11 @@ public struct Timeline: Hashable, Sendable, Codable {
         highWater = try container.decode(Int64.self, forKey: .highWater)
         currentBoot = try container.decodeIfPresent(BootID.self, forKey: .currentBoot)
         unprovenBoots = try container.decodeIfPresent(Set<BootID>.self, forKey: .unprovenBoots) ?? []
-        unconfirmedAdvances = try container.decodeIfPresent([BootID: Int64].self, forKey: .unconfirmedAdvances) ?? [:]
     }
 
-    /// What the wall clock claimed past the current boot's anchor and nobody confirmed; nil when
-    /// the current boot's anchor is what its clock said (or could prove).
-    public var currentUnconfirmedAdvance: Int64? { currentBoot.flatMap { unconfirmedAdvances[$0] } }
+    /// Whether the current boot's anchor counts only the time it can prove (its wall clock was not
+    /// synchronised, or claimed more than `maxUnconfirmedAdvance` unconfirmed).
+    public var currentBootIsUnproven: Bool { currentBoot.map { unprovenBoots.contains($0) } ?? false }
 
     /// What adopting a boot did, for the daemon's log.
     public enum Adoption: Hashable, Sendable {
@@ -114,7 +110,7 @@ public struct Timeline: Hashable, Sendable, Codable {
             let claimed = wall.subtractingSaturating(floor)
             if claimed > maxAdvance, !confirmed {
                 anchors[boot] = floor
-                unconfirmedAdvances[boot] = claimed
+                unprovenBoots.insert(boot)
                 return .unconfirmed(anchor: floor, claimed: claimed)
             }
             anchors[boot] = wall
