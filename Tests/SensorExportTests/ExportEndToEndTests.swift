@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SensorExport
+import SensorKitModel
 import SensorSimulation
 import SensorTestKit
 import Testing
@@ -72,7 +73,7 @@ import Testing
     /// and deletion records keep arriving, leave both tables equal to a direct fetch.
     @Test(.timeLimit(.minutes(2)))
     func repeatedPassesExportEveryRowAndDeletionRecordOnce() throws {
-        let rig = try ExportRig(rate: 500, gapEvery: 40)
+        let rig = try ExportRig(rate: 500, gapEvery: 40, light: true)
         defer { rig.close() }
         // A record reaches the store up to a commit interval after its end: a 2 s lag fetches only
         // records already there, so the check below cannot race the daemon's writer.
@@ -99,6 +100,10 @@ import Testing
         let counted = try rig.postgres.psql("SELECT exported_rows FROM sensorkit.cursors WHERE stream = '\(ExportRig.deletionStream)'",
                                             database: rig.database)
         #expect(counted == ["\(deletions.count)"])
+        let light = try #require(try rig.cursor(SRSensor.ambientLightSensor.rawValue))
+        let lightRows = try rig.databaseLightTimes()
+        #expect(lightRows.count > 50)
+        #expect(ExportRig.difference(lightRows, try rig.directLightTimes(through: light)) == nil)
     }
 
     /// Rows in the tables with their cursors behind them: what a crash between the insert and the
@@ -106,7 +111,7 @@ import Testing
     /// restored from an older backup leaves. A pass from there inserts no row twice.
     @Test(.timeLimit(.minutes(2)))
     func cursorsBehindTheirRowsDuplicateNothing() throws {
-        let rig = try ExportRig(rate: 500, gapEvery: 40)
+        let rig = try ExportRig(rate: 500, gapEvery: 40, light: true)
         defer { rig.close() }
         #expect(try rig.exportOnce().status == 0)
         usleep(2_500_000)
@@ -121,6 +126,8 @@ import Testing
         #expect(ExportRig.difference(try rig.databaseRows(), try rig.directRows(through: cursor)) == nil)
         #expect(ExportRig.difference(try rig.databaseDeletions(), try rig.directDeletions(through: deletionCursor)) == nil)
         #expect(Array(try rig.databaseRows().prefix(rows.count)) == rows)
+        let light = try #require(try rig.cursor(SRSensor.ambientLightSensor.rawValue))
+        #expect(ExportRig.difference(try rig.databaseLightTimes(), try rig.directLightTimes(through: light)) == nil)
     }
 
     @Test(.timeLimit(.minutes(2)))

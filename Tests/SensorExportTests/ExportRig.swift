@@ -29,18 +29,20 @@ final class ExportRig {
     static let deletionStream = SRSensor.accelerometer.deletionRecordSensor!.rawValue
 
     /// `gapEvery` n > 0: the source loses every n-th tick (10 ms) and reports it, so deletion
-    /// records keep arriving while samples do.
-    init(rate: Int, gapEvery: Int = 0) throws {
+    /// records keep arriving while samples do. `light`: a generated ambient light sensor at
+    /// 50 Hz as well (a second family table, `ambient_light`).
+    init(rate: Int, gapEvery: Int = 0, light: Bool = false) throws {
         postgres = try ScratchPostgres()
         do {
             try postgres.psql("CREATE DATABASE \(database)")
-            harness = try DaemonHarness(config: "[store]\nhold = 1s\n",
-                                        sources: [GeneratedSource(sensor: .accelerometer, rate: rate, perTick: max(1, rate / 100),
-                                                                    gapEvery: gapEvery)]) { folder in
-                try DaemonHarness.writeApp(Self.app, in: folder + "/apps.d", entitlements: ["motion-accelerometer"],
+            let sources = [GeneratedSource(sensor: .accelerometer, rate: rate, perTick: max(1, rate / 100), gapEvery: gapEvery)]
+                + (light ? [GeneratedSource(sensor: .ambientLightSensor, rate: 50, perTick: 5)] : [])
+            harness = try DaemonHarness(config: "[store]\nhold = 1s\n", sources: sources) { folder in
+                try DaemonHarness.writeApp(Self.app, in: folder + "/apps.d",
+                                           entitlements: ["motion-accelerometer"] + (light ? ["ambient-light-sensor"] : []),
                                            users: ["root", "nobody"])
             }
-            try harness.grant([.accelerometer], to: Self.app)
+            try harness.grant([.accelerometer] + (light ? [.ambientLightSensor] : []), to: Self.app)
         } catch {
             postgres.close()
             throw error
@@ -106,6 +108,23 @@ final class ExportRig {
     func cursor(_ stream: String = "com.apple.SensorKit.motion.accelerometer") throws -> Int64? {
         try postgres.psql("SELECT sr_time FROM sensorkit.cursors WHERE stream = '\(stream)'",
                           database: database).first.flatMap { Int64($0) }
+    }
+
+    /// Sensor and receive time of every ambient light sample in `(−∞, through]`, fetched directly.
+    func directLightTimes(through: Int64) throws -> [[Int64]] {
+        let connection = try harness.connect(app: Self.app)
+        defer { connection.close() }
+        let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: .ambientLightSensor, from: -(1 << 62), to: through)
+        if let error = reply.error { throw error }
+        return batches.flatMap { batch in (0..<batch.sensorTimes.count).map { [batch.sensorTimes[$0], batch.writeTimes[$0]] } }
+    }
+
+    /// Sensor and receive time of every exported ambient light row, in sensor-time order.
+    func databaseLightTimes() throws -> [[Int64]] {
+        try postgres.psql("""
+            SELECT l.sr_time, l.receive_sr_time FROM sensorkit.ambient_light l JOIN sensorkit.devices d USING (device)
+            WHERE d.host_id = '\(Self.hostID)' AND d.identifier = 'host' ORDER BY l.sr_time, l.receive_sr_time
+            """, database: database).map { $0.split(separator: "|").map { Int64($0)! } }
     }
 
     /// Every accelerometer deletion record starting in `(−∞, through]`, fetched directly as the app.
