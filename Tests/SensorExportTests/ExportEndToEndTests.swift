@@ -128,6 +128,17 @@ import Testing
         #expect(Array(try rig.databaseRows().prefix(rows.count)) == rows)
         let light = try #require(try rig.cursor(SRSensor.ambientLightSensor.rawValue))
         #expect(ExportRig.difference(try rig.databaseLightTimes(), try rig.directLightTimes(through: light)) == nil)
+
+        // A database left by schema version 1: no key on deletions, each record in it twice. The
+        // next start's migration removes the copies before it makes the key.
+        for statement in ["DROP INDEX sensorkit.deletions_identity", "DELETE FROM sensorkit.schema_version WHERE version = 2",
+                          "INSERT INTO sensorkit.deletions SELECT * FROM sensorkit.deletions"] {
+            try rig.postgres.psql(statement, database: rig.database)
+        }
+        let upgraded = try rig.exportOnce()
+        #expect(upgraded.status == 0, "\(upgraded.output)")
+        let upgradedCursor = try #require(try rig.cursor(ExportRig.deletionStream))
+        #expect(ExportRig.difference(try rig.databaseDeletions(), try rig.directDeletions(through: upgradedCursor)) == nil)
     }
 
     @Test(.timeLimit(.minutes(2)))
