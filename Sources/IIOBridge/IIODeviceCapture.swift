@@ -91,7 +91,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         self.log = log
         self.restartDelay = restartDelay
         decoder = ScanDecoder(layout: plan.layout)
-        fanOut = ScanFanOut(layout: plan.layout, boot: clock.bootID)
+        fanOut = ScanFanOut(plan: plan, boot: clock.bootID)
         estimatedPeriod = plan.rates.values.compactMap(\.period).min()
     }
 

@@ -54,7 +54,7 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
         self.onLost = onLost
         controlQueue = DispatchQueue(label: "sensorkitd.iio.remote.control.\(deviceID)")
         readingQueue = DispatchQueue(label: "sensorkitd.iio.remote.read.\(deviceID)")
-        fanOut = Mutex(ScanFanOut(layout: plan.layout, boot: clock.bootID))
+        fanOut = Mutex(ScanFanOut(plan: plan, boot: clock.bootID))
     }
 
     public func subscribe(_ consumer: ScanConsumer) {

@@ -40,7 +40,16 @@ public struct SampleBatcher: Sendable {
     }
 
     /// The smallest step between two samples that counts as lost data.
-    public var gapThreshold: Int64? { period.map { max($0 * 8, 25_000_000) } }
+    public var gapThreshold: Int64? { period.map(Self.gapThreshold(period:)) }
+
+    /// The smallest step that counts as lost data at `period`: eight periods, at least 25 ms.
+    public static func gapThreshold(period: Int64) -> Int64 { max(period.multipliedSaturating(by: 8), 25_000_000) }
+
+    /// What a deletion record says of a step of `step` ns at `period` ns.
+    public static func gapReason(cause: String, step: Int64, period: Int64) -> String {
+        let lost = max(0, step / period - 1)
+        return "\(cause): no samples for \(milliseconds(step)) at a \(milliseconds(period)) period, about \(lost) lost"
+    }
 
     /// Samples collected and not yet returned in a batch.
     public var pendingCount: Int { sensorTimes.count }
@@ -68,10 +77,9 @@ public struct SampleBatcher: Sendable {
                 interruption = nil
             } else if let threshold = gapThreshold, step > threshold, let period {
                 flush(into: &events)
-                let lost = max(0, step / period - 1)
                 events.append(.gap(from: BootInstant(boot: boot, nanoseconds: last),
                                    to: BootInstant(boot: boot, nanoseconds: sensorTime), reason: .systemInitiated,
-                                   why: "\(gapCause): no samples for \(Self.milliseconds(step)) at a \(Self.milliseconds(period)) period, about \(lost) lost"))
+                                   why: Self.gapReason(cause: gapCause, step: step, period: period)))
             }
         } else {
             interruption = nil   // nothing before the first sample to lose

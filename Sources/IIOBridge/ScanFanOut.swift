@@ -35,6 +35,12 @@ extension ScanCapture {
 /// Hands every decoded scan of a chip to each subscribed stream: the stream's channels in column
 /// order through its own `SampleBatcher` (≤ 1 s batches, gaps from timestamp jumps).
 ///
+/// A jump in the scan timeline is a loss of whole scans, so it is a gap for every stream the
+/// scans feed, whatever each stream knows of its own rate: the fan-out watches the chip's scan
+/// times against the fastest rate of the chip's functions and interrupts every stream at the
+/// jump, so each gets a deletion record over the same span (a BMI160 whose gyroscope has no
+/// `sampling_frequency` attribute lost scans without its gyroscope noticing).
+///
 /// A batch is handed over when it is complete — it spans its second, or a gap cuts it — not after
 /// every read: a chip read ten times a second would otherwise wake every stream's queue and the
 /// store ten times a second (docs/iio.md §4, "Delivery"). What a stream holds goes out when its
@@ -56,13 +62,38 @@ struct ScanFanOut {
 
     let layout: ScanLayout
     let boot: BootID
+    /// Nanoseconds between scans (the fastest rate of the chip's functions); nil when unknown.
+    let scanPeriod: Int64?
     private var streams: [Stream] = []
+    /// The last plausible scan's sensor time, to see the step to the next read's first scan.
+    private var lastScanTime: Int64?
     /// Scans dropped for an implausible sensor time since the fan-out was made.
     private(set) var implausibleScans = 0
 
-    init(layout: ScanLayout, boot: BootID) {
+    init(layout: ScanLayout, boot: BootID, scanPeriod: Int64? = nil) {
         self.layout = layout
         self.boot = boot
+        self.scanPeriod = scanPeriod
+    }
+
+    /// `init` with the scan period of a capture plan: its fastest function.
+    init(plan: DeviceCapturePlan, boot: BootID) {
+        self.init(layout: plan.layout, boot: boot, scanPeriod: plan.rates.values.compactMap(\.period).min())
+    }
+
+    /// Where the scan timeline jumps by more than a stream's gap threshold at the scan rate: the
+    /// index of the scan after each jump and the reason every stream's deletion record gives.
+    private mutating func scanGaps(_ sensorTimes: [Int64], plausible: ClosedRange<Int64>) -> [(scan: Int, why: String)] {
+        var gaps: [(scan: Int, why: String)] = []
+        let threshold = scanPeriod.map { SampleBatcher.gapThreshold(period: $0) }
+        for (scan, time) in sensorTimes.enumerated() where plausible.contains(time) {
+            if let threshold, let scanPeriod, let last = lastScanTime, time.subtractingSaturating(last) > threshold {
+                gaps.append((scan, SampleBatcher.gapReason(cause: "kernel FIFO overflow", step: time.subtractingSaturating(last),
+                                                           period: scanPeriod)))
+            }
+            lastScanTime = time
+        }
+        return gaps
     }
 
     var isEmpty: Bool { streams.isEmpty }
@@ -146,19 +177,26 @@ struct ScanFanOut {
         let earliest = receive.subtractingSaturating(Self.plausibleSkew)
         let latest = receive.addingSaturating(Self.plausibleSkew)
         let dropped = sensorTimes.lazy.filter { $0 < earliest || $0 > latest }.count
+        let gaps = scanGaps(sensorTimes, plausible: earliest...latest)
         guard dropped == 0 else {
             implausibleScans += dropped
             let first = sensorTimes.first { $0 < earliest || $0 > latest }!
             let why = "\(dropped) of \(count) scans dropped: sensor time \(first) ns is more than 1 h from the read at \(receive) ns"
-            distributeChecked(values: values, sensorTimes: sensorTimes, receivedAt: receive, plausible: earliest...latest, why: why)
+            distributeChecked(values: values, sensorTimes: sensorTimes, receivedAt: receive, plausible: earliest...latest, why: why,
+                              gaps: gaps)
             return dropped
         }
         for index in streams.indices {
             let positions = streams[index].positions
             var batcher = streams[index].batcher
             var events: [SourceEvent] = []
+            var nextGap = gaps.startIndex
             values.withUnsafeBufferPointer { values in
                 for scan in 0..<count {
+                    if nextGap < gaps.endIndex, gaps[nextGap].scan == scan {
+                        batcher.interrupted(gaps[nextGap].why)
+                        nextGap += 1
+                    }
                     let base = scan * width
                     batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) { values[base + positions[$0]] }
                 }
@@ -180,13 +218,18 @@ struct ScanFanOut {
     /// `distribute` for a read with implausible scans: those are skipped, each one interrupting
     /// every stream so the step over it is recorded as a gap.
     private mutating func distributeChecked(values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64,
-                                            plausible: ClosedRange<Int64>, why: String) {
+                                            plausible: ClosedRange<Int64>, why: String, gaps: [(scan: Int, why: String)]) {
         let width = layout.valueCount
         for index in streams.indices {
             let positions = streams[index].positions
             var batcher = streams[index].batcher
             var events: [SourceEvent] = []
+            var nextGap = gaps.startIndex
             for scan in sensorTimes.indices {
+                if nextGap < gaps.endIndex, gaps[nextGap].scan == scan {
+                    batcher.interrupted(gaps[nextGap].why)
+                    nextGap += 1
+                }
                 guard plausible.contains(sensorTimes[scan]) else {
                     batcher.interrupted(why)
                     continue

@@ -33,6 +33,19 @@ public struct ExportFamily: Sendable {
     public let layout: BatchLayout
     public let table: String
     public let values: [(name: String, value: Value)]
+    /// The columns that identify a row, for a family whose fetch returns rows again: deletion
+    /// records overlap-match `(from, to]`, so the newest one exported comes back on every pass.
+    /// Such a table has a unique key on these columns and takes rows through a staging table with
+    /// `ON CONFLICT DO NOTHING` (docs/export.md, "Exactly once"). Nil for the sample families:
+    /// two samples may share every column, and their fetch never returns a row twice.
+    public let identity: [String]?
+
+    init(layout: BatchLayout, table: String, values: [(name: String, value: Value)], identity: [String]? = nil) {
+        self.layout = layout
+        self.table = table
+        self.values = values
+        self.identity = identity
+    }
 
     /// The columns every family table starts with.
     public static let leadingColumns: [(name: String, type: String)] = [
@@ -43,8 +56,10 @@ public struct ExportFamily: Sendable {
     public var columnNames: [String] { Self.leadingColumns.map(\.name) + values.map(\.name) }
     public var fieldCount: Int16 { Int16(Self.leadingColumns.count + values.count) }
 
-    public var copyStatement: String {
-        "COPY sensorkit.\(table) (\(columnNames.joined(separator: ", "))) FROM STDIN (FORMAT binary)"
+    public var copyStatement: String { copyStatement(into: "sensorkit.\(table)") }
+
+    public func copyStatement(into relation: String) -> String {
+        "COPY \(relation) (\(columnNames.joined(separator: ", "))) FROM STDIN (FORMAT binary)"
     }
 
     public static let all: [ExportFamily] = [
@@ -62,7 +77,8 @@ public struct ExportFamily: Sendable {
                               ("session_start_sr_time", .big(4))]),
         ExportFamily(layout: .photoplethysmogram, table: "photoplethysmogram",
                      values: [("ppg0", .real(0)), ("ppg1", .real(1)), ("ppg2", .real(2)), ("ppg3", .real(3)), ("ambient", .real(4))]),
-        ExportFamily(layout: .deletionRecords, table: "deletions", values: [("end_sr_time", .big(0)), ("reason", .small(1))]),
+        ExportFamily(layout: .deletionRecords, table: "deletions", values: [("end_sr_time", .big(0)), ("reason", .small(1))],
+                     identity: ["device", "stream", "sr_time", "end_sr_time", "reason"]),
     ]
 
     public static func of(_ layout: BatchLayout) -> ExportFamily? { all.first { $0.layout == layout } }

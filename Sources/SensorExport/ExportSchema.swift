@@ -3,7 +3,7 @@
 /// exporters starting together do not race on `CREATE`, and a database whose schema is newer than
 /// this exporter is refused rather than written in a shape it does not know.
 public enum ExportSchema {
-    public static let version = 1
+    public static let version = 2
     /// `pg_advisory_xact_lock` key for schema changes (ASCII "skexport").
     static let lockKey = "8317141090425835124"
 
@@ -39,7 +39,17 @@ public enum ExportSchema {
             first.append("CREATE INDEX IF NOT EXISTS \(family.table)_device_stream_time ON sensorkit.\(family.table) (device, stream, sr_time)")
             first.append("CREATE INDEX IF NOT EXISTS \(family.table)_wall_time ON sensorkit.\(family.table) USING brin (wall_time)")
         }
-        return [1: first]
+        // Version 2: a unique key on the tables whose fetch returns rows again (the deletion
+        // records), so a replay inserts nothing. Version 1 inserted the newest deletion record of
+        // each stream again on every pass: those copies go first, or the key cannot be made.
+        var second: [String] = []
+        for family in ExportFamily.all {
+            guard let identity = family.identity else { continue }
+            let same = identity.map { "a.\($0) IS NOT DISTINCT FROM b.\($0)" }.joined(separator: " AND ")
+            second.append("DELETE FROM sensorkit.\(family.table) a USING sensorkit.\(family.table) b WHERE a.ctid > b.ctid AND \(same)")
+            second.append("CREATE UNIQUE INDEX IF NOT EXISTS \(family.table)_identity ON sensorkit.\(family.table) (\(identity.joined(separator: ", ")))")
+        }
+        return [1: first, 2: second]
     }
 
     public struct TooNew: Error, CustomStringConvertible {

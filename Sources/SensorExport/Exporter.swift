@@ -117,17 +117,17 @@ public struct Exporter: Sendable {
     /// Exports one stream of one device from its cursor to `to`; the rows committed.
     func stream(_ reader: SRReader, family: ExportFamily, name: String, cursor stream: String, device: String, key: Int32,
                 to: Int64, origin: Int64, ledger: ExportLedger) async throws -> Int {
-        var cursor = try ledger.cursor(device: key, stream: stream)
+        var cursor = try ledger.cursor(device: key, stream: stream, rows: family, named: name)
         guard cursor < to else { return 0 }
         var rows = StreamRows(family: family, device: key, stream: name, origin: origin)
         var total = 0
         func commit(final: Bool) throws {
             guard let part = rows.committable(final: final) else { return }
-            try ledger.commit(rows, cursor: stream, part: part.bytes, count: part.rows, from: cursor, to: part.cursor)
+            let inserted = try ledger.commit(rows, cursor: stream, part: part.bytes, count: part.rows, from: cursor, to: part.cursor)
             rows.committed(rows: part.rows)
             cursor = part.cursor
-            total += part.rows
-            if options.verbose { log("\(name) \(device): committed \(part.rows) rows up to SR \(part.cursor)") }
+            total += inserted
+            if options.verbose { log("\(name) \(device): committed \(inserted) of \(part.rows) rows up to SR \(part.cursor)") }
         }
         for try await batch in try reader.batches(device: device, fromNanoseconds: cursor, toNanoseconds: to, window: 16) {
             guard batch.layout == family.layout else { throw StreamRows.ShapeError(stream: name) }

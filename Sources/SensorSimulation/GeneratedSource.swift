@@ -16,12 +16,17 @@ public final class GeneratedSource: SensorSource, @unchecked Sendable {
     private var timer: (any DispatchSourceTimer)?
     private var index: Int64 = 0
     private var nextTime: Int64 = 0
+    private let gapEvery: Int
+    private var ticks = 0
 
-    /// `rate` samples per second, delivered `perTick` at a time.
-    public init(sensor: SRSensor = .accelerometer, rate: Int = 100, perTick: Int = 10, clock: LinuxSystemClock = LinuxSystemClock()) {
+    /// `rate` samples per second, delivered `perTick` at a time. With `gapEvery` n > 0, every
+    /// n-th tick's samples are lost and reported as the source's own gap (a deletion record).
+    public init(sensor: SRSensor = .accelerometer, rate: Int = 100, perTick: Int = 10, gapEvery: Int = 0,
+                clock: LinuxSystemClock = LinuxSystemClock()) {
         self.clock = clock
         self.period = 1_000_000_000 / Int64(rate)
         self.perTick = perTick
+        self.gapEvery = gapEvery
         // Motion: scale 9.80665/1000 m/s² per count, so 1000 counts = 1 g exactly. Light: the
         // first column is illuminance in lux (0.5 lux per count).
         let columns = sensor == .ambientLightSensor
@@ -58,6 +63,17 @@ public final class GeneratedSource: SensorSource, @unchecked Sendable {
     private func tick(_ deliver: @Sendable (SourceEvent) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         let now = clock.boottimeNanoseconds()
+        ticks += 1
+        if gapEvery > 0, ticks % gapEvery == 0, index > 0, nextTime <= now {
+            let last = nextTime - period
+            while nextTime <= now {
+                index += 1
+                nextTime += period
+            }
+            deliver(.gap(from: BootInstant(boot: clock.bootID, nanoseconds: last),
+                         to: BootInstant(boot: clock.bootID, nanoseconds: nextTime), reason: .systemInitiated, why: "generated gap"))
+            return
+        }
         var times: [Int64] = [], xs: [Int64] = [], ys: [Int64] = [], zs: [Int64] = []
         while nextTime <= now {
             let (x, y, z) = Self.raw(index)

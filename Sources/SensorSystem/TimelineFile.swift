@@ -5,6 +5,9 @@ import SensorKitModel
 /// socket for clients). Written atomically, so a crash leaves the old or the new timeline.
 public enum TimelineFile {
     public static let fileName = "timeline.json"
+    /// Left in the state directory by `sensorkitctl time --confirm-clock`: the next boot is
+    /// anchored by its synchronised wall clock however far past recorded time that puts it.
+    public static let confirmationFileName = "clock-confirmed"
 
     /// The timeline at `path`, nil when there is none yet. A file that exists but cannot be parsed
     /// is an error: silently founding a new timeline would shift every stored time.

@@ -32,7 +32,7 @@ enum ExportBenchmark {
         let cpuBefore = cpuSeconds()
         let started = Date()
         var pending = StreamRows(family: ExportFamily.of(.motion)!, device: device, stream: "accelerometer", origin: 0)
-        var cursor = try ledger.cursor(device: device, stream: stream)
+        var cursor = try ledger.cursor(device: device, stream: stream, rows: ExportFamily.of(.motion)!, named: "accelerometer")
         func commit(final: Bool) throws {
             guard let part = pending.committable(final: final) else { return }
             try ledger.commit(pending, cursor: stream, part: part.bytes, count: part.rows, from: cursor, to: part.cursor)

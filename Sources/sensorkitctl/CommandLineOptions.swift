@@ -36,7 +36,12 @@ struct CommandLineOptions {
           fetch --app APP --sensor S --from T --to T [--device D] [--format csv|jsonl]
                                       fetch recorded samples as the app would (needs the app's
                                       user); T is SR seconds, "now", "now-36h", or "-36h"
-          time                        the SR timeline here: SR time, CF time, boot id
+          time                        the SR timeline here: SR time, CF time, boot id, and whether
+                                      this boot waits for its wall clock to be confirmed
+            --confirm-clock [--state DIR]
+                                      confirm a synchronised wall clock that put this boot more than
+                                      12 h past recorded time: the next boot is anchored by it (root;
+                                      DIR is sensorkitd's state directory, default /var/lib/sensorkit)
           help                        this text
 
         Exit status: 0 success, 1 the daemon refused or failed, 2 bad usage.
@@ -61,7 +66,8 @@ struct CommandLineOptions {
             case "-h", "--help": positional = ["help"]
             case "--grant": options.grants += try value(word).split(separator: ",").map(String.init)
             case "--deny": options.denials += try value(word).split(separator: ",").map(String.init)
-            case "--app", "--sensor", "--from", "--to", "--device", "--format", "--day", "--svg":
+            case "--confirm-clock": options.values["confirm-clock"] = "yes"
+            case "--app", "--sensor", "--from", "--to", "--device", "--format", "--day", "--svg", "--state":
                 options.values[String(word.dropFirst(2))] = try value(word)
             default:
                 if word.hasPrefix("--") { throw UsageError(description: "unknown option \(word)") }

@@ -69,10 +69,24 @@ enum Commands {
     private static func time(_ options: CommandLineOptions) throws -> Int32 {
         let environment = SensorKitEnvironment.current
         let now = SRAbsoluteTime.current()
+        let unproven = environment.timeline.currentBootIsUnproven
+        if options.values["confirm-clock"] != nil {
+            guard unproven else {
+                fail("nothing to confirm: this boot is anchored by its synchronised wall clock")
+                return 1
+            }
+            let path = (options.values["state"] ?? "/var/lib/sensorkit") + "/" + TimelineFile.confirmationFileName
+            try SystemFiles.writeAtomically(path, contents: Array("confirmed in boot \(environment.clock.bootID)\n".utf8))
+            Terminal.show("confirmed: the next boot is anchored by its synchronised wall clock (\(path))")
+            return 0
+        }
         if options.json {
-            printJSON(["srTime": now.rawValue, "cfTime": now.toCFAbsoluteTime()])
+            printJSON(["srTime": now.rawValue, "cfTime": now.toCFAbsoluteTime(), "bootUnproven": unproven ? 1 : 0])
         } else {
             Terminal.show("SR time \(now.rawValue) s, CF time \(now.toCFAbsoluteTime()) s, boot \(environment.clock.bootID)")
+            if unproven {
+                Terminal.show("this boot starts right after recorded time: its wall clock was not synchronised, or said more than the 12 h past it a boot may move the timeline unconfirmed (sensorkitd's log says which); held data is released late, never early. If the clock is right and synchronised: sensorkitctl time --confirm-clock")
+            }
         }
         return 0
     }

@@ -103,11 +103,12 @@ final class LogLines: Sendable {
     }
 
     /// Scans in the chip's 24-byte layout: values depend on the index so misplaced bytes show.
-    static func scans(_ layout: ScanLayout, count: Int, start: Int64, period: Int64, jumpAfter: Int? = nil) -> ([UInt8], [Int64]) {
+    static func scans(_ layout: ScanLayout, count: Int, start: Int64, period: Int64, jumpAfter: Int? = nil,
+                      jump: Int64 = 300 * ms) -> ([UInt8], [Int64]) {
         var bytes: [UInt8] = []
         var stamps: [Int64] = []
         for i in 0..<count {
-            let t = start + Int64(i) * period + (jumpAfter.map { i > $0 ? 300 * ms : 0 } ?? 0)
+            let t = start + Int64(i) * period + (jumpAfter.map { i > $0 ? jump : 0 } ?? 0)
             stamps.append(t)
             // Layout order: in_anglvel_x/y/z (index 4–6), in_accel_x/y/z (7–9).
             let values: [Int64] = [Int64(i), -Int64(i), 7, 1_000 + Int64(i), -16_392 + Int64(i), 40]
@@ -187,6 +188,33 @@ final class LogLines: Sendable {
         #expect(accel.gaps.first.map { ($0.from, $0.to) } ?? (0, 0) == (stamps[29], stamps[30]))
         #expect(accel.gaps.first?.why.hasPrefix("kernel FIFO overflow: no samples for 310.0 ms") == true)
         source.close()
+        capture.settle()
+    }
+
+    /// The fixture's BMI160 has a sampling frequency for its accelerometer only, so the gyroscope's
+    /// stream had no period and saw no gap where a 0.5 s jump lost the scans of both: the jump is
+    /// the chip's, and each stream the scans feed gets a gap over the same span.
+    @Test func aTimestampJumpIsAGapForEveryStreamOfTheChip() throws {
+        // As in Tests/Fixtures/iio/bmi160.umockdev: no in_anglvel_sampling_frequency.
+        let (chip, capture) = try makeCapture(ChipFixtures.bmi160.filter { !$0.key.hasPrefix("in_anglvel_sampling_frequency") })
+        #expect(capture.plan.rates[chip.functions[1].kind]?.period == nil)
+        let accel = EventLog(), gyro = EventLog()
+        let accelSource = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
+        let gyroSource = IIOBufferedSource(chip: chip, function: chip.functions[1], capture: capture)
+        accelSource.setRecording(true, deliver: accel.deliver)
+        gyroSource.setRecording(true, deliver: gyro.deliver)
+        capture.settle()
+        let (bytes, stamps) = Self.scans(capture.plan.layout, count: 60, start: 1_000 * Self.ms, period: 10 * Self.ms,
+                                         jumpAfter: 29, jump: 500 * Self.ms)
+        feed(bytes)
+        #expect(accel.waitFor(samples: 60) && gyro.waitFor(samples: 60))
+        for log in [accel, gyro] {
+            #expect(log.gaps.map { [$0.from, $0.to] } == [[stamps[29], stamps[30]]])
+            #expect(log.gaps.first?.why.hasPrefix("kernel FIFO overflow: no samples for 510.0 ms at a 10.0 ms period") == true,
+                    "\(log.gaps.map(\.why))")
+        }
+        accelSource.close()
+        gyroSource.close()
         capture.settle()
     }
 

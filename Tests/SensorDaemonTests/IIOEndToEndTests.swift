@@ -44,8 +44,9 @@ struct IIOEndToEndTests {
 
     // MARK: Static scenario: umockdev-run with a script
 
-    /// Scans with known values and kernel timestamps, a 300 ms hole in the middle (a kernel FIFO
-    /// overflow as the reader sees it), fed by `umockdev-run -s`. The app's stake is made in a
+    /// Scans with known values and kernel timestamps, a 0.5 s hole in the middle (a kernel FIFO
+    /// overflow as the reader sees it), fed by `umockdev-run -s`. The fixture's BMI160 has no
+    /// gyroscope rate: the hole is the chip's, so both streams get a record over it. The app's stake is made in a
     /// first run (no data), so when the daemon restarts it records at once and every scan lies
     /// after the app's first `startRecording`.
     @Test(.timeLimit(.minutes(1))) func recordsKernelTimestampsAndValuesInSensorKitUnits() throws {
@@ -60,7 +61,7 @@ struct IIOEndToEndTests {
 
         let start = boottimeNow()
         let before = BMI160Scan.stream(count: 50, start: start, period: 10 * Self.ms)
-        let after = BMI160Scan.stream(count: 50, start: start + 790 * Self.ms, period: 10 * Self.ms, seed: 50)
+        let after = BMI160Scan.stream(count: 50, start: start + 990 * Self.ms, period: 10 * Self.ms, seed: 50)
         let scans = before + after
         let script = try run.write("stream.script", BMI160Scan.script(scans, perLine: 5, delay: 40))
         try run.startUnderUmockdevRun(device: Self.bmi160, scripts: ["/dev/iio:device0": script])
@@ -86,15 +87,18 @@ struct IIOEndToEndTests {
         Self.check(gyro, against: scans, anchor: anchor, expected: Self.expectedGyro, log: run.log)
         let now = try run.timeline(app).now
 
-        // The hole is a systemInitiated deletion record from the last scan before it to the first after.
-        let records = run.fetch(app, Self.accelTombstones, from: from, to: now).batch
-        let holes = (0..<records.count).filter { records.columns[1][$0] == Double(SRDeletionReason.systemInitiated.rawValue) }
-        #expect(holes.count == 1, "deletion records: \(records)\n\(run.log)")
-        if let hole = holes.first {
-            #expect(records.sensorTimes[hole] == anchor + before.last!.timestamp)
-            #expect(Int64(records.columns[0][hole]) == anchor + after.first!.timestamp)
+        // The hole is a systemInitiated deletion record from the last scan before it to the first
+        // after, for each stream the scans feed.
+        for tombstones in [Self.accelTombstones, SRSensor.rotationRate.rawValue + ".tombstones"] {
+            let records = run.fetch(app, tombstones, from: from, to: now).batch
+            let holes = (0..<records.count).filter { records.columns[1][$0] == Double(SRDeletionReason.systemInitiated.rawValue) }
+            #expect(holes.count == 1, "\(tombstones): \(records)\n\(run.log)")
+            if let hole = holes.first {
+                #expect(records.sensorTimes[hole] == anchor + before.last!.timestamp)
+                #expect(Int64(records.columns[0][hole]) == anchor + after.first!.timestamp)
+            }
         }
-        #expect(run.log.contains("kernel FIFO overflow: no samples for 300.0 ms at a 10.0 ms period, about 29 lost"), "\(run.log)")
+        #expect(run.log.contains("kernel FIFO overflow: no samples for 500.0 ms at a 10.0 ms period, about 49 lost"), "\(run.log)")
 
         // `sensorkitctl devices` material: chip, channels, rate, matrix, location, capture.
         let sources = try run.devices()

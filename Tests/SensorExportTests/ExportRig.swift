@@ -20,16 +20,29 @@ final class ExportRig {
         var description: String { "(\(sensorTime), \(receiveTime), \(x), \(y), \(z))" }
     }
 
-    init(rate: Int) throws {
+    /// One fetched or exported deletion record of the accelerometer.
+    struct Deletion: Equatable, CustomStringConvertible {
+        var start: Int64, end: Int64, reason: Int
+        var description: String { "(\(start), \(end), \(reason))" }
+    }
+
+    static let deletionStream = SRSensor.accelerometer.deletionRecordSensor!.rawValue
+
+    /// `gapEvery` n > 0: the source loses every n-th tick (10 ms) and reports it, so deletion
+    /// records keep arriving while samples do. `light`: a generated ambient light sensor at
+    /// 50 Hz as well (a second family table, `ambient_light`).
+    init(rate: Int, gapEvery: Int = 0, light: Bool = false) throws {
         postgres = try ScratchPostgres()
         do {
             try postgres.psql("CREATE DATABASE \(database)")
-            harness = try DaemonHarness(config: "[store]\nhold = 1s\n",
-                                        sources: [GeneratedSource(sensor: .accelerometer, rate: rate, perTick: max(1, rate / 100))]) { folder in
-                try DaemonHarness.writeApp(Self.app, in: folder + "/apps.d", entitlements: ["motion-accelerometer"],
+            let sources = [GeneratedSource(sensor: .accelerometer, rate: rate, perTick: max(1, rate / 100), gapEvery: gapEvery)]
+                + (light ? [GeneratedSource(sensor: .ambientLightSensor, rate: 50, perTick: 5)] : [])
+            harness = try DaemonHarness(config: "[store]\nhold = 1s\n", sources: sources) { folder in
+                try DaemonHarness.writeApp(Self.app, in: folder + "/apps.d",
+                                           entitlements: ["motion-accelerometer"] + (light ? ["ambient-light-sensor"] : []),
                                            users: ["root", "nobody"])
             }
-            try harness.grant([.accelerometer], to: Self.app)
+            try harness.grant([.accelerometer] + (light ? [.ambientLightSensor] : []), to: Self.app)
         } catch {
             postgres.close()
             throw error
@@ -90,10 +103,55 @@ final class ExportRig {
     /// SR ns up to which the daemon has released data now (its hold is 1 s).
     var released: Int64 { harness.now - 1_000_000_000 }
 
-    /// The accelerometer cursor in the database (nil before the first commit).
-    func cursor() throws -> Int64? {
-        try postgres.psql("SELECT sr_time FROM sensorkit.cursors WHERE stream = 'com.apple.SensorKit.motion.accelerometer'",
+    /// The accelerometer cursor in the database (nil before the first commit); `stream` names
+    /// another (`deletionStream`).
+    func cursor(_ stream: String = "com.apple.SensorKit.motion.accelerometer") throws -> Int64? {
+        try postgres.psql("SELECT sr_time FROM sensorkit.cursors WHERE stream = '\(stream)'",
                           database: database).first.flatMap { Int64($0) }
+    }
+
+    /// Sensor and receive time of every ambient light sample in `(−∞, through]`, fetched directly.
+    func directLightTimes(through: Int64) throws -> [[Int64]] {
+        let connection = try harness.connect(app: Self.app)
+        defer { connection.close() }
+        let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: .ambientLightSensor, from: -(1 << 62), to: through)
+        if let error = reply.error { throw error }
+        return batches.flatMap { batch in (0..<batch.sensorTimes.count).map { [batch.sensorTimes[$0], batch.writeTimes[$0]] } }
+    }
+
+    /// Sensor and receive time of every exported ambient light row, in sensor-time order.
+    func databaseLightTimes() throws -> [[Int64]] {
+        try postgres.psql("""
+            SELECT l.sr_time, l.receive_sr_time FROM sensorkit.ambient_light l JOIN sensorkit.devices d USING (device)
+            WHERE d.host_id = '\(Self.hostID)' AND d.identifier = 'host' ORDER BY l.sr_time, l.receive_sr_time
+            """, database: database).map { $0.split(separator: "|").map { Int64($0)! } }
+    }
+
+    /// Every accelerometer deletion record starting in `(−∞, through]`, fetched directly as the app.
+    func directDeletions(through: Int64) throws -> [Deletion] {
+        let connection = try harness.connect(app: Self.app)
+        defer { connection.close() }
+        let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: SRSensor.accelerometer.deletionRecordSensor!,
+                                                      from: -(1 << 62), to: through)
+        if let error = reply.error { throw error }
+        return batches.flatMap { batch in
+            (0..<batch.sensorTimes.count).map {
+                Deletion(start: batch.sensorTimes[$0], end: Int64(batch.columns[0][$0]), reason: Int(batch.columns[1][$0]))
+            }
+        }
+    }
+
+    /// The exported accelerometer deletion records, in the fetch's order (start, then end).
+    func databaseDeletions() throws -> [Deletion] {
+        try postgres.psql("""
+            SELECT r.sr_time, r.end_sr_time, r.reason FROM sensorkit.deletions r
+            JOIN sensorkit.devices d USING (device)
+            WHERE d.host_id = '\(Self.hostID)' AND d.identifier = 'host' AND r.stream = 'accelerometer'
+            ORDER BY r.sr_time, r.end_sr_time
+            """, database: database).map { line in
+            let f = line.split(separator: "|").map(String.init)
+            return Deletion(start: Int64(f[0])!, end: Int64(f[1])!, reason: Int(f[2])!)
+        }
     }
 
     /// The exported accelerometer rows, in sensor-time order.
@@ -111,7 +169,7 @@ final class ExportRig {
 
 
     /// Where two row lists first differ, or nil when equal (a short message, not two dumps).
-    static func difference(_ exported: [Row], _ expected: [Row]) -> String? {
+    static func difference<R: Equatable>(_ exported: [R], _ expected: [R]) -> String? {
         if let i = (0..<min(exported.count, expected.count)).first(where: { exported[$0] != expected[$0] }) {
             return "row \(i): exported \(exported[i]), fetched \(expected[i]) (\(exported.count) vs \(expected.count) rows)"
         }

@@ -108,6 +108,48 @@ import SensorTestKit
         #expect(timeline.now(clock)!.nanoseconds! == clock.realtimeCFNanoseconds() - timeline.origin)
     }
 
+    /// A wall clock NTP reports synchronised (to a wrong source) two days ahead across a reboot:
+    /// believed, it released held data. Beyond `maxUnconfirmedAdvance` the boot starts right after
+    /// recorded time, as an unsynchronised one, and stays so until a person confirms the clock; a
+    /// night switched off (within the bound) is still believed, and a confirmed clock anchors the
+    /// next boot.
+    @Test func aSynchronisedClockDaysAheadAcrossARebootWaitsForAPerson() throws {
+        let clock = FakeClock()
+        var timeline = Timeline.founded(by: clock)
+        timeline.adoptCurrentBoot(of: clock)
+        clock.advance(nanoseconds: hour)
+        let last = timeline.now(clock)!.nanoseconds!
+        timeline.advanceHighWater(to: last)
+        clock.stepWallClock(nanoseconds: 2 * day)
+        clock.reboot(downtime: 60_000_000_000, bootedFor: 3_000_000_000)
+        clock.synchronize()
+        let adoption = timeline.adoptCurrentBoot(of: clock)
+        #expect(adoption == .unconfirmed(anchor: last + 1, claimed: 2 * day + 60_000_000_000 - 1))
+        #expect(timeline.currentBootIsUnproven)
+        #expect(timeline.now(clock)!.nanoseconds! - last == 3_000_000_001)
+        let decoded = try JSONDecoder().decode(Timeline.self, from: try JSONEncoder().encode(timeline))
+        #expect(decoded == timeline)
+
+        // Unconfirmed, the next boot is held as well (the clock still claims more than the bound) …
+        timeline.advanceHighWater(to: timeline.now(clock)!.nanoseconds!)
+        clock.reboot()
+        clock.synchronize()
+        guard case .unconfirmed = timeline.adoptCurrentBoot(of: clock) else { Issue.record("a boot past the bound was anchored"); return }
+        // … a confirmed one is anchored by the clock.
+        timeline.advanceHighWater(to: timeline.now(clock)!.nanoseconds!)
+        clock.reboot()
+        clock.synchronize()
+        guard case .anchored = timeline.adoptCurrentBoot(of: clock, confirmed: true) else { Issue.record("confirmed, not anchored"); return }
+        #expect(timeline.now(clock)!.nanoseconds! == clock.realtimeCFNanoseconds() - timeline.origin)
+        #expect(!timeline.currentBootIsUnproven)
+
+        // Eleven hours switched off, synchronised: within the bound, believed.
+        timeline.advanceHighWater(to: timeline.now(clock)!.nanoseconds!)
+        clock.reboot(downtime: 11 * hour)
+        clock.synchronize()
+        guard case .anchored = timeline.adoptCurrentBoot(of: clock) else { Issue.record("a night off was not believed"); return }
+    }
+
     @Test func theTimelineFileKeepsUnprovenBootsAndReadsOlderFiles() throws {
         let clock = FakeClock()
         var timeline = Timeline.founded(by: clock)

@@ -13,11 +13,19 @@
 ///   synchronised. Such a boot starts right after `highWater`: the timeline counts only the
 ///   time it can prove (the new boot's own `CLOCK_BOOTTIME`), never a wall-clock jump, so the
 ///   hold is never cut short by a clock set ahead across a reboot.
+///   A boot whose *synchronised* wall clock puts it more than `maxUnconfirmedAdvance` past
+///   `highWater` is one of them too (a clock synchronised to a wrong source is still wrong) until
+///   a person confirms the clock, which lets the next boot be anchored by it.
 public struct Timeline: Hashable, Sendable, Codable {
     public private(set) var origin: Int64
     public private(set) var anchors: [BootID: Int64]
     public private(set) var highWater: Int64
     public private(set) var unprovenBoots: Set<BootID>
+
+    /// How far past recorded time a synchronised wall clock may put a new boot without a person
+    /// confirming it: half of SensorKit's 24 h hold, so a wrong clock can release held data at
+    /// most 12 h early, while a night switched off (the common case) is believed as it is.
+    public static let maxUnconfirmedAdvance: Int64 = 12 * 3_600 * 1_000_000_000
 
     /// The boot whose anchor was adopted last (the one the daemon runs in).
     public private(set) var currentBoot: BootID?
@@ -53,6 +61,10 @@ public struct Timeline: Hashable, Sendable, Codable {
         unprovenBoots = try container.decodeIfPresent(Set<BootID>.self, forKey: .unprovenBoots) ?? []
     }
 
+    /// Whether the current boot's anchor counts only the time it can prove (its wall clock was not
+    /// synchronised, or claimed more than `maxUnconfirmedAdvance` unconfirmed).
+    public var currentBootIsUnproven: Bool { currentBoot.map { unprovenBoots.contains($0) } ?? false }
+
     /// What adopting a boot did, for the daemon's log.
     public enum Adoption: Hashable, Sendable {
         /// The boot already had an anchor (the daemon restarted within a boot).
@@ -65,14 +77,20 @@ public struct Timeline: Hashable, Sendable, Codable {
         /// The wall clock is not synchronised and says `unprovenBy` nanoseconds more passed than
         /// can be proven: the boot starts right after recorded time instead (0005-clock-steps.md).
         case unproven(anchor: Int64, unprovenBy: Int64)
+        /// The wall clock is synchronised but says `claimed` nanoseconds passed since recorded
+        /// time, more than `maxUnconfirmedAdvance`: the boot starts right after recorded time
+        /// until a person confirms the clock (0005-clock-steps.md §1).
+        case unconfirmed(anchor: Int64, claimed: Int64)
     }
 
     /// Makes the clock's current boot part of the timeline; call once at daemon start.
     ///
     /// A new boot starts after `highWater` (its `CLOCK_BOOTTIME` zero lies one nanosecond past
-    /// it), and later than that only by what a synchronised wall clock says passed.
+    /// it), and later than that only by what a synchronised wall clock says passed — at most
+    /// `maxAdvance` unless `confirmed` (a person confirmed the clock since the last boot).
     @discardableResult
-    public mutating func adoptCurrentBoot(of clock: any SystemClock) -> Adoption {
+    public mutating func adoptCurrentBoot(of clock: any SystemClock, maxAdvance: Int64 = Timeline.maxUnconfirmedAdvance,
+                                          confirmed: Bool = false) -> Adoption {
         let boot = clock.bootID
         currentBoot = boot
         if let anchor = anchors[boot] { return .kept(anchor: anchor) }
@@ -89,6 +107,12 @@ public struct Timeline: Hashable, Sendable, Codable {
             return .raised(anchor: floor, raisedBy: floor.subtractingSaturating(wall))
         }
         if synchronized {
+            let claimed = wall.subtractingSaturating(floor)
+            if claimed > maxAdvance, !confirmed {
+                anchors[boot] = floor
+                unprovenBoots.insert(boot)
+                return .unconfirmed(anchor: floor, claimed: claimed)
+            }
             anchors[boot] = wall
             return .anchored(anchor: wall)
         }
