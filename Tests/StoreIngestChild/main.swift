@@ -70,7 +70,7 @@ func report(directory: String, base: Int64, rate: Int64, appended: Int64) throws
     }
     say("unexplained \(unexplained) (\(seconds(unexplained)) s)")
     let crash = store.crashLosses.first
-    say("crash record \(crash.map { "\($0.start == lastStored ? "from the last stored sample" : "from \($0.start)") to \($0.end <= restart ? "the restart" : "after the restart"), \(String(format: "%.3f", Double($0.end - $0.start) / 1e9)) s" } ?? "none")")
+    say("crash record \(crash.map { "\($0.start == lastStored + 1 ? "from just after the last stored sample" : "from \($0.start)") to \($0.end <= restart ? "the restart" : "after the restart"), \(String(format: "%.3f", Double($0.end - $0.start) / 1e9)) s" } ?? "none")")
 }
 
 let arguments = CommandLine.arguments
