@@ -391,15 +391,17 @@ final class StoreWriter: @unchecked Sendable {
         // what is stored from now on waits at most an interval plus a commit, as the contract says.
         let started = DispatchTime.now().uptimeNanoseconds
         let written = samplesWritten
+        var committed = true
         do {
             try writeOwedRecords()
             try keepBudget()
             try writePieces()
             try commit()
         } catch {
+            committed = false
             fail(error)
         }
-        reportLoss(wroteSamples: samplesWritten > written && inTransaction == false)
+        reportLoss(wroteSamples: committed && samplesWritten > written)
         ticks += 1
         schedule.ticked(at: started)
         commitWhenDue(queued: true)
@@ -437,15 +439,17 @@ final class StoreWriter: @unchecked Sendable {
         guard db != nil else { throw StoreError.closed }
         storeInbox()
         let written = samplesWritten
+        var committed = true
         do {
             try writeOwedRecords()
             try keepBudget()
             try writePieces()
             try commit()
         } catch {
+            committed = false
             fail(error)
         }
-        reportLoss(wroteSamples: samplesWritten > written && inTransaction == false)
+        reportLoss(wroteSamples: committed && samplesWritten > written)
         if let failure = pendingFailure {
             pendingFailure = nil
             throw failure
