@@ -109,6 +109,37 @@ import Testing
         #expect(Self.outside(spans.flatMap { [$0.0, $0.0 + 500_000, $0.1] }, records).isEmpty)
     }
 
+    /// No disk budget at all: a source's records are still bounded (`maxRecordsPerSource`), the
+    /// flooding source paying with its own oldest data.
+    @Test func aSourcesRecordsAreBoundedWithoutADiskBudget() throws {
+        let fixture = try StoreFixture {
+            StoreTests.noHold(&$0)
+            $0.chunkMaxSamples = 1_000
+            $0.maxRecordsPerSource = 1_000
+        }
+        let quiet = try fixture.opened.register(.accelerometer)
+        let flood = try fixture.opened.register(Self.flood)
+        let quietTimes = Self.noise(fixture, quiet, first: 1_000_000_000, count: 3_000, seed: 5)
+        var gaps: [Int64] = []
+        for second in 0..<60 {
+            let first = 100_000_000_000 + Int64(second) * 10_000_000_000
+            _ = Self.noise(fixture, flood, first: first, count: 1_000, seed: 6 + UInt64(second))
+            for gap in 0..<50 {
+                let start = fixture.sr(first + Int64(gap) * 20_000_000 + 1)
+                gaps.append(start)
+                fixture.opened.recordGap(sensor: .rotationRate, device: "host", from: start, to: start + 5_000_000,
+                                         reason: .systemInitiated)
+            }
+            try fixture.opened.flush()
+        }
+        let records = try fixture.opened.deletionRecords(sensor: .rotationRate, device: "host", from: .min, to: .max)
+        #expect(records.count <= 1_000 + 100, "\(records.count) records of 3000")
+        #expect(try fixture.fetch(.accelerometer).map(\.time) == quietTimes)
+        #expect(Self.outside(gaps, records).isEmpty, "every gap still inside a record")
+        #expect(try Self.claimedButStored(fixture, .rotationRate) == 0)
+        #expect(try fixture.fetch(.rotationRate).last?.time == fixture.sr(100_000_000_000 + 59 * 10_000_000_000 + 999 * 10_000_000))
+    }
+
     @Test func overlappingOrTouchingRecordsOfOneSourceAndReasonBecomeOne() throws {
         let fixture = try StoreFixture(StoreTests.noHold)
         let base = fixture.sr(1_000_000_000)

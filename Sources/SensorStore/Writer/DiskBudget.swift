@@ -41,6 +41,7 @@ extension StoreWriter {
     /// dropped and recorded as `lowDiskSpace`, in the reserve that samples never take.
     func keepBudget(_ report: inout PurgeReport) throws {
         dispatchPrecondition(condition: .onQueue(queue))
+        try boundRecords(&report)
         let db = try database()
         var checkpointed = false
         var sealedEarly = false
@@ -99,6 +100,39 @@ extension StoreWriter {
         guard let maxBytes = configuration.maxBytes else { return (short, short > 0) }
         let over = (usage.occupiedBytes &+ pending).subtractingSaturating(maxBytes)
         return (max(short, over), short > 0)
+    }
+
+    /// Folds the oldest chunks and records of a source holding more than `maxRecordsPerSource`
+    /// deletion records down to half of it (`evictOldest(of:atLeast:)`): a flood of records
+    /// stays bounded whether or not a disk budget is set. The counts are read once a tenth of the
+    /// bound has been inserted since the last look, not at every commit.
+    func boundRecords(_ report: inout PurgeReport) throws {
+        let bound = max(configuration.maxRecordsPerSource, 2)
+        guard recordsSinceCount >= max(bound / 10, 1) else { return }
+        recordsSinceCount = 0
+        let db = try database()
+        let counts = try db.prepare("SELECT sensor, device, count(*) FROM deletion_records GROUP BY sensor, device HAVING count(*) > ?")
+        try counts.bind(1, Int64(bound))
+        var over: [(SourceKey, Int64)] = []
+        while try counts.step() {
+            over.append((SourceKey(sensor: SRSensor(rawValue: counts.string(0)), device: counts.string(1)), counts.int64(2)))
+        }
+        counts.reset()
+        for (source, count) in over.sorted(by: { $0.0 < $1.0 }) {
+            // Several rounds when the oldest rows of one scan are not enough.
+            let remaining = try db.prepare("SELECT count(*) FROM deletion_records WHERE sensor = ? AND device = ?")
+            var left = count - Int64(bound / 2)
+            for _ in 0..<64 where left > 0 {
+                guard try evictOldest(of: source, atLeast: left.multipliedSaturating(by: Self.recordBytes), &report) > 0 else { break }
+                remaining.reset()
+                try remaining.bind(1, source.sensor.rawValue)
+                try remaining.bind(2, source.device)
+                guard try remaining.step() else { break }
+                left = remaining.int64(0) - Int64(bound / 2)
+            }
+            remaining.reset()
+        }
+        try commit()
     }
 
     /// What each source holds in the database: its streams' chunks and its deletion records.
@@ -191,7 +225,9 @@ extension StoreWriter {
         }
         records.reset()
         if recordRows == Self.evictionScan { horizon = min(horizon, lastRecordEnd) }
-        held.sort { ($0.end, $0.start) < ($1.end, $1.start) }
+        // By start: a chunk comes before the records inside its span, so a prefix that ends
+        // between them takes the chunk, never records whose chunk is kept.
+        held.sort { ($0.start, $0.end) < ($1.start, $1.end) }
 
         var victims: [Held] = []
         var taken: Int64 = 0
@@ -204,18 +240,11 @@ extension StoreWriter {
         // Rewriting records as as many records frees nothing.
         guard !victims.isEmpty, victims.contains(where: { $0.chunk != nil }) || spans.count < victims.count else { return 0 }
 
-        let deleteRecord = try db.prepare("DELETE FROM deletion_records WHERE id = ?")
         for victim in victims {
-            if let chunk = victim.chunk {
-                try deleteChunk(chunk)
-                report.evictedChunks += 1
-                report.evictedSamples += victim.samples
-            } else if let record = victim.record {
-                try begin()
-                deleteRecord.reset()
-                try deleteRecord.bind(1, record)
-                try deleteRecord.run()
-            }
+            guard let chunk = victim.chunk else { continue }
+            try deleteChunk(chunk)
+            report.evictedChunks += 1
+            report.evictedSamples += victim.samples
         }
         let evictedChunks = Set(victims.compactMap(\.chunk))
         for key in open.keys { open[key]?.pieceIDs.removeAll { evictedChunks.contains($0) } }
@@ -235,11 +264,25 @@ extension StoreWriter {
             }
         }
         kept.reset()
+        // A record goes only when the new records cover it whole; one that reaches into a kept
+        // chunk stays as it is (its loss stays explained).
+        let deleteRecord = try db.prepare("DELETE FROM deletion_records WHERE id = ?")
+        var recordsFolded = 0
+        for victim in victims {
+            guard let record = victim.record,
+                  spans.contains(where: { $0.start <= victim.start && victim.end <= $0.end }) else { continue }
+            try begin()
+            deleteRecord.reset()
+            try deleteRecord.bind(1, record)
+            try deleteRecord.run()
+            recordsFolded += 1
+        }
+        let freed = victims.reduce(Int64(0)) { $0 + ($1.chunk != nil ? $1.bytes : 0) } + Int64(recordsFolded) * Self.recordBytes
         for span in spans {
             try insertRecord(sensor: source.sensor, device: source.device, start: span.start, end: span.end,
                              reason: .lowDiskSpace, explainsDeletion: true)
         }
-        return max(0, taken - Int64(spans.count) * Self.recordBytes)
+        return max(0, freed - Int64(spans.count) * Self.recordBytes)
     }
 
     /// Spans sorted and joined where they overlap or are at most `recordJoinGap` apart.

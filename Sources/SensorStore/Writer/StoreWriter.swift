@@ -66,6 +66,8 @@ final class StoreWriter: @unchecked Sendable {
     private(set) var pieceBytesPerSample: Double = 16
     /// The newest record per source and reason, widened by the next one that overlaps or touches it.
     var coalescing = RecordCoalescing()
+    /// Records inserted since the sources' record counts were last checked (`boundRecords`).
+    var recordsSinceCount = 0
     /// The records `start` wrote for runs a crash ended (read by the daemon for its log).
     private(set) var crashLosses: [StoredDeletionRecord] = []
 
@@ -764,6 +766,7 @@ final class StoreWriter: @unchecked Sendable {
                 return
             }
         }
+        recordsSinceCount += 1
         let insert = statements.insertRecord
         insert.reset()
         try insert.bind(1, sensor.rawValue)
