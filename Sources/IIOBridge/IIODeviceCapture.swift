@@ -44,9 +44,10 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     private let estimatedPeriod: Int64?
     private let restartDelay: DispatchTimeInterval
     /// The longest a read scan waits in its stream's batch by default: longer than a batch's
-    /// second plus one watermark's worth of reads, so a steadily read chip hands its batches over
-    /// as they fill, and the deadline fires only for a chip that went quiet.
-    public static let defaultDeliveryHold: Int64 = 1_500_000_000
+    /// span (`SampleBatcher.maximumSpan`, half a second) plus one watermark's worth of reads, so a
+    /// steadily read chip hands its batches over as they fill, and the deadline fires only for a
+    /// chip that went quiet — whose last samples then wait no longer than a full batch's would.
+    public static let defaultDeliveryHold: Int64 = 750_000_000
     /// How long a read scan may wait in its stream's batch (0 hands every read over at once).
     private let deliveryHold: Int64
     private let onEnableFailure: (@Sendable (BufferedCaptureError) -> Void)?

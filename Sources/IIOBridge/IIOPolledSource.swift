@@ -205,7 +205,7 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
         } else {
             batcher.append(sensorTime: now, receiveTime: now, into: &events) { row[$0] }
         }
-        // Hand over before the batch would span more than a second (every sample of a slow poll).
+        // Hand over before the batch would span more than `maximumSpan` (every sample of a slow poll).
         if Int64(batcher.pendingCount + 1) * interval > SampleBatcher.maximumSpan {
             batcher.flush(into: &events)
         }

@@ -31,10 +31,14 @@ public final class SensorStore: Sendable {
     /// Opens (or creates) the store in `configuration.directory`: migrates the catalog, seals
     /// pieces left by a crash, sets up the commit and purge timers. `timeline` must have adopted `clock`'s
     /// current boot. Write failures that happen later, off the caller's thread, are passed to
-    /// `onWriteFailure` (on the writer queue) and rethrown by the next `flush()`.
+    /// `onWriteFailure` (on the writer queue) and rethrown by the next `flush()`. `onLoss` (on the
+    /// writer queue) hears when new samples start being lost — dropped to keep the disk budget
+    /// or by a failed write, each loss inside a `lowDiskSpace` or `systemInitiated` record — and
+    /// when samples are written again.
     public init(
         configuration: StoreConfiguration, clock: any SystemClock, timeline: Timeline,
-        onWriteFailure: @escaping @Sendable (any Error) -> Void = { _ in }
+        onWriteFailure: @escaping @Sendable (any Error) -> Void = { _ in },
+        onLoss: @escaping @Sendable (StoreLossEvent) -> Void = { _ in }
     ) throws {
         guard timeline.srNanoseconds(of: clock.now()) != nil else { throw StoreError.currentBootNotAdopted }
         self.configuration = configuration
@@ -46,7 +50,7 @@ public final class SensorStore: Sendable {
         }
         self.writer = StoreWriter(
             configuration: configuration, registry: registry, timeline: self.timeline, clock: clock, inbox: inbox,
-            onFailure: onWriteFailure)
+            onFailure: onWriteFailure, onLoss: onLoss)
         let writer = self.writer
         try writer.queue.sync { try writer.start() }
     }

@@ -300,9 +300,10 @@ final class LogLines: Sendable {
     }
 
     /// A chip read ten times a second must not wake the pipeline ten times a second: each stream
-    /// gets a batch when it spans its second, and what it still holds when it stops is handed over
-    /// before `setRecording(false)` returns (the pipeline drops what comes after its stop).
-    @Test func streamsGetABatchASecondAndWhatTheyHoldWhenTheyStop() throws {
+    /// gets a batch when it spans its half second (`SampleBatcher.maximumSpan`), and what it still
+    /// holds when it stops is handed over before `setRecording(false)` returns (the pipeline drops
+    /// what comes after its stop).
+    @Test func streamsGetABatchEveryHalfSecondAndWhatTheyHoldWhenTheyStop() throws {
         let (chip, capture) = try makeCapture(deliveryHold: IIODeviceCapture.defaultDeliveryHold)
         let accel = EventLog(), gyro = EventLog()
         let accelSource = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
@@ -319,8 +320,8 @@ final class LogLines: Sendable {
         }
         #expect(accel.waitFor(samples: 200) && gyro.waitFor(samples: 200))
         usleep(100_000)
-        #expect(accel.batches.map(\.count) == [100, 100], "\(accel.batches.map(\.count))")
-        #expect(gyro.batches.map(\.count) == [100, 100], "\(gyro.batches.map(\.count))")
+        #expect(accel.batches.map(\.count) == [50, 50, 50, 50], "\(accel.batches.map(\.count))")
+        #expect(gyro.batches.map(\.count) == [50, 50, 50, 50], "\(gyro.batches.map(\.count))")
 
         gyroSource.setRecording(false) { _ in }
         #expect(gyro.sensorTimes == stamps, "the held half second went out with the stop")

@@ -72,7 +72,7 @@ import Testing
         let records = try store.deletionRecords(sensor: .accelerometer, device: "host", from: .min, to: .max)
         #expect(records.count == 1)
         #expect(records.first?.reason == .systemInitiated)
-        #expect(records.first?.start == lastSurvivor)
+        #expect(records.first?.start == lastSurvivor + 1, "the record starts just after the last sample kept")
         let end = try #require(records.first?.end)
         #expect(end >= restarting && end <= restarted)
         #expect(store.crashLosses == records)

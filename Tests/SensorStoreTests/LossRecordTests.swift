@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SensorKitModel
 import SensorTestKit
+import Synchronization
 import Testing
 @testable import SensorStore
 
@@ -52,7 +53,7 @@ import Testing
         defer { try? store.close() }
         let restart = try #require(timeline.srNanoseconds(of: fixture.clock.now()))
         let records = try store.deletionRecords(sensor: .accelerometer, device: "host", from: .min, to: .max)
-        #expect(records.map { [$0.start, $0.end] } == [[lastCommitted, restart]])
+        #expect(records.map { [$0.start, $0.end] } == [[lastCommitted + 1, restart]])
         #expect(records.first?.reason == .systemInitiated)
         #expect(restart - lastCommitted > 60 * Self.second, "the span crosses the reboot on the SR timeline")
         #expect(try store.deletionRecords(sensor: .rotationRate, device: "host", from: .min, to: .max).isEmpty)
@@ -120,6 +121,8 @@ struct DiskFullTests {
         var random = SeededGenerator(seed: 12)
         /// Every appended sample's SR time.
         var appended: [Int64] = []
+        /// What the store told its owner about losses.
+        let losses = LossEvents()
 
         deinit { try? store.close() }
 
@@ -134,7 +137,9 @@ struct DiskFullTests {
             configuration.commitInterval = 3600  // commits come from flush()
             configuration.purgeInterval = 0
             adjust(&configuration)
-            store = try SensorStore(configuration: configuration, clock: clock, timeline: timeline)
+            let losses = self.losses
+            store = try SensorStore(configuration: configuration, clock: clock, timeline: timeline,
+                                    onLoss: losses.append)
             stream = try store.register(.accelerometer)
         }
 
@@ -159,6 +164,12 @@ struct DiskFullTests {
 
         /// Appended samples that are neither stored nor inside a `lowDiskSpace` record.
         func unexplained() throws -> (stored: Int, covered: Int, unexplained: [Int64]) {
+            let (stored, covered, unexplained, _) = try accounting()
+            return (stored, covered, unexplained)
+        }
+
+        /// `unexplained()`, and the stored samples a `lowDiskSpace` record claims were deleted.
+        func accounting() throws -> (stored: Int, covered: Int, unexplained: [Int64], claimedButStored: Int) {
             let cursor = try store.samples(sensor: .accelerometer, device: "host", from: .min, to: .max)
             var stored = Set<Int64>()
             while let block = try cursor.next() {
@@ -171,7 +182,8 @@ struct DiskFullTests {
             for time in appended where !stored.contains(time) {
                 if records.contains(where: { $0.start <= time && time <= $0.end }) { covered += 1 } else { unexplained.append(time) }
             }
-            return (stored.count, covered, unexplained)
+            let claimed = stored.filter { time in records.contains { $0.start <= time && time <= $0.end } }.count
+            return (stored.count, covered, unexplained, claimed)
         }
     }
 
@@ -193,7 +205,8 @@ struct DiskFullTests {
             lowest = min(lowest, rig.disk.availableBytes)
         }
         #expect(failures.isEmpty, "\(failures.prefix(3))")
-        let (stored, covered, unexplained) = try rig.unexplained()
+        let (stored, covered, unexplained, claimed) = try rig.accounting()
+        #expect(claimed == 0, "a lowDiskSpace record claims \(claimed) stored samples were deleted")
         print("disk full test: \(rig.appended.count) appended, \(stored) stored, \(covered) in lowDiskSpace records, \(unexplained.count) unexplained, lowest free \(lowest) B")
         let unexplainedCount = unexplained.count
         #expect(unexplainedCount == 0, "samples lost without a record")
@@ -220,7 +233,8 @@ struct DiskFullTests {
         let failure = rig.second(rate: 1_000)
         #expect(failure == nil, "the store records again once space returns")
         let after = rig.appended.dropFirst(before.count + during.count)
-        let (stored, covered, unexplained) = try rig.unexplained()
+        let (stored, covered, unexplained, claimed) = try rig.accounting()
+        #expect(claimed == 0, "a lowDiskSpace record claims \(claimed) stored samples were deleted")
         print("disk full test (hog): \(rig.appended.count) appended, \(stored) stored, \(covered) in lowDiskSpace records, \(unexplained.count) unexplained")
         let unexplainedCount = unexplained.count
         #expect(unexplainedCount == 0, "samples lost without a record")
@@ -232,5 +246,9 @@ struct DiskFullTests {
         #expect(kept, "what was committed before the disk filled stays")
         let resumed = after.filter(times.contains).count
         #expect(resumed >= after.count - 1_000, "recording resumed")
+        // The owner heard the loss start and end, once each way.
+        let events = rig.losses.all
+        #expect(events.first.map { if case .losing = $0 { true } else { false } } == true, "\(events)")
+        #expect(events.last == .recovered && events.filter { $0 == .recovered }.count == 1, "\(events)")
     }
 }

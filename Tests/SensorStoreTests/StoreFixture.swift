@@ -35,10 +35,10 @@ final class StoreFixture {
     var opened: SensorStore { store! }
 
     /// Closes and opens the store again (the same folder, clock and timeline).
-    func reopen() throws {
+    func reopen(onLoss: @escaping @Sendable (StoreLossEvent) -> Void = { _ in }) throws {
         try store?.close()
         store = nil
-        store = try SensorStore(configuration: configuration, clock: clock, timeline: timeline)
+        store = try SensorStore(configuration: configuration, clock: clock, timeline: timeline, onLoss: onLoss)
     }
 
     /// SR ns of a boot-clock instant of the current boot.

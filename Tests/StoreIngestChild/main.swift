@@ -1,15 +1,18 @@
 // A child process for SensorStoreTests' crash test and scripts/soak/loss.sh: ingests into a store
 // in real time until it is killed with SIGKILL (or its time is up).
 //
-//   store-ingest-child DIRECTORY [--rate HZ] [--noise] [--min-free BYTES] [--seconds N]
-//   store-ingest-child report DIRECTORY BASE RATE APPENDED
+//   store-ingest-child DIRECTORY [--rate HZ] [--noise] [--min-free BYTES] [--seconds N] [--batch-seconds S]
+//   store-ingest-child report DIRECTORY BASE RATE APPENDED [KILL_BOOTTIME_NS]
 //
-// Ingest: writes DIRECTORY/timeline.json first, then appends a batch every 10 ms (sample n has
+// Ingest: writes DIRECTORY/timeline.json first, then appends a batch every 10 ms — or, with
+// --batch-seconds, a batch once its S seconds have all been read, as the IIO capture hands over
+// its batches (sample n has
 // boot time base + n × period and values (n, −n, 3n), or noise with --noise) and prints "base B"
 // once and "appended N" after each append, so the parent knows how much was handed to the store
 // before the kill. Default 1000 Hz for 60 s; after --seconds it closes the store and exits.
 // Report: reopens the store (as a restart would) and prints what of the APPENDED samples is
-// stored, what deletion records cover, and what is neither.
+// stored, what deletion records cover, and what is neither; with the kill's boot time, how much
+// was read before the kill and is not stored (what a SIGKILL cost, hand-over included).
 import Foundation
 import Glibc
 import SensorKitModel
@@ -33,7 +36,7 @@ func configuration(_ directory: String, minFree: Int64?) -> StoreConfiguration {
     return configuration
 }
 
-func report(directory: String, base: Int64, rate: Int64, appended: Int64) throws {
+func report(directory: String, base: Int64, rate: Int64, appended: Int64, killed: Int64?) throws {
     let clock = LinuxSystemClock()
     guard var timeline = try TimelineFile.load(directory + "/" + TimelineFile.fileName) else { fatalError("no timeline") }
     timeline.adoptCurrentBoot(of: clock)
@@ -69,13 +72,18 @@ func report(directory: String, base: Int64, rate: Int64, appended: Int64) throws
         say("covered \(reason) \(count) (\(seconds(count)) s)")
     }
     say("unexplained \(unexplained) (\(seconds(unexplained)) s)")
+    if let killed {
+        let last = lastStored == .min ? anchor + base : lastStored
+        say("read before the kill, not stored \(String(format: "%.3f", Double(anchor + killed - last) / 1e9)) s")
+    }
     let crash = store.crashLosses.first
-    say("crash record \(crash.map { "\($0.start == lastStored ? "from the last stored sample" : "from \($0.start)") to \($0.end <= restart ? "the restart" : "after the restart"), \(String(format: "%.3f", Double($0.end - $0.start) / 1e9)) s" } ?? "none")")
+    say("crash record \(crash.map { "\($0.start == lastStored + 1 ? "from just after the last stored sample" : "from \($0.start)") to \($0.end <= restart ? "the restart" : "after the restart"), \(String(format: "%.3f", Double($0.end - $0.start) / 1e9)) s" } ?? "none")")
 }
 
 let arguments = CommandLine.arguments
-if arguments.count == 6, arguments[1] == "report" {
-    try report(directory: arguments[2], base: Int64(arguments[3])!, rate: Int64(arguments[4])!, appended: Int64(arguments[5])!)
+if arguments.count == 6 || arguments.count == 7, arguments[1] == "report" {
+    try report(directory: arguments[2], base: Int64(arguments[3])!, rate: Int64(arguments[4])!, appended: Int64(arguments[5])!,
+               killed: arguments.count == 7 ? Int64(arguments[6])! : nil)
     exit(0)
 }
 
@@ -84,6 +92,7 @@ var rate: Int64 = 1_000
 var noise = false
 var minFree: Int64?
 var seconds: Double = 60
+var batchSeconds: Double?
 var index = 2
 while index < arguments.count {
     switch arguments[index] {
@@ -91,6 +100,7 @@ while index < arguments.count {
     case "--noise": noise = true; index += 1
     case "--min-free": minFree = Int64(arguments[index + 1])!; index += 2
     case "--seconds": seconds = Double(arguments[index + 1])!; index += 2
+    case "--batch-seconds": batchSeconds = Double(arguments[index + 1])!; index += 2
     default: fatalError("unknown argument \(arguments[index])")
     }
 }
@@ -106,7 +116,9 @@ let stream = try store.register(descriptor)
 let base = clock.boottimeNanoseconds()
 say("base \(base)")
 let period = 1_000_000_000 / rate
-let perBatch = max(1, rate / 100)
+let perBatch = batchSeconds.map { max(1, Int64($0 * Double(rate))) } ?? max(1, rate / 100)
+// A hand-over batch goes out once all of it was read; the 10 ms batches as soon as they start.
+let ahead = batchSeconds == nil ? perBatch : 0
 let start = Date()
 var next: Int64 = 0
 var random: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -118,7 +130,7 @@ var random: UInt64 = 0x9E37_79B9_7F4A_7C15
 while Date().timeIntervalSince(start) < seconds {
     // Keep to real time: the batch due by now (sensor time never runs ahead of the clock).
     let due = Int64(Date().timeIntervalSince(start) * Double(rate))
-    if next + perBatch <= due + perBatch {
+    if next + perBatch <= due + ahead {
         let indexes = next..<next + perBatch
         let times = indexes.map { base + $0 * period }
         store.append(

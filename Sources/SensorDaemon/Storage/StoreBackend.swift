@@ -38,9 +38,14 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
         }
         storeConfiguration.maxBytes = configuration.maxStoreBytes
         storeConfiguration.minFreeBytes = configuration.minFreeBytes
-        let store = try SensorStore(configuration: storeConfiguration, clock: clock, timeline: timeline) { error in
-            journal.error("store write failed: \(error)")
-        }
+        // A disk that stays full fails every commit: the first failure is logged, the rest summed
+        // up; the samples they cost are logged by `StoreLossLog` (start, summaries, end).
+        let failures = RecurringProblems(journal)
+        let losses = StoreLossLog(journal)
+        let store = try SensorStore(
+            configuration: storeConfiguration, clock: clock, timeline: timeline,
+            onWriteFailure: { error in failures.report("store write failed", "<3>store write failed: \(error)") },
+            onLoss: { losses.on($0) })
         for loss in store.crashLosses {
             journal.warning("the previous run ended without closing the store: \(loss.sensor.rawValue) on \(loss.device) lost \(FetchPolicy.describe(loss.end - loss.start)); recorded as systemInitiated")
         }

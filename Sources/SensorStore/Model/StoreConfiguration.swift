@@ -106,6 +106,11 @@ public struct StoreConfiguration: Sendable {
     /// for the eviction that frees space and for the `lowDiskSpace` records of samples that could
     /// not be stored.
     public var recordReserveBytes: Int64 = 1 << 20
+    /// Deletion records one source (sensor and device) may hold: past it, the source's oldest
+    /// chunks and records are folded into `lowDiskSpace` records down to half of it, as under the
+    /// disk budget — so a flood of records is bounded without `maxBytes` too (100 000 records are
+    /// about 16 MB).
+    public var maxRecordsPerSource: Int = 100_000
     /// How often the writer purges by window and budget on its own, in seconds (0: only on `purge()`).
     public var purgeInterval: Double = 60
     /// Appended samples not yet taken by the writer beyond which new batches are dropped (and

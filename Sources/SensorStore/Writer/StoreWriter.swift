@@ -15,16 +15,25 @@ import Synchronization
 /// asserts with `dispatchPrecondition`.
 final class StoreWriter: @unchecked Sendable {
     let queue = DispatchQueue(label: "sensorkit.store.writer", qos: .utility)
-    private let configuration: StoreConfiguration
-    private let registry: StreamRegistry
+    // Internal, not private, where the disk budget's extension (DiskBudget.swift) uses them.
+    let configuration: StoreConfiguration
+    let registry: StreamRegistry
     private let timeline: SharedTimeline
     private let clock: any SystemClock
     private let onFailure: @Sendable (any Error) -> Void
+    /// Told when new samples start being lost (dropped for the budget or by a failed write) and
+    /// when they are written again (`StoreLossEvent`).
+    private let onLoss: @Sendable (StoreLossEvent) -> Void
+    /// Samples lost since the last `onLoss`; whether the last report was a loss not yet over.
+    var samplesLostUnreported = 0
+    private var losing = false
+    /// Samples written as pieces since the store opened (a loss is over once some are again).
+    private var samplesWritten = 0
     /// Appended batches on their way here (`SensorStore.append`).
     private let inbox: AppendInbox
 
     private var db: SQLiteDatabase?
-    private var open: [StreamID: OpenChunk] = [:]
+    var open: [StreamID: OpenChunk] = [:]
     private var bootRows: [BootID: Int64] = [:]
     /// The boot of the last batch with its anchor and row: batches come from one boot for hours,
     /// so most appends skip the timeline's lock and two hash lookups. Cleared when the timeline
@@ -49,12 +58,16 @@ final class StoreWriter: @unchecked Sendable {
     /// Whether a transaction of ours is open. SQLite may roll one back by itself (a full disk),
     /// so `isAutocommit` alone cannot tell a failure whether it undid anything.
     private var inTransaction = false
-    /// Deletion records inserted in the open transaction…
+    /// Records of losses inserted in the open transaction (not those explaining a deletion in it)…
     private var recordsInTransaction: [LossRecord] = []
     /// …and records a failed transaction took with it, written by the next one that can be.
     private var recordsOwed: [LossRecord] = []
     /// Bytes a piece took per sample, last measured: what samples not yet written will need.
-    private var pieceBytesPerSample: Double = 16
+    private(set) var pieceBytesPerSample: Double = 16
+    /// The newest record per source and reason, widened by the next one that overlaps or touches it.
+    var coalescing = RecordCoalescing()
+    /// Records inserted since the sources' record counts were last checked (`boundRecords`).
+    var recordsSinceCount = 0
     /// The records `start` wrote for runs a crash ended (read by the daemon for its log).
     private(set) var crashLosses: [StoredDeletionRecord] = []
 
@@ -63,6 +76,7 @@ final class StoreWriter: @unchecked Sendable {
         let deleteChunk: SQLiteStatement
         let widenSpan: SQLiteStatement
         let insertRecord: SQLiteStatement
+        let widenRecord: SQLiteStatement
         let markLive: SQLiteStatement
     }
 
@@ -77,8 +91,10 @@ final class StoreWriter: @unchecked Sendable {
 
     init(
         configuration: StoreConfiguration, registry: StreamRegistry, timeline: SharedTimeline,
-        clock: any SystemClock, inbox: AppendInbox, onFailure: @escaping @Sendable (any Error) -> Void
+        clock: any SystemClock, inbox: AppendInbox, onFailure: @escaping @Sendable (any Error) -> Void,
+        onLoss: @escaping @Sendable (StoreLossEvent) -> Void = { _ in }
     ) {
+        self.onLoss = onLoss
         self.inbox = inbox
         self.clock = clock
         self.configuration = configuration
@@ -121,6 +137,8 @@ final class StoreWriter: @unchecked Sendable {
             insertRecord: try db.prepare(
                 "INSERT INTO deletion_records (sensor, device, start_time, end_time, reason) VALUES (?,?,?,?,?)",
                 persistent: true),
+            widenRecord: try db.prepare(
+                "UPDATE deletion_records SET start_time = ?2, end_time = ?3 WHERE id = ?1", persistent: true),
             markLive: try db.prepare("INSERT OR IGNORE INTO live_streams (stream, since) VALUES (?, ?)", persistent: true))
 
         let streams = try db.prepare("SELECT id, descriptor FROM streams")
@@ -374,17 +392,34 @@ final class StoreWriter: @unchecked Sendable {
         // The next tick is due an interval after this one starts, not after its commit ends:
         // what is stored from now on waits at most an interval plus a commit, as the contract says.
         let started = DispatchTime.now().uptimeNanoseconds
+        let written = samplesWritten
+        var committed = true
         do {
             try writeOwedRecords()
             try keepBudget()
             try writePieces()
             try commit()
         } catch {
+            committed = false
             fail(error)
         }
+        reportLoss(wroteSamples: committed && samplesWritten > written)
         ticks += 1
         schedule.ticked(at: started)
         commitWhenDue(queued: true)
+    }
+
+    /// Tells the owner that samples were lost since the last report, or that samples are written
+    /// again after a loss (once, not at every tick).
+    private func reportLoss(wroteSamples: Bool) {
+        if samplesLostUnreported > 0 {
+            onLoss(.losing(samples: samplesLostUnreported))
+            samplesLostUnreported = 0
+            losing = true
+        } else if losing, wroteSamples {
+            losing = false
+            onLoss(.recovered)
+        }
     }
 
     /// Purges by window and budget every `purgeInterval`.
@@ -405,14 +440,18 @@ final class StoreWriter: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard db != nil else { throw StoreError.closed }
         storeInbox()
+        let written = samplesWritten
+        var committed = true
         do {
             try writeOwedRecords()
             try keepBudget()
             try writePieces()
             try commit()
         } catch {
+            committed = false
             fail(error)
         }
+        reportLoss(wroteSamples: committed && samplesWritten > written)
         if let failure = pendingFailure {
             pendingFailure = nil
             throw failure
@@ -435,12 +474,13 @@ final class StoreWriter: @unchecked Sendable {
                                  range: range, bytes: bytes)
         chunk.pieceIDs.append(id)
         chunk.durableCount = end
+        samplesWritten += range.count
         if !range.isEmpty { pieceBytesPerSample = Double(bytes.count) / Double(range.count) }
     }
 
     /// Seals the first `count` samples into a tier-1 chunk, replacing the pieces; samples that
     /// were durable beyond `count` are written again as a piece of the remainder.
-    private func seal(_ chunk: inout OpenChunk, count: Int) throws {
+    func seal(_ chunk: inout OpenChunk, count: Int) throws {
         let bytes = encoder.encode(chunk.samples, range: 0..<count, roles: chunk.roles, effort: .best)
         // The open chunk keeps its time bounds: a whole-chunk seal (the usual one) needs no scan.
         try insertChunk(stream: chunk.stream, bootRow: chunk.bootRow, tier: 1, samples: chunk.samples, range: 0..<count,
@@ -474,7 +514,7 @@ final class StoreWriter: @unchecked Sendable {
             try deleteChunk(id)
             guard try database().changes > 0 else { return }  // already dropped by another query
             try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: minTime, end: maxTime,
-                             reason: .systemInitiated)
+                             reason: .systemInitiated, explainsDeletion: true)
             for key in open.keys { open[key]?.pieceIDs.removeAll { $0 == id } }
             try commit()
         } catch {
@@ -515,7 +555,7 @@ final class StoreWriter: @unchecked Sendable {
             try deleteChunk(piece.id)
             if let descriptor = registry.descriptor(piece.stream) {
                 try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: piece.min, end: piece.max,
-                                 reason: .systemInitiated)
+                                 reason: .systemInitiated, explainsDeletion: true)
             }
         }
         for group in groups {
@@ -547,7 +587,8 @@ final class StoreWriter: @unchecked Sendable {
         try begin()
         for run in runs {
             guard let descriptor = registry.descriptor(run.stream) else { continue }
-            let start = max(try lastCommittedTime(run.stream) ?? run.since, run.since)
+            // From just after the last sample the database keeps: that one is not lost.
+            let start = max(try lastCommittedTime(run.stream).map { $0 &+ 1 } ?? run.since, run.since)
             guard now > start else { continue }
             try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: start, end: now,
                              reason: .systemInitiated)
@@ -616,137 +657,18 @@ final class StoreWriter: @unchecked Sendable {
             try delete.bind([stream.id.rawValue, cutoff])
             try delete.run()
             try insertRecord(sensor: stream.descriptor.sensor, device: stream.descriptor.device, start: first, end: last,
-                             reason: .ageLimit)
+                             reason: .ageLimit, explainsDeletion: true)
             report.purgedChunks += chunks
             report.purgedSamples += samples
         }
         // Deletion records outlive the data they explain by one window, then go too.
         try db.execute("DELETE FROM deletion_records WHERE end_time < \(now.subtractingSaturating(longestWindow.multipliedSaturating(by: 2)))")
+        coalescing.forgetAll()
         try keepBudget(&report)
         try commit()
         // Pages freed by the window are left in the file: at a full window the next day's chunks
         // reuse them. Only eviction for free space hands pages back (incremental_vacuum there).
         return report
-    }
-
-    /// Keeps the disk budget before samples are written (docs/store.md, disk budget). What the
-    /// store will occupy counts the pages in use, the WAL and its index, and the samples not yet
-    /// written (at the size their pieces take); what the file system will have left is what
-    /// `statvfs` says less those samples. While over either limit (`maxBytes`; `minFreeBytes`,
-    /// never less than `recordReserveBytes`), in this order: the WAL is checkpointed and
-    /// truncated; the oldest sealed chunks are evicted (`lowDiskSpace`); when nothing sealed is
-    /// left, the open chunks are sealed early (pieces cannot be evicted, sealed chunks can); and
-    /// when even that is not enough, the samples not yet written are dropped and recorded as
-    /// `lowDiskSpace`, in the reserve that samples never take.
-    private func keepBudget() throws {
-        var report = PurgeReport()
-        try keepBudget(&report)
-    }
-
-    private func keepBudget(_ report: inout PurgeReport) throws {
-        let db = try database()
-        var checkpointed = false
-        var sealedEarly = false
-        while true {
-            let (excess, short) = try budgetExcess()
-            guard excess > 0 else { return }
-            if !checkpointed {
-                checkpointed = true
-                try commit()
-                checkpoint(db)
-                continue
-            }
-            if try evictOldest(excess, handBack: short, &report) { continue }
-            if !sealedEarly {
-                sealedEarly = true
-                for stream in open.keys.sorted() {
-                    guard var chunk = open.removeValue(forKey: stream) else { continue }
-                    defer { open[stream] = chunk }
-                    if !chunk.isEmpty { try seal(&chunk, count: chunk.count) }
-                }
-                try commit()
-                checkpoint(db)
-                continue
-            }
-            for stream in open.keys.sorted() {
-                guard let span = open[stream]?.dropUnwritten(), let descriptor = registry.descriptor(stream) else { continue }
-                try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: span.min, end: span.max,
-                                 reason: .lowDiskSpace)
-            }
-            return
-        }
-    }
-
-    /// Bytes over the budget (≤ 0 within it), and whether free space on the file system is what
-    /// is short (then freed pages must go back to it).
-    private func budgetExcess() throws -> (excess: Int64, short: Bool) {
-        let usage = try DiskUsage.measure(try database(), directory: configuration.directory)
-        let unwritten = open.values.reduce(0) { $0 + ($1.count - $1.durableCount) }
-        let unsealed = open.values.reduce(0) { $0 + $1.count }
-        // Their pieces, and one commit's WAL frames for the catalog and index pages beside them.
-        let pending = unwritten == 0 ? 0 : Int64(Double(unwritten) * pieceBytesPerSample) + 4 * 4096
-        // Sealing an open chunk writes its samples once more, into the WAL and then the database,
-        // before its pieces are freed: room the file system must still have when the seal comes.
-        let sealing = Int64(2 * Double(unsealed) * pieceBytesPerSample)
-        let floor = max(configuration.minFreeBytes ?? 0, configuration.recordReserveBytes)
-        let short = floor.subtractingSaturating(usage.availableBytes.subtractingSaturating(pending).subtractingSaturating(sealing))
-        guard let maxBytes = configuration.maxBytes else { return (short, short > 0) }
-        let over = (usage.occupiedBytes &+ pending).subtractingSaturating(maxBytes)
-        return (max(short, over), short > 0)
-    }
-
-    /// Evicts the oldest sealed chunks, about `excess` bytes of them, with `lowDiskSpace` records
-    /// per stream; with `handBack`, the freed pages go back to the file system (incremental
-    /// vacuum, which the checkpoint that truncates the WAL carries into the file). False when
-    /// nothing sealed is left.
-    private func evictOldest(_ excess: Int64, handBack: Bool, _ report: inout PurgeReport) throws -> Bool {
-        let db = try database()
-        // Sealed chunks, and pieces no open chunk owns (a failed write left them; they would
-        // otherwise wait for the next start to be sealed).
-        let owned = Set(open.values.flatMap(\.pieceIDs))
-        let oldest = try db.prepare(
-            "SELECT id, stream, min_time, max_time, sample_count, byte_count FROM chunks ORDER BY min_time, id LIMIT \(64 + owned.count)")
-        var freed: Int64 = 0
-        var ranges: [StreamID: (min: Int64, max: Int64)] = [:]
-        var victims: [Int64] = []
-        while freed < excess, try oldest.step() {
-            guard !owned.contains(oldest.int64(0)) else { continue }
-            victims.append(oldest.int64(0))
-            let stream = StreamID(rawValue: oldest.int64(1))
-            let span = ranges[stream] ?? (.max, .min)
-            ranges[stream] = (min(span.min, oldest.int64(2)), max(span.max, oldest.int64(3)))
-            report.evictedSamples += oldest.int(4)
-            freed += oldest.int64(5) + 64
-        }
-        oldest.reset()
-        guard !victims.isEmpty else { return false }
-        for id in victims { try deleteChunk(id) }
-        report.evictedChunks += victims.count
-        for (stream, span) in ranges.sorted(by: { $0.key < $1.key }) {
-            guard let descriptor = registry.descriptor(stream) else { continue }
-            try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: span.min, end: span.max,
-                             reason: .lowDiskSpace)
-        }
-        for key in open.keys { open[key]?.pieceIDs.removeAll { victims.contains($0) } }
-        try commit()
-        if handBack { try db.execute("PRAGMA incremental_vacuum") }
-        // The eviction's own WAL frames count too: without this the next measure would find the
-        // WAL grown and evict again.
-        checkpoint(db)
-        return true
-    }
-
-    /// Copies the WAL into the database and truncates it. A reader's snapshot can keep it from
-    /// finishing; the budget then measures what is left and evicts for it, so a checkpoint that
-    /// could not finish is no failure.
-    private func checkpoint(_ db: SQLiteDatabase) {
-        try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    }
-
-    /// Pages in use and free space on the store's file system.
-    func diskUsage() throws -> DiskUsage {
-        dispatchPrecondition(condition: .onQueue(queue))
-        return try DiskUsage.measure(try database(), directory: configuration.directory)
     }
 
     // MARK: Catalog access for the study registry
@@ -767,12 +689,12 @@ final class StoreWriter: @unchecked Sendable {
 
     // MARK: SQL
 
-    private func database() throws -> SQLiteDatabase {
+    func database() throws -> SQLiteDatabase {
         guard let db else { throw StoreError.closed }
         return db
     }
 
-    private func begin() throws {
+    func begin() throws {
         let db = try database()
         if db.isAutocommit {
             try db.execute("BEGIN IMMEDIATE")
@@ -780,7 +702,7 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
-    private func commit() throws {
+    func commit() throws {
         guard let db, !db.isAutocommit else { return }
         try db.execute("COMMIT")
         inTransaction = false
@@ -811,7 +733,7 @@ final class StoreWriter: @unchecked Sendable {
         return id
     }
 
-    private func deleteChunk(_ id: Int64) throws {
+    func deleteChunk(_ id: Int64) throws {
         guard let statements else { throw StoreError.closed }
         try begin()
         statements.deleteChunk.reset()
@@ -819,9 +741,32 @@ final class StoreWriter: @unchecked Sendable {
         try statements.deleteChunk.run()
     }
 
-    private func insertRecord(sensor: SRSensor, device: String, start: Int64, end: Int64, reason: SRDeletionReason) throws {
+    /// Writes a deletion record, or widens the source's newest record of the same reason when the
+    /// two overlap or touch (`RecordCoalescing`). `explainsDeletion`: the record explains chunks
+    /// deleted in the same transaction (eviction, purge, a corrupt chunk), so a rollback undoes
+    /// the deletion with it and the record is not owed — owing it would claim the deletion of
+    /// samples the rollback kept. Other records explain samples lost whatever happens to the
+    /// transaction, and a rollback leaves them owed.
+    func insertRecord(sensor: SRSensor, device: String, start: Int64, end: Int64, reason: SRDeletionReason,
+                      explainsDeletion: Bool = false) throws {
         guard let statements else { throw StoreError.closed }
         try begin()
+        if !explainsDeletion {
+            recordsInTransaction.append(LossRecord(sensor: sensor, device: device, start: start, end: end, reason: reason))
+        }
+        let key = RecordCoalescing.Key(sensor: sensor, device: device, reason: reason)
+        if let row = coalescing.widening(key, start: start, end: end) {
+            let widen = statements.widenRecord
+            widen.reset()
+            try widen.bind([row.id, row.start, row.end])
+            try widen.run()
+            // Gone meanwhile (purged past the window): written anew below.
+            if try database().changes > 0 {
+                coalescing.remember(key, row)
+                return
+            }
+        }
+        recordsSinceCount += 1
         let insert = statements.insertRecord
         insert.reset()
         try insert.bind(1, sensor.rawValue)
@@ -830,7 +775,7 @@ final class StoreWriter: @unchecked Sendable {
         try insert.bind(4, end)
         try insert.bind(5, Int64(reason.rawValue))
         try insert.run()
-        recordsInTransaction.append(LossRecord(sensor: sensor, device: device, start: start, end: end, reason: reason))
+        coalescing.remember(key, RecordCoalescing.Row(id: try database().lastInsertRowID, start: start, end: end))
     }
 
     /// Inserts the records a failed transaction took with it.
@@ -906,6 +851,7 @@ final class StoreWriter: @unchecked Sendable {
         guard inTransaction else { return }  // nothing written was undone
         if let db, !db.isAutocommit { try? db.execute("ROLLBACK") }
         inTransaction = false
+        coalescing.forgetAll()
         for record in recordsInTransaction { owe(record) }
         recordsInTransaction.removeAll()
         let reason: SRDeletionReason = (error as? SQLiteError)?.isDiskFull == true ? .lowDiskSpace : .systemInitiated
@@ -915,12 +861,14 @@ final class StoreWriter: @unchecked Sendable {
         bootRows.removeAll()
         lastBoot = nil
         liveSince.removeAll()
+        samplesLostUnreported += lost.values.reduce(0) { $0 + ($1.count - $1.durableCount) }
         for (stream, chunk) in lost where chunk.newest != .min {
             guard let descriptor = registry.descriptor(stream) else { continue }
             let committed = (try? lastCommittedTime(stream)) ?? nil
             if let committed, committed >= chunk.newest { continue }
             let first = since[stream] ?? chunk.minTime
-            let start = min(max(committed ?? first, first), chunk.newest)
+            // From just after the last sample the database keeps: that one is not lost.
+            let start = min(max(committed.map { $0 &+ 1 } ?? first, first), chunk.newest)
             owe(LossRecord(sensor: descriptor.sensor, device: descriptor.device, start: start, end: chunk.newest,
                            reason: reason))
         }
@@ -942,6 +890,7 @@ final class StoreWriter: @unchecked Sendable {
     private func abandonTransaction() {
         if let db, !db.isAutocommit { try? db.execute("ROLLBACK") }
         inTransaction = false
+        coalescing.forgetAll()
         for record in recordsInTransaction { owe(record) }
         recordsInTransaction.removeAll()
     }
