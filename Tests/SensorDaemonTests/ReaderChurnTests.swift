@@ -52,7 +52,7 @@ import Testing
         let done = DispatchGroup()
         for client in 0..<4 {
             DispatchQueue.global().async(group: done) {
-                let result = (try? Self.churn(harness, count: 3_000, app: DaemonHarness.otherApp, asNobody: client % 2 == 1))
+                let result = (try? Self.churn(harness, count: 2_500, app: DaemonHarness.otherApp, asNobody: client % 2 == 1))
                     ?? (-1, "could not start the churn client")
                 results.withLock { $0.append(result) }
             }

@@ -33,7 +33,12 @@ def main():
         for n in range(fetches):
             requests += frame({"id": 10 + n, "op": "fetch", "sensor": "com.apple.SensorKit.motion.accelerometer",
                                "from": 0, "to": 9000000000000000, "window": 1, "chunkFormats": [1, 2]})
-        s.sendall(requests)
+        try:
+            s.sendall(requests)
+        except OSError:  # refused (error 103 without an id, then closed): the per-user limit
+            refused_connections += 1
+            s.close()
+            continue
         s.setblocking(False)
         sockets.append(s)
     buffers = {s: b"" for s in sockets}
@@ -57,7 +62,7 @@ def main():
                     reply = json.loads(payload)
                     code = (reply.get("error") or {}).get("code")
                     if code == 103 and reply.get("id") is None:
-                        refused_connections += 1
+                        refused_connections += 1  # the daemon closes it next
                     elif code == 103:
                         refused += 1
                 elif len(payload) >= 4:
