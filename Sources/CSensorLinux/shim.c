@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/timex.h>
@@ -46,4 +47,31 @@ int csl_name_this_thread(const char *name) {
     strncpy(cut, name, sizeof cut - 1);
     cut[sizeof cut - 1] = 0;
     return pthread_setname_np(pthread_self(), cut);
+}
+
+int csl_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int csl_epoll_watch(int ep, int fd, int add, int readable, int writable, uint64_t key) {
+    struct epoll_event event = {0};
+    event.events = EPOLLONESHOT | (readable ? EPOLLIN | EPOLLRDHUP : 0) | (writable ? EPOLLOUT : 0);
+    event.data.u64 = key;
+    return epoll_ctl(ep, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event);
+}
+
+int csl_epoll_forget(int ep, int fd) {
+    struct epoll_event unused = {0};
+    return epoll_ctl(ep, EPOLL_CTL_DEL, fd, &unused);
+}
+
+int csl_epoll_wait(int ep, uint64_t *keys, uint8_t *readable, uint8_t *writable, int max) {
+    struct epoll_event events[64];
+    if (max > 64) max = 64;
+    int n = epoll_wait(ep, events, max, -1);
+    for (int i = 0; i < n; i++) {
+        uint32_t e = events[i].events;
+        keys[i] = events[i].data.u64;
+        readable[i] = (e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
+        writable[i] = (e & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0;
+    }
+    return n;
 }

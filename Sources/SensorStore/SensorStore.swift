@@ -59,6 +59,10 @@ public final class SensorStore: Sendable {
         if !isClosed.withLock({ $0 }) { try? close() }
     }
 
+    /// Bounds the read connections open at once (each holds descriptors); the daemon derives the
+    /// number from its reader limits (docs/reliability.md, "Descriptors").
+    public func limitReadConnections(to count: Int) { readers.limit(to: count) }
+
     /// Replaces the timeline (the daemon adopted a boot or moved the high-water mark).
     public func updateTimeline(_ timeline: Timeline) {
         self.timeline.withLock { $0 = timeline }

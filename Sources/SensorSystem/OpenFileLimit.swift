@@ -11,4 +11,11 @@ public enum OpenFileLimit {
         else { return nil }
         return Int(exactly: limit.rlim_cur)
     }
+
+    /// Descriptors open now (the entries of /proc/self/fd, less the one reading it); nil when
+    /// it cannot be read.
+    public static var inUse: Int? {
+        guard let entries = try? SystemCalls.directoryEntries("/proc/self/fd") else { return nil }
+        return max(0, entries.count - 1)
+    }
 }

@@ -135,16 +135,21 @@ import SensorSystem
         #expect(throws: FileRefusal.ownedByAnotherUser(path, uid: 65534)) { try DaemonCommand.loadConfiguration(path) }
     }
     @Test func readerLimitsComeFromTheConfigOrTheOpenFileLimit() throws {
-        let config = try DaemonConfiguration.parse("[reader]\nmax-connections = 500\nmax-connections-per-user = 20\nfetch-idle-timeout = 2m\n")
+        let config = try DaemonConfiguration.parse(
+            "[reader]\nmax-connections = 500\nmax-connections-per-user = 20\nmax-fetches = 40\nmax-fetches-per-user = 5\nfetch-idle-timeout = 2m\n")
         let set = ReaderLimits(config.reader, openFiles: 1024)
         #expect(set.maxConnections == 500 && set.maxConnectionsPerUser == 20 && set.fetchIdleTimeout == 120_000_000_000)
-        // LimitNOFILE=1024: 128 descriptors kept for the daemon, an eighth of the rest per user.
+        #expect(set.maxFetches == 40 && set.maxFetchesPerUser == 5)
+        // LimitNOFILE=1024: 128 descriptors kept for recording, a quarter of the rest for the
+        // store's readers (so fetches), the others for connections; an eighth of each per user.
         let derived = ReaderLimits(.init(), openFiles: 1024)
-        #expect(derived.maxConnections == 896 && derived.maxConnectionsPerUser == 112 && derived.fetchIdleTimeout == 60_000_000_000)
+        #expect(derived.maxConnections == 672 && derived.maxConnectionsPerUser == 84 && derived.fetchIdleTimeout == 60_000_000_000)
+        #expect(derived.maxFetches == 108 && derived.maxFetchesPerUser == 13)
         #expect(ReaderLimits(.init(), openFiles: 64).maxConnections == 8)
         #expect(ReaderLimits(.init(), openFiles: 1 << 20).maxConnections == 4096)
         #expect(ReaderLimits(.init(), openFiles: nil).maxConnections == 4096)
-        for bad in ["max-connections = 0", "max-connections-per-user = -3", "max-connections = lots", "fetch-idle-timeout = 0"] {
+        for bad in ["max-connections = 0", "max-connections-per-user = -3", "max-connections = lots", "fetch-idle-timeout = 0",
+                    "max-fetches = 0", "max-fetches-per-user = many"] {
             #expect(throws: DaemonConfiguration.ParseError.self) { try DaemonConfiguration.parse("[reader]\n" + bad) }
         }
     }

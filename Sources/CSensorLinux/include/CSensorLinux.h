@@ -3,6 +3,7 @@
 // function, nothing more.
 #ifndef CSENSORLINUX_H
 #define CSENSORLINUX_H
+#include <stdint.h>
 #include <sys/types.h>
 
 /// accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC); -1 and errno on failure.
@@ -29,5 +30,21 @@ int csl_wake_counter(void);
 /// pthread_setname_np(pthread_self(), name), the name cut to the kernel's 15 bytes: what `ps -L`,
 /// /proc/PID/task/*/comm and the journal show for the calling thread. 0, or the error number.
 int csl_name_this_thread(const char *name);
+
+/// epoll_create1(EPOLL_CLOEXEC); -1 and errno on failure.
+int csl_epoll_create(void);
+
+/// Watches `fd` once (EPOLLONESHOT) for reading (EPOLLIN | EPOLLRDHUP) and/or writing (EPOLLOUT),
+/// reported with `key`: EPOLL_CTL_ADD when `add`, else EPOLL_CTL_MOD. The event struct is packed
+/// on x86-64, so it is built here. -1 and errno on failure.
+int csl_epoll_watch(int ep, int fd, int add, int readable, int writable, uint64_t key);
+
+/// EPOLL_CTL_DEL of `fd`; -1 and errno on failure.
+int csl_epoll_forget(int ep, int fd);
+
+/// epoll_wait(ep, …, max, -1) into parallel arrays: each event's key, and whether a read
+/// (readable, hang-up, error) or a write (writable, hang-up, error) would now not block. The
+/// number of events, or -1 and errno.
+int csl_epoll_wait(int ep, uint64_t *keys, uint8_t *readable, uint8_t *writable, int max);
 
 #endif

@@ -6,7 +6,8 @@ import SensorKitModel
 ///     [store]   hold = 24h  window = 7d  max-bytes = 20G  min-free = 1G
 ///     [sensor accelerometer]   hold = 0  window = 3d  rate = 100
 ///     [grant com.example.rig]  sensors = accelerometer, rotationRate
-///     [reader]  max-connections = 800  max-connections-per-user = 100  fetch-idle-timeout = 60s
+///     [reader]  max-connections = 800  max-connections-per-user = 100  max-fetches = 100  max-fetches-per-user = 12
+///               fetch-idle-timeout = 60s
 ///     [ble]     transport = hci | emulated:/run/sensorkit/emulated-ble
 ///     [wearable chest-strap]  address = C0:FF:EE:00:00:01 (or name = Polar H10 *)  streams = heartRate, electrocardiogram
 ///
@@ -141,11 +142,17 @@ public struct DaemonConfiguration: Hashable, Sendable {
                     }
                     config.grants.append(ControlLedger.Key(app: parts[1], sensor: sensor))
                 }
-            case ("reader", "max-connections"), ("reader", "max-connections-per-user"):
+            case ("reader", "max-connections"), ("reader", "max-connections-per-user"),
+                 ("reader", "max-fetches"), ("reader", "max-fetches-per-user"):
                 guard let count = Int(value), count > 0, count <= 1_000_000 else {
                     throw ParseError(line: line, message: "\(key): '\(value)' must be a whole number from 1 to 1000000")
                 }
-                if key == "max-connections" { config.reader.maxConnections = count } else { config.reader.maxConnectionsPerUser = count }
+                switch key {
+                case "max-connections": config.reader.maxConnections = count
+                case "max-connections-per-user": config.reader.maxConnectionsPerUser = count
+                case "max-fetches": config.reader.maxFetches = count
+                default: config.reader.maxFetchesPerUser = count
+                }
             case ("reader", "fetch-idle-timeout"): config.reader.fetchIdleTimeout = try positiveDuration()
             case ("iio", "enabled"):
                 switch value {

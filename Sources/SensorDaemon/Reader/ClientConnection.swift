@@ -6,7 +6,7 @@ import SensorSystem
 /// One client's socket: reads frames, writes replies, never blocks and never buffers without
 /// bound. Confined to its own serial queue; every mutable field is touched only there. When to
 /// read, pause, watch the socket, time out a partial frame and close is `ConnectionFlow`'s
-/// decision; this class carries it out on the socket and its Dispatch sources.
+/// decision; this class carries it out on the socket, which `SocketPoller` watches and closes.
 final class ClientConnection: @unchecked Sendable {
     // @unchecked: all state below is confined to `queue` (checked by dispatchPrecondition).
     let id: Int
@@ -14,8 +14,14 @@ final class ClientConnection: @unchecked Sendable {
     let queue: DispatchQueue
     private let fd: Int32
     private var decoder = FrameDecoder(limit: WireLimits.maxClientFrame)
-    private var readSource: (any DispatchSourceRead)?
-    private var writeSource: (any DispatchSourceWrite)?
+    /// The socket in the poller, which owns the descriptor from `start` on (nil before, and after the close).
+    private var socket: SocketPoller.Socket?
+    private let poller: SocketPoller
+    /// What the poller was last asked to report; nil once it reported (interest is one-shot)
+    /// or before the first ask.
+    private var armed: SocketPoller.Interest?
+    /// A readiness is being handled: `rearm` waits for its end rather than arm on every event.
+    private var handlingReadiness = false
     /// Frames queued for the socket, oldest first from `pendingHead`; the first has its first
     /// `pendingOffset` bytes written. Frames are kept whole (no copying into one buffer).
     private var pending: [Outgoing] = []
@@ -55,11 +61,12 @@ final class ClientConnection: @unchecked Sendable {
     private let scheduler: any Scheduler
     private var partialFrameTimer: (any ScheduledTimer)?
 
-    init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials, partialFrameTimeout: Double = defaultPartialFrameTimeout,
-         scheduler: any Scheduler = DispatchScheduler(),
+    init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials, poller: SocketPoller,
+         partialFrameTimeout: Double = defaultPartialFrameTimeout, scheduler: any Scheduler = DispatchScheduler(),
          released: @escaping @Sendable () -> Void = {}) {
         self.id = id
         self.fd = fd
+        self.poller = poller
         self.peer = peer
         self.partialFrameTimeout = partialFrameTimeout
         self.scheduler = scheduler
@@ -82,26 +89,9 @@ final class ClientConnection: @unchecked Sendable {
         queue.async {
             self.onFrame = onFrame
             self.onClose = onClose
-            let read = DispatchSource.makeReadSource(fileDescriptor: self.fd, queue: self.queue)
-            read.setEventHandler { [weak self] in self?.readAvailable() }
-            let write = DispatchSource.makeWriteSource(fileDescriptor: self.fd, queue: self.queue)
-            write.setEventHandler { [weak self] in self?.flush() }
-            // libdispatch may still watch the fd until both cancel handlers ran: close it only then,
-            // or a new connection that reuses the fd number never gets its events.
-            let fd = self.fd
-            let cancelled = DispatchGroup()
-            cancelled.enter()
-            cancelled.enter()
-            read.setCancelHandler { cancelled.leave() }
-            write.setCancelHandler { cancelled.leave() }
-            let released = self.released
-            cancelled.notify(queue: self.queue) {
-                SystemCalls.close(fd)
-                released()
-            }
-            self.readSource = read
-            self.writeSource = write
-            read.resume()
+            guard !self.flow.isClosed else { return }  // a reply queued before the start failed: already closed
+            self.socket = self.poller.watch(self.fd, queue: self.queue) { [weak self] readiness in self?.ready(readiness) }
+            self.rearm()
         }
     }
 
@@ -156,18 +146,12 @@ final class ClientConnection: @unchecked Sendable {
             switch action {
             case .endTurn:
                 goOn = false
-            case .pauseReading:
-                readSource?.suspend()
-            case .resumeReading:
-                readSource?.resume()
+            case .pauseReading, .resumeReading, .watchWritable, .unwatchWritable, .stopReading:
+                rearm()  // the poller is asked for what the flow now wants
             case .readAgain:
                 queue.async { self.readAvailable() }
             case .flush:
                 flush()
-            case .watchWritable:
-                writeSource?.resume()
-            case .unwatchWritable:
-                writeSource?.suspend()
             case .armPartialFrameDeadline:
                 armPartialFrameTimer()
             case .disarmPartialFrameDeadline:
@@ -176,13 +160,8 @@ final class ClientConnection: @unchecked Sendable {
             case .replyMalformed(let problem):
                 enqueue(WireJSON.frame(WireReply.failure(nil, WireError(.malformedRequest, "\(problem); closing the connection"))).encoded())
                 handle(.closeRequested(problem, flushFirst: true))
-            case .stopReading(let wasPaused):
-                // A suspended source must be resumed before it is cancelled, or its cancel handler never runs.
-                if wasPaused { readSource?.resume() }
-                readSource?.cancel()
-                readSource = nil
-            case .close(let reason, let readWasPaused, let writeWasWatched):
-                release(reason: reason, readWasPaused: readWasPaused, writeWasWatched: writeWasWatched)
+            case .close(let reason):
+                release(reason: reason)
             }
         }
         return goOn
@@ -327,23 +306,51 @@ final class ClientConnection: @unchecked Sendable {
         handle(.closeRequested(reason, flushFirst: flushFirst))
     }
 
-    /// The flow closed the connection: stop the sources (resuming suspended ones, which could
-    /// neither be cancelled nor released otherwise), tell the peer, drop what was queued.
-    private func release(reason: String, readWasPaused: Bool, writeWasWatched: Bool) {
-        if readWasPaused { readSource?.resume() }
-        readSource?.cancel()
-        readSource = nil
-        if let writeSource {
-            if !writeWasWatched { writeSource.resume() }
-            writeSource.cancel()
+    /// The socket is readable or writable (or hung up): read and write what the flow allows,
+    /// then ask the poller for the next readiness the flow wants.
+    private func ready(_ readiness: SocketPoller.Readiness) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        armed = nil  // reported: the one-shot interest is used up
+        handlingReadiness = true
+        if readiness.readable && flow.wantsToRead { readAvailable() }
+        if readiness.writable && flow.writeWatched && !flow.isClosed { flush() }
+        handlingReadiness = false
+        rearm()
+    }
+
+    /// Asks the poller for what the flow wants now: reading unless paused or stopped, writing
+    /// while replies wait for room in the socket.
+    private func rearm() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let socket, !handlingReadiness, !flow.isClosed else { return }
+        var wanted: SocketPoller.Interest = []
+        if flow.wantsToRead { wanted.insert(.read) }
+        if flow.writeWatched { wanted.insert(.write) }
+        guard wanted != armed, !(wanted.isEmpty && armed == nil) else { return }
+        do {
+            try socket.want(wanted)
+            armed = wanted
+        } catch {
+            close(reason: "cannot watch the socket: \(error)")
         }
-        writeSource = nil
+    }
+
+    /// The flow closed the connection: the descriptor closes now (the peer sees the end), what
+    /// was queued is dropped, and the server and the service are told.
+    private func release(reason: String) {
+        if let socket {
+            socket.close()
+        } else {
+            SystemCalls.close(fd)  // closed before `start` handed the descriptor to the poller
+        }
+        socket = nil
+        armed = nil
         partialFrameTimer?.cancel()
         partialFrameTimer = nil
-        SystemCalls.shutdown(fd)  // the peer sees the end now; the fd closes after the cancel handlers
         pending = []
         pendingHead = 0
         pendingOffset = 0
+        released()
         let onClose = self.onClose
         self.onFrame = nil
         self.onClose = nil

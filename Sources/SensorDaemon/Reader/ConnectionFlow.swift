@@ -1,9 +1,9 @@
 import SensorKitModel
 
 /// What one client connection does next (docs/protocol.md §2, §6.2), without the socket, its
-/// Dispatch sources or the frame buffers: each event returns the actions `ClientConnection`
+/// poller or the frame buffers: each event returns the actions `ClientConnection`
 /// carries out. It owns the counts behind the backpressure (requests unanswered, reply bytes
-/// unwritten), whether the read source is paused and the write source watched, the
+/// unwritten), whether reading is paused and writability watched, the
 /// partial-frame deadline, and the way to the close.
 ///
 /// Rules: reading pauses while `maxQueuedRequests` requests are unanswered or `readPauseBytes`
@@ -20,7 +20,7 @@ struct ConnectionFlow {
     }
 
     enum Event {
-        /// A turn of reading is about to start (the read source fired, or `readAgain` came due).
+        /// A turn of reading is about to start (the socket became readable, or `readAgain` came due).
         case readTurn
         /// A frame was decoded and handed to the service.
         case requestRead
@@ -49,7 +49,7 @@ struct ConnectionFlow {
         /// Stop this turn of reading.
         case endTurn
         case pauseReading
-        /// Resume the read source (it was paused).
+        /// Read again (it was paused).
         case resumeReading
         /// Run a turn of reading later on the queue (frames may wait in the decoder).
         case readAgain
@@ -61,11 +61,10 @@ struct ConnectionFlow {
         case disarmPartialFrameDeadline
         /// Queue error 100 without an id with this message, then request a close after flush.
         case replyMalformed(String)
-        /// Cancel the read source for good (`wasPaused`: resume it first, or it never cancels).
-        case stopReading(wasPaused: Bool)
-        /// Release everything and tell the service (`wasPaused`, `wasWatched`: resume those
-        /// sources before cancelling them).
-        case close(reason: String, readWasPaused: Bool, writeWasWatched: Bool)
+        /// Stop reading for good (the connection closes once its replies are written).
+        case stopReading
+        /// Release everything and tell the service.
+        case close(reason: String)
     }
 
     let maxQueuedRequests: Int
@@ -92,6 +91,9 @@ struct ConnectionFlow {
         self.flushBeforeCloseBytes = flushBeforeCloseBytes
         self.partialFrameTimeout = partialFrameTimeout
     }
+
+    /// Whether the socket should be read now: open, not paused, not stopped.
+    var wantsToRead: Bool { state == .open && reading && !readPaused }
 
     var isClosed: Bool {
         if case .closed = state { return true }
@@ -167,8 +169,8 @@ struct ConnectionFlow {
                 }
                 state = .closingAfterFlush(reason: reason)
                 reading = false
-                defer { readPaused = false }
-                return [.stopReading(wasPaused: readPaused)]
+                readPaused = false
+                return [.stopReading]
             }
             return close(reason)
         }
@@ -193,7 +195,7 @@ struct ConnectionFlow {
     }
 
     private mutating func close(_ reason: String) -> [Action] {
-        let action = Action.close(reason: reason, readWasPaused: reading && readPaused, writeWasWatched: writeWatched)
+        let action = Action.close(reason: reason)
         state = .closed(reason: reason)
         reading = false
         readPaused = false

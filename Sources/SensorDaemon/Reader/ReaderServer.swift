@@ -17,6 +17,8 @@ public final class ReaderServer: @unchecked Sendable {
     private let ownsSocketFile: Bool
     private let acceptQueue = DispatchQueue(label: "sensorkitd.reader.accept")
     private let acceptSource: any DispatchSourceRead
+    /// Watches the connections' sockets and closes them (`ClientConnection`).
+    private let poller: SocketPoller
     private var nextID = 0
     private let log: Journal
     private let partialFrameSeconds = Mutex(ClientConnection.defaultPartialFrameTimeout)
@@ -54,6 +56,7 @@ public final class ReaderServer: @unchecked Sendable {
         self.service = service
         self.limits = limits
         self.log = log
+        self.poller = try SocketPoller.shared()
         self.listener = try inheritedListener ?? UnixSocket.listen(path: path)
         self.ownsSocketFile = inheritedListener == nil
         self.acceptSource = DispatchSource.makeReadSource(fileDescriptor: listener, queue: acceptQueue)
@@ -114,7 +117,7 @@ public final class ReaderServer: @unchecked Sendable {
             UnixSocket.requestSendBuffer(fd, bytes: 1 << 20)
             nextID += 1
             let uid = peer.uid
-            service.attach(ClientConnection(id: nextID, fd: fd, peer: peer, partialFrameTimeout: partialFrameTimeout,
+            service.attach(ClientConnection(id: nextID, fd: fd, peer: peer, poller: poller, partialFrameTimeout: partialFrameTimeout,
                                             scheduler: service.scheduler) { [weak self] in
                 guard let self else { return }
                 self.acceptQueue.async { self.release(uid) }

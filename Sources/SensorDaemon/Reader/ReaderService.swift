@@ -27,6 +27,9 @@ public final class ReaderService: @unchecked Sendable {
         public var fetchIdleTimeout: Int64
         /// Runs the fetches' idle and park timers (tests drive it by hand).
         public var scheduler: any Scheduler = DispatchScheduler()
+        /// Fetches running at once, in all and per Unix user (`ReaderLimits`).
+        public var maxFetches = 1024
+        public var maxFetchesPerUser = 128
         public var log: Journal
 
         public init(registry: AppRegistry, archive: any SampleArchive, recorder: any RecordingControl,
@@ -80,6 +83,8 @@ public final class ReaderService: @unchecked Sendable {
     private var saving = false
     private var savingFor: Int?
     private var held: [(connection: Int, frame: Frame)] = []
+    /// Running fetches per Unix user and in all (each may hold a read connection of the store).
+    private var fetchAdmission: FetchAdmission
     /// `health` requests being computed off the control queue (bounded: any local user may ask).
     private var healthInFlight = 0
     private let healthQueue = DispatchQueue(label: "sensorkitd.reader.health")
@@ -94,6 +99,7 @@ public final class ReaderService: @unchecked Sendable {
 
     public init(_ dependencies: Dependencies) throws {
         self.dependencies = dependencies
+        fetchAdmission = FetchAdmission(total: dependencies.maxFetches, perUser: dependencies.maxFetchesPerUser)
         ledger = try dependencies.storage.loadLedger()
         unrecordable = SensorCatalog.all.map { ($0.sensor, dependencies.drivers.availability(of: $0.sensor).reason) }
         outsiderLines = RecurringProblems(dependencies.log)
@@ -533,12 +539,15 @@ public final class ReaderService: @unchecked Sendable {
             done.notice = notice
             send(done, to: session)
         case .read(let from, let to, let notBefore):
+            let uid = session.connection.peer.uid
+            if let refusal = fetchAdmission.admit(uid) { return fail(request.id, .tooManyRequests, refusal, session) }
             let cursor: any FetchCursor
             do {
                 let formats = Set((request.chunkFormats ?? []).compactMap { UInt8(exactly: $0) })
                 cursor = try dependencies.archive.cursor(sensor: sensor, device: request.device ?? SRDevice.hostIdentifier,
                                                          from: from, to: to, notBefore: notBefore, chunkFormats: formats)
             } catch {
+                fetchAdmission.release(uid)
                 return fail(request.id, .dataInaccessible, "the store cannot be read: \(error)", session)
             }
             let connectionID = session.connection.id
@@ -551,6 +560,7 @@ public final class ReaderService: @unchecked Sendable {
                     self.queue.async {
                         self.sessions[connectionID]?.fetches[id] = nil
                         self.sessions[connectionID]?.fetchSensors[id] = nil
+                        self.fetchAdmission.release(uid)
                     }
                 })
             session.fetches[request.id] = stream

@@ -81,14 +81,19 @@ public final class Daemon: @unchecked Sendable {
         for problem in problems { journal.warning("\(problem), ignoring") }
         journal.info("\(registry.apps.count) app(s) installed from \(parts.paths.appsDirectory)")
         let keeper = timeline
-        let limits = ReaderLimits(parts.configuration.reader, openFiles: OpenFileLimit.current)
-        journal.info("reader limits: \(limits.maxConnections) connections, \(limits.maxConnectionsPerUser) per user, idle fetches end after \(limits.fetchIdleTimeout / 1_000_000_000) s")
+        // Derived from the descriptors left now that the store is open and before recording
+        // starts (its share is `ReaderLimits.reserve`).
+        let limits = ReaderLimits(parts.configuration.reader, openFiles: OpenFileLimit.current, inUse: OpenFileLimit.inUse ?? 0)
+        store.limitReads(to: limits.maxStoreReaders)
+        journal.info("reader limits: \(limits.maxConnections) connections, \(limits.maxConnectionsPerUser) per user; \(limits.maxFetches) fetches running, \(limits.maxFetchesPerUser) per user; idle fetches end after \(limits.fetchIdleTimeout / 1_000_000_000) s")
         var dependencies = ReaderService.Dependencies(
             registry: registry, archive: store, recorder: pipeline, clock: parts.clock,
             timeline: { keeper.current }, storage: store, drivers: parts.drivers,
             preGranted: parts.configuration.grants, fetchIdleTimeout: limits.fetchIdleTimeout, log: journal)
         dependencies.scheduler = parts.scheduler
         dependencies.configuredGrantsFile = parts.paths.stateDirectory + "/" + ConfiguredGrants.fileName
+        dependencies.maxFetches = limits.maxFetches
+        dependencies.maxFetchesPerUser = limits.maxFetchesPerUser
         service = try ReaderService(dependencies)
         server = try ReaderServer(path: parts.paths.socket, service: service, limits: limits, inheritedListener: parts.listener,
                                   log: journal)
@@ -197,4 +202,6 @@ public protocol DaemonStore: RecordingSink, SampleArchive, ControlStorage {
     func close()
     /// The daemon's timeline moved (its high-water mark); the store converts with it.
     func timelineChanged(_ timeline: Timeline)
+    /// At most `count` read connections open at once (`ReaderLimits.maxStoreReaders`).
+    func limitReads(to count: Int)
 }

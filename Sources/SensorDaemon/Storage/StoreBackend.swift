@@ -106,6 +106,8 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
 
     public func timelineChanged(_ timeline: Timeline) { store.updateTimeline(timeline) }
 
+    public func limitReads(to count: Int) { store.limitReadConnections(to: count) }
+
     // MARK: SampleArchive
 
     public func devices(for sensor: SRSensor) -> [SRDevice] {

@@ -20,6 +20,12 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     public var primaryCode: Int32 { code & 0xFF }
     /// The database or the disk is full (`SQLITE_FULL`).
     public var isDiskFull: Bool { primaryCode == SQLITE_FULL }
+
+    /// Every read connection the store may open is in use (`ReaderPool`), reported as `SQLITE_BUSY`.
+    static func readersExhausted(limit: Int) -> SQLiteError {
+        SQLiteError(operation: "open a read connection", code: SQLITE_BUSY,
+                    message: "all \(limit) read connections of the store are in use")
+    }
 }
 
 /// `SQLITE_TRANSIENT`, a macro Swift does not import: tells SQLite to copy bound bytes at once.

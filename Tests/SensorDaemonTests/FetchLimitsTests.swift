@@ -1,0 +1,110 @@
+import Dispatch
+import Foundation
+import Glibc
+@testable import SensorDaemon
+import SensorKit
+import SensorKitModel
+import SensorSimulation
+import SensorSystem
+import Synchronization
+import Testing
+
+/// Running fetches are bounded per Unix user and in all, from the descriptors the daemon has
+/// left, so one app cannot exhaust them and never denies another app's fetch (docs/protocol.md
+/// §6.2, docs/reliability.md "Descriptors").
+@Suite(.serialized) struct FetchLimitsTests {
+    @Test func aUserGetsItsShareAndTheRestStaysForOthers() {
+        var admission = FetchAdmission(total: 5, perUser: 2)
+        #expect(admission.admit(1000) == nil && admission.admit(1000) == nil)
+        #expect(admission.admit(1000)?.contains("max-fetches-per-user") == true)
+        #expect(admission.admit(0) == nil && admission.admit(0) == nil && admission.admit(65534) == nil)
+        #expect(admission.admit(42)?.contains("max-fetches)") == true)
+        admission.release(1000)
+        #expect(admission.admit(42) == nil)
+        admission.release(7)  // never admitted: changes nothing
+        #expect(admission.running == 5 && admission.runningPerUser[1000] == 1)
+    }
+
+    @Test func limitsComeFromTheDescriptorsLeft() {
+        // LimitNOFILE=1024 with 40 open: 128 kept for recording, a quarter of the other 856 for
+        // the store's readers (two descriptors each, four of them for health and devices).
+        let limits = ReaderLimits(.init(), openFiles: 1024, inUse: 40)
+        #expect(limits.maxConnections == 642 && limits.maxConnectionsPerUser == 80)
+        #expect(limits.maxFetches == 103 && limits.maxFetchesPerUser == 12 && limits.maxStoreReaders == 107)
+        #expect(limits.maxConnections + limits.maxStoreReaders * ReaderLimits.descriptorsPerStoreReader + 40
+                + ReaderLimits.reserve(openFiles: 1024) <= 1024)
+        // Almost nothing left: still one fetch each, never a negative count.
+        let tight = ReaderLimits(.init(), openFiles: 96, inUse: 90)
+        #expect(tight.maxFetches >= 1 && tight.maxFetchesPerUser >= 1 && tight.maxConnections >= 1)
+    }
+
+    static func descriptorsOpen() -> Int { OpenFileLimit.inUse ?? -1 }
+
+    @Test(.timeLimit(.minutes(2))) func oneAppFloodingFetchesNeitherExhaustsDescriptorsNorDeniesAnother() throws {
+        // 20 kHz: each fetch below has more than one batch (8,192 samples), so with a window of
+        // one and no acks it stays running.
+        // Eight fetches per user, as a daemon under LimitNOFILE=640 derives (the derivation is
+        // checked above); the test process itself has far more descriptors.
+        let harness = try DaemonHarness(config: "profile = lab\n[reader]\nmax-fetches-per-user = 8\n",
+                                        sources: [GeneratedSource(rate: 20_000, perTick: 2_000)])
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
+        try harness.grant([.accelerometer], to: DaemonHarness.otherApp)
+        for app in [DaemonHarness.studyApp, DaemonHarness.otherApp] {
+            let connection = try harness.connect(app: app)
+            #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+            connection.close()
+        }
+        #expect(DaemonHarness.eventually(20, every: 0.25) { harness.samplesVisible(to: DaemonHarness.otherApp) >= 40_000 })
+        guard let line = harness.logLines().first(where: { $0.contains("reader limits:") }),
+              let perUser = line.firstMatch(of: /(\d+) fetches running, (\d+) per user/).map({ Int($0.2)! })
+        else {
+            Issue.record("no reader limits in the log")
+            return
+        }
+        let script = harness.folder + "/fetch_flood.py"
+        try FileManager.default.copyItem(atPath: ReaderChurnTests.top.path + "/scripts/soak/fetch_flood.py", toPath: script)
+        chmod(script, 0o755)
+
+        // Another user opens 20 connections with 16 fetches each — far more than its share — and
+        // never acknowledges a batch.
+        let connections = 20
+        let before = Self.descriptorsOpen()
+        let flood = DispatchGroup()
+        let result = Mutex<(status: Int32, output: String)>((-1, ""))
+        DispatchQueue.global().async(group: flood) {
+            let outcome = (try? DaemonHarness.asNobody(["/usr/bin/timeout", "60", "/usr/bin/python3", script, harness.socket,
+                                                        DaemonHarness.otherApp, String(connections), "16", "6"])) ?? (-1, "did not start")
+            result.withLock { $0 = outcome }
+        }
+        var peak = before
+        let watchEnd = Date().addingTimeInterval(2)
+        while Date() < watchEnd {
+            peak = max(peak, Self.descriptorsOpen())
+            usleep(10_000)
+        }
+        // Meanwhile the study app (root) fetches everything it recorded, and gets it.
+        let app = try harness.connect(app: DaemonHarness.studyApp)
+        defer { app.close() }
+        let start = Date()
+        let (batches, reply) = DaemonHarness.fetchAll(app, sensor: .accelerometer, from: 0, to: harness.now, timeout: 30)
+        let seconds = Date().timeIntervalSince(start)
+        peak = max(peak, Self.descriptorsOpen())
+        flood.wait()
+        let floodResult = result.withLock { $0 }
+
+        #expect(reply.error == nil, "the other app's fetch failed during the flood: \(reply.error.map { "\($0)" } ?? "")")
+        #expect(batches.reduce(0) { $0 + $1.count } >= 40_000)
+        #expect(seconds < 20, "the other app's fetch took \(seconds) s during the flood")
+        #expect(floodResult.status == 0, "\(floodResult.output)")
+        let counts = floodResult.output.firstMatch(of: /started: (\d+), fetches refused with error 103: (\d+)/)
+            .map { [Int($0.1)!, Int($0.2)!] } ?? []
+        #expect(counts.count == 2 && counts[0] <= perUser && counts[1] >= 100,
+                "flooder: \(floodResult.output) (\(perUser) fetches per user)")
+        // Descriptors: the flooder's sockets, and at most two per store reader of its share.
+        let grown = peak - before
+        #expect(grown <= connections + perUser * ReaderLimits.descriptorsPerStoreReader + 16,
+                "descriptors grew by \(grown) during the flood (\(perUser) fetches per user)")
+        print("fetch flood: \(floodResult.output.trimmingCharacters(in: .whitespacesAndNewlines)); descriptors +\(grown) at the peak; the other app's fetch of \(batches.reduce(0) { $0 + $1.count }) samples took \(String(format: "%.2f", seconds)) s")
+    }
+}

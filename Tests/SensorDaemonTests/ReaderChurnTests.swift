@@ -1,0 +1,76 @@
+import Dispatch
+import Foundation
+import Glibc
+import SensorDaemon
+import SensorKit
+import SensorKitModel
+import SensorSimulation
+import SensorSystem
+import Synchronization
+import Testing
+
+/// Any local user may connect and leave as it likes, as fast as it likes: the daemon outlives it,
+/// keeps recording and its log stays clean (docs/reliability.md, "Connection churn").
+@Suite(.serialized) struct ReaderChurnTests {
+    static let top = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// Runs `scripts/soak/churn.py` (copied where `nobody` can read it) for `count` connections,
+    /// as root or as nobody; its exit status and summary line.
+    static func churn(_ harness: DaemonHarness, count: Int, app: String?, asNobody: Bool) throws -> (status: Int32, output: String) {
+        let script = harness.folder + "/churn.py"
+        if !FileManager.default.fileExists(atPath: script) {
+            try FileManager.default.copyItem(atPath: top.path + "/scripts/soak/churn.py", toPath: script)
+            chmod(script, 0o755)
+        }
+        let arguments = ["/usr/bin/timeout", "--kill-after=5", "120", "/usr/bin/python3", script, harness.socket, String(count)]
+            + (app.map { [$0] } ?? [])
+        if asNobody { return try DaemonHarness.asNobody(arguments) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test(.timeLimit(.minutes(3))) func connectionsOfEveryKindComeAndGoWhileRecordingGoesOn() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 200, perTick: 20)])
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: DaemonHarness.otherApp)
+        let app = try harness.connect(app: DaemonHarness.otherApp)
+        #expect(app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
+        app.close()
+        #expect(DaemonHarness.eventually(10) { harness.samplesVisible(to: DaemonHarness.otherApp) > 0 })
+
+        // Four clients at once, two of them as another user: every kind of goodbye, thousands of times.
+        let results = Mutex<[(status: Int32, output: String)]>([])
+        let done = DispatchGroup()
+        for client in 0..<4 {
+            DispatchQueue.global().async(group: done) {
+                let result = (try? Self.churn(harness, count: 2_500, app: DaemonHarness.otherApp, asNobody: client % 2 == 1))
+                    ?? (-1, "could not start the churn client")
+                results.withLock { $0.append(result) }
+            }
+        }
+        done.wait()
+        for result in results.withLock({ $0 }) {
+            #expect(result.status == 0 && result.output.contains("failed=0"), "\(result.output)")
+        }
+
+        // Alive, every connection given back, still recording, and nothing in the log worse than
+        // a notice about the clients (their goodbyes are ordinary).
+        let admin = try harness.connect(app: nil)
+        defer { admin.close() }
+        #expect(DaemonHarness.eventually(10) { admin.call(.daemonStatus).info?["connections"] == "1" },
+                "\(admin.call(.daemonStatus).info ?? [:])")
+        let before = harness.samplesVisible(to: DaemonHarness.otherApp)
+        #expect(DaemonHarness.eventually(5) { harness.samplesVisible(to: DaemonHarness.otherApp) > before })
+        let serious = harness.logLines().filter { $0.hasPrefix("<0>") || $0.hasPrefix("<1>") || $0.hasPrefix("<2>") || $0.hasPrefix("<3>") }
+        #expect(serious.isEmpty, "\(serious.prefix(5))")
+    }
+}
