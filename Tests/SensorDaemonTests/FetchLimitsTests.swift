@@ -6,6 +6,7 @@ import SensorKit
 import SensorKitModel
 import SensorSimulation
 import SensorSystem
+import SensorTestKit
 import Synchronization
 import Testing
 
@@ -73,7 +74,7 @@ import Testing
         let flood = DispatchGroup()
         let result = Mutex<(status: Int32, output: String)>((-1, ""))
         DispatchQueue.global().async(group: flood) {
-            let outcome = (try? DaemonHarness.asNobody(["/usr/bin/timeout", "60", "/usr/bin/python3", script, harness.socket,
+            let outcome = (try? DaemonHarness.asNobody(["/usr/bin/timeout", "60", TestEnvironment.python, script, harness.socket,
                                                         DaemonHarness.otherApp, String(connections), "16", "6"])) ?? (-1, "did not start")
             result.withLock { $0 = outcome }
         }

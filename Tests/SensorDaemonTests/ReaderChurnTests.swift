@@ -6,6 +6,7 @@ import SensorKit
 import SensorKitModel
 import SensorSimulation
 import SensorSystem
+import SensorTestKit
 import Synchronization
 import Testing
 
@@ -15,15 +16,20 @@ import Testing
     static let top = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// Runs `scripts/soak/churn.py` (copied where `nobody` can read it) for `count` connections,
-    /// as root or as nobody; its exit status and summary line.
-    static func churn(_ harness: DaemonHarness, count: Int, app: String?, asNobody: Bool) throws -> (status: Int32, output: String) {
+    /// `scripts/soak/churn.py` copied where `nobody` can read it; once, before the clients start
+    /// (clients copying it at once raced: all but the first failed to start).
+    static func placeChurnScript(_ harness: DaemonHarness) throws -> String {
         let script = harness.folder + "/churn.py"
-        if !FileManager.default.fileExists(atPath: script) {
-            try FileManager.default.copyItem(atPath: top.path + "/scripts/soak/churn.py", toPath: script)
-            chmod(script, 0o755)
-        }
-        let arguments = ["/usr/bin/timeout", "--kill-after=5", "120", "/usr/bin/python3", script, harness.socket, String(count)]
+        try FileManager.default.copyItem(atPath: top.path + "/scripts/soak/churn.py", toPath: script)
+        chmod(script, 0o755)
+        return script
+    }
+
+    /// Runs the churn script for `count` connections, as root or as nobody; its exit status and
+    /// summary line.
+    static func churn(_ harness: DaemonHarness, script: String, count: Int, app: String?,
+                      asNobody: Bool) throws -> (status: Int32, output: String) {
+        let arguments = ["/usr/bin/timeout", "--kill-after=5", "120", TestEnvironment.python, script, harness.socket, String(count)]
             + (app.map { [$0] } ?? [])
         if asNobody { return try DaemonHarness.asNobody(arguments) }
         let process = Process()
@@ -48,12 +54,18 @@ import Testing
         #expect(DaemonHarness.eventually(10) { harness.samplesVisible(to: DaemonHarness.otherApp) > 0 })
 
         // Four clients at once, two of them as another user: every kind of goodbye, thousands of times.
+        let script = try Self.placeChurnScript(harness)
         let results = Mutex<[(status: Int32, output: String)]>([])
         let done = DispatchGroup()
         for client in 0..<4 {
             DispatchQueue.global().async(group: done) {
-                let result = (try? Self.churn(harness, count: 2_500, app: DaemonHarness.otherApp, asNobody: client % 2 == 1))
-                    ?? (-1, "could not start the churn client")
+                let result: (status: Int32, output: String)
+                do {
+                    result = try Self.churn(harness, script: script, count: 2_500, app: DaemonHarness.otherApp,
+                                            asNobody: client % 2 == 1)
+                } catch {
+                    result = (-1, "could not start the churn client: \(error)")
+                }
                 results.withLock { $0.append(result) }
             }
         }
