@@ -16,7 +16,7 @@
 # --keep      leave the chroot's mounts in place at the end.
 #
 # The Swift toolchain is bind-mounted read-only from /opt/swift; the clone is of this checkout's
-# HEAD (commit first), with ../shared beside it when it exists, as CI lays it out.
+# HEAD (commit first).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 folder=/var/tmp/sensorkit-fresh
@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
     --packages) packages=$(realpath "$2"); shift 2 ;;
     --python-prefix) python=$(realpath "$2"); shift 2 ;;
     --keep) keep=1; shift ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fresh-machine: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) folder=$1; shift ;;
   esac
@@ -76,6 +76,5 @@ fi
 
 rm -rf "$folder/root/work" && mkdir -p "$folder/root/work"
 git clone -q "$top" "$folder/root/work/p"
-[ -d "$top/../shared" ] && cp -r "$top/../shared" "$folder/root/work/" && chmod -R a-w "$folder/root/work/shared"
 echo "fresh-machine: bash .ci/run in $folder/root/work/p (first python3 on PATH: $(in_chroot sh -c 'command -v python3' || echo none))"
 in_chroot bash -c 'cd /root/work/p && bash .ci/run </dev/null'

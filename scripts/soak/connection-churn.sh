@@ -9,6 +9,7 @@
 # Prints the figures: connections survived, the daemon's peak descriptors and RSS, the other
 # fetches' latency and failures, error lines in the log. ~6 min.
 set -euo pipefail
+source "$(dirname "$0")/lib/study-app.bash"
 bin=$(cd "${1:-.build/release}" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 per_client=${CHURN_CONNECTIONS:-75000}
@@ -16,29 +17,10 @@ work=$(mktemp -d /tmp/skd-churn-XXXXXX)
 chmod 755 "$work"
 app=org.example.churn
 daemon_pid=""
-stop_daemon() {
-  [ -n "$daemon_pid" ] && kill -TERM -- "-$daemon_pid" 2>/dev/null || true
-  sleep 1
-  [ -n "$daemon_pid" ] && kill -KILL -- "-$daemon_pid" 2>/dev/null || true
-  daemon_pid=""
-}
+stop_daemon() { stop_group "$daemon_pid"; daemon_pid=""; }
 trap 'stop_daemon; rm -rf "$work"' EXIT
 
-mkdir -p "$work/apps.d/$app"
-cat > "$work/apps.d/$app/Info.plist" <<PLIST
-<?xml version="1.0" encoding="UTF-8"?>
-<plist version="1.0"><dict><key>NSSensorKitUsageDescription</key><string>churn soak</string></dict></plist>
-PLIST
-cat > "$work/apps.d/$app/App.entitlements" <<PLIST
-<?xml version="1.0" encoding="UTF-8"?>
-<plist version="1.0"><dict>
-  <key>com.apple.developer.sensorkit.reader.allow</key><array><string>motion-accelerometer</string></array>
-</dict></plist>
-PLIST
-cat > "$work/apps.d/$app/Binding.plist" <<PLIST
-<?xml version="1.0" encoding="UTF-8"?>
-<plist version="1.0"><dict><key>Users</key><array><string>$(id -un)</string><string>nobody</string></array></dict></plist>
-PLIST
+write_study_app "$work/apps.d" "$app" "churn soak" "motion-accelerometer" "$(id -un) nobody"
 printf 'profile = lab\n[grant %s]\nsensors = accelerometer\n' "$app" > "$work/sensorkitd.conf"
 cp "$top/scripts/soak/churn.py" "$top/scripts/soak/fetch_flood.py" "$work/"
 chmod 755 "$work"/*.py

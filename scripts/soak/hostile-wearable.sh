@@ -5,6 +5,7 @@
 # Prints the deletion records ("lost" lines) and log lines a second and the daemon's RSS; the
 # suite's BLEHostileWearableTests is the 3-second version (and times the other strap). ~80 s.
 set -euo pipefail
+source "$(dirname "$0")/lib/study-app.bash"
 bin=$(cd "${1:-.build/release}" && pwd)
 seconds="${HOSTILE_SECONDS:-60}"
 work=$(mktemp -d /tmp/skd-hostile-XXXXXX)
@@ -19,21 +20,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$work/apps.d/$app" "$work/ble"
-cat > "$work/apps.d/$app/Info.plist" <<PLIST
-<?xml version="1.0" encoding="UTF-8"?>
-<plist version="1.0"><dict><key>NSSensorKitUsageDescription</key><string>hostile soak</string></dict></plist>
-PLIST
-cat > "$work/apps.d/$app/App.entitlements" <<PLIST
-<?xml version="1.0" encoding="UTF-8"?>
-<plist version="1.0"><dict>
-  <key>com.apple.developer.sensorkit.reader.allow</key><array><string>heart-rate</string><string>ecg</string></array>
-</dict></plist>
-PLIST
-cat > "$work/apps.d/$app/Binding.plist" <<PLIST
-<?xml version="1.0" encoding="UTF-8"?>
-<plist version="1.0"><dict><key>Users</key><array><string>$(id -un)</string></array></dict></plist>
-PLIST
+mkdir -p "$work/ble"
+write_study_app "$work/apps.d" "$app" "hostile soak" "heart-rate ecg" "$(id -un)"
 cat > "$work/sensorkitd.conf" <<CONF
 profile = lab
 [grant $app]

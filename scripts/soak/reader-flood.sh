@@ -4,6 +4,7 @@
 # never read (5 for 3 s, 20 for 10 s), 1,100 idle connections under LimitNOFILE=1024, and a fetch
 # parked without acks for 100 s while a 200 Hz demo rig records. Prints the figures. ~4 min.
 set -euo pipefail
+source "$(dirname "$0")/lib/study-app.bash"
 bin=$(cd "${1:-.build/release}" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
 python=${SENSORKIT_PYTHON:-/usr/bin/python3}   # Debian's interpreter, as in the tests
@@ -11,29 +12,10 @@ work=$(mktemp -d /tmp/skd-flood-XXXXXX)
 chmod 755 "$work"
 app=org.example.flood
 daemon_pid=""
-stop_daemon() {
-  [ -n "$daemon_pid" ] && kill -TERM -- "-$daemon_pid" 2>/dev/null || true
-  sleep 1
-  [ -n "$daemon_pid" ] && kill -KILL -- "-$daemon_pid" 2>/dev/null || true
-  daemon_pid=""
-}
+stop_daemon() { stop_group "$daemon_pid"; daemon_pid=""; }
 trap 'stop_daemon; rm -rf "$work"' EXIT
 
-mkdir -p "$work/apps.d/$app"
-cat > "$work/apps.d/$app/Info.plist" <<PLIST
-<?xml version="1.0" encoding="UTF-8"?>
-<plist version="1.0"><dict><key>NSSensorKitUsageDescription</key><string>flood soak</string></dict></plist>
-PLIST
-cat > "$work/apps.d/$app/App.entitlements" <<PLIST
-<?xml version="1.0" encoding="UTF-8"?>
-<plist version="1.0"><dict>
-  <key>com.apple.developer.sensorkit.reader.allow</key><array><string>motion-accelerometer</string><string>motion-rotation-rate</string></array>
-</dict></plist>
-PLIST
-cat > "$work/apps.d/$app/Binding.plist" <<PLIST
-<?xml version="1.0" encoding="UTF-8"?>
-<plist version="1.0"><dict><key>Users</key><array><string>$(id -un)</string></array></dict></plist>
-PLIST
+write_study_app "$work/apps.d" "$app" "flood soak" "motion-accelerometer motion-rotation-rate" "$(id -un)"
 cat > "$work/sensorkitd.conf" <<CONF
 profile = lab
 [grant $app]
