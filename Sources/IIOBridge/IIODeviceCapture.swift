@@ -102,6 +102,11 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         for channel in consumer.channels {
             precondition(plan.layout.slot(for: channel) != nil, "\(channel) is not in \(description.deviceName)'s capture plan")
         }
+        // The moment of asking, not of joining: a sibling stream may have started the buffer and
+        // read scans while this subscription waited for the control and reading queues.
+        var asked = consumer
+        if asked.since == nil { asked.since = clock.boottimeNanoseconds() }
+        let consumer = asked
         controlQueue.async { [self] in
             guard !retired else { return }
             subscribers[consumer.id] = consumer

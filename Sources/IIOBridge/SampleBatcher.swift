@@ -66,6 +66,14 @@ public struct SampleBatcher: Sendable {
         if interruption == nil { interruption = why }
     }
 
+    /// The stream lost samples from `time` (boottime ns) on before its first one: the step from
+    /// `time` to its first sample is a gap, with `why` as the explanation.
+    public mutating func missed(since time: Int64, _ why: String) {
+        guard lastSensorTime == nil else { return interrupted(why) }
+        lastSensorTime = time
+        interruption = why
+    }
+
     /// Adds one sample whose column `i` is `value(i)`. Events that must go out before it — the
     /// batch it no longer fits in, the gap in front of it — are appended to `events`.
     @inline(__always)

@@ -7,12 +7,18 @@ public struct ScanConsumer: Sendable {
     public let channels: [String]
     /// Nanoseconds between scans at the function's rate (gap detection); nil when unknown.
     public let period: Int64?
+    /// When the stream asked to record (the capture's boottime ns): scans the shared buffer read
+    /// from then on are the stream's, even those read before its subscription reached the reading
+    /// queue (`ScanFanOut.adopt`). Nil: only scans read after it joined.
+    public var since: Int64?
     public let deliver: @Sendable (SourceEvent) -> Void
 
-    public init(id: ObjectIdentifier, channels: [String], period: Int64?, deliver: @escaping @Sendable (SourceEvent) -> Void) {
+    public init(id: ObjectIdentifier, channels: [String], period: Int64?, since: Int64? = nil,
+                deliver: @escaping @Sendable (SourceEvent) -> Void) {
         self.id = id
         self.channels = channels
         self.period = period
+        self.since = since
         self.deliver = deliver
     }
 }
@@ -69,11 +75,20 @@ struct ScanFanOut {
     private var lastScanTime: Int64?
     /// Scans dropped for an implausible sensor time since the fan-out was made.
     private(set) var implausibleScans = 0
+    /// The scans read lately, for streams that join while the buffer runs (`adopt`).
+    private(set) var recent: RecentScans
+
+    /// How long scans are kept for a stream that joins late: the kernel buffer's own length
+    /// (docs/iio.md §4), far longer than a subscription takes to cross the capture's queues even on
+    /// a machine whose cores are all busy.
+    static let recentSpan: Int64 = 2_000_000_000
 
     init(layout: ScanLayout, boot: BootID, scanPeriod: Int64? = nil) {
         self.layout = layout
         self.boot = boot
         self.scanPeriod = scanPeriod
+        let scans = scanPeriod.map { Self.recentSpan / max($0, 1) } ?? 1024
+        recent = RecentScans(width: layout.valueCount, capacity: Int(min(max(scans, 64), 4096)))
     }
 
     /// `init` with the scan period of a capture plan: its fastest function.
@@ -99,6 +114,10 @@ struct ScanFanOut {
     var isEmpty: Bool { streams.isEmpty }
 
     /// Adds consumers not yet present (a restarted buffer keeps the others and their batchers).
+    /// A newcomer first gets the kept scans read since it asked to record (`ScanConsumer.since`):
+    /// a chip's streams are turned on one by one, and the first one's reads must not take scans
+    /// from the others that asked at the same moment. Scans it asked for that are no longer kept
+    /// are a gap from its request to its first scan.
     mutating func adopt(_ newcomers: [ScanConsumer]) {
         for consumer in newcomers where !streams.contains(where: { $0.consumer.id == consumer.id }) {
             let positions = consumer.channels.map { channel -> Int in
@@ -107,8 +126,28 @@ struct ScanFanOut {
                 }
                 return position
             }
-            streams.append(Stream(consumer: consumer, positions: positions,
-                                  batcher: SampleBatcher(boot: boot, columnCount: positions.count, period: consumer.period)))
+            var batcher = SampleBatcher(boot: boot, columnCount: positions.count, period: consumer.period)
+            var events: [SourceEvent] = []
+            if let since = consumer.since {
+                let first = recent.firstRead(atOrAfter: since)
+                if recent.missedScans(readSince: since), first < recent.count {
+                    // The scans missed came before the first one kept; a kernel stamps a scan
+                    // before it is read, so that can be before the request itself.
+                    let from = min(since, recent.sensorTimes[first].subtractingSaturating(scanPeriod ?? 1))
+                    batcher.missed(since: from, "scans read while the stream was joining the running buffer were no longer held")
+                }
+                for scan in first..<recent.count {
+                    if let why = recent.gapsBefore[scan] { batcher.interrupted(why) }
+                    let values = recent.values(of: scan)
+                    batcher.append(sensorTime: recent.sensorTimes[scan], receiveTime: recent.receiveTimes[scan], into: &events) {
+                        values[values.startIndex + positions[$0]]
+                    }
+                }
+            }
+            streams.append(Stream(consumer: consumer, positions: positions, batcher: batcher))
+            hand(events, to: streams.count - 1)
+            // Already read, and no read may come to hand them over (a quiet chip): now.
+            deliverPending(streams.count - 1)
         }
     }
 
@@ -125,10 +164,11 @@ struct ScanFanOut {
         streams.remove(at: index)
     }
 
-    /// Every stream gets what it holds, then leaves.
+    /// Every stream gets what it holds, then leaves; the buffer stopped, so no scan is kept.
     mutating func removeAll() {
         deliverAll()
         streams.removeAll()
+        recent.removeAll()
     }
 
     /// Every stream's next step is a gap (a read failed; the buffer restarts).
@@ -178,6 +218,7 @@ struct ScanFanOut {
         let latest = receive.addingSaturating(Self.plausibleSkew)
         let dropped = sensorTimes.lazy.filter { $0 < earliest || $0 > latest }.count
         let gaps = scanGaps(sensorTimes, plausible: earliest...latest)
+        remember(values: values, sensorTimes: sensorTimes, receivedAt: receive, plausible: earliest...latest, gaps: gaps)
         guard dropped == 0 else {
             implausibleScans += dropped
             let first = sensorTimes.first { $0 < earliest || $0 > latest }!
@@ -239,6 +280,25 @@ struct ScanFanOut {
             }
             streams[index].batcher = batcher
             hand(events, to: index)
+        }
+    }
+
+    /// Keeps the plausible scans of a read for streams that join late (`adopt`).
+    private mutating func remember(values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64,
+                                   plausible: ClosedRange<Int64>, gaps: [(scan: Int, why: String)]) {
+        let width = layout.valueCount
+        var nextGap = gaps.startIndex
+        values.withUnsafeBufferPointer { values in
+            for scan in sensorTimes.indices {
+                var why: String?
+                if nextGap < gaps.endIndex, gaps[nextGap].scan == scan {
+                    why = gaps[nextGap].why
+                    nextGap += 1
+                }
+                guard plausible.contains(sensorTimes[scan]) else { continue }
+                recent.append(UnsafeBufferPointer(rebasing: values[(scan * width)..<((scan + 1) * width)]),
+                              sensorTime: sensorTimes[scan], receiveTime: receive, gapBefore: why)
+            }
         }
     }
 

@@ -330,6 +330,75 @@ final class LogLines: Sendable {
         capture.settle()
     }
 
+    /// A chip's streams are turned on one by one (each on its own queue): the first starts the
+    /// buffer and its reads went to it alone, so a second stream whose subscription was still
+    /// waiting for the capture's queues lost the scans read meanwhile, silently (the end-to-end
+    /// test lost the accelerometer's first 20 scans under load). A stream gets every scan read
+    /// since it asked, and none read before.
+    @Test func aStreamJoiningARunningBufferGetsTheScansReadSinceItAsked() throws {
+        let clock = FakeClock()
+        let (chip, capture) = try makeCapture(clock: clock)
+        let accel = EventLog(), gyro = EventLog()
+        let accelSource = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
+        let gyroSource = IIOBufferedSource(chip: chip, function: chip.functions[1], capture: capture)
+        gyroSource.setRecording(true, deliver: gyro.deliver)
+        capture.settle()
+        let layout = capture.plan.layout
+        let (early, _) = Self.scans(layout, count: 10, start: 1_000 * Self.ms, period: 10 * Self.ms)
+        feed(early)
+        #expect(gyro.waitFor(samples: 10))
+
+        // The accelerometer asks while the control queue is busy: it joins only after more reads.
+        clock.advance(nanoseconds: 5 * Self.ms)
+        let gate = DispatchSemaphore(value: 0)
+        capture.controlQueue.async { gate.wait() }
+        accelSource.setRecording(true, deliver: accel.deliver)
+        let (asked, stamps) = Self.scans(layout, count: 30, start: 1_100 * Self.ms, period: 10 * Self.ms)
+        feed(asked)
+        #expect(gyro.waitFor(samples: 40))
+        #expect(accel.sensorTimes.isEmpty)
+        gate.signal()
+        capture.settle()
+        #expect(accel.waitFor(samples: 30, seconds: 3))
+        #expect(accel.sensorTimes == stamps, "every scan read since it asked, none from before")
+        #expect(accel.column(0) == (0..<30).map { 1_000 + Int64($0) })
+        #expect(accel.gaps.isEmpty)
+
+        // Both go on with the same scans.
+        let (later, laterStamps) = Self.scans(layout, count: 10, start: 1_500 * Self.ms, period: 10 * Self.ms)
+        feed(later)
+        #expect(accel.waitFor(samples: 40) && gyro.waitFor(samples: 50))
+        #expect(accel.sensorTimes == stamps + laterStamps)
+        #expect(Array(gyro.sensorTimes.suffix(40)) == stamps + laterStamps)
+        accelSource.close()
+        gyroSource.close()
+        capture.settle()
+    }
+
+    /// The scans kept for a late stream are bounded (2 s of scans); a stream that joins after
+    /// more than that was read since it asked gets a gap for what it missed, not silence.
+    @Test func aStreamJoiningLaterThanTheKeptScansGetsAGapForTheRest() throws {
+        let layout = try makeCapture().1.plan.layout
+        var fanOut = ScanFanOut(layout: layout, boot: BootID("boot-0"), scanPeriod: 10 * Self.ms)
+        let capacity = fanOut.recent.capacity
+        #expect(capacity == 200)
+        let count = 2 * capacity + 50
+        let stamps = (0..<count).map { 1_000 * Self.ms + Int64($0) * 10 * Self.ms }
+        let values = (0..<count).flatMap { i in (0..<layout.valueCount).map { Int64(i * 10 + $0) } }
+        fanOut.distribute(values: values, sensorTimes: stamps, receivedAt: 9_000 * Self.ms)
+        let late = EventLog(), fresh = EventLog()
+        fanOut.adopt([ScanConsumer(id: ObjectIdentifier(late), channels: ["in_accel_x", "in_accel_y", "in_accel_z"], period: 10 * Self.ms,
+                                   since: 8_000 * Self.ms, deliver: late.deliver),
+                      ScanConsumer(id: ObjectIdentifier(fresh), channels: ["in_accel_x", "in_accel_y", "in_accel_z"], period: 10 * Self.ms,
+                                   since: 9_500 * Self.ms, deliver: fresh.deliver)])
+        fanOut.deliverAll()
+        let kept = Array(stamps.suffix(capacity))
+        #expect(late.sensorTimes == kept)
+        #expect(late.gaps.map { [$0.from, $0.to] } == [[kept[0] - 10 * Self.ms, kept[0]]], "\(late.gaps)")
+        #expect(late.gaps.first?.why.contains("no longer held") == true)
+        #expect(fresh.all.isEmpty, "nothing was read after it asked")
+    }
+
     /// A chip that goes quiet does not keep its last samples: they go out once they have waited
     /// the hold, measured on the capture's clock.
     @Test func whatAQuietChipHoldsGoesOutAfterTheHold() throws {

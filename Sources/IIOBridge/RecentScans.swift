@@ -1,0 +1,78 @@
+/// The scans a chip's buffer handed over lately, kept so a stream that asked to record just before
+/// they were read — but joined the running buffer just after (its subscription still crossing the
+/// capture's queues) — gets them too (`ScanFanOut.adopt`, docs/iio.md §4, "Joining a running
+/// buffer").
+///
+/// Bounded: at most `capacity` scans are kept (the oldest go first); `evictedReceiveTime` says
+/// when the newest scan no longer kept was read, so a stream whose request is older than that
+/// knows it missed scans and records a gap for them.
+struct RecentScans {
+    let width: Int
+    let capacity: Int
+    private var values: [Int64] = []
+    private(set) var sensorTimes: [Int64] = []
+    private(set) var receiveTimes: [Int64] = []
+    /// Why the scan timeline jumped just before each scan (a FIFO overflow), nil when it did not.
+    private(set) var gapsBefore: [String?] = []
+    /// When the newest scan that is no longer kept was read; nil when none was dropped.
+    private(set) var evictedReceiveTime: Int64?
+
+    init(width: Int, capacity: Int) {
+        precondition(width >= 0 && capacity > 0, "a scan has values and at least one scan is kept")
+        self.width = width
+        self.capacity = capacity
+    }
+
+    var count: Int { sensorTimes.count }
+
+    /// The values of kept scan `index`.
+    func values(of index: Int) -> ArraySlice<Int64> { values[(index * width)..<((index + 1) * width)] }
+
+    /// Keeps one scan (`scanValues` holds its `width` values).
+    mutating func append(_ scanValues: UnsafeBufferPointer<Int64>, sensorTime: Int64, receiveTime: Int64, gapBefore: String?) {
+        values.append(contentsOf: scanValues)
+        sensorTimes.append(sensorTime)
+        receiveTimes.append(receiveTime)
+        gapsBefore.append(gapBefore)
+        // Trimmed in steps of `capacity`, not one scan at a time: each scan is moved once.
+        if sensorTimes.count >= 2 * capacity { dropOldest(sensorTimes.count - capacity) }
+    }
+
+    /// The first scan that may still be handed out: beyond `capacity`, older ones only wait for
+    /// the next trim.
+    var firstKept: Int { max(0, count - capacity) }
+
+    /// The index of the first scan from `firstKept` on that was read at or after `time` (`count`
+    /// when none). Read times never decrease: the reader stamps each read after the one before.
+    func firstRead(atOrAfter time: Int64) -> Int {
+        var low = firstKept, high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if receiveTimes[middle] < time { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Whether scans read at or after `time` can no longer be handed out.
+    func missedScans(readSince time: Int64) -> Bool {
+        if let evicted = evictedReceiveTime, evicted >= time { return true }
+        let first = firstKept
+        return first > 0 && receiveTimes[first - 1] >= time
+    }
+
+    mutating func removeAll() {
+        values.removeAll()
+        sensorTimes.removeAll()
+        receiveTimes.removeAll()
+        gapsBefore.removeAll()
+        evictedReceiveTime = nil
+    }
+
+    private mutating func dropOldest(_ scans: Int) {
+        evictedReceiveTime = receiveTimes[scans - 1]
+        values.removeFirst(scans * width)
+        sensorTimes.removeFirst(scans)
+        receiveTimes.removeFirst(scans)
+        gapsBefore.removeFirst(scans)
+    }
+}
