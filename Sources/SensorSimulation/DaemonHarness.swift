@@ -130,16 +130,7 @@ public final class DaemonHarness: @unchecked Sendable {
 
     /// Runs `arguments` as nobody (setpriv); its exit status and output.
     public static func asNobody(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try CommandOutput.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] + arguments)
     }
 
     /// Waits until `condition` holds or `seconds` pass, trying it every `every` seconds; returns

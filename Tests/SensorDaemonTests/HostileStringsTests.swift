@@ -99,15 +99,6 @@ import Testing
 
     /// Runs `tool` with `arguments`; exit status and stdout + stderr.
     static func run(_ tool: String, _ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = ["30", tool] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try CommandOutput.run(["/usr/bin/timeout", "30", tool] + arguments)
     }
 }

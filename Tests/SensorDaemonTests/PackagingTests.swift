@@ -15,17 +15,7 @@ import Testing
 
     /// Runs a command; its exit status and combined output.
     static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try CommandOutput.run(arguments, environment: environment)
     }
 
     static func temporaryFolder() throws -> String {

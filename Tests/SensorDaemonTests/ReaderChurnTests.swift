@@ -31,17 +31,7 @@ import Testing
                       asNobody: Bool) throws -> (status: Int32, output: String) {
         let arguments = ["/usr/bin/timeout", "--kill-after=5", "120", TestEnvironment.python, script, harness.socket, String(count)]
             + (app.map { [$0] } ?? [])
-        if asNobody { return try DaemonHarness.asNobody(arguments) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        return asNobody ? try DaemonHarness.asNobody(arguments) : try CommandOutput.run(arguments)
     }
 
     @Test(.timeLimit(.minutes(3))) func connectionsOfEveryKindComeAndGoWhileRecordingGoesOn() throws {
