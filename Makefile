@@ -5,7 +5,7 @@ SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 # another build without them); the tests and scripts read the same variable.
 export SENSORKIT_PYTHON ?= /usr/bin/python3
 
-.PHONY: deps build test demo bench fuzz soak install deb clean
+.PHONY: deps build test lint format demo bench fuzz soak install deb clean
 
 deps:
 	./scripts/install-deps.sh
@@ -13,11 +13,18 @@ deps:
 build: deps
 	$(SWIFT) build $(SWIFT_FLAGS)
 
-# Every test: unit, property, crash and end-to-end (umockdev runs are wrapped in timeouts).
-test: deps
+# Every test: the layout lint, then unit, property, crash and end-to-end (umockdev runs are wrapped in timeouts).
+test: deps lint
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --parallel --num-workers 2
 	cd clients/python && "$(SENSORKIT_PYTHON)" run_tests.py test_protocol_codec test_package
+
+# The toolchain's `swift format` with the repository's .swift-format; `make format` rewrites the tree to it.
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Package.swift
+
+format:
+	$(SWIFT) format --in-place --recursive --parallel Sources Tests Package.swift
 
 # The daemon's main job on the built-in demo rig.
 demo: deps

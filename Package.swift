@@ -44,56 +44,73 @@ let package = Package(
         .target(name: "SystemBus", dependencies: ["SensorSystem", "CSystemdBus"], swiftSettings: strict),
 
         // The embargo store: SQLite catalog + compressed columnar chunks.
-        .target(name: "SensorStore", dependencies: ["SensorKitModel", "SensorSystem", "SensorChunks", "CSQLite"],
-                swiftSettings: strict),
+        .target(
+            name: "SensorStore", dependencies: ["SensorKitModel", "SensorSystem", "SensorChunks", "CSQLite"],
+            swiftSettings: strict),
 
         // The IIO bridge: udev discovery, scan decoding, buffered and polled capture.
-        .target(name: "IIOBridge", dependencies: ["SensorKitModel", "SensorSystem", "CUdev", "CIIO"],
-                swiftSettings: strict),
+        .target(
+            name: "IIOBridge", dependencies: ["SensorKitModel", "SensorSystem", "CUdev", "CIIO"],
+            swiftSettings: strict),
 
         // The client library: `import SensorKit` mirrors Apple's framework. It decodes stored
         // chunks a fetch hands over with the store's own chunk decoder (SensorChunks).
         .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem", "SensorChunks"], swiftSettings: strict),
 
         // The daemon and its tools.
-        .target(name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge", "BLEBridge"],
-                swiftSettings: strict),
+        .target(
+            name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge", "BLEBridge"],
+            swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
         // The study uploader (docs/export.md): a study app that writes released data to PostgreSQL.
-        .target(name: "SensorExport", dependencies: ["SensorKit", "SensorKitModel", "SensorSystem", "CPostgres"],
-                swiftSettings: strict),
+        .target(
+            name: "SensorExport", dependencies: ["SensorKit", "SensorKitModel", "SensorSystem", "CPostgres"],
+            swiftSettings: strict),
         .executableTarget(name: "sensorkit-export", dependencies: ["SensorExport"], swiftSettings: strict),
         // Simulated sources and rigs shared by the bench and the tests: a generated accelerometer,
         // an H10's drifting ECG clock, a real daemon on temporary paths, a child-process spawner.
-        .target(name: "SensorSimulation", dependencies: ["SensorKitModel", "SensorSystem", "SensorDaemon", "SensorKit"],
-                swiftSettings: strict),
+        .target(
+            name: "SensorSimulation", dependencies: ["SensorKitModel", "SensorSystem", "SensorDaemon", "SensorKit"],
+            swiftSettings: strict),
         // `make bench`: figures beside anchors measured in the same run.
-        .executableTarget(name: "sensorkit-bench", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "SensorChunks", "IIOBridge",
-                                                         "SensorDaemon", "SensorKit", "SensorSimulation", "BLEBridge", "SensorExport"],
-                          swiftSettings: strict),
+        .executableTarget(
+            name: "sensorkit-bench",
+            dependencies: [
+                "SensorKitModel", "SensorSystem", "SensorStore", "SensorChunks", "IIOBridge",
+                "SensorDaemon", "SensorKit", "SensorSimulation", "BLEBridge", "SensorExport",
+            ],
+            swiftSettings: strict),
 
         // Tests.
         .target(name: "SensorTestKit", dependencies: ["SensorKitModel"], path: "Tests/SensorTestKit", swiftSettings: strict),
         .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel", "SensorTestKit"], swiftSettings: strict),
-        .testTarget(name: "SensorStoreTests", dependencies: ["SensorStore", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
+        .testTarget(
+            name: "SensorStoreTests", dependencies: ["SensorStore", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
         // Killed with SIGKILL mid-ingest by SensorStoreTests' crash test (found beside the test bundle).
-        .executableTarget(name: "store-ingest-child", dependencies: ["SensorStore", "SensorSystem"],
-                          path: "Tests/StoreIngestChild", swiftSettings: strict),
+        .executableTarget(
+            name: "store-ingest-child", dependencies: ["SensorStore", "SensorSystem"],
+            path: "Tests/StoreIngestChild", swiftSettings: strict),
         // Uses the client library in a process of its own for SensorKitTests' allocator test.
-        .executableTarget(name: "client-allocator-child", dependencies: ["SensorKit", "SensorSystem"],
-                          path: "Tests/ClientAllocatorChild", swiftSettings: strict),
+        .executableTarget(
+            name: "client-allocator-child", dependencies: ["SensorKit", "SensorSystem"],
+            path: "Tests/ClientAllocatorChild", swiftSettings: strict),
         .testTarget(name: "IIOBridgeTests", dependencies: ["IIOBridge", "SensorTestKit"], swiftSettings: strict),
         // Run by IIOBridgeTests inside umockdev (enumeration, hotplug), found beside the test bundle.
         .executableTarget(name: "iio-udev-child", dependencies: ["IIOBridge"], path: "Tests/IIOUdevChild", swiftSettings: strict),
-        .testTarget(name: "SensorDaemonTests", dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit"],
-                    swiftSettings: strict),
+        .testTarget(
+            name: "SensorDaemonTests",
+            dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit"],
+            swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
-        .testTarget(name: "SystemBusTests", dependencies: ["SystemBus", "SensorSystem", "SensorSimulation", "SensorTestKit"], swiftSettings: strict),
+        .testTarget(
+            name: "SystemBusTests", dependencies: ["SystemBus", "SensorSystem", "SensorSimulation", "SensorTestKit"],
+            swiftSettings: strict),
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
         .testTarget(name: "SensorKitTests", dependencies: ["SensorKit", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
-        .testTarget(name: "SensorExportTests", dependencies: ["SensorExport", "SensorKit", "SensorSimulation", "SensorTestKit"],
-                    swiftSettings: strict),
+        .testTarget(
+            name: "SensorExportTests", dependencies: ["SensorExport", "SensorKit", "SensorSimulation", "SensorTestKit"],
+            swiftSettings: strict),
         .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "SensorSimulation"]),
 
         // The BLE bridge's protocol core: ATT/GATT client, HRS/DIS/Battery/PMD codecs, device-clock
@@ -105,12 +122,15 @@ let package = Package(
         .target(name: "WearableEmulation", dependencies: ["SensorSystem"], swiftSettings: strict),
         .executableTarget(name: "sensorkit-wearable", dependencies: ["WearableEmulation"], swiftSettings: strict),
         .target(name: "BLETestKit", dependencies: ["WearableEmulation"], path: "Tests/BLETestKit", swiftSettings: strict),
-        .testTarget(name: "BLEBridgeTests", dependencies: ["BLEBridge", "BLETestKit", "SensorSimulation", "SensorKitModel", "SensorSystem"],
-                    swiftSettings: strict),
+        .testTarget(
+            name: "BLEBridgeTests",
+            dependencies: ["BLEBridge", "BLETestKit", "SensorSimulation", "SensorKitModel", "SensorSystem"],
+            swiftSettings: strict),
 
         // `make fuzz`: one libFuzzer target per parser (scripts/fuzz.sh builds it with -sanitize=fuzzer);
         // the ordinary build replays inputs through the same parsers.
-        .executableTarget(name: "sensorkit-fuzz", dependencies: ["SensorKitModel", "IIOBridge", "SensorDaemon"],
-                          swiftSettings: strict),
+        .executableTarget(
+            name: "sensorkit-fuzz", dependencies: ["SensorKitModel", "IIOBridge", "SensorDaemon"],
+            swiftSettings: strict),
     ]
 )

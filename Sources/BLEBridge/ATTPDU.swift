@@ -184,7 +184,8 @@ public enum ATTPDU: Equatable, Sendable {
         case .exchangeMTURequest, .exchangeMTUResponse:
             let mtu = try reader.uint16()
             try exactEnd()
-            return opcode == .exchangeMTURequest ? .exchangeMTURequest(clientReceiveMTU: mtu) : .exchangeMTUResponse(serverReceiveMTU: mtu)
+            return opcode == .exchangeMTURequest
+                ? .exchangeMTURequest(clientReceiveMTU: mtu) : .exchangeMTUResponse(serverReceiveMTU: mtu)
         case .findInformationRequest:
             let start = try reader.uint16(), end = try reader.uint16()
             try exactEnd()
@@ -210,15 +211,17 @@ public enum ATTPDU: Equatable, Sendable {
         case .readByTypeResponse:
             let length = Int(try reader.uint8())
             guard length >= 2 else { throw DecodeError.malformed(opcode) }
-            return .readByTypeResponse(try entries(of: length, in: &reader, opcode) { entry in
-                HandleValue(handle: handle(entry), value: Array(entry.dropFirst(2)))
-            })
+            return .readByTypeResponse(
+                try entries(of: length, in: &reader, opcode) { entry in
+                    HandleValue(handle: handle(entry), value: Array(entry.dropFirst(2)))
+                })
         case .readByGroupTypeResponse:
             let length = Int(try reader.uint8())
             guard length >= 4 else { throw DecodeError.malformed(opcode) }
-            return .readByGroupTypeResponse(try entries(of: length, in: &reader, opcode) { entry in
-                GroupValue(start: handle(entry), end: handle(entry.dropFirst(2)), value: Array(entry.dropFirst(4)))
-            })
+            return .readByGroupTypeResponse(
+                try entries(of: length, in: &reader, opcode) { entry in
+                    GroupValue(start: handle(entry), end: handle(entry.dropFirst(2)), value: Array(entry.dropFirst(4)))
+                })
         case .readRequest:
             let handle = try reader.uint16()
             try exactEnd()

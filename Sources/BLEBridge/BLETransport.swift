@@ -26,8 +26,10 @@ public struct BLEScanReport: Equatable, Sendable {
     /// Where the transport connects: the emulated `.att` socket's path; empty over the radio.
     public var endpoint: String
 
-    public init(address: String, addressType: AddressType = .public, data: AdvertisingData, rssi: Int8? = nil,
-                endpoint: String = "") {
+    public init(
+        address: String, addressType: AddressType = .public, data: AdvertisingData, rssi: Int8? = nil,
+        endpoint: String = ""
+    ) {
         self.address = address
         self.addressType = addressType
         self.data = data

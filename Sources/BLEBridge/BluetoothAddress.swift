@@ -16,7 +16,8 @@ enum BluetoothAddress {
         guard parts.count == 6 else { return nil }
         var bytes: [UInt8] = []
         for part in parts.reversed() {
-            guard part.count == 2, part.allSatisfy(\.isHexDigit), part.allSatisfy(\.isASCII), let byte = UInt8(part, radix: 16) else { return nil }
+            guard part.count == 2, part.allSatisfy(\.isHexDigit), part.allSatisfy(\.isASCII), let byte = UInt8(part, radix: 16)
+            else { return nil }
             bytes.append(byte)
         }
         return bytes

@@ -58,7 +58,7 @@ public struct ClockRateCheck: Sendable {
         let middle = first.x + (last.x - first.x) / 2
         let older = buckets.filter { $0.x < middle }, newer = buckets.filter { $0.x >= middle }
         guard older.count >= 2, newer.count >= 2,
-              let a = older.min(by: { $0.y < $1.y }), let b = newer.min(by: { $0.y < $1.y }), b.x > a.x
+            let a = older.min(by: { $0.y < $1.y }), let b = newer.min(by: { $0.y < $1.y }), b.x > a.x
         else { return .unknown }
         let dx = Double(b.x - a.x), dy = Double(b.y - a.y)
         if abs(dy) > Self.tolerance * dx + Double(Self.slackNanoseconds) { return .disagrees(rate: 1 - dy / dx) }

@@ -109,7 +109,9 @@ public struct DeviceClockMapping: Sendable {
         var start = 0
         while start < points.count {
             var lowest = Double.infinity
-            for point in points[start..<min(start + part, points.count)] { lowest = min(lowest, point.y - (intercept + slope * point.x)) }
+            for point in points[start..<min(start + part, points.count)] {
+                lowest = min(lowest, point.y - (intercept + slope * point.x))
+            }
             worst = max(worst, lowest)
             start += part
         }

@@ -22,7 +22,10 @@ public enum EmulatedScan {
             let address = String(name.dropLast(4))
             guard isAddress(address), names.contains(address + ".att") else { continue }
             guard let bytes = readPrefix(directory + "/" + name, limit: AdvertisingData.maximumLength + 1) else { continue }
-            reports.append(Report(address: address.uppercased(), data: AdvertisingData(parsing: bytes), attPath: directory + "/" + address + ".att"))
+            reports.append(
+                Report(
+                    address: address.uppercased(), data: AdvertisingData(parsing: bytes),
+                    attPath: directory + "/" + address + ".att"))
         }
         return reports
     }

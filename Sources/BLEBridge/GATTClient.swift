@@ -121,8 +121,10 @@ public struct GATTClient: Sendable {
         } catch {
             // A request we do not implement must still be answered, or the peer waits forever.
             if let opcode = bytes.first, Self.isRequest(opcode) {
-                return [.send(ATTPDU.errorResponse(requestOpcode: opcode, handle: 0, error: .requestNotSupported).encoded()),
-                        .event(.ignoredPDU("request 0x\(String(opcode, radix: 16))"))]
+                return [
+                    .send(ATTPDU.errorResponse(requestOpcode: opcode, handle: 0, error: .requestNotSupported).encoded()),
+                    .event(.ignoredPDU("request 0x\(String(opcode, radix: 16))")),
+                ]
             }
             return [.event(.ignoredPDU("\(error)"))]
         }
@@ -133,7 +135,9 @@ public struct GATTClient: Sendable {
             return [.send(ATTPDU.handleValueConfirmation.encoded()), .event(.indication(handle: handle, value: value))]
         case .exchangeMTURequest, .findInformationRequest, .readByTypeRequest, .readRequest, .readBlobRequest,
             .readByGroupTypeRequest, .writeRequest:
-            return [.send(ATTPDU.errorResponse(requestOpcode: pdu.opcode.rawValue, handle: 0, error: .requestNotSupported).encoded())]
+            return [
+                .send(ATTPDU.errorResponse(requestOpcode: pdu.opcode.rawValue, handle: 0, error: .requestNotSupported).encoded())
+            ]
         case .writeCommand, .handleValueConfirmation:
             return [.event(.ignoredPDU("unexpected \(pdu.opcode)"))]
         default:
@@ -211,7 +215,8 @@ public struct GATTClient: Sendable {
             let total = sofar + value
             // A full PDU may mean the value goes on (Core Vol 3 Part G §4.8.3): read on from there.
             if value.count == mtu - 1, total.count < Self.maximumValueLength {
-                return request(.read(id, handle: handle, value: total), .readBlobRequest(handle: handle, offset: UInt16(total.count)))
+                return request(
+                    .read(id, handle: handle, value: total), .readBlobRequest(handle: handle, offset: UInt16(total.count)))
             }
             return [.event(.readCompleted(id, handle: handle, value: Array(total.prefix(Self.maximumValueLength))))] + startNext()
         case (.write(let id, let handle), .writeResponse):
@@ -281,22 +286,28 @@ public struct GATTClient: Sendable {
         let range = services[service]
         let first = start ?? range.start
         guard first <= range.end, first >= range.start else { return discoverCharacteristics(service: service + 1, from: nil) }
-        return request(.characteristics(service: service, next: first),
-                       .readByTypeRequest(start: first, end: range.end, type: .characteristicDeclaration))
+        return request(
+            .characteristics(service: service, next: first),
+            .readByTypeRequest(start: first, end: range.end, type: .characteristicDeclaration))
     }
 
-    private mutating func characteristicsFound(_ entries: [ATTPDU.HandleValue], service: Int, requestedFrom next: UInt16) -> [Action] {
+    private mutating func characteristicsFound(_ entries: [ATTPDU.HandleValue], service: Int, requestedFrom next: UInt16)
+        -> [Action]
+    {
         var last = next
         for entry in entries {
             guard entry.handle >= next, entry.handle <= services[service].end, entry.value.count == 5 || entry.value.count == 19,
                 let uuid = BluetoothUUID(littleEndian: entry.value[3...])
             else { return fail("malformed characteristic discovery response") }
             let valueHandle = UInt16(entry.value[1]) | UInt16(entry.value[2]) << 8
-            guard valueHandle > entry.handle, valueHandle <= services[service].end else { return fail("characteristic value handle out of its service") }
+            guard valueHandle > entry.handle, valueHandle <= services[service].end else {
+                return fail("characteristic value handle out of its service")
+            }
             if services[service].characteristics.count < Self.maximumCharacteristicsPerService {
-                services[service].characteristics.append(GATTCharacteristic(
-                    uuid: uuid, declarationHandle: entry.handle, valueHandle: valueHandle,
-                    properties: Properties(rawValue: entry.value[0]), descriptors: []))
+                services[service].characteristics.append(
+                    GATTCharacteristic(
+                        uuid: uuid, declarationHandle: entry.handle, valueHandle: valueHandle,
+                        properties: Properties(rawValue: entry.value[0]), descriptors: []))
             }
             last = entry.handle
         }
@@ -308,7 +319,8 @@ public struct GATTClient: Sendable {
     private func descriptorRange(service: Int, characteristic: Int) -> ClosedRange<UInt16>? {
         let characteristics = services[service].characteristics
         let first = characteristics[characteristic].valueHandle &+ 1
-        let last = characteristic + 1 < characteristics.count
+        let last =
+            characteristic + 1 < characteristics.count
             ? characteristics[characteristic + 1].declarationHandle &- 1 : services[service].end
         guard first > characteristics[characteristic].valueHandle, first <= last else { return nil }
         return first...last
@@ -327,11 +339,14 @@ public struct GATTClient: Sendable {
             (start ?? range.lowerBound) <= range.upperBound
         else { return discoverDescriptors(service: service, characteristic: characteristic + 1, from: nil) }
         let first = start ?? range.lowerBound
-        return request(.descriptors(service: service, characteristic: characteristic, next: first),
-                       .findInformationRequest(start: first, end: range.upperBound))
+        return request(
+            .descriptors(service: service, characteristic: characteristic, next: first),
+            .findInformationRequest(start: first, end: range.upperBound))
     }
 
-    private mutating func descriptorsFound(_ entries: [ATTPDU.HandleUUID], service: Int, characteristic: Int, requestedFrom next: UInt16) -> [Action] {
+    private mutating func descriptorsFound(
+        _ entries: [ATTPDU.HandleUUID], service: Int, characteristic: Int, requestedFrom next: UInt16
+    ) -> [Action] {
         guard let range = descriptorRange(service: service, characteristic: characteristic) else {
             return discoverDescriptors(service: service, characteristic: characteristic + 1, from: nil)
         }
@@ -343,7 +358,9 @@ public struct GATTClient: Sendable {
             }
             last = entry.handle
         }
-        guard last < range.upperBound else { return discoverDescriptors(service: service, characteristic: characteristic + 1, from: nil) }
+        guard last < range.upperBound else {
+            return discoverDescriptors(service: service, characteristic: characteristic + 1, from: nil)
+        }
         return discoverDescriptors(service: service, characteristic: characteristic, from: last + 1)
     }
 }

@@ -5,7 +5,7 @@ public struct HCIAdvertisingReport: Equatable, Sendable {
     /// advertising data.
     public enum EventType: UInt8, Equatable, Sendable {
         case connectableUndirected = 0x00, connectableDirected = 0x01, scannableUndirected = 0x02,
-             nonConnectableUndirected = 0x03, scanResponse = 0x04
+            nonConnectableUndirected = 0x03, scanResponse = 0x04
     }
 
     public var eventType: EventType
@@ -54,9 +54,13 @@ public struct HCIAdvertisingReport: Equatable, Sendable {
     public static func parse(event bytes: [UInt8]) throws(ParseError) -> [HCIAdvertisingReport] {
         var reader = ByteReader(bytes)
         do {
-            guard try reader.uint8() == eventPacketIndicator, try reader.uint8() == leMetaEvent else { throw ParseError.notLEMetaEvent }
+            guard try reader.uint8() == eventPacketIndicator, try reader.uint8() == leMetaEvent else {
+                throw ParseError.notLEMetaEvent
+            }
             let declared = Int(try reader.uint8())
-            guard declared == reader.remainingCount else { throw ParseError.lengthMismatch(declared: declared, actual: reader.remainingCount) }
+            guard declared == reader.remainingCount else {
+                throw ParseError.lengthMismatch(declared: declared, actual: reader.remainingCount)
+            }
             let subevent = try reader.uint8()
             guard subevent == advertisingReportSubevent else { throw ParseError.otherSubevent(subevent) }
             let count = Int(try reader.uint8())
@@ -71,8 +75,10 @@ public struct HCIAdvertisingReport: Equatable, Sendable {
                 let data = try reader.take(length)
                 let rssi = Int8(bitPattern: try reader.uint8())
                 guard let type = EventType(rawValue: eventType), let kind = Self.addressType(addressType) else { continue }
-                reports.append(HCIAdvertisingReport(eventType: type, addressType: kind, address: BluetoothAddress.text(wireOrder: address),
-                                                    data: Array(data), rssi: rssi <= 20 ? rssi : nil))
+                reports.append(
+                    HCIAdvertisingReport(
+                        eventType: type, addressType: kind, address: BluetoothAddress.text(wireOrder: address),
+                        data: Array(data), rssi: rssi <= 20 ? rssi : nil))
             }
             guard reader.isAtEnd else { throw ParseError.malformedReports }
             return reports

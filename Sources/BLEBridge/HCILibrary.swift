@@ -36,13 +36,15 @@ enum HCILibrary {
     /// A controller that refuses (Command Disallowed while a scan runs) comes back as EIO.
     static func setScanParameters(_ fd: Int32, _ parameters: HCIScanParameters, timeoutMilliseconds: Int32) throws(SystemError) {
         _ = try syscall("hci_le_set_scan_parameters") {
-            hci_le_set_scan_parameters(fd, parameters.active ? 0x01 : 0x00, parameters.intervalUnits.littleEndian,
-                                       parameters.windowUnits.littleEndian, 0x00, 0x00, timeoutMilliseconds)
+            hci_le_set_scan_parameters(
+                fd, parameters.active ? 0x01 : 0x00, parameters.intervalUnits.littleEndian,
+                parameters.windowUnits.littleEndian, 0x00, 0x00, timeoutMilliseconds)
         }
     }
 
     /// HCI LE Set Scan Enable (OGF 0x08, OCF 0x000C).
-    static func setScanEnable(_ fd: Int32, _ enable: Bool, filterDuplicates: Bool, timeoutMilliseconds: Int32) throws(SystemError) {
+    static func setScanEnable(_ fd: Int32, _ enable: Bool, filterDuplicates: Bool, timeoutMilliseconds: Int32) throws(SystemError)
+    {
         _ = try syscall("hci_le_set_scan_enable(\(enable ? "on" : "off"))") {
             hci_le_set_scan_enable(fd, enable ? 0x01 : 0x00, filterDuplicates ? 0x01 : 0x00, timeoutMilliseconds)
         }
@@ -58,7 +60,9 @@ enum HCILibrary {
         hci_filter_clear(&filter)
         hci_filter_set_ptype(HCI_EVENT_PKT, &filter)
         hci_filter_set_event(EVT_LE_META_EVENT, &filter)
-        _ = try syscall("setsockopt(HCI_FILTER)") { setsockopt(fd, Int32(SOL_HCI), HCI_FILTER, &filter, socklen_t(MemoryLayout<hci_filter>.size)) }
+        _ = try syscall("setsockopt(HCI_FILTER)") {
+            setsockopt(fd, Int32(SOL_HCI), HCI_FILTER, &filter, socklen_t(MemoryLayout<hci_filter>.size))
+        }
         defer { _ = try? syscall("setsockopt(HCI_FILTER)") { setsockopt(fd, Int32(SOL_HCI), HCI_FILTER, &saved, length) } }
         return try body()
     }
@@ -95,7 +99,9 @@ enum HCILibrary {
         var address = l2capAddress(endpoint)
         _ = try syscall("bind(L2CAP \(endpoint))") {
             withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size))
+                }
             }
         }
     }
@@ -114,11 +120,13 @@ enum HCILibrary {
         do {
             _ = try syscall("connect(L2CAP \(endpoint))") {
                 withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_l2>.size))
+                    }
                 }
             }
             return .done(())
-        } catch where error.errno == EINPROGRESS {
+        } catch  where error.errno == EINPROGRESS {
             return .wouldBlock
         }
     }

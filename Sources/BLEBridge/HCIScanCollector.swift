@@ -55,7 +55,8 @@ public struct HCIScanCollector: Sendable {
     public var reports: [BLEScanReport] {
         order.compactMap { address in
             guard let device = devices[address] else { return nil }
-            let data = AdvertisingData(parsing: device.advertising ?? []).merged(with: AdvertisingData(parsing: device.scanResponse ?? []))
+            let data = AdvertisingData(parsing: device.advertising ?? []).merged(
+                with: AdvertisingData(parsing: device.scanResponse ?? []))
             return BLEScanReport(address: address, addressType: device.addressType, data: data, rssi: device.rssi)
         }
     }

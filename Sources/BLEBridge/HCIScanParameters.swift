@@ -12,7 +12,9 @@ public struct HCIScanParameters: Equatable, Sendable {
     public var filterDuplicates: Bool
 
     /// Defaults: listen all the time (10 ms of every 10 ms).
-    public init(active: Bool = true, intervalMilliseconds: Double = 10, windowMilliseconds: Double = 10, filterDuplicates: Bool = false) {
+    public init(
+        active: Bool = true, intervalMilliseconds: Double = 10, windowMilliseconds: Double = 10, filterDuplicates: Bool = false
+    ) {
         self.active = active
         self.filterDuplicates = filterDuplicates
         intervalUnits = Self.units(intervalMilliseconds)

@@ -59,7 +59,8 @@ public final class HCITransport: BLETransport {
             let info = try HCILibrary.adapterInfo(index)
             guard info.isUp else {
                 HCILibrary.closeAdapter(fd)
-                throw BLETransportError.unavailable("\(adapter) is powered off; power it on (`bluetoothctl power on`) and restart")
+                throw BLETransportError.unavailable(
+                    "\(adapter) is powered off; power it on (`bluetoothctl power on`) and restart")
             }
             return HCITransport(adapter: adapter, adapterAddress: info.address, options: options, fd: fd)
         } catch let error as SystemError {
@@ -93,8 +94,9 @@ public final class HCITransport: BLETransport {
 
     public func connect(_ report: BLEScanReport) throws(ATTBearerError) -> any ATTBearer {
         try radio.withLock { (_) throws(ATTBearerError) in
-            try L2CAPATTChannel.connect(adapterAddress: adapterAddress, to: report, security: options.security,
-                                        timeoutMilliseconds: options.connectTimeoutMilliseconds)
+            try L2CAPATTChannel.connect(
+                adapterAddress: adapterAddress, to: report, security: options.security,
+                timeoutMilliseconds: options.connectTimeoutMilliseconds)
         }
     }
 
@@ -107,14 +109,16 @@ public final class HCITransport: BLETransport {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: HCILibrary.maximumEventSize, alignment: 1)
         defer { buffer.deallocate() }
         try HCILibrary.withLEMetaEventFilter(fd) { () throws(SystemError) in
-            try HCILibrary.setScanEnable(fd, true, filterDuplicates: options.scanParameters.filterDuplicates, timeoutMilliseconds: timeout)
+            try HCILibrary.setScanEnable(
+                fd, true, filterDuplicates: options.scanParameters.filterDuplicates, timeoutMilliseconds: timeout)
             defer { try? HCILibrary.setScanEnable(fd, false, filterDuplicates: false, timeoutMilliseconds: timeout) }
             let duration = Int64(min(max(options.scanDurationMilliseconds, 1), 1000)) * 1_000_000
             let deadline = try SystemCalls.clockNanoseconds(CLOCK_MONOTONIC) &+ duration
             while true {
                 let remaining = deadline &- (try SystemCalls.clockNanoseconds(CLOCK_MONOTONIC))
                 guard remaining > 0 else { return }
-                let ready = try SystemCalls.poll(fd, events: Int16(POLLIN), timeoutMilliseconds: Int32((remaining + 999_999) / 1_000_000))
+                let ready = try SystemCalls.poll(
+                    fd, events: Int16(POLLIN), timeoutMilliseconds: Int32((remaining + 999_999) / 1_000_000))
                 guard ready != 0 else { continue }
                 let count = try SystemCalls.read(fd, into: buffer, adapter)
                 collector.add(event: Array(buffer[..<count]))
@@ -134,17 +138,25 @@ public final class HCITransport: BLETransport {
     static func transportError(_ error: SystemError, adapter: String) -> BLETransportError {
         switch error.errno {
         case EAFNOSUPPORT:
-            .unavailable("this kernel has no Bluetooth support (\(error.call) failed with EAFNOSUPPORT), so no BLE wearable can be recorded here")
+            .unavailable(
+                "this kernel has no Bluetooth support (\(error.call) failed with EAFNOSUPPORT), so no BLE wearable can be recorded here"
+            )
         case ENODEV, ENXIO:
             .unavailable("there is no Bluetooth adapter \(adapter) (\(error))")
         case ENETDOWN:
             .unavailable("\(adapter) is powered off (\(error)); power it on (`bluetoothctl power on`)")
         case EBUSY:
-            .busy("another Bluetooth stack holds \(adapter) (\(error)); stop it (for bluetoothd: `bluetoothctl scan off`, or stop bluetooth.service) and the next scan retries")
+            .busy(
+                "another Bluetooth stack holds \(adapter) (\(error)); stop it (for bluetoothd: `bluetoothctl scan off`, or stop bluetooth.service) and the next scan retries"
+            )
         case EIO:
-            .busy("\(adapter) refused the LE scan command (\(error)), usually because another stack (bluetoothd's discovery, a killed scanner) is scanning; stop it (`bluetoothctl scan off`) and the next scan retries")
+            .busy(
+                "\(adapter) refused the LE scan command (\(error)), usually because another stack (bluetoothd's discovery, a killed scanner) is scanning; stop it (`bluetoothctl scan off`) and the next scan retries"
+            )
         case EPERM, EACCES:
-            .failed("\(error.call) was refused (\(error)): LE scanning needs CAP_NET_RAW (and powering an adapter CAP_NET_ADMIN); grant them with `AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN` in the service unit or `setcap cap_net_raw,cap_net_admin+eip` on the binary")
+            .failed(
+                "\(error.call) was refused (\(error)): LE scanning needs CAP_NET_RAW (and powering an adapter CAP_NET_ADMIN); grant them with `AmbientCapabilities=CAP_NET_RAW CAP_NET_ADMIN` in the service unit or `setcap cap_net_raw,cap_net_admin+eip` on the binary"
+            )
         default:
             .failed("\(adapter): \(error)")
         }

@@ -33,7 +33,9 @@ public struct HeartRateMeasurement: Equatable, Sendable {
     /// RR intervals in units of 1/1024 s, oldest first, exactly as sent.
     public var rrIntervals: [UInt16]
 
-    public init(beatsPerMinute: UInt16, sensorContact: SensorContact, energyExpendedKilojoules: UInt16? = nil, rrIntervals: [UInt16] = []) {
+    public init(
+        beatsPerMinute: UInt16, sensorContact: SensorContact, energyExpendedKilojoules: UInt16? = nil, rrIntervals: [UInt16] = []
+    ) {
         self.beatsPerMinute = beatsPerMinute
         self.sensorContact = sensorContact
         self.energyExpendedKilojoules = energyExpendedKilojoules

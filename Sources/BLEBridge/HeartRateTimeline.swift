@@ -38,8 +38,9 @@ public struct HeartRateTimeline: Sendable {
             output.wristState = state
         }
         if measurement.sensorContact != .notInContact {
-            output.beat = Beat(receiveTime: receiveTime, beatsPerMinute: measurement.beatsPerMinute,
-                               rrIntervals: measurement.rrIntervals, energyExpendedKilojoules: measurement.energyExpendedKilojoules)
+            output.beat = Beat(
+                receiveTime: receiveTime, beatsPerMinute: measurement.beatsPerMinute,
+                rrIntervals: measurement.rrIntervals, energyExpendedKilojoules: measurement.energyExpendedKilojoules)
         }
         return output
     }

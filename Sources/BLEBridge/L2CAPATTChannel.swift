@@ -34,7 +34,9 @@ struct L2CAPEndpoint: Equatable, CustomStringConvertible {
     var addressType: AddressType
     var channel: UInt16 = attChannel
 
-    var description: String { "\(BluetoothAddress.text(wireOrder: address[...]))/\(addressType == .lePublic ? "public" : "random") cid \(channel)" }
+    var description: String {
+        "\(BluetoothAddress.text(wireOrder: address[...]))/\(addressType == .lePublic ? "public" : "random") cid \(channel)"
+    }
 }
 
 /// Opens the ATT bearer over the radio: an L2CAP LE `SOCK_SEQPACKET` socket bound to the adapter
@@ -42,8 +44,10 @@ struct L2CAPEndpoint: Equatable, CustomStringConvertible {
 /// the timeout. The kernel creates the LE link itself. Each packet is one ATT PDU, as on the
 /// emulated transport, so the same `SeqPacketATTBearer` carries both.
 enum L2CAPATTChannel {
-    static func connect(adapterAddress: String, to report: BLEScanReport, security: L2CAPSecurityLevel,
-                        timeoutMilliseconds: Int32) throws(ATTBearerError) -> SeqPacketATTBearer {
+    static func connect(
+        adapterAddress: String, to report: BLEScanReport, security: L2CAPSecurityLevel,
+        timeoutMilliseconds: Int32
+    ) throws(ATTBearerError) -> SeqPacketATTBearer {
         guard let local = BluetoothAddress.wireOrder(adapterAddress), let peer = BluetoothAddress.wireOrder(report.address) else {
             throw .outOfRange("not a device address: \(report.address)")
         }
@@ -55,7 +59,9 @@ enum L2CAPATTChannel {
             let remote = L2CAPEndpoint(address: peer, addressType: L2CAPEndpoint.AddressType(report.addressType))
             if case .wouldBlock = try HCILibrary.connect(fd, remote) {
                 let ready = try SystemCalls.poll(fd, events: Int16(POLLOUT), timeoutMilliseconds: timeoutMilliseconds)
-                guard ready != 0 else { throw SystemError("connect(L2CAP \(remote)): no link within \(timeoutMilliseconds) ms", errno: ETIMEDOUT) }
+                guard ready != 0 else {
+                    throw SystemError("connect(L2CAP \(remote)): no link within \(timeoutMilliseconds) ms", errno: ETIMEDOUT)
+                }
                 let pending = try HCILibrary.pendingError(fd)
                 if pending != 0 { throw SystemError("connect(L2CAP \(remote))", errno: pending) }
             }
@@ -74,11 +80,15 @@ enum L2CAPATTChannel {
         case ETIMEDOUT, EHOSTDOWN, EHOSTUNREACH, ECONNREFUSED, ECONNRESET, ECONNABORTED:
             return .outOfRange(error.description)
         case EBUSY:
-            return .system(SystemError(error.call + " (another ATT client, usually bluetoothd for a paired wearable, holds this link:"
-                                       + " unpair it with `bluetoothctl remove ADDRESS` or stop bluetoothd)", errno: EBUSY))
+            return .system(
+                SystemError(
+                    error.call + " (another ATT client, usually bluetoothd for a paired wearable, holds this link:"
+                        + " unpair it with `bluetoothctl remove ADDRESS` or stop bluetoothd)", errno: EBUSY))
         case EACCES, EPERM:
-            return .system(SystemError(error.call + " (the link did not reach security level \(security): the wearable wants pairing,"
-                                       + " which this transport does not do)", errno: error.errno))
+            return .system(
+                SystemError(
+                    error.call + " (the link did not reach security level \(security): the wearable wants pairing,"
+                        + " which this transport does not do)", errno: error.errno))
         default:
             return .system(error)
         }

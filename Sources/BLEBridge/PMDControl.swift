@@ -114,7 +114,8 @@ public enum PMDCommand: Equatable, Sendable {
     }
 
     /// ECG as the H10 streams it: 130 Hz, 14-bit resolution.
-    public static let startECG = PMDCommand.startMeasurement(.ecg, settings: [PMDSetting(.sampleRate, [130]), PMDSetting(.resolution, [14])])
+    public static let startECG = PMDCommand.startMeasurement(
+        .ecg, settings: [PMDSetting(.sampleRate, [130]), PMDSetting(.resolution, [14])])
 }
 
 /// A control-point indication.
@@ -134,9 +135,10 @@ public enum PMDControlPointIndication: Equatable, Sendable {
         switch first {
         case 0xF0:
             guard value.count >= 5 else { throw .truncated }
-            self = .response(PMDResponse(
-                opcode: value[1], measurementType: value[2] & 0x3F, status: PMDStatus(rawValue: value[3]),
-                more: value[4] != 0, parameters: Array(value[5...])))
+            self = .response(
+                PMDResponse(
+                    opcode: value[1], measurementType: value[2] & 0x3F, status: PMDStatus(rawValue: value[3]),
+                    more: value[4] != 0, parameters: Array(value[5...])))
         case 0x01:
             self = .measurementsStopped(value.dropFirst().map { $0 & 0x3F })
         default:

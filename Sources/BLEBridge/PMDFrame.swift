@@ -65,7 +65,9 @@ public struct PMDFrame: Equatable, Sendable {
             throw .unsupportedFrame(measurementType: measurementType, frameType: frameType)
         }
         let payload = reader.rest()
-        samples = isCompressed ? try Self.decodeDeltas(payload, layout, limit: sampleLimit)
+        samples =
+            isCompressed
+            ? try Self.decodeDeltas(payload, layout, limit: sampleLimit)
             : try Self.decodeRaw(payload, layout, limit: sampleLimit)
         guard !samples.isEmpty else { throw .empty }
     }

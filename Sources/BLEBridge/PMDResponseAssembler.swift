@@ -26,7 +26,9 @@ public struct PMDResponseAssembler: Sendable {
     public mutating func add(_ part: PMDResponse) -> Outcome {
         guard var joined = partial else {
             if part.more {
-                guard part.parameters.count <= Self.maximumBytes else { return refuse("a part of \(part.parameters.count) bytes") }
+                guard part.parameters.count <= Self.maximumBytes else {
+                    return refuse("a part of \(part.parameters.count) bytes")
+                }
                 partial = part
                 parts = 1
                 return .incomplete
@@ -41,7 +43,7 @@ public struct PMDResponseAssembler: Sendable {
         guard joined.parameters.count + part.parameters.count <= Self.maximumBytes else {
             return refuse("more than \(Self.maximumBytes) bytes")
         }
-        partial = nil   // `joined` is the only reference: appending copies nothing already held
+        partial = nil  // `joined` is the only reference: appending copies nothing already held
         joined.parameters.append(contentsOf: part.parameters)
         joined.more = part.more
         joined.status = part.status

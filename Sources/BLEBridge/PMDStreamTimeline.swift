@@ -125,25 +125,35 @@ public struct PMDStreamTimeline: Sendable {
         }
         var events: [Event] = []
         if let previous {
-            if previous.type == frame.measurementType, previous.frameType == frame.frameType, previous.device == frame.deviceTimestamp {
+            if previous.type == frame.measurementType, previous.frameType == frame.frameType,
+                previous.device == frame.deviceTimestamp
+            {
                 counters.duplicates += 1
                 return []
             }
-            let deviceAdvance = frame.deviceTimestamp >= previous.device ? Int64(clamping: frame.deviceTimestamp - previous.device) : -1
+            let deviceAdvance =
+                frame.deviceTimestamp >= previous.device ? Int64(clamping: frame.deviceTimestamp - previous.device) : -1
             let hostAdvance = receiveTime &- previous.receive
             // More samples than the device time since the previous frame holds (twice over,
             // and two samples of slack for rounding): the frame's count cannot be true.
             if deviceAdvance > 0, deviceAdvance <= max(0, hostAdvance) + 1_000_000_000,
-               Int64(frame.samples.count) > 2 * (deviceAdvance / samplePeriodNanoseconds) + 2 {
+                Int64(frame.samples.count) > 2 * (deviceAdvance / samplePeriodNanoseconds) + 2
+            {
                 counters.implausible += 1
                 return refuse(.implausibleFrame, at: receiveTime)
             }
             if deviceAdvance <= 0 || deviceAdvance > max(0, hostAdvance) + 1_000_000_000 {
-                let isReset = frame.deviceTimestamp >= PMDTime.resetInstant && frame.deviceTimestamp < PMDTime.resetInstant + 86_400_000_000_000
+                let isReset =
+                    frame.deviceTimestamp >= PMDTime.resetInstant
+                    && frame.deviceTimestamp < PMDTime.resetInstant + 86_400_000_000_000
                     && !(previous.device >= PMDTime.resetInstant && previous.device < frame.deviceTimestamp)
                 if isReset { counters.resets += 1 } else { counters.jumps += 1 }
                 events += release(upTo: Int64.max)
-                events.append(.gap(Gap(reason: isReset ? .deviceClockReset : .deviceClockJump, after: lastSampleTime, receiveTime: receiveTime)))
+                events.append(
+                    .gap(
+                        Gap(
+                            reason: isReset ? .deviceClockReset : .deviceClockJump, after: lastSampleTime,
+                            receiveTime: receiveTime)))
                 mapping.reset()
                 lastReleased = nil
             } else if deviceAdvance > Int64(frame.samples.count) * samplePeriodNanoseconds * 3 / 2 {
@@ -158,7 +168,7 @@ public struct PMDStreamTimeline: Sendable {
             return events + refuse(.implausibleRate, at: receiveTime)
         }
         if case .gap(let gap)? = events.last, gap.reason != .framesMissing {
-            clockCheck.reset()   // a reset or jump: the new clock is checked afresh
+            clockCheck.reset()  // a reset or jump: the new clock is checked afresh
             clockVerified = false
         }
         previous = (frame.measurementType, frame.frameType, frame.deviceTimestamp, receiveTime, frame.samples.count)
@@ -176,10 +186,10 @@ public struct PMDStreamTimeline: Sendable {
             counters.refusedForClock += 1
             return events + [.gap(Gap(reason: .deviceClockRate, after: lastSampleTime, receiveTime: receiveTime))]
         case .disagrees:
-            clockCheck.reset()   // still disagrees: look at a fresh window
+            clockCheck.reset()  // still disagrees: look at a fresh window
             _ = clockCheck.observe(device: frame.deviceTimestamp, receive: receiveTime)
         case .agrees where clockRefused:
-            clockRefused = false   // frames flow again from the next one, on a new mapping
+            clockRefused = false  // frames flow again from the next one, on a new mapping
             clockVerified = true
             counters.refusedForClock += 1
             return events

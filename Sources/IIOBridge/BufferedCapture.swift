@@ -37,9 +37,11 @@ public enum BufferedCapture {
         /// `buffer/watermark`, in scans: `poll` wakes when this many are queued.
         public var watermark: Int
 
-        public init(channels: [IIOChannelID], timestamp: Bool = true, timestampClock: IIOTimestampClock? = .boottime,
-                    samplingFrequencies: [SamplingFrequencySetting] = [], trigger: String? = nil,
-                    length: Int = 1024, watermark: Int = 16) {
+        public init(
+            channels: [IIOChannelID], timestamp: Bool = true, timestampClock: IIOTimestampClock? = .boottime,
+            samplingFrequencies: [SamplingFrequencySetting] = [], trigger: String? = nil,
+            length: Int = 1024, watermark: Int = 16
+        ) {
             precondition(length > 0 && watermark > 0 && watermark <= length, "watermark must be within the buffer length")
             self.channels = channels
             self.timestamp = timestamp
@@ -75,7 +77,7 @@ public enum BufferedCapture {
         guard let buffer = device.bufferDirectory, let scanDirectory = device.scanElementDirectory else {
             throw .nothingEnabled
         }
-        _ = try device.scanLayout(enabling: plan.channels, timestamp: plan.timestamp)   // every channel is buffered
+        _ = try device.scanLayout(enabling: plan.channels, timestamp: plan.timestamp)  // every channel is buffered
         var writes = [Write(attribute: buffer + "/enable", value: "0", required: true)]
         if let clock = plan.timestampClock, device.timestampClock != nil {
             writes.append(Write(attribute: "current_timestamp_clock", value: clock.rawValue, required: false))
@@ -85,8 +87,10 @@ public enum BufferedCapture {
         }
         let wanted = Set(plan.channels.map(\.prefix))
         for channel in device.channels where channel.scanElement != nil {
-            writes.append(Write(attribute: "\(scanDirectory)/\(channel.id.prefix)_en",
-                                value: wanted.contains(channel.id.prefix) ? "1" : "0", required: true))
+            writes.append(
+                Write(
+                    attribute: "\(scanDirectory)/\(channel.id.prefix)_en",
+                    value: wanted.contains(channel.id.prefix) ? "1" : "0", required: true))
         }
         if device.timestampElement != nil {
             writes.append(Write(attribute: "\(scanDirectory)/in_timestamp_en", value: plan.timestamp ? "1" : "0", required: true))
@@ -123,7 +127,8 @@ public enum BufferedCapture {
     /// required write throws (after turning the buffer off again); failed optional writes are
     /// returned for the caller to log once. Blocks on sysfs.
     public static func enable(_ plan: Plan, on sysfs: IIOSysfsDevice, device: IIODeviceDescription)
-        throws(BufferedCaptureError) -> (layout: ScanLayout, skipped: [IIOAttributeError]) {
+        throws(BufferedCaptureError) -> (layout: ScanLayout, skipped: [IIOAttributeError])
+    {
         let writes: [Write]
         let layout: ScanLayout
         do throws(ScanLayoutError) {
@@ -157,7 +162,8 @@ public enum BufferedCapture {
             do throws(SystemError) {
                 try sysfs.directory.write(write.attribute, write.value)
             } catch {
-                failures.append(IIOAttributeError(device: sysfs.deviceName, attribute: write.attribute, problem: .unreadable(error)))
+                failures.append(
+                    IIOAttributeError(device: sysfs.deviceName, attribute: write.attribute, problem: .unreadable(error)))
             }
         }
         return failures
@@ -167,7 +173,9 @@ public enum BufferedCapture {
     /// kernel's default, anything else is ignored as it is.
     public static func explain(_ failure: IIOAttributeError) -> String {
         if case let .unreadable(error) = failure.problem, error.errno == ENOENT,
-           let what = ["/length": "length", "/watermark": "watermark"].first(where: { failure.attribute.hasSuffix($0.key) })?.value {
+            let what = ["/length": "length", "/watermark": "watermark"].first(where: { failure.attribute.hasSuffix($0.key) })?
+                .value
+        {
             return "\(failure.device): \(failure.attribute): missing; the buffer keeps the kernel's default \(what)"
         }
         return "\(failure), ignoring"

@@ -23,8 +23,10 @@ public struct DeviceCapturePlan: Hashable, Sendable {
     public let notes: [String]
 
     /// Throws when the channels cannot form a layout (duplicate `_index`); nil functions → no plan.
-    public init?(description: IIODeviceDescription, functions all: [IIOSensorFunction], triggers: [String],
-                 configuredRates: [IIOSensorFunction.Kind: Double] = [:]) throws(ScanLayoutError) {
+    public init?(
+        description: IIODeviceDescription, functions all: [IIOSensorFunction], triggers: [String],
+        configuredRates: [IIOSensorFunction.Kind: Double] = [:]
+    ) throws(ScanLayoutError) {
         let functions = all.filter { $0.capture == .buffered }
         guard !functions.isEmpty else { return nil }
         var channels: [IIOChannelID] = []
@@ -38,14 +40,20 @@ public struct DeviceCapturePlan: Hashable, Sendable {
             let rate = FunctionRate(function: function, description: description, configured: configuredRates[function.kind])
             rates[function.kind] = rate
             if let raised = rate.raisedFrom, let attribute = rate.attribute, let hertz = rate.hertz,
-               !settings.contains(where: { $0.attribute == attribute }) {
+                !settings.contains(where: { $0.attribute == attribute })
+            {
                 settings.append(.init(attribute: attribute, hertz: hertz))
                 let why = rate.isConfigured ? "setting it to the configured" : "raising it to"
                 let listed = description.samplingRates[attribute]?.choices == nil ? " (the device lists no choices)" : ""
-                notes.append("\(description.deviceName): \(attribute) is \(BufferedCapture.format(raised)) Hz; \(why) \(BufferedCapture.format(hertz)) Hz\(listed)" + (rate.isConfigured ? "" : " so the buffer fills"))
+                notes.append(
+                    "\(description.deviceName): \(attribute) is \(BufferedCapture.format(raised)) Hz; \(why) \(BufferedCapture.format(hertz)) Hz\(listed)"
+                        + (rate.isConfigured ? "" : " so the buffer fills"))
             }
-            if rate.hertz == nil, let attribute = rate.attribute, !notes.contains(where: { $0.contains(attribute + " is 0 Hz") }) {
-                notes.append("\(description.deviceName): \(attribute) is 0 Hz and offers nothing faster; the buffer may stay empty and FIFO overflows cannot be detected")
+            if rate.hertz == nil, let attribute = rate.attribute, !notes.contains(where: { $0.contains(attribute + " is 0 Hz") })
+            {
+                notes.append(
+                    "\(description.deviceName): \(attribute) is 0 Hz and offers nothing faster; the buffer may stay empty and FIFO overflows cannot be detected"
+                )
             }
         }
         var trigger: String?
@@ -54,11 +62,12 @@ public struct DeviceCapturePlan: Hashable, Sendable {
             trigger = ["\(description.name)-dev\(number)", "\(description.name)-trigger"].first(where: triggers.contains)
         }
         let fastest = rates.values.compactMap(\.hertz).max() ?? 10
-        let watermark = Int(min(max(fastest / 10, 1), 64))   // clamped before converting: the rate is the device's number
+        let watermark = Int(min(max(fastest / 10, 1), 64))  // clamped before converting: the rate is the device's number
         let length = max(1024, Int(min(fastest, 100_000) * 2))
-        self.plan = BufferedCapture.Plan(channels: channels, timestamp: description.timestampElement != nil,
-                                         timestampClock: .boottime, samplingFrequencies: settings, trigger: trigger,
-                                         length: length, watermark: watermark)
+        self.plan = BufferedCapture.Plan(
+            channels: channels, timestamp: description.timestampElement != nil,
+            timestampClock: .boottime, samplingFrequencies: settings, trigger: trigger,
+            length: length, watermark: watermark)
         self.layout = try description.scanLayout(enabling: channels, timestamp: plan.timestamp)
         self.functions = functions
         self.rates = rates

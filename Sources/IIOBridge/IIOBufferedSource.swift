@@ -27,15 +27,18 @@ public final class IIOBufferedSource: SensorSource {
     }
 
     /// The stream of `function` on `chip`, sharing `capture` (which must run `chip`'s plan).
-    public convenience init(chip: IIOChip, function: IIOSensorFunction, capture: any ScanCapture,
-                            descriptor: SourceDescriptor? = nil) {
+    public convenience init(
+        chip: IIOChip, function: IIOSensorFunction, capture: any ScanCapture,
+        descriptor: SourceDescriptor? = nil
+    ) {
         precondition(function.capture == .buffered, "\(function) is not buffered")
         let channels = chip.columns(for: function).map { column -> String in
             guard case let .raw(id) = column.1 else { preconditionFailure("a buffered column is a scan element") }
             return id.prefix
         }
-        self.init(descriptor: descriptor ?? chip.descriptor(for: function), capture: capture, channels: channels,
-                  period: capture.plan.rates[function.kind]?.period)
+        self.init(
+            descriptor: descriptor ?? chip.descriptor(for: function), capture: capture, channels: channels,
+            period: capture.plan.rates[function.kind]?.period)
     }
 
     /// Idle unless recording; then what the shared buffer is doing.

@@ -35,9 +35,11 @@ public struct IIOChip: Hashable, Sendable {
 
     /// Examines a device. Throws when its buffered layout is impossible (two elements claim one
     /// `_index`); otherwise degraded parts are reported in `problems` and left out.
-    public init(udev: UdevIIODevice, description: IIODeviceDescription, triggers: [String] = [],
-                integrationTime: Double? = nil, polling: Polling = Polling(), earlierTwins: Int = 0,
-                configuredRates: [IIOSensorFunction.Kind: Double] = [:], bufferRefusal: String? = nil) throws(ScanLayoutError) {
+    public init(
+        udev: UdevIIODevice, description: IIODeviceDescription, triggers: [String] = [],
+        integrationTime: Double? = nil, polling: Polling = Polling(), earlierTwins: Int = 0,
+        configuredRates: [IIOSensorFunction.Kind: Double] = [:], bufferRefusal: String? = nil
+    ) throws(ScanLayoutError) {
         self.udev = udev
         self.bufferRefusal = bufferRefusal
         self.description = description
@@ -55,8 +57,9 @@ public struct IIOChip: Hashable, Sendable {
         }
         udevMountMatrix = matrix
         functions = IIOSensorFunction.functions(of: description)
-        let plan = try DeviceCapturePlan(description: description, functions: functions, triggers: triggers,
-                                         configuredRates: configuredRates)
+        let plan = try DeviceCapturePlan(
+            description: description, functions: functions, triggers: triggers,
+            configuredRates: configuredRates)
         capturePlan = plan
         problems += plan?.notes ?? []
         var intervals: [IIOSensorFunction.Kind: Int64] = [:]
@@ -78,9 +81,11 @@ public struct IIOChip: Hashable, Sendable {
         for function in functions where function.kind == .accelerometer || function.kind == .gyroscope {
             let conversion = MotionConversion(function: function, device: description, udevMountMatrix: matrix)
             let r = conversion.matrix.rows
-            let determinant = r[0].x * (r[1].y * r[2].z - r[1].z * r[2].y) - r[0].y * (r[1].x * r[2].z - r[1].z * r[2].x)
+            let determinant =
+                r[0].x * (r[1].y * r[2].z - r[1].z * r[2].y) - r[0].y * (r[1].x * r[2].z - r[1].z * r[2].x)
                 + r[0].z * (r[1].x * r[2].y - r[1].y * r[2].x)
-            let line = "\(description.deviceName): \(conversion.matrixSource) '\(conversion.matrix)' is singular (determinant 0): "
+            let line =
+                "\(description.deviceName): \(conversion.matrixSource) '\(conversion.matrix)' is singular (determinant 0): "
                 + "an axis is lost; applied as given, the quirk should be fixed upstream"
             if abs(determinant) < 1e-9, !problems.contains(line) { problems.append(line) }
         }
@@ -126,8 +131,9 @@ public struct IIOChip: Hashable, Sendable {
     /// How the scans get boottime stamps, as predicted before the buffer runs: `boottime` where the
     /// kernel has `current_timestamp_clock` (we select it), else realtime mapped (kernels < 4.5).
     public var predictedTimestamps: TimestampMapping {
-        TimestampMapping(hasTimestamp: description.timestampElement != nil,
-                         clock: description.timestampClock == nil ? nil : .boottime)
+        TimestampMapping(
+            hasTimestamp: description.timestampElement != nil,
+            clock: description.timestampClock == nil ? nil : .boottime)
     }
 
     // MARK: Streams
@@ -158,7 +164,8 @@ public struct IIOChip: Hashable, Sendable {
             } else if useInput {
                 columns.append((SourceColumn(name: name, scale: 1e-6, offset: 0, unit: unit), .input(id)))
             } else {
-                columns.append((SourceColumn(name: name, scale: channel.scale ?? 1, offset: channel.offset ?? 0, unit: unit), .raw(id)))
+                columns.append(
+                    (SourceColumn(name: name, scale: channel.scale ?? 1, offset: channel.offset ?? 0, unit: unit), .raw(id)))
             }
         }
         if function.kind == .stepCounter {
@@ -202,19 +209,23 @@ public struct IIOChip: Hashable, Sendable {
         }
         if function.kind == .ambientLight, let placement { details[LightFamily.placementDetail] = String(placement) }
         if function.kind == .ambientLight, let id = function.channels[.illuminance] {
-            details["lux"] = id.type == "illuminance"
+            details["lux"] =
+                id.type == "illuminance"
                 ? "\(id.prefix) (lux by the ABI)"
                 : "\(id.prefix): a HID sensor hub reports its illuminance usage (lux) in this channel on drivers without in_illuminance"
         }
-        return SourceDescriptor(sensor: function.kind.sensor, device: SRDevice.hostIdentifier, source: sourceID,
-                                columns: columns(for: function).map(\.0), details: details)
+        return SourceDescriptor(
+            sensor: function.kind.sensor, device: SRDevice.hostIdentifier, source: sourceID,
+            columns: columns(for: function).map(\.0), details: details)
     }
 
     /// The stored column a role's channel becomes: its family's name and unit for it.
     static func storedColumn(_ role: IIOSensorFunction.Role, kind: IIOSensorFunction.Kind) -> (name: String, unit: String) {
         func motion(_ column: MotionFamily.Stored) -> (String, String) { (column.rawValue, MotionFamily.storedUnit(kind.sensor)) }
         func light(_ column: LightFamily.Stored) -> (String, String) { (column.rawValue, LightFamily.storedUnit(column)) }
-        func pressure(_ column: PressureFamily.Stored) -> (String, String) { (column.rawValue, PressureFamily.storedUnit(column)) }
+        func pressure(_ column: PressureFamily.Stored) -> (String, String) {
+            (column.rawValue, PressureFamily.storedUnit(column))
+        }
         switch role {
         case .x: return motion(.x)
         case .y: return motion(.y)

@@ -74,10 +74,12 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     /// A scan arrived since the buffer was (re)enabled.
     private var sawScans = false
 
-    public init(sysfs: IIOSysfsDevice, devnode: String, description: IIODeviceDescription, plan: DeviceCapturePlan,
-                controlQueue: DispatchQueue, clock: any SystemClock, pairing: ClockPairing = .system, log: Journal,
-                restartDelay: DispatchTimeInterval = .seconds(1), deliveryHold: Int64 = IIODeviceCapture.defaultDeliveryHold,
-                onEnableFailure: (@Sendable (BufferedCaptureError) -> Void)? = nil) {
+    public init(
+        sysfs: IIOSysfsDevice, devnode: String, description: IIODeviceDescription, plan: DeviceCapturePlan,
+        controlQueue: DispatchQueue, clock: any SystemClock, pairing: ClockPairing = .system, log: Journal,
+        restartDelay: DispatchTimeInterval = .seconds(1), deliveryHold: Int64 = IIODeviceCapture.defaultDeliveryHold,
+        onEnableFailure: (@Sendable (BufferedCaptureError) -> Void)? = nil
+    ) {
         precondition(deliveryHold >= 0, "a hold is not negative")
         self.onEnableFailure = onEnableFailure
         self.deliveryHold = deliveryHold
@@ -162,10 +164,13 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         } catch {
             setStatus(.failed("cannot enable the buffer: \(error)"))
             if let onEnableFailure {
-                log.warning("\(description.deviceName) (\(description.name)): cannot start buffered capture: \(error); polling its sysfs values instead")
+                log.warning(
+                    "\(description.deviceName) (\(description.name)): cannot start buffered capture: \(error); polling its sysfs values instead"
+                )
                 onEnableFailure(error)
             } else {
-                log.error("\(description.deviceName) (\(description.name)): cannot start buffered capture: \(error); not recording it")
+                log.error(
+                    "\(description.deviceName) (\(description.name)): cannot start buffered capture: \(error); not recording it")
             }
             return
         }
@@ -199,7 +204,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
             defer { self.loop = nil }
             return self.loop
         }
-        loop?.stop()   // outside `dataQueue`: the thread may be waiting to enter it
+        loop?.stop()  // outside `dataQueue`: the thread may be waiting to enter it
         dataQueue.sync {
             reader = nil
             if keepConsumers { fanOut.deliverAll() } else { fanOut.removeAll() }
@@ -237,11 +242,13 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         fanOut.keepOnly(Set(everyone.map(\.id)))
         fanOut.adopt(everyone)
         do throws(SystemError) {
-            loop = try ReadinessLoop(name: "iio \(description.deviceName)", fileDescriptor: reader.fileDescriptor,
-                                     body: { [weak self] wake in self?.woke(wake) ?? .stop },
-                                     onExit: { [dataQueue] in dataQueue.sync { reader.close() } })
+            loop = try ReadinessLoop(
+                name: "iio \(description.deviceName)", fileDescriptor: reader.fileDescriptor,
+                body: { [weak self] wake in self?.woke(wake) ?? .stop },
+                onExit: { [dataQueue] in dataQueue.sync { reader.close() } })
         } catch {
-            log.error("\(description.deviceName) (\(description.name)): cannot start its reading thread: \(error); not recording it")
+            log.error(
+                "\(description.deviceName) (\(description.name)): cannot start its reading thread: \(error); not recording it")
             setStatus(.failed("\(error)"))
             self.reader = nil
             reader.close()
@@ -292,7 +299,9 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
             return .stop
         }
         if endOfFile {
-            log.notice("\(description.deviceName): \(devnode) reached end of file (a regular file or a closed mock, not a kernel buffer); no more scans")
+            log.notice(
+                "\(description.deviceName): \(devnode) reached end of file (a regular file or a closed mock, not a kernel buffer); no more scans"
+            )
             setStatus(.failed("\(devnode) reached end of file"))
             self.reader = nil
             fanOut.deliverAll()
@@ -319,11 +328,15 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
             for stamp in stamps { sensorTimes.append(stamp &+ offset) }
         case .estimated:
             let period = estimatedPeriod ?? 0
-            for scan in 0..<count { sensorTimes.append(receive.subtractingSaturating(Int64(count - 1 - scan).multipliedSaturating(by: period))) }
+            for scan in 0..<count {
+                sensorTimes.append(receive.subtractingSaturating(Int64(count - 1 - scan).multipliedSaturating(by: period)))
+            }
         }
         let dropped = fanOut.distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive)
         if dropped > 0 {
-            log.warning("\(description.deviceName): \(dropped) of \(count) scans had an impossible timestamp and were dropped (\(fanOut.implausibleScans) in all); recorded as a gap")
+            log.warning(
+                "\(description.deviceName): \(dropped) of \(count) scans had an impossible timestamp and were dropped (\(fanOut.implausibleScans) in all); recorded as a gap"
+            )
         }
     }
 

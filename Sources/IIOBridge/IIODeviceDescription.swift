@@ -36,11 +36,13 @@ public struct IIODeviceDescription: Hashable, Sendable {
     /// makes it polled-only). Each deserves one log line.
     public var degradations: [IIOAttributeError]
 
-    public init(deviceName: String, name: String, label: String? = nil, samplingRates: [String: SamplingRate] = [:],
-                timestampClock: IIOTimestampClock? = nil,
-                channels: [IIOChannel] = [], timestampElement: ScanElementSpec? = nil,
-                bufferDirectory: String? = nil, scanElementDirectory: String? = nil, currentTrigger: String? = nil,
-                acceptsTrigger: Bool = false, sysfsMountMatrices: [String: MountMatrix] = [:], degradations: [IIOAttributeError] = []) {
+    public init(
+        deviceName: String, name: String, label: String? = nil, samplingRates: [String: SamplingRate] = [:],
+        timestampClock: IIOTimestampClock? = nil,
+        channels: [IIOChannel] = [], timestampElement: ScanElementSpec? = nil,
+        bufferDirectory: String? = nil, scanElementDirectory: String? = nil, currentTrigger: String? = nil,
+        acceptsTrigger: Bool = false, sysfsMountMatrices: [String: MountMatrix] = [:], degradations: [IIOAttributeError] = []
+    ) {
         self.deviceName = deviceName
         self.name = name
         self.label = label
@@ -107,8 +109,10 @@ public struct IIOChannel: Hashable, Sendable {
     /// The buffered element, if the channel can be captured through the buffer.
     public var scanElement: IIOScanElement?
 
-    public init(id: IIOChannelID, hasRaw: Bool = false, hasInput: Bool = false, scale: Double? = nil,
-                scaleAttribute: String? = nil, offset: Double? = nil, scanElement: IIOScanElement? = nil) {
+    public init(
+        id: IIOChannelID, hasRaw: Bool = false, hasInput: Bool = false, scale: Double? = nil,
+        scaleAttribute: String? = nil, offset: Double? = nil, scanElement: IIOScanElement? = nil
+    ) {
         self.id = id
         self.hasRaw = hasRaw
         self.hasInput = hasInput

@@ -35,9 +35,11 @@ public final class IIODiscovery: @unchecked Sendable {
         /// `[sensor NAME] rate` (Hz): written before the buffer is enabled, or the polling rate.
         public var rates: [SRSensor: Double]
 
-        public init(ignored: [String] = [], clock: any SystemClock, log: Journal, triggersRoot: String = "/sys/bus/iio/devices",
-                    polling: IIOChip.Polling = .init(), pairing: ClockPairing = .system,
-                    restartDelay: DispatchTimeInterval = .seconds(1), rates: [SRSensor: Double] = [:]) {
+        public init(
+            ignored: [String] = [], clock: any SystemClock, log: Journal, triggersRoot: String = "/sys/bus/iio/devices",
+            polling: IIOChip.Polling = .init(), pairing: ClockPairing = .system,
+            restartDelay: DispatchTimeInterval = .seconds(1), rates: [SRSensor: Double] = [:]
+        ) {
             self.rates = rates
             self.ignored = ignored
             self.clock = clock
@@ -156,7 +158,9 @@ public final class IIODiscovery: @unchecked Sendable {
             return
         }
         register(chip, reusing: nil)
-        options.log.info("\(device.sysname) (\(chip.description.name)) at \(device.syspath): \(chip.functions.map(\.description).joined(separator: ", "))")
+        options.log.info(
+            "\(device.sysname) (\(chip.description.name)) at \(device.syspath): \(chip.functions.map(\.description).joined(separator: ", "))"
+        )
     }
 
     private func changed(_ device: UdevIIODevice) {
@@ -178,7 +182,9 @@ public final class IIODiscovery: @unchecked Sendable {
             return
         }
         for problem in chip.problems where !old.chip.problems.contains(problem) { options.log.warning("\(problem)") }
-        options.log.notice("\(device.sysname) (\(chip.description.name)) changed: \(Self.differences(old.descriptors, descriptors)); its streams are registered anew")
+        options.log.notice(
+            "\(device.sysname) (\(chip.description.name)) changed: \(Self.differences(old.descriptors, descriptors)); its streams are registered anew"
+        )
         registry.remove(source: old.chip.sourceID)
         for source in old.polled { source.close() }
         let keep = chip.capturePlan != nil && chip.capturePlan == old.chip.capturePlan
@@ -206,13 +212,14 @@ public final class IIODiscovery: @unchecked Sendable {
             let control = controlQueues[syspath] ?? DispatchQueue(label: "sensorkitd.iio.control.\(chip.description.deviceName)")
             controlQueues[syspath] = control
             let refused = CaptureReference()
-            let made = IIODeviceCapture(sysfs: IIOSysfsDevice(path: syspath), devnode: chip.udev.devnode ?? "/dev/" + chip.udev.sysname,
-                                        description: chip.description, plan: plan, controlQueue: control, clock: options.clock,
-                                        pairing: options.pairing, log: options.log, restartDelay: options.restartDelay,
-                                        onEnableFailure: { [weak self] error in
-                                            guard let self else { return }
-                                            queue.async { self.bufferRefused(syspath, by: refused.capture, error) }
-                                        })
+            let made = IIODeviceCapture(
+                sysfs: IIOSysfsDevice(path: syspath), devnode: chip.udev.devnode ?? "/dev/" + chip.udev.sysname,
+                description: chip.description, plan: plan, controlQueue: control, clock: options.clock,
+                pairing: options.pairing, log: options.log, restartDelay: options.restartDelay,
+                onEnableFailure: { [weak self] error in
+                    guard let self else { return }
+                    queue.async { self.bufferRefused(syspath, by: refused.capture, error) }
+                })
             refused.capture = made
             capture = made
         }
@@ -277,24 +284,28 @@ public final class IIODiscovery: @unchecked Sendable {
             description.bufferDirectory = nil
         }
         do throws(ScanLayoutError) {
-            return try IIOChip(udev: udev, description: description, triggers: triggers, integrationTime: integration,
-                               polling: options.polling, earlierTwins: twins, configuredRates: rates, bufferRefusal: refusal)
+            return try IIOChip(
+                udev: udev, description: description, triggers: triggers, integrationTime: integration,
+                polling: options.polling, earlierTwins: twins, configuredRates: rates, bufferRefusal: refusal)
         } catch {
             // The scan elements cannot form a layout: drop the buffer, poll what can be polled.
-            description.degradations.append(IIOAttributeError(
-                device: description.deviceName, attribute: (description.scanElementDirectory ?? "scan_elements") + "/",
-                problem: .malformed(value: "\(error)", reason: "the scan elements cannot form a layout")))
+            description.degradations.append(
+                IIOAttributeError(
+                    device: description.deviceName, attribute: (description.scanElementDirectory ?? "scan_elements") + "/",
+                    problem: .malformed(value: "\(error)", reason: "the scan elements cannot form a layout")))
             for index in description.channels.indices { description.channels[index].scanElement = nil }
             description.bufferDirectory = nil
-            return try? IIOChip(udev: udev, description: description, triggers: triggers, integrationTime: integration,
-                                polling: options.polling, earlierTwins: twins, configuredRates: rates)
+            return try? IIOChip(
+                udev: udev, description: description, triggers: triggers, integrationTime: integration,
+                polling: options.polling, earlierTwins: twins, configuredRates: rates)
         }
     }
 
     /// Earlier IIO devices of the same name and label under the same parent (`IIOSourceIdentity`).
     private func earlierTwins(of device: UdevIIODevice, _ description: IIODeviceDescription) -> Int {
         guard device.syspath.hasPrefix("/"), let number = IIOSourceIdentity.deviceNumber(device.sysname) else { return 0 }
-        let parent = SysfsDirectory(path: String(device.syspath[..<(device.syspath.lastIndex(of: "/") ?? device.syspath.endIndex)]))
+        let parent = SysfsDirectory(
+            path: String(device.syspath[..<(device.syspath.lastIndex(of: "/") ?? device.syspath.endIndex)]))
         guard let names = try? parent.entries() else { return 0 }
         var siblings: [(name: String, label: String?, number: Int)] = []
         for entry in names where entry != device.sysname {
@@ -304,7 +315,8 @@ public final class IIODiscovery: @unchecked Sendable {
             let label = (try? directory.read("label")).flatMap { $0.isEmpty ? nil : $0 }
             siblings.append((name, label, other))
         }
-        return IIOSourceIdentity.earlierTwins(name: description.name, label: description.label, number: number, siblings: siblings)
+        return IIOSourceIdentity.earlierTwins(
+            name: description.name, label: description.label, number: number, siblings: siblings)
     }
 
     private func isIgnored(_ name: String) -> Bool { options.ignored.contains(name) }
@@ -318,8 +330,10 @@ public final class IIODiscovery: @unchecked Sendable {
 
     /// The light integration time in seconds, if the device has one (`…integration_time`).
     static func integrationTime(of sysfs: IIOSysfsDevice) -> Double? {
-        for name in ["in_illuminance_integration_time", "in_illuminance0_integration_time", "in_intensity_integration_time",
-                     "integration_time"] {
+        for name in [
+            "in_illuminance_integration_time", "in_illuminance0_integration_time", "in_intensity_integration_time",
+            "integration_time",
+        ] {
             if let text = try? sysfs.directory.read(name), let value = try? SysfsNumber.decimal(text), value > 0 {
                 return value
             }
@@ -341,7 +355,9 @@ public final class IIODiscovery: @unchecked Sendable {
                 parts.append("\(name) \(key) \(before.details[key] ?? "-") → \(descriptor.details[key] ?? "-")")
             }
             for (a, b) in zip(before.columns, descriptor.columns) where a != b {
-                parts.append("\(name) \(a.name) scale \(a.scale) → \(b.scale)" + (a.offset != b.offset ? ", offset \(a.offset) → \(b.offset)" : ""))
+                parts.append(
+                    "\(name) \(a.name) scale \(a.scale) → \(b.scale)"
+                        + (a.offset != b.offset ? ", offset \(a.offset) → \(b.offset)" : ""))
             }
         }
         for descriptor in old where !new.contains(where: { $0.sensor == descriptor.sensor }) {

@@ -50,8 +50,10 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
 
     public var captureStatus: CaptureStatus? { currentStatus.withLock { $0 } }
 
-    public init(descriptor: SourceDescriptor, sysfs: IIOSysfsDevice, reads: [IIOChip.ColumnSource], interval: Int64,
-                clock: any SystemClock, log: Journal, degradation: String? = nil, schedule: PollSchedule = .grid) {
+    public init(
+        descriptor: SourceDescriptor, sysfs: IIOSysfsDevice, reads: [IIOChip.ColumnSource], interval: Int64,
+        clock: any SystemClock, log: Journal, degradation: String? = nil, schedule: PollSchedule = .grid
+    ) {
         precondition(reads.count == descriptor.columns.count, "one read per column")
         self.degradation = degradation
         precondition(interval > 0, "a polling interval is positive")
@@ -65,17 +67,19 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
         self.schedule = schedule
         queue = DispatchQueue(label: "sensorkitd.iio.poll.\(sysfs.deviceName).\(descriptor.sensor.rawValue)")
         queue.setSpecific(key: onQueue, value: true)
-        batcher = SampleBatcher(boot: clock.bootID, columnCount: reads.count, period: interval,
-                                gapCause: "sysfs reads stalled")
+        batcher = SampleBatcher(
+            boot: clock.bootID, columnCount: reads.count, period: interval,
+            gapCause: "sysfs reads stalled")
     }
 
     /// The stream of a polled `function` of `chip`.
     public convenience init(chip: IIOChip, function: IIOSensorFunction, clock: any SystemClock, log: Journal) {
         precondition(function.capture == .polled, "\(function) is not polled")
-        self.init(descriptor: chip.descriptor(for: function), sysfs: IIOSysfsDevice(path: chip.udev.syspath),
-                  reads: chip.columns(for: function).map(\.1), interval: chip.pollIntervals[function.kind] ?? 1_000_000_000,
-                  clock: clock, log: log,
-                  degradation: function.kind == .stepCounter ? nil : chip.bufferRefusal.map { "polling sysfs: the buffer \($0)" })
+        self.init(
+            descriptor: chip.descriptor(for: function), sysfs: IIOSysfsDevice(path: chip.udev.syspath),
+            reads: chip.columns(for: function).map(\.1), interval: chip.pollIntervals[function.kind] ?? 1_000_000_000,
+            clock: clock, log: log,
+            degradation: function.kind == .stepCounter ? nil : chip.bufferRefusal.map { "polling sysfs: the buffer \($0)" })
     }
 
     /// Starting returns at once (the first read follows on the queue); stopping returns once the
@@ -120,11 +124,12 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
         if isStepCounter { enableStepCounter() }
         let timer = DispatchSource.makeTimerSource(flags: schedule.strict ? .strict : [], queue: queue)
         let first = schedule.firstDeadline(DispatchTime.now().uptimeNanoseconds, interval)
-        timer.schedule(deadline: DispatchTime(uptimeNanoseconds: first), repeating: .nanoseconds(Int(interval)),
-                       leeway: .nanoseconds(Int(schedule.leeway)))
+        timer.schedule(
+            deadline: DispatchTime(uptimeNanoseconds: first), repeating: .nanoseconds(Int(interval)),
+            leeway: .nanoseconds(Int(schedule.leeway)))
         timer.setEventHandler { [weak self] in self?.poll() }
         self.timer = timer
-        poll()   // the first read now, then one per interval
+        poll()  // the first read now, then one per interval
         timer.resume()
     }
 
@@ -169,8 +174,9 @@ public final class IIOPolledSource: SensorSource, @unchecked Sendable {
                 case let .input(channel):
                     let value = try sysfs.readInput(channel) * 1e6
                     guard value.magnitude < 9e18 else {
-                        throw IIOAttributeError(device: sysfs.deviceName, attribute: channel.prefix + "_input",
-                                                problem: .malformed(value: String(value / 1e6), reason: "out of range"))
+                        throw IIOAttributeError(
+                            device: sysfs.deviceName, attribute: channel.prefix + "_input",
+                            problem: .malformed(value: String(value / 1e6), reason: "out of range"))
                     }
                     row.append(Int64(value.rounded()))
                 case let .inputCount(channel): row.append(try sysfs.readInputCount(channel))

@@ -40,12 +40,15 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
     private let buffer = Mutex<IIORemoteBuffer?>(nil)
 
     /// The description put in the stream's details.
-    public static let timestampsDetail = "remote kernel in_timestamp, offset to local boottime fixed from the least-delayed of the first refills (late by that delivery latency)"
+    public static let timestampsDetail =
+        "remote kernel in_timestamp, offset to local boottime fixed from the least-delayed of the first refills (late by that delivery latency)"
     /// Refills held back to fix the clock offset.
     public static let calibrationRefills = 5
 
-    public init(context: IIORemoteContext, deviceID: String, plan: DeviceCapturePlan, clock: any SystemClock, log: Journal,
-                onLost: @escaping @Sendable (String) -> Void) {
+    public init(
+        context: IIORemoteContext, deviceID: String, plan: DeviceCapturePlan, clock: any SystemClock, log: Journal,
+        onLost: @escaping @Sendable (String) -> Void
+    ) {
         self.context = context
         self.deviceID = deviceID
         self.plan = plan
@@ -99,7 +102,7 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
         running = false
         stopping.withLock { $0 = true }
         buffer.withLock { $0?.cancel() }
-        readingQueue.sync {}   // the loop has ended and closed its buffer
+        readingQueue.sync {}  // the loop has ended and closed its buffer
     }
 
     /// Opens the buffer, applies the plan's rate fix-ups, then refills until stopped.
@@ -108,15 +111,19 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
         let name = "\(context.uri) \(deviceID)"
         for setting in plan.plan.samplingFrequencies {
             // The attribute is shared by type: write it through the type's first channel.
-            guard let channel = plan.plan.channels.first(where: { setting.attribute.hasPrefix("in_\($0.type)_") }) else { continue }
+            guard let channel = plan.plan.channels.first(where: { setting.attribute.hasPrefix("in_\($0.type)_") }) else {
+                continue
+            }
             do throws(SystemError) {
-                try context.writeChannelAttribute(device: deviceID, channel: String(channel.prefix.dropFirst(3)), "sampling_frequency",
-                                                  BufferedCapture.format(setting.hertz))
+                try context.writeChannelAttribute(
+                    device: deviceID, channel: String(channel.prefix.dropFirst(3)), "sampling_frequency",
+                    BufferedCapture.format(setting.hertz))
             } catch {
                 log.notice("\(name): \(error), ignoring")
             }
         }
-        let channels = plan.plan.channels.map { String($0.prefix.dropFirst(3)) } + (plan.layout.timestamp != nil ? ["timestamp"] : [])
+        let channels =
+            plan.plan.channels.map { String($0.prefix.dropFirst(3)) } + (plan.layout.timestamp != nil ? ["timestamp"] : [])
         let opened: IIORemoteBuffer
         do throws(SystemError) {
             opened = try context.openBuffer(device: deviceID, channels: channels, samples: plan.plan.watermark)
@@ -131,7 +138,9 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
         }
         guard opened.sampleSize == plan.layout.scanBytes else {
             // libiio 0.24 does not pad scans to their largest element (fixed in 0.25); our decoder would misread them.
-            log.error("\(name): libiio lays scans out in \(opened.sampleSize) bytes, the kernel in \(plan.layout.scanBytes); not recording it")
+            log.error(
+                "\(name): libiio lays scans out in \(opened.sampleSize) bytes, the kernel in \(plan.layout.scanBytes); not recording it"
+            )
             return
         }
         buffer.withLock { $0 = opened }
@@ -147,8 +156,11 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
             // Stopped or lost before calibration finished: what was held still goes out.
             if let chosen = held.map({ $0.receive.subtractingSaturating($0.stamps.last!) }).min() {
                 for refill in held {
-                    _ = fanOut.withLock { $0.distributeAndDeliver(values: refill.values, sensorTimes: refill.stamps.map { $0 &+ chosen },
-                                                    receivedAt: refill.receive) }
+                    _ = fanOut.withLock {
+                        $0.distributeAndDeliver(
+                            values: refill.values, sensorTimes: refill.stamps.map { $0 &+ chosen },
+                            receivedAt: refill.receive)
+                    }
                 }
             }
         }
@@ -169,7 +181,7 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
                 }
             } catch {
                 if stopping.withLock({ $0 }) { return }
-                if error.errno == ETIMEDOUT { continue }   // a slow sensor: nothing yet
+                if error.errno == ETIMEDOUT { continue }  // a slow sensor: nothing yet
                 log.warning("\(name): \(error); reconnecting")
                 fanOut.withLock { $0.interrupt("remote buffer failed: \(error)") }
                 onLost("\(error)")
@@ -179,7 +191,9 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
             let receive = clock.boottimeNanoseconds()
             if plan.layout.timestamp == nil {
                 let period = plan.rates.values.compactMap(\.period).min() ?? 0
-                let sensorTimes = (0..<stamps.count).map { receive.subtractingSaturating(Int64(stamps.count - 1 - $0).multipliedSaturating(by: period)) }
+                let sensorTimes = (0..<stamps.count).map {
+                    receive.subtractingSaturating(Int64(stamps.count - 1 - $0).multipliedSaturating(by: period))
+                }
                 _ = fanOut.withLock { $0.distributeAndDeliver(values: values, sensorTimes: sensorTimes, receivedAt: receive) }
                 continue
             }
@@ -195,16 +209,23 @@ public final class IIORemoteCapture: ScanCapture, @unchecked Sendable {
                 let chosen = held.map { $0.receive.subtractingSaturating($0.stamps.last!) }.min()!
                 offset = chosen
                 for refill in held {
-                    _ = fanOut.withLock { $0.distributeAndDeliver(values: refill.values, sensorTimes: refill.stamps.map { $0 &+ chosen },
-                                                    receivedAt: refill.receive) }
+                    _ = fanOut.withLock {
+                        $0.distributeAndDeliver(
+                            values: refill.values, sensorTimes: refill.stamps.map { $0 &+ chosen },
+                            receivedAt: refill.receive)
+                    }
                 }
                 held.removeAll()
                 continue
             }
             let sensorTimes = stamps.map { $0 &+ fixed }
-            let dropped = fanOut.withLock { $0.distributeAndDeliver(values: values, sensorTimes: sensorTimes, receivedAt: receive) }
+            let dropped = fanOut.withLock {
+                $0.distributeAndDeliver(values: values, sensorTimes: sensorTimes, receivedAt: receive)
+            }
             if dropped > 0 {
-                log.warning("\(name): \(dropped) of \(stamps.count) scans had an impossible timestamp and were dropped; recorded as a gap")
+                log.warning(
+                    "\(name): \(dropped) of \(stamps.count) scans had an impossible timestamp and were dropped; recorded as a gap"
+                )
             }
         }
     }

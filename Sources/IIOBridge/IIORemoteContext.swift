@@ -43,20 +43,26 @@ public final class IIORemoteContext: @unchecked Sendable {
     public func devices() -> [IIORemoteDeviceModel] {
         var devices: [IIORemoteDeviceModel] = []
         for index in 0..<iio_context_get_devices_count(context) {
-            guard let device = iio_context_get_device(context, index), let id = iio_device_get_id(device).map(String.init(cString:)),
-                  id.hasPrefix("iio:device") else { continue }
-            var model = IIORemoteDeviceModel(id: id, name: iio_device_get_name(device).map(String.init(cString:)) ?? id, channels: [])
+            guard let device = iio_context_get_device(context, index),
+                let id = iio_device_get_id(device).map(String.init(cString:)),
+                id.hasPrefix("iio:device")
+            else { continue }
+            var model = IIORemoteDeviceModel(
+                id: id, name: iio_device_get_name(device).map(String.init(cString:)) ?? id, channels: [])
             for attribute in 0..<iio_device_get_attrs_count(device) {
                 guard let name = iio_device_get_attr(device, attribute).map(String.init(cString:)) else { continue }
                 model.attributes[name] = Self.text { iio_device_attr_read(device, name, $0, $1) }
             }
             for channelIndex in 0..<iio_device_get_channels_count(device) {
                 guard let channel = iio_device_get_channel(device, channelIndex),
-                      let channelID = iio_channel_get_id(channel).map(String.init(cString:)) else { continue }
+                    let channelID = iio_channel_get_id(channel).map(String.init(cString:))
+                else { continue }
                 var entry = IIORemoteDeviceModel.Channel(id: channelID, isOutput: iio_channel_is_output(channel))
                 if iio_channel_is_scan_element(channel), let format = iio_channel_get_data_format(channel)?.pointee,
-                   let type = try? ScanType(parsing: "\(format.is_be ? "be" : "le"):\(format.is_signed ? "s" : "u")\(format.bits)/"
-                                            + "\(format.length)\(format.repeat > 1 ? "X\(format.repeat)" : "")>>\(format.shift)") {
+                    let type = try? ScanType(
+                        parsing: "\(format.is_be ? "be" : "le"):\(format.is_signed ? "s" : "u")\(format.bits)/"
+                            + "\(format.length)\(format.repeat > 1 ? "X\(format.repeat)" : "")>>\(format.shift)")
+                {
                     entry.scan = (Int(iio_channel_get_index(channel)), type)
                 }
                 for attribute in 0..<iio_channel_get_attrs_count(channel) {
@@ -73,9 +79,11 @@ public final class IIORemoteContext: @unchecked Sendable {
     /// Writes a channel attribute (`iio_channel_attr_write`), e.g. a raised `sampling_frequency`.
     /// Blocks.
     public func writeChannelAttribute(device deviceID: String, channel channelID: String, _ name: String, _ value: String)
-        throws(SystemError) {
+        throws(SystemError)
+    {
         guard let device = iio_context_find_device(context, deviceID),
-              let channel = iio_device_find_channel(device, channelID, false) else {
+            let channel = iio_device_find_channel(device, channelID, false)
+        else {
             throw SystemError("iio_device_find_channel(\(deviceID), \(channelID))", errno: ENOENT)
         }
         let result = iio_channel_attr_write(channel, name, value)
@@ -91,7 +99,8 @@ public final class IIORemoteContext: @unchecked Sendable {
         }
         for index in 0..<iio_device_get_channels_count(device) {
             guard let channel = iio_device_get_channel(device, index), !iio_channel_is_output(channel),
-                  iio_channel_is_scan_element(channel), let id = iio_channel_get_id(channel).map(String.init(cString:)) else { continue }
+                iio_channel_is_scan_element(channel), let id = iio_channel_get_id(channel).map(String.init(cString:))
+            else { continue }
             if channels.contains(id) { iio_channel_enable(channel) } else { iio_channel_disable(channel) }
         }
         guard let buffer = iio_device_create_buffer(device, samples, false) else {
@@ -116,7 +125,7 @@ public final class IIORemoteBuffer: @unchecked Sendable {
     // @unchecked: `buffer` is refilled and destroyed only on the owner's reading queue; libiio
     // documents `iio_buffer_cancel` as safe from another thread.
     private let buffer: OpaquePointer
-    private let context: IIORemoteContext   // keeps the context alive as long as the buffer
+    private let context: IIORemoteContext  // keeps the context alive as long as the buffer
     public let deviceID: String
     /// Bytes per scan as libiio lays them out (`iio_device_get_sample_size`).
     public let sampleSize: Int

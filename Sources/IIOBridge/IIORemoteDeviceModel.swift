@@ -18,7 +18,9 @@ public struct IIORemoteDeviceModel: Hashable, Sendable {
         /// Attribute texts by libiio's short name (`scale`, `raw`, `sampling_frequency`).
         public var attributes: [String: String]
 
-        public init(id: String, isOutput: Bool = false, scan: (index: Int, type: ScanType)? = nil, attributes: [String: String] = [:]) {
+        public init(
+            id: String, isOutput: Bool = false, scan: (index: Int, type: ScanType)? = nil, attributes: [String: String] = [:]
+        ) {
             self.id = id
             self.isOutput = isOutput
             self.scan = scan
@@ -64,11 +66,13 @@ public struct IIORemoteDeviceModel: Hashable, Sendable {
             if let clock = IIOTimestampClock(rawValue: SysfsNumber.trim(text)) {
                 description.timestampClock = clock
             } else {
-                description.degradations.append(error("current_timestamp_clock", .malformed(value: text, reason: "unknown clock name")))
+                description.degradations.append(
+                    error("current_timestamp_clock", .malformed(value: text, reason: "unknown clock name")))
             }
         }
         if let rate = try rate(attributes, "sampling_frequency") { description.samplingRates["sampling_frequency"] = rate }
-        for (name, text) in attributes.sorted(by: { $0.key < $1.key }) where name == "mount_matrix" || name.hasSuffix("_mount_matrix") {
+        for (name, text) in attributes.sorted(by: { $0.key < $1.key })
+        where name == "mount_matrix" || name.hasSuffix("_mount_matrix") {
             description.sysfsMountMatrices[name] = try matrix(name, text)
         }
         var hasScanElements = false
@@ -93,10 +97,12 @@ public struct IIORemoteDeviceModel: Hashable, Sendable {
                 hasScanElements = true
             }
             let shared = "in_\(id.type)_sampling_frequency"
-            if description.samplingRates[shared] == nil, let rate = try rate(channel.attributes, "sampling_frequency", as: shared) {
+            if description.samplingRates[shared] == nil, let rate = try rate(channel.attributes, "sampling_frequency", as: shared)
+            {
                 description.samplingRates[shared] = rate
             }
-            if let text = channel.attributes["mount_matrix"], description.sysfsMountMatrices["in_\(id.type)_mount_matrix"] == nil {
+            if let text = channel.attributes["mount_matrix"], description.sysfsMountMatrices["in_\(id.type)_mount_matrix"] == nil
+            {
                 description.sysfsMountMatrices["in_\(id.type)_mount_matrix"] = try matrix(channel.prefix + "_mount_matrix", text)
             }
             description.channels.append(model)
@@ -110,7 +116,9 @@ public struct IIORemoteDeviceModel: Hashable, Sendable {
         return description
     }
 
-    private func rate(_ attributes: [String: String], _ name: String, as attribute: String? = nil) throws(IIOAttributeError) -> SamplingRate? {
+    private func rate(_ attributes: [String: String], _ name: String, as attribute: String? = nil) throws(IIOAttributeError)
+        -> SamplingRate?
+    {
         guard let text = attributes[name] else { return nil }
         let attribute = attribute ?? name
         var rate = SamplingRate(attribute: attribute, hertz: try decimal(attribute, text))

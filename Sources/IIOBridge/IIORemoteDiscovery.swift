@@ -21,8 +21,10 @@ public final class IIORemoteDiscovery: @unchecked Sendable {
         public var retryInterval: DispatchTimeInterval
         public var timeoutMilliseconds: UInt32
 
-        public init(uris: [String], clock: any SystemClock, log: Journal, retryInterval: DispatchTimeInterval = .seconds(5),
-                    timeoutMilliseconds: UInt32 = 5_000) {
+        public init(
+            uris: [String], clock: any SystemClock, log: Journal, retryInterval: DispatchTimeInterval = .seconds(5),
+            timeoutMilliseconds: UInt32 = 5_000
+        ) {
             self.uris = uris
             self.clock = clock
             self.log = log
@@ -81,7 +83,9 @@ public final class IIORemoteDiscovery: @unchecked Sendable {
         do throws(SystemError) {
             context = try IIORemoteContext(uri: uri, timeoutMilliseconds: options.timeoutMilliseconds)
         } catch {
-            if !rig.failing { options.log.warning("remote IIO \(uri): \(error); retrying every \(Self.describe(options.retryInterval))") }
+            if !rig.failing {
+                options.log.warning("remote IIO \(uri): \(error); retrying every \(Self.describe(options.retryInterval))")
+            }
             rig.failing = true
             rigs[uri] = rig
             queue.asyncAfter(deadline: .now() + options.retryInterval) { [weak self] in self?.connect(uri) }
@@ -112,10 +116,14 @@ public final class IIORemoteDiscovery: @unchecked Sendable {
             for problem in chip.problems { options.log.warning("remote IIO \(uri): \(problem)") }
             let polled = chip.functions.filter { $0.capture == .polled }
             if !polled.isEmpty {
-                options.log.info("remote IIO \(uri) \(model.id) (\(model.name)): \(polled.map(\.kind.rawValue).joined(separator: ", ")) would need sysfs polling over the network, not recorded")
+                options.log.info(
+                    "remote IIO \(uri) \(model.id) (\(model.name)): \(polled.map(\.kind.rawValue).joined(separator: ", ")) would need sysfs polling over the network, not recorded"
+                )
             }
             guard let plan = chip.capturePlan else { continue }
-            let capture = IIORemoteCapture(context: context, deviceID: model.id, plan: plan, clock: options.clock, log: options.log) {
+            let capture = IIORemoteCapture(
+                context: context, deviceID: model.id, plan: plan, clock: options.clock, log: options.log
+            ) {
                 [weak self] why in
                 guard let self else { return }
                 queue.async { self.lost(uri, generation: generation, why: why) }
@@ -124,11 +132,13 @@ public final class IIORemoteDiscovery: @unchecked Sendable {
             for function in plan.functions {
                 var descriptor = chip.descriptor(for: function)
                 descriptor.details["remote"] = uri
-                descriptor.details["timestamps"] = plan.layout.timestamp == nil
+                descriptor.details["timestamps"] =
+                    plan.layout.timestamp == nil
                     ? TimestampMapping.estimated.description : IIORemoteCapture.timestampsDetail
                 sources.append(IIOBufferedSource(chip: chip, function: function, capture: capture, descriptor: descriptor))
             }
-            options.log.info("remote IIO \(uri) \(model.id) (\(model.name)): \(plan.functions.map(\.description).joined(separator: ", "))")
+            options.log.info(
+                "remote IIO \(uri) \(model.id) (\(model.name)): \(plan.functions.map(\.description).joined(separator: ", "))")
         }
         rig.sourceIDs = Array(Set(sources.map(\.descriptor.source))).sorted()
         rigs[uri] = rig

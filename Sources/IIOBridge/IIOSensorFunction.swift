@@ -83,7 +83,8 @@ public struct IIOSensorFunction: Hashable, Sendable, CustomStringConvertible {
             // Lux only from illuminance channels (docs/iio.md §12.2); `_ir` and `_both` are not lux —
             // except on a HID sensor hub's ALS (`als`), whose older drivers report the hub's
             // illuminance usage (lux) only as `in_intensity_both`.
-            let illuminance = find("illuminance", [nil, "clear"]) ?? (device.name == hidLightSensor ? find("intensity", ["both"]) : nil)
+            let illuminance =
+                find("illuminance", [nil, "clear"]) ?? (device.name == hidLightSensor ? find("intensity", ["both"]) : nil)
             let colour: [Role: IIOChannel] = [
                 .red: find("intensity", ["red"]), .green: find("intensity", ["green"]),
                 .blue: find("intensity", ["blue"]), .clear: find("intensity", ["clear"]),
@@ -109,13 +110,15 @@ public struct IIOSensorFunction: Hashable, Sendable, CustomStringConvertible {
 
         if device.bufferDirectory != nil, required.values.allSatisfy({ $0.scanElement != nil }) {
             let extra = optional.filter { $0.value.scanElement != nil }
-            return IIOSensorFunction(kind: kind, capture: .buffered,
-                                     channels: required.merging(extra) { a, _ in a }.mapValues(\.id))
+            return IIOSensorFunction(
+                kind: kind, capture: .buffered,
+                channels: required.merging(extra) { a, _ in a }.mapValues(\.id))
         }
         if required.values.allSatisfy(\.isPollable) {
             let extra = optional.filter { $0.value.isPollable }
-            return IIOSensorFunction(kind: kind, capture: .polled,
-                                     channels: required.merging(extra) { a, _ in a }.mapValues(\.id))
+            return IIOSensorFunction(
+                kind: kind, capture: .polled,
+                channels: required.merging(extra) { a, _ in a }.mapValues(\.id))
         }
         return nil
     }

@@ -33,8 +33,10 @@ public struct IIOSourceIdentity: Hashable, Sendable {
 
     /// How many of `siblings` (name, label, device number of every IIO device under the same
     /// parent) come before device `number` with the same name and label.
-    public static func earlierTwins(name: String, label: String?, number: Int,
-                                    siblings: [(name: String, label: String?, number: Int)]) -> Int {
+    public static func earlierTwins(
+        name: String, label: String?, number: Int,
+        siblings: [(name: String, label: String?, number: Int)]
+    ) -> Int {
         siblings.filter { $0.name == name && $0.label == label && $0.number < number }.count
     }
 

@@ -55,8 +55,10 @@ public struct IIOSysfsDevice: Hashable, Sendable {
             if let clock = IIOTimestampClock(rawValue: text) {
                 description.timestampClock = clock
             } else {
-                description.degradations.append(error("current_timestamp_clock",
-                                                      .malformed(value: text, reason: "unknown clock name")))
+                description.degradations.append(
+                    error(
+                        "current_timestamp_clock",
+                        .malformed(value: text, reason: "unknown clock name")))
             }
         }
 
@@ -73,8 +75,9 @@ public struct IIOSysfsDevice: Hashable, Sendable {
             }
         }
         if let timestamp = elements.removeValue(forKey: "in_timestamp") {
-            description.timestampElement = ScanElementSpec(channel: "in_timestamp", index: timestamp.index,
-                                                           type: timestamp.type)
+            description.timestampElement = ScanElementSpec(
+                channel: "in_timestamp", index: timestamp.index,
+                type: timestamp.type)
         }
 
         // Channels: every `in_*_raw`/`in_*_input`, plus every scan element.
@@ -86,8 +89,9 @@ public struct IIOSysfsDevice: Hashable, Sendable {
         }
         for prefix in prefixes.sorted() {
             guard let id = IIOChannelID(prefix: prefix), id.type != "timestamp" else { continue }
-            var channel = IIOChannel(id: id, hasRaw: entries.contains(prefix + "_raw"),
-                                     hasInput: entries.contains(prefix + "_input"), scanElement: elements[prefix])
+            var channel = IIOChannel(
+                id: id, hasRaw: entries.contains(prefix + "_raw"),
+                hasInput: entries.contains(prefix + "_input"), scanElement: elements[prefix])
             if let attribute = id.attributeNames(info: "scale").first(where: entries.contains) {
                 channel.scale = try decimal(attribute, if: entries)
                 channel.scaleAttribute = attribute

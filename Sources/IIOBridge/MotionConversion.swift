@@ -30,8 +30,10 @@ public struct MotionConversion: Hashable, Sendable {
     public let matrix: MountMatrix
     public let matrixSource: MatrixSource
 
-    public init(kind: IIOSensorFunction.Kind, x: ChannelCalibration, y: ChannelCalibration, z: ChannelCalibration,
-                matrix: MountMatrix = .identity, matrixSource: MatrixSource = .identity) {
+    public init(
+        kind: IIOSensorFunction.Kind, x: ChannelCalibration, y: ChannelCalibration, z: ChannelCalibration,
+        matrix: MountMatrix = .identity, matrixSource: MatrixSource = .identity
+    ) {
         precondition(kind == .accelerometer || kind == .gyroscope, "motion conversion of \(kind)")
         self.kind = kind
         self.x = x
@@ -60,12 +62,14 @@ public struct MotionConversion: Hashable, Sendable {
             matrix = udevMountMatrix
             source = .udev
         } else if let attribute = IIOChannelID.sharedAttributeNames(type: type, info: "mount_matrix")
-            .first(where: { device.sysfsMountMatrices[$0] != nil }) {
+            .first(where: { device.sysfsMountMatrices[$0] != nil })
+        {
             matrix = device.sysfsMountMatrices[attribute]!
             source = .sysfs(attribute: attribute)
         }
-        self.init(kind: function.kind, x: calibration(.x), y: calibration(.y), z: calibration(.z),
-                  matrix: matrix, matrixSource: source)
+        self.init(
+            kind: function.kind, x: calibration(.x), y: calibration(.y), z: calibration(.z),
+            matrix: matrix, matrixSource: source)
     }
 
     /// Raw counts of one sample (x, y, z as the chip reports them) → CoreMotion units
@@ -80,8 +84,9 @@ public struct MotionConversion: Hashable, Sendable {
     public func convert(processed chip: SIMD3<Double>) -> SIMD3<Double> {
         let device = matrix.apply(chip)
         guard kind == .accelerometer else { return device }
-        return SIMD3(UnitConversion.gravities(fromMetresPerSecondSquared: device.x),
-                     UnitConversion.gravities(fromMetresPerSecondSquared: device.y),
-                     UnitConversion.gravities(fromMetresPerSecondSquared: device.z))
+        return SIMD3(
+            UnitConversion.gravities(fromMetresPerSecondSquared: device.x),
+            UnitConversion.gravities(fromMetresPerSecondSquared: device.y),
+            UnitConversion.gravities(fromMetresPerSecondSquared: device.z))
     }
 }

@@ -77,24 +77,30 @@ public struct SampleBatcher: Sendable {
     /// Adds one sample whose column `i` is `value(i)`. Events that must go out before it — the
     /// batch it no longer fits in, the gap in front of it — are appended to `events`.
     @inline(__always)
-    public mutating func append(sensorTime: Int64, receiveTime: Int64, into events: inout [SourceEvent],
-                                _ value: (Int) -> Int64) {
+    public mutating func append(
+        sensorTime: Int64, receiveTime: Int64, into events: inout [SourceEvent],
+        _ value: (Int) -> Int64
+    ) {
         if let last = lastSensorTime {
             let step = sensorTime - last
             if let why = interruption {
                 flush(into: &events)
-                events.append(.gap(from: BootInstant(boot: boot, nanoseconds: last),
-                                   to: BootInstant(boot: boot, nanoseconds: sensorTime),
-                                   reason: .systemInitiated, why: why))
+                events.append(
+                    .gap(
+                        from: BootInstant(boot: boot, nanoseconds: last),
+                        to: BootInstant(boot: boot, nanoseconds: sensorTime),
+                        reason: .systemInitiated, why: why))
                 interruption = nil
             } else if let threshold = gapThreshold, step > threshold, let period {
                 flush(into: &events)
-                events.append(.gap(from: BootInstant(boot: boot, nanoseconds: last),
-                                   to: BootInstant(boot: boot, nanoseconds: sensorTime), reason: .systemInitiated,
-                                   why: Self.gapReason(cause: gapCause, step: step, period: period)))
+                events.append(
+                    .gap(
+                        from: BootInstant(boot: boot, nanoseconds: last),
+                        to: BootInstant(boot: boot, nanoseconds: sensorTime), reason: .systemInitiated,
+                        why: Self.gapReason(cause: gapCause, step: step, period: period)))
             }
         } else {
-            interruption = nil   // nothing before the first sample to lose
+            interruption = nil  // nothing before the first sample to lose
         }
         if let first = sensorTimes.first, sensorTime - first >= Self.maximumSpan {
             flush(into: &events)

@@ -27,9 +27,10 @@ public struct ScanDecoder: Hashable, Sendable {
         for slot in layout.slots {
             let type = slot.type
             for repetition in 0..<type.repeatCount {
-                let step = Step(offset: slot.offset + repetition * type.storageBytes, bytes: type.storageBytes,
-                                bigEndian: type.endianness == .big, shift: UInt64(type.shift),
-                                realBits: type.realBits, isSigned: type.isSigned)
+                let step = Step(
+                    offset: slot.offset + repetition * type.storageBytes, bytes: type.storageBytes,
+                    bigEndian: type.endianness == .big, shift: UInt64(type.shift),
+                    realBits: type.realBits, isSigned: type.isSigned)
                 if slot.firstValue == nil {
                     if repetition == 0 { timestampStep = step }
                 } else {

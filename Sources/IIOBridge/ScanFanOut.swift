@@ -13,8 +13,10 @@ public struct ScanConsumer: Sendable {
     public var since: Int64?
     public let deliver: @Sendable (SourceEvent) -> Void
 
-    public init(id: ObjectIdentifier, channels: [String], period: Int64?, since: Int64? = nil,
-                deliver: @escaping @Sendable (SourceEvent) -> Void) {
+    public init(
+        id: ObjectIdentifier, channels: [String], period: Int64?, since: Int64? = nil,
+        deliver: @escaping @Sendable (SourceEvent) -> Void
+    ) {
         self.id = id
         self.channels = channels
         self.period = period
@@ -103,8 +105,13 @@ struct ScanFanOut {
         let threshold = scanPeriod.map { SampleBatcher.gapThreshold(period: $0) }
         for (scan, time) in sensorTimes.enumerated() where plausible.contains(time) {
             if let threshold, let scanPeriod, let last = lastScanTime, time.subtractingSaturating(last) > threshold {
-                gaps.append((scan, SampleBatcher.gapReason(cause: "kernel FIFO overflow", step: time.subtractingSaturating(last),
-                                                           period: scanPeriod)))
+                gaps.append(
+                    (
+                        scan,
+                        SampleBatcher.gapReason(
+                            cause: "kernel FIFO overflow", step: time.subtractingSaturating(last),
+                            period: scanPeriod)
+                    ))
             }
             lastScanTime = time
         }
@@ -222,9 +229,11 @@ struct ScanFanOut {
         guard dropped == 0 else {
             implausibleScans += dropped
             let first = sensorTimes.first { $0 < earliest || $0 > latest }!
-            let why = "\(dropped) of \(count) scans dropped: sensor time \(first) ns is more than 1 h from the read at \(receive) ns"
-            distributeChecked(values: values, sensorTimes: sensorTimes, receivedAt: receive, plausible: earliest...latest, why: why,
-                              gaps: gaps)
+            let why =
+                "\(dropped) of \(count) scans dropped: sensor time \(first) ns is more than 1 h from the read at \(receive) ns"
+            distributeChecked(
+                values: values, sensorTimes: sensorTimes, receivedAt: receive, plausible: earliest...latest, why: why,
+                gaps: gaps)
             return dropped
         }
         for index in streams.indices {
@@ -239,7 +248,9 @@ struct ScanFanOut {
                         nextGap += 1
                     }
                     let base = scan * width
-                    batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) { values[base + positions[$0]] }
+                    batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) {
+                        values[base + positions[$0]]
+                    }
                 }
             }
             streams[index].batcher = batcher
@@ -258,8 +269,10 @@ struct ScanFanOut {
 
     /// `distribute` for a read with implausible scans: those are skipped, each one interrupting
     /// every stream so the step over it is recorded as a gap.
-    private mutating func distributeChecked(values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64,
-                                            plausible: ClosedRange<Int64>, why: String, gaps: [(scan: Int, why: String)]) {
+    private mutating func distributeChecked(
+        values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64,
+        plausible: ClosedRange<Int64>, why: String, gaps: [(scan: Int, why: String)]
+    ) {
         let width = layout.valueCount
         for index in streams.indices {
             let positions = streams[index].positions
@@ -276,7 +289,9 @@ struct ScanFanOut {
                     continue
                 }
                 let base = scan * width
-                batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) { values[base + positions[$0]] }
+                batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) {
+                    values[base + positions[$0]]
+                }
             }
             streams[index].batcher = batcher
             hand(events, to: index)
@@ -284,8 +299,10 @@ struct ScanFanOut {
     }
 
     /// Keeps the plausible scans of a read for streams that join late (`adopt`).
-    private mutating func remember(values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64,
-                                   plausible: ClosedRange<Int64>, gaps: [(scan: Int, why: String)]) {
+    private mutating func remember(
+        values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64,
+        plausible: ClosedRange<Int64>, gaps: [(scan: Int, why: String)]
+    ) {
         let width = layout.valueCount
         var nextGap = gaps.startIndex
         values.withUnsafeBufferPointer { values in
@@ -296,8 +313,9 @@ struct ScanFanOut {
                     nextGap += 1
                 }
                 guard plausible.contains(sensorTimes[scan]) else { continue }
-                recent.append(UnsafeBufferPointer(rebasing: values[(scan * width)..<((scan + 1) * width)]),
-                              sensorTime: sensorTimes[scan], receiveTime: receive, gapBefore: why)
+                recent.append(
+                    UnsafeBufferPointer(rebasing: values[(scan * width)..<((scan + 1) * width)]),
+                    sensorTime: sensorTimes[scan], receiveTime: receive, gapBefore: why)
             }
         }
     }

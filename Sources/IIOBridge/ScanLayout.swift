@@ -65,8 +65,10 @@ public struct ScanLayout: Hashable, Sendable {
         for element in ordered {
             let size = element.type.elementBytes
             offset = Self.roundUp(offset, to: size)
-            slots.append(Slot(channel: element.channel, index: element.index, type: element.type,
-                              offset: offset, firstValue: values))
+            slots.append(
+                Slot(
+                    channel: element.channel, index: element.index, type: element.type,
+                    offset: offset, firstValue: values))
             offset += size
             largest = max(largest, size)
             values += element.type.repeatCount
@@ -75,8 +77,9 @@ public struct ScanLayout: Hashable, Sendable {
         if let timestamp {
             let size = timestamp.type.elementBytes
             offset = Self.roundUp(offset, to: size)
-            let slot = Slot(channel: timestamp.channel, index: timestamp.index, type: timestamp.type,
-                            offset: offset, firstValue: nil)
+            let slot = Slot(
+                channel: timestamp.channel, index: timestamp.index, type: timestamp.type,
+                offset: offset, firstValue: nil)
             slots.append(slot)
             timestampSlot = slot
             offset += size

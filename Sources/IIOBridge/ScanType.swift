@@ -22,10 +22,14 @@ public struct ScanType: Hashable, Sendable, CustomStringConvertible {
 
     /// Makes a type, checking the invariants the kernel guarantees; a violation is a bug of ours
     /// (or of a test), so it traps. Text from sysfs goes through `init(parsing:)` instead.
-    public init(endianness: Endianness, isSigned: Bool, realBits: Int, storageBits: Int,
-                repeatCount: Int = 1, shift: Int = 0) {
-        precondition(Self.problem(realBits: realBits, storageBits: storageBits, repeatCount: repeatCount,
-                                  shift: shift) == nil, "invalid scan type")
+    public init(
+        endianness: Endianness, isSigned: Bool, realBits: Int, storageBits: Int,
+        repeatCount: Int = 1, shift: Int = 0
+    ) {
+        precondition(
+            Self.problem(
+                realBits: realBits, storageBits: storageBits, repeatCount: repeatCount,
+                shift: shift) == nil, "invalid scan type")
         self.endianness = endianness
         self.isSigned = isSigned
         self.realBits = realBits
@@ -92,12 +96,15 @@ public struct ScanType: Hashable, Sendable, CustomStringConvertible {
         guard cursor.isAtEnd else {
             throw ScanTypeError(text: original, reason: "unexpected text after the type")
         }
-        if let problem = Self.problem(realBits: realBits, storageBits: storageBits, repeatCount: repeatCount,
-                                      shift: shift) {
+        if let problem = Self.problem(
+            realBits: realBits, storageBits: storageBits, repeatCount: repeatCount,
+            shift: shift)
+        {
             throw ScanTypeError(text: original, reason: problem)
         }
-        self.init(endianness: endianness, isSigned: isSigned, realBits: realBits, storageBits: storageBits,
-                  repeatCount: repeatCount, shift: shift)
+        self.init(
+            endianness: endianness, isSigned: isSigned, realBits: realBits, storageBits: storageBits,
+            repeatCount: repeatCount, shift: shift)
     }
 
     /// What makes these numbers impossible for a kernel scan element, or nil if they are fine.

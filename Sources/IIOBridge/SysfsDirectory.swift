@@ -53,7 +53,8 @@ public struct SysfsDirectory: Hashable, Sendable {
         let fd = try SystemCalls.open(file, O_WRONLY | O_TRUNC | O_CLOEXEC)
         defer { SystemCalls.close(fd) }
         let bytes = Array(value.utf8)
-        let written = try bytes.withUnsafeBytes { raw in Result { () throws(SystemError) in try SystemCalls.write(fd, raw, file) } }.get()
+        let written = try bytes.withUnsafeBytes { raw in Result { () throws(SystemError) in try SystemCalls.write(fd, raw, file) }
+        }.get()
         if written != bytes.count { throw SystemError("write(\(file)) wrote \(written) of \(bytes.count) bytes", errno: EIO) }
     }
 }

@@ -33,7 +33,8 @@ public enum TimestampMapping: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .boottime: "kernel in_timestamp, boottime"
-        case let .mapped(clock): "kernel in_timestamp (\(clock.rawValue)) mapped to boottime by paired clock readings at each read"
+        case let .mapped(clock):
+            "kernel in_timestamp (\(clock.rawValue)) mapped to boottime by paired clock readings at each read"
         case .estimated: "estimated: read time minus one period per queued scan (no in_timestamp)"
         }
     }

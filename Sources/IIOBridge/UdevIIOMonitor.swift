@@ -79,8 +79,9 @@ public final class UdevIIOMonitor: @unchecked Sendable {
             throw SystemError("udev_monitor_new_from_netlink", errno: error)
         }
         do throws(SystemError) {
-            _ = try Self.check("udev_monitor_filter_add_match_subsystem_devtype",
-                               udev_monitor_filter_add_match_subsystem_devtype(monitor, "iio", nil))
+            _ = try Self.check(
+                "udev_monitor_filter_add_match_subsystem_devtype",
+                udev_monitor_filter_add_match_subsystem_devtype(monitor, "iio", nil))
             _ = try Self.check("udev_monitor_enable_receiving", udev_monitor_enable_receiving(monitor))
             let fd = try Self.check("udev_monitor_get_fd", udev_monitor_get_fd(monitor))
             let flags = try syscall("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
@@ -115,7 +116,8 @@ public final class UdevIIOMonitor: @unchecked Sendable {
         var entry = udev_enumerate_get_list_entry(enumerator)
         while let current = entry {
             if let syspath = udev_list_entry_get_name(current),
-               let device = udev_device_new_from_syspath(udev, syspath) {
+                let device = udev_device_new_from_syspath(udev, syspath)
+            {
                 if let found = Self.device(device, action: nil) { devices.append(found) }
                 udev_device_unref(device)
             }
@@ -150,8 +152,9 @@ public final class UdevIIOMonitor: @unchecked Sendable {
     /// The device's facts, or nil for a trigger or anything that is not `iio:deviceN`.
     private static func device(_ device: OpaquePointer, action: UdevIIODevice.Action?) -> UdevIIODevice? {
         guard let syspath = udev_device_get_syspath(device).map({ String(cString: $0) }),
-              let sysname = udev_device_get_sysname(device).map({ String(cString: $0) }),
-              sysname.hasPrefix("iio:device") else { return nil }
+            let sysname = udev_device_get_sysname(device).map({ String(cString: $0) }),
+            sysname.hasPrefix("iio:device")
+        else { return nil }
         var properties: [String: String] = [:]
         var entry = udev_device_get_properties_list_entry(device)
         while let current = entry {

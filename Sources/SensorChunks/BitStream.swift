@@ -90,11 +90,11 @@ struct BitWriter {
     /// Appends the bits written, as little-endian bytes, the last byte padded with zero bits.
     func append(to bytes: inout [UInt8]) {
         #if _endian(little)
-        storage.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<wordCount * 8])) }
+            storage.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<wordCount * 8])) }
         #else
-        for index in 0..<wordCount {
-            withUnsafeBytes(of: storage[index].littleEndian) { bytes.append(contentsOf: $0) }
-        }
+            for index in 0..<wordCount {
+                withUnsafeBytes(of: storage[index].littleEndian) { bytes.append(contentsOf: $0) }
+            }
         #endif
         let tailBytes = (fill + 7) / 8
         withUnsafeBytes(of: accumulator.littleEndian) { tail in

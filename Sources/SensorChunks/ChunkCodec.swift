@@ -143,7 +143,7 @@ package enum ChunkCodec {
         let end = raw.count - 4
         var offset = 2
         guard let count = ByteVarint.read(raw, at: &offset), count <= 1 << 24,
-              let columnCount = ByteVarint.read(raw, at: &offset), columnCount <= 4096
+            let columnCount = ByteVarint.read(raw, at: &offset), columnCount <= 4096
         else { throw .malformed("header") }
         let header = Header(count: Int(count), columnCount: Int(columnCount), timesNonDecreasing: flags & nonDecreasingFlag != 0)
         if flags & compressedFlag != 0 {
@@ -156,7 +156,9 @@ package enum ChunkCodec {
         }
         guard offset <= end else { throw .malformed("header runs past the end") }
         if readablePastEnd >= inPlacePadding {
-            return (header, try decodeBody(UnsafeRawBufferPointer(rebasing: raw[offset...]), length: end - offset, header: header))
+            return (
+                header, try decodeBody(UnsafeRawBufferPointer(rebasing: raw[offset...]), length: end - offset, header: header)
+            )
         }
         var body = [UInt8](repeating: 0, count: end - offset + BitReader.padding)
         body.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[offset..<end])) }
@@ -164,12 +166,16 @@ package enum ChunkCodec {
     }
 
     private static func decodeBody(_ body: [UInt8], length: Int, header: Header) throws(ChunkCodecError) -> ChunkSamples {
-        try typedCodecError { try body.withUnsafeBytes { (raw) throws(ChunkCodecError) in try decodeBody(raw, length: length, header: header) } }
+        try typedCodecError {
+            try body.withUnsafeBytes { (raw) throws(ChunkCodecError) in try decodeBody(raw, length: length, header: header) }
+        }
     }
 
     /// The columns from `body`'s first `length` bytes; at least `BitReader.padding` bytes from
     /// there on must be readable.
-    private static func decodeBody(_ body: UnsafeRawBufferPointer, length bodyLength: Int, header: Header) throws(ChunkCodecError) -> ChunkSamples {
+    private static func decodeBody(_ body: UnsafeRawBufferPointer, length bodyLength: Int, header: Header) throws(ChunkCodecError)
+        -> ChunkSamples
+    {
         let n = header.count
         // Every 256 values of a column take at least 16 bits, every column at least a length byte:
         // a header claiming more is damaged (and must not make us allocate for it).

@@ -8,7 +8,9 @@ package struct ChunkEncoder {
     package init() {}
 
     /// Encodes the samples in `range` (no copy of the columns is made).
-    package mutating func encode(_ samples: ChunkSamples, range: Range<Int>, roles: [ColumnRole], effort: ChunkCodec.Effort) -> [UInt8] {
+    package mutating func encode(_ samples: ChunkSamples, range: Range<Int>, roles: [ColumnRole], effort: ChunkCodec.Effort)
+        -> [UInt8]
+    {
         precondition(roles.count == samples.columns.count, "one role per value column")
         precondition(samples.receiveTimes.count == samples.count && samples.columns.allSatisfy { $0.count == samples.count })
         precondition(range.lowerBound >= 0 && range.upperBound <= samples.count)
@@ -55,8 +57,9 @@ package struct ChunkEncoder {
         var flags: UInt8 = nonDecreasing ? ChunkCodec.nonDecreasingFlag : 0
         var compressed: [UInt8]?
         if !fast, body.count >= 64, ChunkCodec.worthCompressing(body),
-           let packed = body.withUnsafeBytes({ Zstd.compress($0, level: ChunkCodec.zstdLevel) }),
-           packed.count + 4 < body.count - body.count / 32 {
+            let packed = body.withUnsafeBytes({ Zstd.compress($0, level: ChunkCodec.zstdLevel) }),
+            packed.count + 4 < body.count - body.count / 32
+        {
             compressed = packed
             flags |= ChunkCodec.compressedFlag
         }

@@ -16,7 +16,7 @@ extension ChunkCodec {
         guard readableVersions.contains(version) else { throw .unsupportedVersion(version) }
         var offset = 2
         guard let count = ByteVarint.read(raw, at: &offset), count <= 1 << 24,
-              let columnCount = ByteVarint.read(raw, at: &offset), columnCount <= 4096
+            let columnCount = ByteVarint.read(raw, at: &offset), columnCount <= 4096
         else { throw .malformed("header") }
         let header = Header(count: Int(count), columnCount: Int(columnCount), timesNonDecreasing: raw[1] & nonDecreasingFlag != 0)
         return Inspection(version: version, header: header)
@@ -49,8 +49,9 @@ package enum StoredChunk {
     package static func decode(_ bytes: UnsafeRawBufferPointer, readablePastEnd: Int = 0) throws(DecodeError) -> Columns {
         do {
             let (header, samples) = try ChunkCodec.decode(bytes, readablePastEnd: readablePastEnd)
-            return Columns(sensorTimes: samples.times, receiveTimes: samples.receiveTimes, values: samples.columns,
-                           timesNonDecreasing: header.timesNonDecreasing)
+            return Columns(
+                sensorTimes: samples.times, receiveTimes: samples.receiveTimes, values: samples.columns,
+                timesNonDecreasing: header.timesNonDecreasing)
         } catch {
             throw DecodeError(description: "stored chunk: \(error)")
         }

@@ -245,4 +245,3 @@ enum ColumnCoding {
         }
     }
 }
-

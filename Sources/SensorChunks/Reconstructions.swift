@@ -145,7 +145,8 @@ struct LinearValuesOrder5: Reconstruction {
     @inline(__always)
     mutating func take(_ residual: Int64, at index: Int) {
         let x = out + index
-        let older = (1 &<< Int64(ColumnCoding.linearShift - 1))
+        let older =
+            (1 &<< Int64(ColumnCoding.linearShift - 1))
             &+ w1 &* x[-2] &+ w2 &* x[-3] &+ w3 &* x[-4] &+ w4 &* x[-5] &+ w5 &* x[-6]
         let value = previous &+ residual &+ ((older &+ w0 &* previous) &>> Int64(ColumnCoding.linearShift))
         x[0] = value

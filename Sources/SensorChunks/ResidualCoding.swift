@@ -103,7 +103,8 @@ enum ResidualCoding {
         var best = (code: Code.rice(k: 0), cost: Int.max)
         @inline(__always) func considerRice(_ k: Int, _ total: Int) {
             // Exact unless some value might escape (its quotient reach 32): then count exactly.
-            let cost = bits &>> UInt64(k) < UInt64(escapeQuotient)
+            let cost =
+                bits &>> UInt64(k) < UInt64(escapeQuotient)
                 ? 2 + 6 + count * (1 + k) + total : riceCost(zz, k: k)
             if cost < best.cost { best = (.rice(k: k), cost) }
         }
@@ -157,7 +158,8 @@ enum ResidualCoding {
                 let short = (UInt64(2) &<< UInt64(k)) &- range
                 let header = 2 + BitWriter.varBitsCost(zigzag(minimum)) + BitWriter.varBitsCost(spread)
                 if header + k * count < best.cost {
-                    let cost = header + k * count + longCodewords(values, count: count, minimum: minimum, spread: spread, short: short)
+                    let cost =
+                        header + k * count + longCodewords(values, count: count, minimum: minimum, spread: spread, short: short)
                     if cost <= best.cost { best = (.uniform(minimum: minimum, spread: spread), cost) }
                 }
             }
@@ -378,8 +380,10 @@ enum ResidualCoding {
             s2 &+= y &>> 2
             s3 &+= y &>> 3
         }
-        return (Int(truncatingIfNeeded: s0), Int(truncatingIfNeeded: s1), Int(truncatingIfNeeded: s2),
-                Int(truncatingIfNeeded: s3))
+        return (
+            Int(truncatingIfNeeded: s0), Int(truncatingIfNeeded: s1), Int(truncatingIfNeeded: s2),
+            Int(truncatingIfNeeded: s3)
+        )
     }
 
     /// Σ (z − 1) >> k, >> (k + 1) and >> (k + 2) over the nonzero zigzag codes: the quotients
@@ -525,7 +529,10 @@ enum ResidualCoding {
                 let quotient = window.trailingZeroBitCount
                 let length = quotient &+ 1 &+ k
                 if quotient >= inWindow || used &+ length > 57 { break }
-                values.take(unzigzag(UInt64(truncatingIfNeeded: quotient) &<< shift | ((window &>> UInt64(truncatingIfNeeded: quotient &+ 1)) & mask)), at: index)
+                values.take(
+                    unzigzag(
+                        UInt64(truncatingIfNeeded: quotient) &<< shift
+                            | ((window &>> UInt64(truncatingIfNeeded: quotient &+ 1)) & mask)), at: index)
                 window &>>= UInt64(truncatingIfNeeded: length)
                 used &+= length
                 index &+= 1

@@ -159,7 +159,9 @@ struct LinearResiduals: ResidualSource {
                     // inside (−½, ½) and no tie is left. Both steps are exact (|sum·2^−14| < 2^35,
                     // 50 significant bits), and adding 1.5·2^52 rounds to the integer — no
                     // 64-bit arithmetic shift, which baseline x86-64 lacks in vector form.
-                    let (f0, f1, f2, f3, f4, f5, f6, f7) = (self.f0, self.f1, self.f2, self.f3, self.f4, self.f5, self.f6, self.f7)
+                    let (f0, f1, f2, f3, f4, f5, f6, f7) = (
+                        self.f0, self.f1, self.f2, self.f3, self.f4, self.f5, self.f6, self.f7
+                    )
                     let scale = 1 / Double(1 << ColumnCoding.linearShift)
                     let half = scale / 2
                     if f4 == 0, f5 == 0, f6 == 0, f7 == 0 {

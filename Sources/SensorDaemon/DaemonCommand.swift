@@ -65,7 +65,9 @@ public enum DaemonCommand {
         let signals = StopSignals(journal: journal)
         var listener: Int32?
         do {
-            if case .listener(let fd) = try SocketActivation.parse(environment: ProcessInfo.processInfo.environment, pid: getpid()) {
+            if case .listener(let fd) = try SocketActivation.parse(
+                environment: ProcessInfo.processInfo.environment, pid: getpid())
+            {
                 paths.socket = try InheritedSocket.adoptListener(fd)
                 listener = fd
                 journal.info("socket activation: serving fd \(fd), listening on \(paths.socket)")
@@ -82,7 +84,8 @@ public enum DaemonCommand {
             return 1
         }
         switch AllocatorTuning.forBulkData() {
-        case .tuned: journal.debug("allocator: chunk-sized blocks kept in the heap (mmap threshold 32 MiB, trim threshold 64 MiB)")
+        case .tuned:
+            journal.debug("allocator: chunk-sized blocks kept in the heap (mmap threshold 32 MiB, trim threshold 64 MiB)")
         case .leftToEnvironment(let why): journal.debug("allocator: glibc malloc left as configured (\(why))")
         case .refused: journal.warning("allocator: mallopt refused the thresholds; glibc defaults stay")
         }
@@ -91,10 +94,13 @@ public enum DaemonCommand {
         let parts = Daemon.Parts(
             paths: paths, configuration: configuration, clock: clock, journal: journal,
             openStore: { directory, timeline in
-                try StoreBackend.open(stateDirectory: directory, configuration: configuration, clock: clock,
-                                      timeline: timeline.current, hostDevice: host, journal: journal)
+                try StoreBackend.open(
+                    stateDirectory: directory, configuration: configuration, clock: clock,
+                    timeline: timeline.current, hostDevice: host, journal: journal)
             },
-            startSources: { registry in try DaemonSources.start(configuration: configuration, registry: registry, journal: journal) },
+            startSources: { registry in
+                try DaemonSources.start(configuration: configuration, registry: registry, journal: journal)
+            },
             listener: listener)
         let daemon: Daemon
         do {

@@ -75,11 +75,11 @@ public struct BinaryCopy: Sendable {
         let length = count == 0 ? 12 : 20 + 12 * count
         append32(UInt32(length))
         append32(count == 0 ? 0 : 1)  // dimensions
-        append32(0)                   // no NULL elements
+        append32(0)  // no NULL elements
         append32(Self.float8OID)
         guard count > 0 else { return }
         append32(UInt32(count))
-        append32(1)                   // lower bound
+        append32(1)  // lower bound
         for value in values {
             append32(8)
             append64(value.bitPattern)

@@ -65,20 +65,28 @@ public struct ExportFamily: Sendable {
     public static let all: [ExportFamily] = [
         ExportFamily(layout: .motion, table: "motion", values: [("x", .real(0)), ("y", .real(1)), ("z", .real(2))]),
         ExportFamily(layout: .pressure, table: "pressure", values: [("pressure_kpa", .real(0)), ("temperature_c", .real(1))]),
-        ExportFamily(layout: .ambientLight, table: "ambient_light",
-                     values: [("lux", .real(0)), ("chromaticity_x", .real(1)), ("chromaticity_y", .real(2)), ("placement", .small(3))]),
+        ExportFamily(
+            layout: .ambientLight, table: "ambient_light",
+            values: [("lux", .real(0)), ("chromaticity_x", .real(1)), ("chromaticity_y", .real(2)), ("placement", .small(3))]),
         ExportFamily(layout: .pedometer, table: "pedometer", values: [("end_sr_time", .big(0)), ("steps", .big(1))]),
-        ExportFamily(layout: .heartRate, table: "heart_rate",
-                     values: [("bpm", .real(0)), ("confidence", .small(1)), ("rr_intervals_s", .ragged(2))]),
-        ExportFamily(layout: .wrist, table: "wrist",
-                     values: [("on_wrist", .flag(0)), ("wrist_location", .small(1)), ("crown_orientation", .small(2))]),
-        ExportFamily(layout: .electrocardiogram, table: "electrocardiogram",
-                     values: [("microvolts", .real(0)), ("lead", .small(1)), ("flags", .integer(2)), ("frequency_hz", .real(3)),
-                              ("session_start_sr_time", .big(4))]),
-        ExportFamily(layout: .photoplethysmogram, table: "photoplethysmogram",
-                     values: [("ppg0", .real(0)), ("ppg1", .real(1)), ("ppg2", .real(2)), ("ppg3", .real(3)), ("ambient", .real(4))]),
-        ExportFamily(layout: .deletionRecords, table: "deletions", values: [("end_sr_time", .big(0)), ("reason", .small(1))],
-                     identity: ["device", "stream", "sr_time", "end_sr_time", "reason"]),
+        ExportFamily(
+            layout: .heartRate, table: "heart_rate",
+            values: [("bpm", .real(0)), ("confidence", .small(1)), ("rr_intervals_s", .ragged(2))]),
+        ExportFamily(
+            layout: .wrist, table: "wrist",
+            values: [("on_wrist", .flag(0)), ("wrist_location", .small(1)), ("crown_orientation", .small(2))]),
+        ExportFamily(
+            layout: .electrocardiogram, table: "electrocardiogram",
+            values: [
+                ("microvolts", .real(0)), ("lead", .small(1)), ("flags", .integer(2)), ("frequency_hz", .real(3)),
+                ("session_start_sr_time", .big(4)),
+            ]),
+        ExportFamily(
+            layout: .photoplethysmogram, table: "photoplethysmogram",
+            values: [("ppg0", .real(0)), ("ppg1", .real(1)), ("ppg2", .real(2)), ("ppg3", .real(3)), ("ambient", .real(4))]),
+        ExportFamily(
+            layout: .deletionRecords, table: "deletions", values: [("end_sr_time", .big(0)), ("reason", .small(1))],
+            identity: ["device", "stream", "sr_time", "end_sr_time", "reason"]),
     ]
 
     public static func of(_ layout: BatchLayout) -> ExportFamily? { all.first { $0.layout == layout } }

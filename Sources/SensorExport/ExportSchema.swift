@@ -33,11 +33,15 @@ public enum ExportSchema {
             """,
         ]
         for family in ExportFamily.all {
-            let columns = ExportFamily.leadingColumns.map { "\($0.name) \($0.type)" }
+            let columns =
+                ExportFamily.leadingColumns.map { "\($0.name) \($0.type)" }
                 + family.values.map { "\($0.name) \($0.value.sqlType)" }
             first.append("CREATE TABLE IF NOT EXISTS sensorkit.\(family.table) (\(columns.joined(separator: ", ")))")
-            first.append("CREATE INDEX IF NOT EXISTS \(family.table)_device_stream_time ON sensorkit.\(family.table) (device, stream, sr_time)")
-            first.append("CREATE INDEX IF NOT EXISTS \(family.table)_wall_time ON sensorkit.\(family.table) USING brin (wall_time)")
+            first.append(
+                "CREATE INDEX IF NOT EXISTS \(family.table)_device_stream_time ON sensorkit.\(family.table) (device, stream, sr_time)"
+            )
+            first.append(
+                "CREATE INDEX IF NOT EXISTS \(family.table)_wall_time ON sensorkit.\(family.table) USING brin (wall_time)")
         }
         // Version 2: a unique key on the tables whose fetch returns rows again (the deletion
         // records), so a replay inserts nothing. Version 1 inserted the newest deletion record of
@@ -46,8 +50,11 @@ public enum ExportSchema {
         for family in ExportFamily.all {
             guard let identity = family.identity else { continue }
             let same = identity.map { "a.\($0) IS NOT DISTINCT FROM b.\($0)" }.joined(separator: " AND ")
-            second.append("DELETE FROM sensorkit.\(family.table) a USING sensorkit.\(family.table) b WHERE a.ctid > b.ctid AND \(same)")
-            second.append("CREATE UNIQUE INDEX IF NOT EXISTS \(family.table)_identity ON sensorkit.\(family.table) (\(identity.joined(separator: ", ")))")
+            second.append(
+                "DELETE FROM sensorkit.\(family.table) a USING sensorkit.\(family.table) b WHERE a.ctid > b.ctid AND \(same)")
+            second.append(
+                "CREATE UNIQUE INDEX IF NOT EXISTS \(family.table)_identity ON sensorkit.\(family.table) (\(identity.joined(separator: ", ")))"
+            )
         }
         return [1: first, 2: second]
     }
@@ -74,7 +81,8 @@ public enum ExportSchema {
             if found > version { throw TooNew(found: found) }
             for step in stride(from: found + 1, through: version, by: 1) {
                 for statement in steps[step] ?? [] { try connection.execute(statement) }
-                try connection.execute("INSERT INTO sensorkit.schema_version (version) VALUES ($1) ON CONFLICT DO NOTHING", [String(step)])
+                try connection.execute(
+                    "INSERT INTO sensorkit.schema_version (version) VALUES ($1) ON CONFLICT DO NOTHING", [String(step)])
             }
             try connection.execute("COMMIT")
             return found

@@ -12,8 +12,10 @@ public struct Exporter: Sendable {
     let log: @Sendable (String) -> Void
     let sleep: @Sendable (Int64) async -> Void
 
-    public init(options: ExportOptions, hostID: String, log: @escaping @Sendable (String) -> Void,
-                sleep: @escaping @Sendable (Int64) async -> Void = { try? await Task.sleep(nanoseconds: UInt64(max(0, $0))) }) {
+    public init(
+        options: ExportOptions, hostID: String, log: @escaping @Sendable (String) -> Void,
+        sleep: @escaping @Sendable (Int64) async -> Void = { try? await Task.sleep(nanoseconds: UInt64(max(0, $0))) }
+    ) {
         self.options = options
         self.hostID = hostID
         self.log = log
@@ -61,7 +63,9 @@ public struct Exporter: Sendable {
                 // One line per episode (docs/export.md, "Retries"): a server down or a disk full for
                 // hours must not write a line, or a reconnection line, per retry.
                 if failures == 1 {
-                    log("pass failed: \(error); retrying in \(Double(wait) / 1e9) s, waits doubling up to \(Double(options.maxRetryDelay) / 1e9) s")
+                    log(
+                        "pass failed: \(error); retrying in \(Double(wait) / 1e9) s, waits doubling up to \(Double(options.maxRetryDelay) / 1e9) s"
+                    )
                 } else if options.verbose {
                     log("pass failed (attempt \(failures)): \(error); retrying in \(Double(wait) / 1e9) s")
                 }
@@ -82,7 +86,8 @@ public struct Exporter: Sendable {
         var exported = 0, streams = 0
         for sensor in try sensors(daemon) {
             guard let layout = BatchLayout.of(sensor), let family = ExportFamily.of(layout),
-                  let deletions = ExportFamily.of(.deletionRecords), let name = SensorCatalog.descriptor(for: sensor)?.name else {
+                let deletions = ExportFamily.of(.deletionRecords), let name = SensorCatalog.descriptor(for: sensor)?.name
+            else {
                 log("\(sensor.rawValue): no sample layout, skipped")
                 continue
             }
@@ -102,11 +107,13 @@ public struct Exporter: Sendable {
             try await reader.startRecording()
             for device in try await reader.devices() {
                 let key = try ledger.device(host: hostID, device)
-                exported += try await stream(reader, family: family, name: name, cursor: sensor.rawValue,
-                                             device: device.identifier, key: key, to: to, origin: origin, ledger: ledger)
+                exported += try await stream(
+                    reader, family: family, name: name, cursor: sensor.rawValue,
+                    device: device.identifier, key: key, to: to, origin: origin, ledger: ledger)
                 if let tombstones = sensor.deletionRecordSensor {
-                    exported += try await stream(SRReader(sensor: tombstones), family: deletions, name: name, cursor: tombstones.rawValue,
-                                                 device: device.identifier, key: key, to: to, origin: origin, ledger: ledger)
+                    exported += try await stream(
+                        SRReader(sensor: tombstones), family: deletions, name: name, cursor: tombstones.rawValue,
+                        device: device.identifier, key: key, to: to, origin: origin, ledger: ledger)
                 }
                 streams += 2
             }
@@ -115,15 +122,18 @@ public struct Exporter: Sendable {
     }
 
     /// Exports one stream of one device from its cursor to `to`; the rows committed.
-    func stream(_ reader: SRReader, family: ExportFamily, name: String, cursor stream: String, device: String, key: Int32,
-                to: Int64, origin: Int64, ledger: ExportLedger) async throws -> Int {
+    func stream(
+        _ reader: SRReader, family: ExportFamily, name: String, cursor stream: String, device: String, key: Int32,
+        to: Int64, origin: Int64, ledger: ExportLedger
+    ) async throws -> Int {
         var cursor = try ledger.cursor(device: key, stream: stream, rows: family, named: name)
         guard cursor < to else { return 0 }
         var rows = StreamRows(family: family, device: key, stream: name, origin: origin)
         var total = 0
         func commit(final: Bool) throws {
             guard let part = rows.committable(final: final) else { return }
-            let inserted = try ledger.commit(rows, cursor: stream, part: part.bytes, count: part.rows, from: cursor, to: part.cursor)
+            let inserted = try ledger.commit(
+                rows, cursor: stream, part: part.bytes, count: part.rows, from: cursor, to: part.cursor)
             rows.committed(rows: part.rows)
             cursor = part.cursor
             total += inserted
@@ -131,8 +141,9 @@ public struct Exporter: Sendable {
         }
         for try await batch in try reader.batches(device: device, fromNanoseconds: cursor, toNanoseconds: to, window: 16) {
             guard batch.layout == family.layout else { throw StreamRows.ShapeError(stream: name) }
-            try rows.append(sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes, columns: batch.columnValues,
-                            ragged: batch.ragged)
+            try rows.append(
+                sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes, columns: batch.columnValues,
+                ragged: batch.ragged)
             if rows.rows >= options.commitRows { try commit(final: false) }
         }
         try commit(final: true)

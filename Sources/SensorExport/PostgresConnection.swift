@@ -39,7 +39,9 @@ public final class PostgresConnection {
         defer { PQconninfoFree(options) }
         var option = options
         while let keyword = option.pointee.keyword {
-            if String(cString: keyword) == "password", let value = option.pointee.val, value.pointee != 0 { return .success(true) }
+            if String(cString: keyword) == "password", let value = option.pointee.val, value.pointee != 0 {
+                return .success(true)
+            }
             option += 1
         }
         return .success(false)
@@ -62,9 +64,10 @@ public final class PostgresConnection {
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else { throw error(of: result) }
         var rows: [[String?]] = []
         for row in 0..<PQntuples(result) {
-            rows.append((0..<PQnfields(result)).map { column in
-                PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
-            })
+            rows.append(
+                (0..<PQnfields(result)).map { column in
+                    PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+                })
         }
         return rows
     }

@@ -30,12 +30,16 @@ enum ChunkDecoding {
         }
         let count = decoded.sensorTimes.count
         guard count == frame.count, decoded.values.count == frame.mapping.sources.count, decoded.timesNonDecreasing else {
-            throw Failure(description: "chunk frame: \(count) samples of \(decoded.values.count) columns, announced \(frame.count) of \(frame.mapping.sources.count)")
+            throw Failure(
+                description:
+                    "chunk frame: \(count) samples of \(decoded.values.count) columns, announced \(frame.count) of \(frame.mapping.sources.count)"
+            )
         }
         let columns = ColumnMapping.withBuffers(decoded.values, 0..<count) { stored in
             (0..<frame.mapping.outputs.count).map { frame.mapping.column($0, count: count, stored: stored) }
         }
-        return SampleBatchFrame(requestID: frame.requestID, layout: frame.layout, sensorTimes: decoded.sensorTimes,
-                                writeTimes: decoded.receiveTimes, columns: columns)
+        return SampleBatchFrame(
+            requestID: frame.requestID, layout: frame.layout, sensorTimes: decoded.sensorTimes,
+            writeTimes: decoded.receiveTimes, columns: columns)
     }
 }

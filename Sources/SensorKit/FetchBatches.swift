@@ -110,14 +110,16 @@ public struct SRFetchBatches: AsyncSequence, Sendable {
                 let connection = try ReaderSession.connection()
                 self.connection = connection
                 let shared = self.shared
-                let id = connection.send({
-                    $0.sensor = request.sensor
-                    $0.device = request.device
-                    $0.from = request.from
-                    $0.to = request.to
-                    $0.window = window
-                    $0.chunkFormats = ReaderConnection.chunkFormats
-                }, op: .fetch) { incoming in
+                let id = connection.send(
+                    {
+                        $0.sensor = request.sensor
+                        $0.device = request.device
+                        $0.from = request.from
+                        $0.to = request.to
+                        $0.window = window
+                        $0.chunkFormats = ReaderConnection.chunkFormats
+                    }, op: .fetch
+                ) { incoming in
                     let waiter = shared.state.withLock { state -> CheckedContinuation<SampleBatchFrame?, any Error>? in
                         switch incoming {
                         case .batch(let batch):
@@ -135,7 +137,11 @@ public struct SRFetchBatches: AsyncSequence, Sendable {
                         return nil
                     }
                     if case .reply(let reply) = incoming, let waiter {
-                        if let error = reply.error { waiter.resume(throwing: error.srError) } else { waiter.resume(returning: nil) }
+                        if let error = reply.error {
+                            waiter.resume(throwing: error.srError)
+                        } else {
+                            waiter.resume(returning: nil)
+                        }
                     }
                 }
                 shared.state.withLock { $0.requestID = id }

@@ -84,8 +84,10 @@ public final class ReaderConnection: Sendable {
     /// handler may run before `send` returns: acknowledge a batch with its own `requestID`, not
     /// with the id returned here.
     @discardableResult
-    public func send(_ build: (inout WireRequest) -> Void, op: WireRequest.Operation,
-                     handler: @escaping @Sendable (Incoming) -> Void) -> UInt32 {
+    public func send(
+        _ build: (inout WireRequest) -> Void, op: WireRequest.Operation,
+        handler: @escaping @Sendable (Incoming) -> Void
+    ) -> UInt32 {
         run(.request(handler)) { id in
             var request = WireRequest(id: id, op: op)
             build(&request)
@@ -97,8 +99,10 @@ public final class ReaderConnection: Sendable {
     /// or `reply` go to the handler the state names, `writeRequest` writes a new request. Returns
     /// the id of a new request (written or failed at once).
     @discardableResult
-    private func run(_ event: ReaderSessionState<Handler>.Event, batch: SampleBatchFrame? = nil, reply: WireReply? = nil,
-                     writeRequest: (UInt32) -> Void = { _ in }) -> UInt32? {
+    private func run(
+        _ event: ReaderSessionState<Handler>.Event, batch: SampleBatchFrame? = nil, reply: WireReply? = nil,
+        writeRequest: (UInt32) -> Void = { _ in }
+    ) -> UInt32? {
         var newID: UInt32?
         for action in state.withLock({ $0.session.on(event) }) {
             switch action {
@@ -152,7 +156,7 @@ public final class ReaderConnection: Sendable {
     private func write(_ request: WireRequest) {
         let bytes = WireJSON.frame(request).encoded()
         writeLock.withLock { _ in
-            do { try UnixSocket.writeAll(fd, bytes) } catch { /* the read loop reports the closed socket */ }
+            do { try UnixSocket.writeAll(fd, bytes) } catch { /* the read loop reports the closed socket */  }
         }
     }
 
@@ -188,7 +192,9 @@ public final class ReaderConnection: Sendable {
             guard let batch = try? SampleBatchFrame.decode(payload) else { return skip(payload) }
             delivery.deliver { [self] in deliver(batch) }
         case .chunk:
-            guard let frame = try? ChunkBatchFrame.decode(payload, chunkPadding: ChunkDecoding.chunkPadding) else { return skip(payload) }
+            guard let frame = try? ChunkBatchFrame.decode(payload, chunkPadding: ChunkDecoding.chunkPadding) else {
+                return skip(payload)
+            }
             state.withLock { $0.chunkFrames += 1 }
             delivery.prepare { [self] in
                 do throws(ChunkDecoding.Failure) {

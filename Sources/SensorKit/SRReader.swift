@@ -50,10 +50,11 @@ public final class SRReader: Sendable {
             let task = Task {
                 do {
                     for try await batch in batches {
-                        let frame = SampleBatchFrame(requestID: 0, layout: batch.layout, sensorTimes: batch.sensorTimes,
-                                                     writeTimes: batch.receiveTimes,
-                                                     columns: batch.columnValues,
-                                                     ragged: batch.ragged)
+                        let frame = SampleBatchFrame(
+                            requestID: 0, layout: batch.layout, sensorTimes: batch.sensorTimes,
+                            writeTimes: batch.receiveTimes,
+                            columns: batch.columnValues,
+                            ragged: batch.ragged)
                         for result in materializer.results(frame) { continuation.yield(result) }
                     }
                     continuation.finish()

@@ -42,14 +42,16 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
     /// Adds this app's stake in the sensor (it records while any app holds one). Success:
     /// `sensorReaderWillStartRecording`; failure: `sensorReader(_:startRecordingFailedWithError:)`.
     open func startRecording() {
-        simple(.startRecording, success: { $0.sensorReaderWillStartRecording($1) },
-               failure: { $0.sensorReader($1, startRecordingFailedWithError: $2) })
+        simple(
+            .startRecording, success: { $0.sensorReaderWillStartRecording($1) },
+            failure: { $0.sensorReader($1, startRecordingFailedWithError: $2) })
     }
 
     /// Gives up this app's stake. Success: `sensorReaderDidStopRecording`.
     open func stopRecording() {
-        simple(.stopRecording, success: { $0.sensorReaderDidStopRecording($1) },
-               failure: { $0.sensorReader($1, stopRecordingFailedWithError: $2) })
+        simple(
+            .stopRecording, success: { $0.sensorReaderDidStopRecording($1) },
+            failure: { $0.sensorReader($1, stopRecordingFailedWithError: $2) })
     }
 
     /// Lists devices with stored data for the sensor: `sensorReader(_:didFetch:)`.
@@ -87,14 +89,16 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
             // Delivered batches not yet acknowledged; one `ack` per half window (docs/protocol.md §6.1).
             let unacked = Mutex(0)
             let window = WireLimits.defaultFetchWindow
-            connection.send({
-                $0.sensor = self.sensor.rawValue
-                $0.device = request.device.identifier
-                $0.from = from
-                $0.to = to
-                $0.window = window
-                $0.chunkFormats = ReaderConnection.chunkFormats
-            }, op: .fetch) { incoming in
+            connection.send(
+                {
+                    $0.sensor = self.sensor.rawValue
+                    $0.device = request.device.identifier
+                    $0.from = from
+                    $0.to = to
+                    $0.window = window
+                    $0.chunkFormats = ReaderConnection.chunkFormats
+                }, op: .fetch
+            ) { incoming in
                 switch incoming {
                 case .batch(let batch):
                     let results = materializer.results(batch)
@@ -173,8 +177,9 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
         if subscribe {
             connection.onEvent { [weak self] event in
                 guard let self, event.sensor == self.sensor.rawValue,
-                      event.event == WireReply.Event.authorizationChanged.rawValue,
-                      let raw = event.authorizationStatus, let status = SRAuthorizationStatus(rawValue: raw) else { return }
+                    event.event == WireReply.Event.authorizationChanged.rawValue,
+                    let raw = event.authorizationStatus, let status = SRAuthorizationStatus(rawValue: raw)
+                else { return }
                 self.state.withLock { $0.status = status }
                 self.deliver { $0.sensorReader($1, didChange: status) }
             }
@@ -182,8 +187,10 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
         return connection
     }
 
-    private func withConnection(failure: @escaping DelegateFailure,
-                                _ body: (ReaderConnection) -> Void) {
+    private func withConnection(
+        failure: @escaping DelegateFailure,
+        _ body: (ReaderConnection) -> Void
+    ) {
         do {
             body(try connected())
         } catch {
@@ -191,9 +198,11 @@ open class SRSensorReader: NSObject, @unchecked Sendable {
         }
     }
 
-    private func simple(_ op: WireRequest.Operation,
-                        success: @escaping DelegateCall,
-                        failure: @escaping DelegateFailure) {
+    private func simple(
+        _ op: WireRequest.Operation,
+        success: @escaping DelegateCall,
+        failure: @escaping DelegateFailure
+    ) {
         withConnection(failure: failure) { connection in
             connection.send({ $0.sensor = self.sensor.rawValue }, op: op) { incoming in
                 guard case .reply(let reply) = incoming else { return }

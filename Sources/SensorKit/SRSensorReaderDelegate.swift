@@ -8,8 +8,10 @@ import SensorKitModel
 /// Callbacks arrive on the reader's `delegateQueue` (a serial queue per reader), in order.
 public protocol SRSensorReaderDelegate: NSObjectProtocol {
     /// A fetched sample or batch; return false to stop the fetch (no further callbacks for it).
-    func sensorReader(_ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest,
-                      didFetchResult result: SRFetchResult<AnyObject>) -> Bool
+    func sensorReader(
+        _ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest,
+        didFetchResult result: SRFetchResult<AnyObject>
+    ) -> Bool
     func sensorReader(_ reader: SRSensorReader, didCompleteFetch fetchRequest: SRFetchRequest)
     func sensorReader(_ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest, failedWithError error: any Error)
     func sensorReader(_ reader: SRSensorReader, didChange authorizationStatus: SRAuthorizationStatus)
@@ -22,8 +24,10 @@ public protocol SRSensorReaderDelegate: NSObjectProtocol {
 }
 
 extension SRSensorReaderDelegate {
-    public func sensorReader(_ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest,
-                             didFetchResult result: SRFetchResult<AnyObject>) -> Bool { true }
+    public func sensorReader(
+        _ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest,
+        didFetchResult result: SRFetchResult<AnyObject>
+    ) -> Bool { true }
     public func sensorReader(_ reader: SRSensorReader, didCompleteFetch fetchRequest: SRFetchRequest) {}
     public func sensorReader(_ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest, failedWithError error: any Error) {}
     public func sensorReader(_ reader: SRSensorReader, didChange authorizationStatus: SRAuthorizationStatus) {}

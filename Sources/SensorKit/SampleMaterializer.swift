@@ -30,6 +30,8 @@ private struct FetchResults: FetchResultBuilder {
     // An NSArray, as Apple delivers, over the typed Swift array: no per-sample bridging either
     // way (SampleArray).
     mutating func batch(_ samples: SampleList) {
-        results = [SRFetchResult(sample: SampleArray(samples: samples), timestamp: SRAbsoluteTime(nanoseconds: times[times.count - 1]))]
+        results = [
+            SRFetchResult(sample: SampleArray(samples: samples), timestamp: SRAbsoluteTime(nanoseconds: times[times.count - 1]))
+        ]
     }
 }

@@ -50,8 +50,9 @@ public struct SensorKitEnvironment: Sendable {
             guard var environment = value else { return }
             let boot = BootID(wire.boot)
             guard boot == environment.clock.bootID else { return }
-            environment.timeline = Timeline(origin: wire.origin, anchors: [boot: wire.anchor],
-                                            highWater: Int64.min, currentBoot: boot)
+            environment.timeline = Timeline(
+                origin: wire.origin, anchors: [boot: wire.anchor],
+                highWater: Int64.min, currentBoot: boot)
             value = environment
         }
     }

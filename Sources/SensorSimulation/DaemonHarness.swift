@@ -24,9 +24,11 @@ public final class DaemonHarness: @unchecked Sendable {
     /// runs on the folder (apps in its `apps.d`) just before the daemon starts (the folder is removed if it cannot).
     /// `scheduler` runs the daemon's timers (a manual one lets a test move time), `environment`
     /// stands for the process's (systemd's variables), `stopDeadline` bounds `stop`.
-    public init(config: String = "profile = lab\n", sources: [any SensorSource] = [],
-                scheduler: any Scheduler = DispatchScheduler(), environment: [String: String] = [:],
-                stopDeadline: Double = 10, prepare: (_ folder: String) throws -> Void = { _ in }) throws {
+    public init(
+        config: String = "profile = lab\n", sources: [any SensorSource] = [],
+        scheduler: any Scheduler = DispatchScheduler(), environment: [String: String] = [:],
+        stopDeadline: Double = 10, prepare: (_ folder: String) throws -> Void = { _ in }
+    ) throws {
         // A short, world-traversable folder: the socket path must fit sun_path, and the
         // cross-user tests connect as nobody.
         var template = Array("/tmp/skd-XXXXXX".utf8CString)
@@ -35,13 +37,16 @@ public final class DaemonHarness: @unchecked Sendable {
         chmod(folder, 0o755)
         socket = folder + "/s.sock"
         try FileManager.default.createDirectory(atPath: folder + "/apps.d", withIntermediateDirectories: true)
-        try Self.writeApp(Self.studyApp, in: folder + "/apps.d", entitlements: ["motion-accelerometer", "ambient-light-sensor"],
-                          users: ["root"])
-        try Self.writeApp(Self.otherApp, in: folder + "/apps.d", entitlements: ["motion-accelerometer"],
-                          users: ["root", "nobody"])
+        try Self.writeApp(
+            Self.studyApp, in: folder + "/apps.d", entitlements: ["motion-accelerometer", "ambient-light-sensor"],
+            users: ["root"])
+        try Self.writeApp(
+            Self.otherApp, in: folder + "/apps.d", entitlements: ["motion-accelerometer"],
+            users: ["root", "nobody"])
         try config.write(toFile: folder + "/sensorkitd.conf", atomically: true, encoding: .utf8)
-        let paths = DaemonPaths(socket: socket, config: folder + "/sensorkitd.conf", appsDirectory: folder + "/apps.d",
-                                stateDirectory: folder + "/state")
+        let paths = DaemonPaths(
+            socket: socket, config: folder + "/sensorkitd.conf", appsDirectory: folder + "/apps.d",
+            stateDirectory: folder + "/state")
         let configuration = try DaemonCommand.loadConfiguration(paths.config)
         let (journal, lines) = Journal.memory()
         logLines = lines
@@ -53,8 +58,9 @@ public final class DaemonHarness: @unchecked Sendable {
             var parts = Daemon.Parts(
                 paths: paths, configuration: configuration, clock: clock, journal: journal,
                 openStore: { directory, timeline in
-                    try StoreBackend.open(stateDirectory: directory, configuration: configuration, clock: clock,
-                                          timeline: timeline.current, hostDevice: host, journal: journal)
+                    try StoreBackend.open(
+                        stateDirectory: directory, configuration: configuration, clock: clock,
+                        timeline: timeline.current, hostDevice: host, journal: journal)
                 },
                 startSources: { registry in
                     for source in sources { registry.add(source) }
@@ -95,21 +101,25 @@ public final class DaemonHarness: @unchecked Sendable {
     /// Every sample of a fetch, as batches, and the final reply (acknowledging each batch). A
     /// fetch that has not ended after `timeout` seconds gives a failure reply, so a stalled fetch
     /// fails its test instead of hanging the run.
-    public static func fetchAll(_ connection: ReaderConnection, sensor: SRSensor, from: Int64, to: Int64,
-                                device: String = SRDevice.hostIdentifier, window: Int = 8,
-                                chunkFormats: [Int]? = ReaderConnection.chunkFormats,
-                                timeout: Double = 60) -> (batches: [SampleBatchFrame], reply: WireReply) {
+    public static func fetchAll(
+        _ connection: ReaderConnection, sensor: SRSensor, from: Int64, to: Int64,
+        device: String = SRDevice.hostIdentifier, window: Int = 8,
+        chunkFormats: [Int]? = ReaderConnection.chunkFormats,
+        timeout: Double = 60
+    ) -> (batches: [SampleBatchFrame], reply: WireReply) {
         let collected = Mutex<[SampleBatchFrame]>([])
         let reply = Mutex<WireReply?>(nil)
         let done = DispatchSemaphore(value: 0)
-        connection.send({
-            $0.sensor = sensor.rawValue
-            $0.device = device
-            $0.from = from
-            $0.to = to
-            $0.window = window
-            $0.chunkFormats = chunkFormats
-        }, op: .fetch) { incoming in
+        connection.send(
+            {
+                $0.sensor = sensor.rawValue
+                $0.device = device
+                $0.from = from
+                $0.to = to
+                $0.window = window
+                $0.chunkFormats = chunkFormats
+            }, op: .fetch
+        ) { incoming in
             switch incoming {
             case .batch(let batch):
                 collected.withLock { $0.append(batch) }
@@ -120,7 +130,8 @@ public final class DaemonHarness: @unchecked Sendable {
             }
         }
         let ended = done.wait(timeout: .now() + timeout) == .success
-        let final = reply.withLock { $0 }
+        let final =
+            reply.withLock { $0 }
             ?? .failure(nil, WireError(.internalError, ended ? "no final reply" : "fetch did not end within \(timeout) s"))
         return (collected.withLock { $0 }, final)
     }
@@ -156,12 +167,16 @@ public final class DaemonHarness: @unchecked Sendable {
     public static var productsFolder: String {
         let path = CommandLine.arguments[0]
         var folder = (path as NSString).deletingLastPathComponent
-        if folder.hasSuffix(".xctest/Contents/MacOS") { folder = ((folder as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent }
+        if folder.hasSuffix(".xctest/Contents/MacOS") {
+            folder = ((folder as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        }
         return folder
     }
 
-    public static func writeApp(_ app: String, in folder: String, entitlements: [String], users: [String],
-                                purpose: String = "Movement and light during the day") throws {
+    public static func writeApp(
+        _ app: String, in folder: String, entitlements: [String], users: [String],
+        purpose: String = "Movement and light during the day"
+    ) throws {
         let directory = folder + "/" + app
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         func write(_ name: String, _ plist: [String: Any]) throws {
@@ -170,11 +185,13 @@ public final class DaemonHarness: @unchecked Sendable {
                 throw SystemError("create \(name)", errno: errno)
             }
         }
-        try write("Info.plist", [
-            "NSSensorKitUsageDescription": purpose,
-            "NSSensorKitPrivacyPolicyURL": "https://example.org/privacy",
-            "NSSensorKitUsageDetail": ["SRSensorUsageMotion": ["Description": "How you move", "Required": true]],
-        ])
+        try write(
+            "Info.plist",
+            [
+                "NSSensorKitUsageDescription": purpose,
+                "NSSensorKitPrivacyPolicyURL": "https://example.org/privacy",
+                "NSSensorKitUsageDetail": ["SRSensorUsageMotion": ["Description": "How you move", "Required": true]],
+            ])
         try write("Study.entitlements", ["com.apple.developer.sensorkit.reader.allow": entitlements])
         try write("Binding.plist", ["Users": users])
     }

@@ -21,18 +21,23 @@ public final class GeneratedSource: SensorSource, @unchecked Sendable {
 
     /// `rate` samples per second, delivered `perTick` at a time. With `gapEvery` n > 0, every
     /// n-th tick's samples are lost and reported as the source's own gap (a deletion record).
-    public init(sensor: SRSensor = .accelerometer, rate: Int = 100, perTick: Int = 10, gapEvery: Int = 0,
-                clock: LinuxSystemClock = LinuxSystemClock()) {
+    public init(
+        sensor: SRSensor = .accelerometer, rate: Int = 100, perTick: Int = 10, gapEvery: Int = 0,
+        clock: LinuxSystemClock = LinuxSystemClock()
+    ) {
         self.clock = clock
         self.period = 1_000_000_000 / Int64(rate)
         self.perTick = perTick
         self.gapEvery = gapEvery
         // Motion: scale 9.80665/1000 m/s² per count, so 1000 counts = 1 g exactly. Light: the
         // first column is illuminance in lux (0.5 lux per count).
-        let columns = sensor == .ambientLightSensor
-            ? [SourceColumn(name: LightFamily.Stored.illuminance.rawValue, scale: 0.5, unit: "lx"),
-               SourceColumn(name: LightFamily.Stored.red.rawValue, unit: "counts"),
-               SourceColumn(name: LightFamily.Stored.green.rawValue, unit: "counts")]
+        let columns =
+            sensor == .ambientLightSensor
+            ? [
+                SourceColumn(name: LightFamily.Stored.illuminance.rawValue, scale: 0.5, unit: "lx"),
+                SourceColumn(name: LightFamily.Stored.red.rawValue, unit: "counts"),
+                SourceColumn(name: LightFamily.Stored.green.rawValue, unit: "counts"),
+            ]
             : MotionFamily.Stored.names.map { SourceColumn(name: $0, scale: 0.00980665, unit: "m/s^2") }
         descriptor = SourceDescriptor(
             sensor: sensor, device: SRDevice.hostIdentifier, source: "generated:\(sensor.rawValue)",
@@ -70,8 +75,10 @@ public final class GeneratedSource: SensorSource, @unchecked Sendable {
                 index += 1
                 nextTime += period
             }
-            deliver(.gap(from: BootInstant(boot: clock.bootID, nanoseconds: last),
-                         to: BootInstant(boot: clock.bootID, nanoseconds: nextTime), reason: .systemInitiated, why: "generated gap"))
+            deliver(
+                .gap(
+                    from: BootInstant(boot: clock.bootID, nanoseconds: last),
+                    to: BootInstant(boot: clock.bootID, nanoseconds: nextTime), reason: .systemInitiated, why: "generated gap"))
             return
         }
         var times: [Int64] = [], xs: [Int64] = [], ys: [Int64] = [], zs: [Int64] = []
@@ -85,8 +92,11 @@ public final class GeneratedSource: SensorSource, @unchecked Sendable {
             nextTime += period
         }
         guard !times.isEmpty else { return }
-        deliver(.samples(SourceBatch(boot: clock.bootID, sensorTimes: times, receiveTimes: Array(repeating: now, count: times.count),
-                                     columns: [xs, ys, zs])))
+        deliver(
+            .samples(
+                SourceBatch(
+                    boot: clock.bootID, sensorTimes: times, receiveTimes: Array(repeating: now, count: times.count),
+                    columns: [xs, ys, zs])))
     }
 
     public func close() {

@@ -87,4 +87,3 @@ public struct H10ClockSimulation: Sendable {
         return Frame(bytes: bytes, deviceTimestamp: deviceTimestamp, receiveTime: receive, trueSampleTimes: truth)
     }
 }
-

@@ -59,8 +59,9 @@ public final class PrivateBus {
         defer { Glibc.close(ends[0]) }
         do {
             defer { Glibc.close(ends[1]) }
-            daemon = try spawnLogged([Self.daemonPath, "--config-file=\(folder)/bus.conf", "--nofork", "--nopidfile", "--print-address"],
-                                     log: "dbus-daemon", stdout: ends[1])
+            daemon = try spawnLogged(
+                [Self.daemonPath, "--config-file=\(folder)/bus.conf", "--nofork", "--nopidfile", "--print-address"],
+                log: "dbus-daemon", stdout: ends[1])
         }
         var printed: [UInt8] = []
         var entry = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
@@ -117,8 +118,9 @@ public final class PrivateBus {
             if input >= 0 { Glibc.close(input) }
         }
         guard output >= 0, input >= 0 else { throw SystemError("open(\(path))", errno: errno) }
-        return try ChildProcess(["/usr/bin/timeout", "-s", "KILL", String(seconds)] + arguments, stdin: input,
-                                stdout: stdout ?? output, stderr: output)
+        return try ChildProcess(
+            ["/usr/bin/timeout", "-s", "KILL", String(seconds)] + arguments, stdin: input,
+            stdout: stdout ?? output, stderr: output)
     }
 
     private static func end(_ child: ChildProcess) {

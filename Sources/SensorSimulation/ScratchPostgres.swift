@@ -18,8 +18,11 @@ public final class ScratchPostgres {
         chmod(folder, 0o755)
         if getuid() == 0 { chown(folder, 65534, 65534) }
         do {
-            try Self.run(Self.asServerUser([Self.binaries + "/initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8",
-                                             "--no-sync", "--no-instructions"]), seconds: 60)
+            try Self.run(
+                Self.asServerUser([
+                    Self.binaries + "/initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8",
+                    "--no-sync", "--no-instructions",
+                ]), seconds: 60)
             try start()
         } catch {
             close()
@@ -33,19 +36,26 @@ public final class ScratchPostgres {
     public func conninfo(_ database: String = "postgres") -> String { "host=\(folder) user=postgres dbname=\(database)" }
 
     public func start() throws {
-        try Self.run(Self.asServerUser([Self.binaries + "/pg_ctl", "-D", data, "-l", folder + "/server.log", "-w", "-t", "30",
-                                        "-o", "-k \(folder) -c listen_addresses='' -F", "start"]), seconds: 40)
+        try Self.run(
+            Self.asServerUser([
+                Self.binaries + "/pg_ctl", "-D", data, "-l", folder + "/server.log", "-w", "-t", "30",
+                "-o", "-k \(folder) -c listen_addresses='' -F", "start",
+            ]), seconds: 40)
     }
 
     public func stop() throws {
-        try Self.run(Self.asServerUser([Self.binaries + "/pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "30", "stop"]), seconds: 40)
+        try Self.run(
+            Self.asServerUser([Self.binaries + "/pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "30", "stop"]), seconds: 40)
     }
 
     /// `psql -At` with `sql`: the output lines (fields separated by `|`).
     @discardableResult
     public func psql(_ sql: String, database: String = "postgres") throws -> [String] {
-        let output = try Self.run(["/usr/bin/psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", folder, "-U", "postgres",
-                                   "-d", database, "-c", sql], seconds: 60)
+        let output = try Self.run(
+            [
+                "/usr/bin/psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", folder, "-U", "postgres",
+                "-d", database, "-c", sql,
+            ], seconds: 60)
         return output.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
     }
 
@@ -74,7 +84,8 @@ public final class ScratchPostgres {
         }
         let null = open("/dev/null", O_RDONLY)
         defer { Glibc.close(null) }
-        let child = try ChildProcess(["/usr/bin/timeout", "--kill-after=5", String(seconds)] + arguments, stdin: null, stdout: fd, stderr: fd)
+        let child = try ChildProcess(
+            ["/usr/bin/timeout", "--kill-after=5", String(seconds)] + arguments, stdin: null, stdout: fd, stderr: fd)
         child.wait()
         let output = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         guard child.exitStatus == 0 else {

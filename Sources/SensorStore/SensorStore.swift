@@ -124,7 +124,8 @@ public final class SensorStore: Sendable {
         let writer = self.writer
         switch inbox.push(batch, to: stream) {
         case .now?: writer.queue.async { writer.drain() }
-        case .afterGrace?: writer.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(AppendInbox.floodWindow))) { writer.drain() }
+        case .afterGrace?:
+            writer.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(AppendInbox.floodWindow))) { writer.drain() }
         case nil: break
         }
     }
@@ -142,7 +143,9 @@ public final class SensorStore: Sendable {
     }
 
     /// `recordGap` with boot-clock instants (converted with the timeline; an unknown boot throws).
-    public func recordGap(sensor: SRSensor, device: String, from start: BootInstant, to end: BootInstant, reason: SRDeletionReason) throws {
+    public func recordGap(
+        sensor: SRSensor, device: String, from start: BootInstant, to end: BootInstant, reason: SRDeletionReason
+    ) throws {
         guard let from = timeline.withLock({ $0.srNanoseconds(of: start) }) else { throw StoreError.unknownBoot(start.boot) }
         guard let to = timeline.withLock({ $0.srNanoseconds(of: end) }) else { throw StoreError.unknownBoot(end.boot) }
         recordGap(sensor: sensor, device: device, from: from, to: to, reason: reason)
@@ -184,7 +187,11 @@ public final class SensorStore: Sendable {
     /// Seals every open chunk, commits and checkpoints. Nothing appended before is lost. Further
     /// calls do nothing; appends after it are dropped and reported to `onWriteFailure`.
     public func close() throws {
-        guard !isClosed.withLock({ closed in defer { closed = true }; return closed }) else { return }
+        guard
+            !isClosed.withLock({ closed in
+                defer { closed = true }; return closed
+            })
+        else { return }
         let writer = self.writer
         try writer.queue.sync { try writer.close() }
         readers.closeAll()
@@ -201,17 +208,20 @@ public final class SensorStore: Sendable {
     /// - both rules apply to the receive time too: the hold to the later of sensor and receive
     ///   time, `notBefore` to the earlier (`SampleAdmission`).
     /// Samples still buffered (appended less than one commit interval ago) are not yet visible.
-    public func samples(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64 = .min) throws -> SampleCursor {
+    public func samples(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64 = .min) throws -> SampleCursor
+    {
         let now = try now()
         let policy = configuration.retention(for: sensor)
         let streams = registry.streams(sensor: sensor, device: device)
         guard !streams.isEmpty,
-              let visible = policy.visibleRange(from: from, to: to, notBefore: notBefore, now: now)
+            let visible = policy.visibleRange(from: from, to: to, notBefore: notBefore, now: now)
         else { return SampleCursor(empty: readers) }
         let writer = self.writer
         let admission = policy.admission(notBefore: notBefore, now: now)
-        return SampleCursor(pool: readers, streams: streams, after: visible.after, through: visible.through,
-                            admission: admission) { id, stream, min, max in
+        return SampleCursor(
+            pool: readers, streams: streams, after: visible.after, through: visible.through,
+            admission: admission
+        ) { id, stream, min, max in
             writer.queue.async { writer.dropCorruptChunk(id: id, stream: stream, minTime: min, maxTime: max) }
         }
     }
@@ -236,9 +246,10 @@ public final class SensorStore: Sendable {
         try query.bind(4, to)
         var records: [StoredDeletionRecord] = []
         while try query.step() {
-            records.append(StoredDeletionRecord(
-                sensor: sensor, device: device, start: query.int64(0), end: query.int64(1),
-                reason: SRDeletionReason(rawValue: query.int(2)) ?? .systemInitiated))
+            records.append(
+                StoredDeletionRecord(
+                    sensor: sensor, device: device, start: query.int64(0), end: query.int64(1),
+                    reason: SRDeletionReason(rawValue: query.int(2)) ?? .systemInitiated))
         }
         return records
     }

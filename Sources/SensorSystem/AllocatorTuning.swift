@@ -34,7 +34,8 @@ public enum AllocatorTuning {
     public static func forBulkData(environment: [String: String] = ProcessInfo.processInfo.environment) -> Outcome {
         applied.withLock { outcome in
             if let outcome { return outcome }
-            let decided = reasonToLeaveAlone(environment).map(Outcome.leftToEnvironment)
+            let decided =
+                reasonToLeaveAlone(environment).map(Outcome.leftToEnvironment)
                 ?? (csl_malloc_thresholds(Int32(mmapThreshold), Int32(trimThreshold)) == 1 ? .tuned : .refused)
             outcome = decided
             return decided

@@ -26,7 +26,8 @@ public enum FileRefusal: Error, Hashable, Sendable, CustomStringConvertible {
         case .writableByOthers(let path, let mode):
             return "\(path) has mode \(Self.octal(mode)): writable by users other than its owner"
         case .writableWithoutStickyBit(let path, let mode):
-            return "\(path) has mode \(Self.octal(mode)): others may write in it and it has no sticky bit, so they could replace the daemon's files there"
+            return
+                "\(path) has mode \(Self.octal(mode)): others may write in it and it has no sticky bit, so they could replace the daemon's files there"
         case .foreignEntry(let path): return "\(path) is neither a regular file nor a folder"
         case .tooLarge(let path, let limit): return "\(path) is larger than \(limit) bytes"
         }

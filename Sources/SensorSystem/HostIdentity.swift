@@ -15,7 +15,8 @@ public struct HostIdentity: Hashable, Sendable {
         let dmi = sysRoot + "/class/dmi/id/"
         func dmiValue(_ name: String) -> String? {
             guard let value = SystemFiles.readTrimmed(dmi + name), !value.isEmpty,
-                  !placeholders.contains(value.lowercased()) else { return nil }
+                !placeholders.contains(value.lowercased())
+            else { return nil }
             return value
         }
         // On ARM boards the device tree names the machine; its strings end in NUL.
@@ -23,7 +24,8 @@ public struct HostIdentity: Hashable, Sendable {
         let treeCompatible = SystemFiles.readTrimmed(procRoot + "/device-tree/compatible")?
             .split(separator: "\0").first.map(String.init)
         let hostname = SystemFiles.readTrimmed(procRoot + "/sys/kernel/hostname") ?? Self.gethostname()
-        let model = [dmiValue("product_family"), dmiValue("product_name"), treeModel]
+        let model =
+            [dmiValue("product_family"), dmiValue("product_name"), treeModel]
             .compactMap { $0 }.first ?? "Linux computer"
         let vendor = dmiValue("sys_vendor")
         let product = dmiValue("product_name")
@@ -39,8 +41,9 @@ public struct HostIdentity: Hashable, Sendable {
 
     /// The host as a SensorKit device.
     public var device: SRDevice {
-        SRDevice(identifier: SRDevice.hostIdentifier, name: hostname, model: model, systemName: "Linux",
-                 systemVersion: kernelRelease, productType: productType)
+        SRDevice(
+            identifier: SRDevice.hostIdentifier, name: hostname, model: model, systemName: "Linux",
+            systemVersion: kernelRelease, productType: productType)
     }
 
     static func gethostname() -> String {

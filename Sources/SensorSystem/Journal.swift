@@ -63,7 +63,9 @@ public struct LogMessage: ExpressibleByStringInterpolation, Sendable, CustomStri
 
     public struct Interpolation: StringInterpolationProtocol {
         var text = ""
-        public init(literalCapacity: Int, interpolationCount: Int) { text.reserveCapacity(literalCapacity + 16 * interpolationCount) }
+        public init(literalCapacity: Int, interpolationCount: Int) {
+            text.reserveCapacity(literalCapacity + 16 * interpolationCount)
+        }
         public mutating func appendLiteral(_ literal: String) { text += literal }
         public mutating func appendInterpolation(_ value: some Any) {
             text += PrintableText.escaped(String(describing: value))
@@ -98,8 +100,10 @@ public final class RecurringProblems: Sendable {
     static let otherCauses = "other recurring problems"
 
     /// `now` gives monotonic nanoseconds (injected for tests); `interval` is in nanoseconds.
-    public init(_ journal: Journal, interval: Int64 = 60_000_000_000,
-                now: @escaping @Sendable () -> Int64 = { Int64(clamping: DispatchTime.now().uptimeNanoseconds) }) {
+    public init(
+        _ journal: Journal, interval: Int64 = 60_000_000_000,
+        now: @escaping @Sendable () -> Int64 = { Int64(clamping: DispatchTime.now().uptimeNanoseconds) }
+    ) {
         self.journal = journal
         self.interval = interval
         self.now = now

@@ -6,8 +6,9 @@ public enum OpenFileLimit {
     /// or unknown.
     public static var current: Int? {
         var limit = rlimit()
-        guard (try? syscall("getrlimit(RLIMIT_NOFILE)", { getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) })) != nil,
-              limit.rlim_cur != rlim_t.max  // RLIM_INFINITY
+        guard
+            (try? syscall("getrlimit(RLIMIT_NOFILE)", { getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) })) != nil,
+            limit.rlim_cur != rlim_t.max  // RLIM_INFINITY
         else { return nil }
         return Int(exactly: limit.rlim_cur)
     }

@@ -41,8 +41,10 @@ public final class ReadinessLoop: Sendable {
 
     /// Starts the thread at once; `body` and then `onExit` run on it. `firstTimeout` (ns) bounds
     /// the first sleep as `.wait` bounds the later ones.
-    public init(name: String, fileDescriptor: Int32, firstTimeout: Int64? = nil,
-                body: @escaping @Sendable (Wake) -> Next, onExit: @escaping @Sendable () -> Void) throws(SystemError) {
+    public init(
+        name: String, fileDescriptor: Int32, firstTimeout: Int64? = nil,
+        body: @escaping @Sendable (Wake) -> Next, onExit: @escaping @Sendable () -> Void
+    ) throws(SystemError) {
         self.fileDescriptor = fileDescriptor
         wakeDescriptor = try syscall("eventfd") { csl_wake_counter() }
         finished.enter()
@@ -76,13 +78,16 @@ public final class ReadinessLoop: Sendable {
 
     private static func run(fileDescriptor: Int32, wake: Int32, firstTimeout: Int64?, body: (Wake) -> Next) {
         var timeout = firstTimeout
-        var entries = [pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        var entries = [
+            pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
+        ]
         while true {
             entries[0].revents = 0
             entries[1].revents = 0
             // Rounded up, so a deadline is never reported before it has passed.
-            let milliseconds = timeout.map { Int32(clamping: (min(max(0, $0), Int64(Int32.max) * 1_000_000) + 999_999) / 1_000_000) } ?? -1
+            let milliseconds =
+                timeout.map { Int32(clamping: (min(max(0, $0), Int64(Int32.max) * 1_000_000) + 999_999) / 1_000_000) } ?? -1
             let woke: Wake
             do throws(SystemError) {
                 let ready = try syscall("poll(\(fileDescriptor))") { Glibc.poll(&entries, 2, milliseconds) }

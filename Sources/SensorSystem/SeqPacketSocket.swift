@@ -15,7 +15,9 @@ public enum SeqPacketSocket {
             var address = try UnixSocket.socketAddress(path)
             let result = try nonBlockingSyscall("connect(\(path))") {
                 withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
                 }
             }
             // A Unix socket connects at once or fails; EAGAIN means the listener's backlog is full.

@@ -109,7 +109,8 @@ public final class SocketPoller: Sendable {
             } else {
                 let add: Int32 = entry.registered ? 0 : 1
                 _ = try syscall("epoll_ctl(\(add == 1 ? "ADD" : "MOD"), \(entry.fd))") {
-                    csl_epoll_watch(epoll, entry.fd, add, interest.contains(.read) ? 1 : 0, interest.contains(.write) ? 1 : 0, key)
+                    csl_epoll_watch(
+                        epoll, entry.fd, add, interest.contains(.read) ? 1 : 0, interest.contains(.write) ? 1 : 0, key)
                 }
                 entry.registered = true
             }

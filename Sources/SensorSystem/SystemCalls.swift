@@ -7,19 +7,23 @@ import Glibc
 public enum SystemCalls {
     /// `read` on a blocking fd; 0 is end of file.
     public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, _ what: @autoclosure () -> String = "fd")
-        throws(SystemError) -> Int {
+        throws(SystemError) -> Int
+    {
         try syscall("read(\(what()))") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
     /// `read` on a non-blocking fd: `.wouldBlock` when nothing is there yet.
-    public static func readNonBlocking(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer,
-                                       _ what: @autoclosure () -> String = "fd") throws(SystemError) -> IOResult<Int> {
+    public static func readNonBlocking(
+        _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer,
+        _ what: @autoclosure () -> String = "fd"
+    ) throws(SystemError) -> IOResult<Int> {
         try nonBlockingSyscall("read(\(what()))") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
     /// One `write` of `bytes` (it may take fewer).
     public static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, _ what: @autoclosure () -> String = "fd")
-        throws(SystemError) -> Int {
+        throws(SystemError) -> Int
+    {
         try syscall("write(\(what()))") { Glibc.write(fd, bytes.baseAddress, bytes.count) }
     }
 
@@ -101,7 +105,9 @@ public enum SystemCalls {
 
     /// An `AF_UNIX` datagram socket, close-on-exec.
     public static func datagramSocket() throws(SystemError) -> Int32 {
-        try syscall("socket(AF_UNIX, SOCK_DGRAM)") { socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        try syscall("socket(AF_UNIX, SOCK_DGRAM)") {
+            socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
     }
 
     /// A connected pair of blocking `AF_UNIX` stream sockets, close-on-exec.
@@ -114,8 +120,10 @@ public enum SystemCalls {
     }
 
     /// `sendto` one datagram to `address` (of `length` bytes), with `MSG_NOSIGNAL`.
-    public static func sendDatagram(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, to address: inout sockaddr_un,
-                                    length: socklen_t) throws(SystemError) -> IOResult<Int> {
+    public static func sendDatagram(
+        _ fd: Int32, _ bytes: UnsafeRawBufferPointer, to address: inout sockaddr_un,
+        length: socklen_t
+    ) throws(SystemError) -> IOResult<Int> {
         try withUnsafePointer(to: &address) { (pointer) throws(SystemError) in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (raw) throws(SystemError) in
                 try nonBlockingSyscall("sendto") { sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), raw, length) }

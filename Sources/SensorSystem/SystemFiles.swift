@@ -64,7 +64,7 @@ public enum SystemFiles {
         let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
         do {
             return try syscall("open(\(path))") { open(path, flags, mode) }
-        } catch where error.errno == EEXIST {
+        } catch  where error.errno == EEXIST {
             _ = try syscall("unlink(\(path))") { unlink(path) }
             return try syscall("open(\(path))") { open(path, flags, mode) }
         }
@@ -75,7 +75,7 @@ public enum SystemFiles {
         let fd: Int32
         do {
             fd = try syscall("open(\(path))") { open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode) }
-        } catch where error.errno == EEXIST {
+        } catch  where error.errno == EEXIST {
             return
         }
         defer { close(fd) }

@@ -15,7 +15,7 @@ public enum TimelineFile {
         let text: String
         do {
             text = try SystemFiles.read(path, limit: 4 << 20)
-        } catch where error.errno == ENOENT {
+        } catch  where error.errno == ENOENT {
             return nil
         }
         return try JSONDecoder().decode(Timeline.self, from: Data(text.utf8))

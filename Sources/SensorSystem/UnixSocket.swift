@@ -23,15 +23,21 @@ public enum UnixSocket {
     /// `socket` + `bind` + `listen` on `path`, replacing a stale socket file; the file gets `mode`
     /// (access is decided per connection from peer credentials, so 0666 is the norm). `type` is
     /// `SOCK_STREAM` for the reader API, `SOCK_SEQPACKET` for the emulated BLE transport.
-    public static func listen(path: String, mode: mode_t = 0o666, backlog: Int32 = 128,
-                              type: Int32 = Int32(SOCK_STREAM.rawValue)) throws(SystemError) -> Int32 {
-        let fd = try syscall("socket(AF_UNIX)") { socket(AF_UNIX, type | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+    public static func listen(
+        path: String, mode: mode_t = 0o666, backlog: Int32 = 128,
+        type: Int32 = Int32(SOCK_STREAM.rawValue)
+    ) throws(SystemError) -> Int32 {
+        let fd = try syscall("socket(AF_UNIX)") {
+            socket(AF_UNIX, type | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
         do {
             unlink(path)
             var address = try socketAddress(path)
             _ = try syscall("bind(\(path))") {
                 withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
                 }
             }
             _ = try syscall("chmod(\(path))") { chmod(path, mode) }
@@ -55,7 +61,9 @@ public enum UnixSocket {
             var address = try socketAddress(path)
             _ = try syscall("connect(\(path))") {
                 withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
                 }
             }
             if nonBlocking { try setNonBlocking(fd) }
@@ -154,7 +162,9 @@ public enum UnixSocket {
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else { throw SystemError("socket path too long (\(bytes.count) ≥ \(capacity)): \(path)", errno: ENAMETOOLONG) }
+        guard bytes.count < capacity else {
+            throw SystemError("socket path too long (\(bytes.count) ≥ \(capacity)): \(path)", errno: ENAMETOOLONG)
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             raw.copyBytes(from: bytes)
             raw[bytes.count] = 0

@@ -15,7 +15,8 @@ public enum UserDatabase {
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16_384)
         guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil,
-              let name = entry.pw_name else { return nil }
+            let name = entry.pw_name
+        else { return nil }
         return String(cString: name)
     }
 }

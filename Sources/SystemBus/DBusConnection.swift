@@ -41,9 +41,11 @@ public final class DBusConnection: Sendable {
     /// Opens the connection and starts its thread. Blocks until sd-bus has connected the socket
     /// (the `Hello` handshake completes asynchronously); throws when it cannot.
     /// `onLost` runs on `queue` once if the connection is lost rather than closed.
-    public init(_ bus: DBusBus, description: String = "sensorkitd", limits: DBusLimits = DBusLimits(),
-                queue: DispatchQueue = DispatchQueue(label: "dbus.lost"),
-                onLost: @escaping @Sendable (DBusError) -> Void = { _ in }) throws(DBusError) {
+    public init(
+        _ bus: DBusBus, description: String = "sensorkitd", limits: DBusLimits = DBusLimits(),
+        queue: DispatchQueue = DispatchQueue(label: "dbus.lost"),
+        onLost: @escaping @Sendable (DBusError) -> Void = { _ in }
+    ) throws(DBusError) {
         self.limits = limits
         inbox = Mutex(Inbox())
         do {
@@ -100,9 +102,11 @@ public final class DBusConnection: Sendable {
     /// Calls a method. `completion` runs once on `queue` with the reply's arguments or the error:
     /// `.remote` (an error reply and its name), `.timedOut`, `.disconnected`, `.limitReached`,
     /// `.invalidArgument`, `.malformed` (a reply that broke a decoding bound).
-    public func call(destination: String, path: DBusObjectPath, interface: String, member: String,
-                     arguments: [DBusValue] = [], timeout: Duration = .seconds(25), queue: DispatchQueue,
-                     completion: @escaping @Sendable (Result<[DBusValue], DBusError>) -> Void) {
+    public func call(
+        destination: String, path: DBusObjectPath, interface: String, member: String,
+        arguments: [DBusValue] = [], timeout: Duration = .seconds(25), queue: DispatchQueue,
+        completion: @escaping @Sendable (Result<[DBusValue], DBusError>) -> Void
+    ) {
         do {
             for argument in arguments { try argument.checkWellFormed() }
         } catch {
@@ -110,8 +114,9 @@ public final class DBusConnection: Sendable {
             return
         }
         let microseconds = Self.microseconds(timeout, limit: limits.maximumTimeoutMicroseconds)
-        let request = CallRequest(destination: destination, path: path, interface: interface, member: member,
-                                  arguments: arguments, timeout: microseconds, queue: queue, completion: completion)
+        let request = CallRequest(
+            destination: destination, path: path, interface: interface, member: member,
+            arguments: arguments, timeout: microseconds, queue: queue, completion: completion)
         if let refused = submit({ $0.send(request) }) {
             queue.async { completion(.failure(refused)) }
         }
@@ -122,11 +127,14 @@ public final class DBusConnection: Sendable {
     /// signals on `queue` (a serial queue, for their order) until `cancel()` or the connection's
     /// end (`.ended`).
     @discardableResult
-    public func subscribe(_ match: DBusMatch, queue: DispatchQueue,
-                          installed: @escaping @Sendable (DBusError?) -> Void = { _ in },
-                          handler: @escaping @Sendable (DBusSignalEvent) -> Void) -> DBusSubscription {
-        let subscriber = Subscriber(rule: match.rule, queue: queue, limits: limits,
-                                    handler: handler, installed: installed)
+    public func subscribe(
+        _ match: DBusMatch, queue: DispatchQueue,
+        installed: @escaping @Sendable (DBusError?) -> Void = { _ in },
+        handler: @escaping @Sendable (DBusSignalEvent) -> Void
+    ) -> DBusSubscription {
+        let subscriber = Subscriber(
+            rule: match.rule, queue: queue, limits: limits,
+            handler: handler, installed: installed)
         let subscription = DBusSubscription(connection: self, subscriber: subscriber)
         if let refused = submit({ $0.add(subscriber) }) {
             queue.async { installed(refused) }
@@ -272,7 +280,9 @@ final class BusThread {
         confined()
         for _ in 0..<256 {
             let result = sd_bus_process(bus, nil)
-            if result < 0 { return result == -ECONNRESET || result == -ENOTCONN ? .disconnected : .failed("sd_bus_process", errno: -result) }
+            if result < 0 {
+                return result == -ECONNRESET || result == -ENOTCONN ? .disconnected : .failed("sd_bus_process", errno: -result)
+            }
             if result == 0 { break }
         }
         return sd_bus_is_open(bus) > 0 ? nil : .disconnected
@@ -327,12 +337,16 @@ final class BusThread {
             return
         }
         var message: OpaquePointer?
-        var result = sd_bus_message_new_method_call(bus, &message, request.destination, request.path.rawValue,
-                                                    request.interface, request.member)
+        var result = sd_bus_message_new_method_call(
+            bus, &message, request.destination, request.path.rawValue,
+            request.interface, request.member)
         defer { if let message { sd_bus_message_unref(message) } }
         guard result >= 0, let message else {
             let result = result
-            request.queue.async { request.completion(.failure(.invalidArgument("method call \(DBusText.escaped(request.member)) (errno \(-result))"))) }
+            request.queue.async {
+                request.completion(
+                    .failure(.invalidArgument("method call \(DBusText.escaped(request.member)) (errno \(-result))")))
+            }
             return
         }
         do {
@@ -342,20 +356,24 @@ final class BusThread {
             return
         }
         nextCall &+= 1
-        let call = PendingCall(id: nextCall, request: request, thread: self,
-                               deadline: Self.monotonicMicroseconds() &+ request.timeout)
+        let call = PendingCall(
+            id: nextCall, request: request, thread: self,
+            deadline: Self.monotonicMicroseconds() &+ request.timeout)
         pending[call.id] = call
         // A floating slot (nil): sd-bus calls the handler exactly once — reply, error reply,
         // timeout or connection end — and the table entry goes then.
-        result = sd_bus_call_async(bus, nil, message, { reply, userdata, _ in
-            guard let userdata else { return 0 }
-            let call = Unmanaged<PendingCall>.fromOpaque(userdata).takeUnretainedValue()
-            call.thread.finish(call, reply: reply)
-            return 0
-        }, Unmanaged.passUnretained(call).toOpaque(), request.timeout)
+        result = sd_bus_call_async(
+            bus, nil, message,
+            { reply, userdata, _ in
+                guard let userdata else { return 0 }
+                let call = Unmanaged<PendingCall>.fromOpaque(userdata).takeUnretainedValue()
+                call.thread.finish(call, reply: reply)
+                return 0
+            }, Unmanaged.passUnretained(call).toOpaque(), request.timeout)
         if result < 0 {
             pending[call.id] = nil
-            let error: DBusError = result == -ENOTCONN || result == -ECONNRESET ? .disconnected : .failed("sd_bus_call_async", errno: -result)
+            let error: DBusError =
+                result == -ENOTCONN || result == -ECONNRESET ? .disconnected : .failed("sd_bus_call_async", errno: -result)
             request.queue.async { request.completion(.failure(error)) }
         }
     }
@@ -399,25 +417,29 @@ final class BusThread {
         }
         var slot: OpaquePointer?
         let userdata = Unmanaged.passUnretained(subscriber).toOpaque()
-        let result = sd_bus_add_match_async(bus, &slot, subscriber.rule, { message, userdata, _ in
-            guard let message, let userdata else { return 0 }
-            let subscriber = Unmanaged<Subscriber>.fromOpaque(userdata).takeUnretainedValue()
-            subscriber.deliver(BusThread.decodeSignal(message, limits: subscriber.limits))
-            return 0
-        }, { reply, userdata, _ in
-            guard let userdata else { return 0 }
-            let subscriber = Unmanaged<Subscriber>.fromOpaque(userdata).takeUnretainedValue()
-            var refusal: DBusError?
-            if let reply, sd_bus_message_is_method_error(reply, nil) > 0 {
-                let error = sd_bus_message_get_error(reply)
-                refusal = DBusError(name: error?.pointee.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed",
-                                    message: error?.pointee.message.map { String(cString: $0) } ?? "")
-            }
-            // Returning 0 keeps the connection open when the broker refused the rule.
-            let outcome = refusal
-            subscriber.queue.async { subscriber.installed(outcome) }
-            return 0
-        }, userdata)
+        let result = sd_bus_add_match_async(
+            bus, &slot, subscriber.rule,
+            { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                let subscriber = Unmanaged<Subscriber>.fromOpaque(userdata).takeUnretainedValue()
+                subscriber.deliver(BusThread.decodeSignal(message, limits: subscriber.limits))
+                return 0
+            },
+            { reply, userdata, _ in
+                guard let userdata else { return 0 }
+                let subscriber = Unmanaged<Subscriber>.fromOpaque(userdata).takeUnretainedValue()
+                var refusal: DBusError?
+                if let reply, sd_bus_message_is_method_error(reply, nil) > 0 {
+                    let error = sd_bus_message_get_error(reply)
+                    refusal = DBusError(
+                        name: error?.pointee.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed",
+                        message: error?.pointee.message.map { String(cString: $0) } ?? "")
+                }
+                // Returning 0 keeps the connection open when the broker refused the rule.
+                let outcome = refusal
+                subscriber.queue.async { subscriber.installed(outcome) }
+                return 0
+            }, userdata)
         guard result >= 0 else {
             subscriber.queue.async { subscriber.installed(.failed("sd_bus_add_match_async", errno: -result)) }
             return
@@ -435,11 +457,12 @@ final class BusThread {
         let arguments: [DBusValue]
         var reader = MessageReader(message: message, limits: limits)
         do { arguments = try reader.readAll() } catch { return nil }
-        return DBusMessage(sender: sd_bus_message_get_sender(message).map { String(cString: $0) },
-                           path: sd_bus_message_get_path(message).flatMap { try? DBusObjectPath(String(cString: $0)) },
-                           interface: sd_bus_message_get_interface(message).map { String(cString: $0) },
-                           member: sd_bus_message_get_member(message).map { String(cString: $0) },
-                           arguments: arguments)
+        return DBusMessage(
+            sender: sd_bus_message_get_sender(message).map { String(cString: $0) },
+            path: sd_bus_message_get_path(message).flatMap { try? DBusObjectPath(String(cString: $0)) },
+            interface: sd_bus_message_get_interface(message).map { String(cString: $0) },
+            member: sd_bus_message_get_member(message).map { String(cString: $0) },
+            arguments: arguments)
     }
 
     private func readArguments(_ message: OpaquePointer) throws(DBusError) -> [DBusValue] {
@@ -579,7 +602,9 @@ private struct MessageReader {
             let borrowed = try basic(code, Int32(-1))
             // The message owns its fd; a duplicate outlives it.
             let owned: Int32
-            do throws(SystemError) { owned = try SystemCalls.duplicate(borrowed) } catch { throw .failed(error.call, errno: error.errno) }
+            do throws(SystemError) { owned = try SystemCalls.duplicate(borrowed) } catch {
+                throw .failed(error.call, errno: error.errno)
+            }
             return .unixFD(DBusFileDescriptor(owning: owned))
         case UInt8(ascii: "a"):
             let type: DBusType

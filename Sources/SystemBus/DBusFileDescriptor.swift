@@ -17,7 +17,11 @@ public final class DBusFileDescriptor: Sendable, Equatable, CustomStringConverti
     public var descriptor: Int32? { number.withLock { $0 } }
 
     /// Gives the fd up: the caller closes it. Nil when closed or taken already.
-    public func take() -> Int32? { number.withLock { value in defer { value = nil }; return value } }
+    public func take() -> Int32? {
+        number.withLock { value in
+            defer { value = nil }; return value
+        }
+    }
 
     public func close() {
         if let descriptor = take() { SystemCalls.close(descriptor) }

@@ -37,8 +37,10 @@ public struct DBusMatch: Sendable, Hashable {
     /// `arg0='…'`: the first argument, when it is a string (NameOwnerChanged's name, say).
     public var arg0: String?
 
-    public init(sender: String? = nil, path: DBusObjectPath? = nil, interface: String? = nil, member: String? = nil,
-                arg0: String? = nil) {
+    public init(
+        sender: String? = nil, path: DBusObjectPath? = nil, interface: String? = nil, member: String? = nil,
+        arg0: String? = nil
+    ) {
         self.sender = sender
         self.path = path
         self.interface = interface

@@ -78,7 +78,8 @@ public struct DBusNameOwnerChanged: Sendable, Equatable {
     }
 
     public static func match(name: String) -> DBusMatch {
-        DBusMatch(sender: DBusStandard.bus, path: DBusStandard.busPath, interface: DBusStandard.bus,
-                  member: "NameOwnerChanged", arg0: name)
+        DBusMatch(
+            sender: DBusStandard.bus, path: DBusStandard.busPath, interface: DBusStandard.bus,
+            member: "NameOwnerChanged", arg0: name)
     }
 }

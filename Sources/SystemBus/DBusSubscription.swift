@@ -13,7 +13,9 @@ public final class DBusSubscription: Sendable {
 
     public func cancel() {
         subscriber.stop()
-        if let connection = connection.withLock({ value in defer { value = nil }; return value }) {
+        if let connection = connection.withLock({ value in
+            defer { value = nil }; return value
+        }) {
             connection.cancel(subscriber)
         }
     }
@@ -30,8 +32,10 @@ final class Subscriber: Sendable {
     /// `accepting`: new signals are taken; `cancelled`: those already queued are dropped too.
     private let delivery = Mutex<(queued: Int, lost: Int, accepting: Bool, cancelled: Bool)>((0, 0, true, false))
 
-    init(rule: String, queue: DispatchQueue, limits: DBusLimits, handler: @escaping @Sendable (DBusSignalEvent) -> Void,
-         installed: @escaping @Sendable (DBusError?) -> Void) {
+    init(
+        rule: String, queue: DispatchQueue, limits: DBusLimits, handler: @escaping @Sendable (DBusSignalEvent) -> Void,
+        installed: @escaping @Sendable (DBusError?) -> Void
+    ) {
         self.rule = rule
         self.queue = queue
         self.limits = limits
@@ -69,7 +73,9 @@ final class Subscriber: Sendable {
 
     /// The connection ended: signals already queued are still handled, then `.ended`.
     func end() {
-        let wasAccepting = delivery.withLock { state in defer { state.accepting = false }; return state.accepting }
+        let wasAccepting = delivery.withLock { state in
+            defer { state.accepting = false }; return state.accepting
+        }
         if wasAccepting {
             queue.async { [self] in
                 if !delivery.withLock({ $0.cancelled }) { handler(.ended) }

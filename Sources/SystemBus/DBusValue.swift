@@ -122,8 +122,9 @@ public struct DBusObjectPath: Hashable, Sendable, Comparable, CustomStringConver
                 previousWasSlash = true
             } else {
                 previousWasSlash = false
-                let allowed = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) ||
-                    (byte >= 0x61 && byte <= 0x7A) || byte == UInt8(ascii: "_")
+                let allowed =
+                    (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: "_")
                 if !allowed { return false }
             }
         }

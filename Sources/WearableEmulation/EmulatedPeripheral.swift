@@ -26,12 +26,16 @@ public final class EmulatedPeripheral: @unchecked Sendable {
         }
 
         public static func h10(address: String = "C0:FF:EE:00:00:10") -> Profile {
-            Profile(address: address, name: "Polar H10 0A0B0C0D", pmdTypes: [0], manufacturer: "Polar Electro Oy", model: "H10", firmware: "3.1.1")
+            Profile(
+                address: address, name: "Polar H10 0A0B0C0D", pmdTypes: [0], manufacturer: "Polar Electro Oy", model: "H10",
+                firmware: "3.1.1")
         }
 
         public static func veritySense(address: String = "C0:FF:EE:00:00:20") -> Profile {
-            Profile(address: address, name: "Polar Sense 1A2B3C4D", pmdTypes: [1], manufacturer: "Polar Electro Oy", model: "Polar Verity Sense",
-                    firmware: "2.2.6", bodySensorLocation: 2)
+            Profile(
+                address: address, name: "Polar Sense 1A2B3C4D", pmdTypes: [1], manufacturer: "Polar Electro Oy",
+                model: "Polar Verity Sense",
+                firmware: "2.2.6", bodySensorLocation: 2)
         }
     }
 
@@ -101,7 +105,9 @@ public final class EmulatedPeripheral: @unchecked Sendable {
 
     /// Whether the CCCD of the characteristic with this UUID is set.
     public func isSubscribed(_ uuid: [UInt8]) -> Bool {
-        queue.sync { attributes.first { $0.type == WireUUID.cccd && $0.characteristic == uuid }.map { $0.value != [0, 0] } ?? false }
+        queue.sync {
+            attributes.first { $0.type == WireUUID.cccd && $0.characteristic == uuid }.map { $0.value != [0, 0] } ?? false
+        }
     }
 
     /// Notifies a Heart Rate Measurement value (bytes as the test builds them). False when the
@@ -170,7 +176,8 @@ public final class EmulatedPeripheral: @unchecked Sendable {
 
     private func notify(_ characteristic: [UInt8], _ value: [UInt8]) -> Bool {
         guard connection >= 0,
-            let cccd = attributes.first(where: { $0.type == WireUUID.cccd && $0.characteristic == characteristic }), cccd.value[0] & 0x01 != 0,
+            let cccd = attributes.first(where: { $0.type == WireUUID.cccd && $0.characteristic == characteristic }),
+            cccd.value[0] & 0x01 != 0,
             let valueAttribute = attributes.first(where: { $0.type == characteristic })
         else { return false }
         guard value.count <= Int(mtu) - 3 else { return false }
@@ -179,7 +186,8 @@ public final class EmulatedPeripheral: @unchecked Sendable {
 
     @discardableResult
     private func indicate(_ characteristic: [UInt8], _ value: [UInt8]) -> Bool {
-        guard let cccd = attributes.first(where: { $0.type == WireUUID.cccd && $0.characteristic == characteristic }), cccd.value[0] & 0x02 != 0,
+        guard let cccd = attributes.first(where: { $0.type == WireUUID.cccd && $0.characteristic == characteristic }),
+            cccd.value[0] & 0x02 != 0,
             let valueAttribute = attributes.first(where: { $0.type == characteristic })
         else { return false }
         return transmit([0x1D] + Self.le16(valueAttribute.handle) + value)
@@ -253,11 +261,15 @@ public final class EmulatedPeripheral: @unchecked Sendable {
             mtu = max(23, min(clientMTU, state.faults.serverMTU))
             return ([0x03] + Self.le16(state.faults.serverMTU), nil)
         case 0x10:
-            guard let start = u16(0), let end = u16(2), body.count == 6, Array(body[4...]) == WireUUID.primaryService, start != 0, start <= end
+            guard let start = u16(0), let end = u16(2), body.count == 6, Array(body[4...]) == WireUUID.primaryService, start != 0,
+                start <= end
             else { return (error(opcode, u16(0) ?? 0, 0x01), nil) }
             var entries: [[UInt8]] = []
-            for (index, attribute) in attributes.enumerated() where attribute.type == WireUUID.primaryService && attribute.handle >= start && attribute.handle <= end {
-                let groupEnd = attributes[(index + 1)...].first { $0.type == WireUUID.primaryService }.map { $0.handle - 1 } ?? attributes.last!.handle
+            for (index, attribute) in attributes.enumerated()
+            where attribute.type == WireUUID.primaryService && attribute.handle >= start && attribute.handle <= end {
+                let groupEnd =
+                    attributes[(index + 1)...].first { $0.type == WireUUID.primaryService }.map { $0.handle - 1 }
+                    ?? attributes.last!.handle
                 let entry = Self.le16(attribute.handle) + Self.le16(groupEnd) + attribute.value
                 if let first = entries.first, first.count != entry.count { break }
                 if 2 + (entries.count + 1) * entry.count > Int(mtu) { break }
@@ -299,9 +311,13 @@ public final class EmulatedPeripheral: @unchecked Sendable {
             return ([0x05, format] + entries.flatMap { $0 }, nil)
         case 0x0A, 0x0C:
             guard let handle = u16(0), body.count == (opcode == 0x0A ? 2 : 4) else { return (error(opcode, 0, 0x04), nil) }
-            guard let attribute = attributes.first(where: { $0.handle == handle }) else { return (error(opcode, handle, 0x01), nil) }
+            guard let attribute = attributes.first(where: { $0.handle == handle }) else {
+                return (error(opcode, handle, 0x01), nil)
+            }
             guard attribute.readable else { return (error(opcode, handle, 0x02), nil) }
-            if attribute.type.count == 2, let code = state.faults.readErrors[UInt16(attribute.type[0]) | UInt16(attribute.type[1]) << 8] {
+            if attribute.type.count == 2,
+                let code = state.faults.readErrors[UInt16(attribute.type[0]) | UInt16(attribute.type[1]) << 8]
+            {
                 return (error(opcode, handle, code), nil)
             }
             let offset = opcode == 0x0C ? Int(u16(2) ?? 0) : 0
@@ -309,7 +325,9 @@ public final class EmulatedPeripheral: @unchecked Sendable {
             return ([opcode + 1] + attribute.value[offset...].prefix(Int(mtu) - 1), nil)
         case 0x12:
             guard let handle = u16(0) else { return (error(opcode, 0, 0x04), nil) }
-            guard let index = attributes.firstIndex(where: { $0.handle == handle }) else { return (error(opcode, handle, 0x01), nil) }
+            guard let index = attributes.firstIndex(where: { $0.handle == handle }) else {
+                return (error(opcode, handle, 0x01), nil)
+            }
             guard attributes[index].writable else { return (error(opcode, handle, 0x03), nil) }
             let value = Array(body.dropFirst(2))
             if attributes[index].type == WireUUID.cccd {
@@ -336,7 +354,10 @@ public final class EmulatedPeripheral: @unchecked Sendable {
         guard profile.pmdTypes.contains(type) else { return [0xF0, opcode, type, 3, 0] }
         switch opcode {
         case 0x01:
-            let settings: [UInt8] = type == 0 ? [0x00, 0x01, 0x82, 0x00, 0x01, 0x01, 0x0E, 0x00] : [0x00, 0x01, 0x37, 0x00, 0x01, 0x01, 0x16, 0x00, 0x04, 0x01, 0x04]
+            let settings: [UInt8] =
+                type == 0
+                ? [0x00, 0x01, 0x82, 0x00, 0x01, 0x01, 0x0E, 0x00]
+                : [0x00, 0x01, 0x37, 0x00, 0x01, 0x01, 0x16, 0x00, 0x04, 0x01, 0x04]
             return [0xF0, opcode, type, 0, 0] + settings
         case 0x02:
             if mtu < 232 { return [0xF0, opcode, type, 10, 0] }

@@ -91,7 +91,8 @@ public final class EmulatedWearable: @unchecked Sendable {
         }
         let profile = peripheral.profile
         while profile.heartRate, Double(heartRateSecond) <= now {
-            let value = signals.heartRateMeasurement(from: Double(heartRateSecond - 1), to: Double(heartRateSecond), withRR: !profile.pmdTypes.contains(1))
+            let value = signals.heartRateMeasurement(
+                from: Double(heartRateSecond - 1), to: Double(heartRateSecond), withRR: !profile.pmdTypes.contains(1))
             peripheral.notifyHeartRate(value)
             heartRateSecond += 1
         }
@@ -101,15 +102,20 @@ public final class EmulatedWearable: @unchecked Sendable {
             return
         }
         if profile.pmdTypes.contains(0) {
-            ecgNext = stream(running: running.contains(0), next: ecgNext, rate: Self.ecgRate, frame: Self.ecgFrameSamples, now: now) { first, count in
+            ecgNext = stream(
+                running: running.contains(0), next: ecgNext, rate: Self.ecgRate, frame: Self.ecgFrameSamples, now: now
+            ) { first, count in
                 let samples = (first..<first + count).map { signals.electrocardiogram(at: Double($0) / Self.ecgRate) }
                 peripheral.sendECG(timestamp: deviceTime(at: Double(first + count - 1) / Self.ecgRate), microvolts: samples)
             }
         }
         if profile.pmdTypes.contains(1) {
-            ppgNext = stream(running: running.contains(1), next: ppgNext, rate: Self.ppgRate, frame: Self.ppgFrameSamples, now: now) { first, count in
+            ppgNext = stream(
+                running: running.contains(1), next: ppgNext, rate: Self.ppgRate, frame: Self.ppgFrameSamples, now: now
+            ) { first, count in
                 let samples = (first..<first + count).map { signals.photoplethysmogram(at: Double($0) / Self.ppgRate) }
-                peripheral.sendPPG(timestamp: deviceTime(at: Double(first + count - 1) / Self.ppgRate), samples: samples, compressed: true)
+                peripheral.sendPPG(
+                    timestamp: deviceTime(at: Double(first + count - 1) / Self.ppgRate), samples: samples, compressed: true)
             }
         }
     }

@@ -30,20 +30,29 @@ struct PeripheralDatabaseBuilder {
 
     mutating func service(_ uuid: [UInt8]) {
         current = []
-        attributes.append(PeripheralAttribute(handle: nextHandle, type: WireUUID.primaryService, value: uuid, readable: true, writable: false, characteristic: []))
+        attributes.append(
+            PeripheralAttribute(
+                handle: nextHandle, type: WireUUID.primaryService, value: uuid, readable: true, writable: false,
+                characteristic: []))
     }
 
     /// A characteristic: declaration, value, and a CCCD when it notifies or indicates.
     mutating func characteristic(_ uuid: [UInt8], properties: UInt8, value: [UInt8] = []) {
         current = uuid
         let valueHandle = nextHandle + 1
-        attributes.append(PeripheralAttribute(
-            handle: nextHandle, type: WireUUID.characteristic,
-            value: [properties, UInt8(valueHandle & 0xFF), UInt8(valueHandle >> 8)] + uuid, readable: true, writable: false, characteristic: uuid))
-        attributes.append(PeripheralAttribute(
-            handle: valueHandle, type: uuid, value: value, readable: properties & 0x02 != 0, writable: properties & 0x08 != 0, characteristic: uuid))
+        attributes.append(
+            PeripheralAttribute(
+                handle: nextHandle, type: WireUUID.characteristic,
+                value: [properties, UInt8(valueHandle & 0xFF), UInt8(valueHandle >> 8)] + uuid, readable: true, writable: false,
+                characteristic: uuid))
+        attributes.append(
+            PeripheralAttribute(
+                handle: valueHandle, type: uuid, value: value, readable: properties & 0x02 != 0, writable: properties & 0x08 != 0,
+                characteristic: uuid))
         if properties & 0x30 != 0 {
-            attributes.append(PeripheralAttribute(handle: nextHandle, type: WireUUID.cccd, value: [0, 0], readable: true, writable: true, characteristic: uuid))
+            attributes.append(
+                PeripheralAttribute(
+                    handle: nextHandle, type: WireUUID.cccd, value: [0, 0], readable: true, writable: true, characteristic: uuid))
         }
     }
 }

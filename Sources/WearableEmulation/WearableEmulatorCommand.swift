@@ -35,8 +35,9 @@ public enum WearableEmulatorCommand {
             printError("sensorkit-wearable: \(error)")
             return 1
         }
-        var faults = EmulatedWearable.Faults(disconnectEvery: options.disconnectEvery, clockResetAfter: options.clockResetAfter,
-                                             serverMTU: options.serverMTU)
+        var faults = EmulatedWearable.Faults(
+            disconnectEvery: options.disconnectEvery, clockResetAfter: options.clockResetAfter,
+            serverMTU: options.serverMTU)
         faults.floodUndecodable = options.floodUndecodable
         var wearables: [EmulatedWearable] = []
         for profile in options.profiles() {

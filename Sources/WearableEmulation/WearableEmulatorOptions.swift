@@ -84,10 +84,14 @@ public struct WearableEmulatorOptions: Equatable, Sendable {
                 let text = try value(flag)
                 guard !options.wearables.isEmpty else { throw Refusal(description: "\(flag) belongs after a --profile") }
                 if flag == "--name" {
-                    guard !text.isEmpty, text.utf8.count <= 29 else { throw Refusal(description: "--name wants 1 to 29 bytes (it must fit the scan response)") }
+                    guard !text.isEmpty, text.utf8.count <= 29 else {
+                        throw Refusal(description: "--name wants 1 to 29 bytes (it must fit the scan response)")
+                    }
                     options.wearables[options.wearables.count - 1].name = text
                 } else {
-                    guard isAddress(text) else { throw Refusal(description: "--address wants AA:BB:CC:DD:EE:FF, not \"\(text)\"") }
+                    guard isAddress(text) else {
+                        throw Refusal(description: "--address wants AA:BB:CC:DD:EE:FF, not \"\(text)\"")
+                    }
                     options.wearables[options.wearables.count - 1].address = text.uppercased()
                 }
             case "--duration": options.duration = try seconds(flag)
@@ -95,7 +99,9 @@ public struct WearableEmulatorOptions: Equatable, Sendable {
             case "--clock-reset-after": options.clockResetAfter = try seconds(flag)
             case "--server-mtu":
                 let text = try value(flag)
-                guard let mtu = UInt16(text), mtu >= 23, mtu <= 517 else { throw Refusal(description: "--server-mtu wants 23…517, not \"\(text)\"") }
+                guard let mtu = UInt16(text), mtu >= 23, mtu <= 517 else {
+                    throw Refusal(description: "--server-mtu wants 23…517, not \"\(text)\"")
+                }
                 options.serverMTU = mtu
             case "--flood-undecodable":
                 let text = try value(flag)
@@ -130,7 +136,9 @@ public struct WearableEmulatorOptions: Equatable, Sendable {
             if let address = wearable.address {
                 profile.address = address
             } else if repeatIndex > 0 {
-                profile.address = String(profile.address.dropLast(2)) + hex(UInt8(truncatingIfNeeded: Int(UInt8(profile.address.suffix(2), radix: 16) ?? 0) + repeatIndex))
+                profile.address =
+                    String(profile.address.dropLast(2))
+                    + hex(UInt8(truncatingIfNeeded: Int(UInt8(profile.address.suffix(2), radix: 16) ?? 0) + repeatIndex))
             }
             if let name = wearable.name { profile.name = name }
             return profile

@@ -1,5 +1,5 @@
-import Foundation
 import BLEBridge
+import Foundation
 import SensorSimulation
 
 /// `sensorkit-bench ble`: 24 h of an H10 streaming 130 Hz ECG with its crystal ±20 ppm off,
@@ -46,11 +46,12 @@ enum BLEClockBenchmark {
             naive.sort()
             func ms(_ ns: Int64) -> String { String(format: "%.2f ms", Double(ns) / 1e6) }
             func p99(_ sorted: [Int64]) -> Int64 { sorted.isEmpty ? 0 : sorted[sorted.count * 99 / 100] }
-            print("  drift \(drift > 0 ? "+" : "")\(Int(drift)) ppm: mapped max \(ms(mapped.last ?? 0)) p99 \(ms(p99(mapped)))"
-                + " (first 10 s: max \(ms(warmUp.max() ?? 0)))"
-                + " | stamp on receipt max \(ms(naive.last ?? 0)) p99 \(ms(p99(naive)))"
-                + " | reported uncertainty ≤ \(ms(uncertainty)) | clamped \(timeline.counters.clamped), gaps \(timeline.counters.missing + timeline.counters.jumps + timeline.counters.resets)"
-                + " | \((mapped.last ?? .max) <= 7_700_000 ? "meets" : "MISSES") the 7.7 ms target")
+            print(
+                "  drift \(drift > 0 ? "+" : "")\(Int(drift)) ppm: mapped max \(ms(mapped.last ?? 0)) p99 \(ms(p99(mapped)))"
+                    + " (first 10 s: max \(ms(warmUp.max() ?? 0)))"
+                    + " | stamp on receipt max \(ms(naive.last ?? 0)) p99 \(ms(p99(naive)))"
+                    + " | reported uncertainty ≤ \(ms(uncertainty)) | clamped \(timeline.counters.clamped), gaps \(timeline.counters.missing + timeline.counters.jumps + timeline.counters.resets)"
+                    + " | \((mapped.last ?? .max) <= 7_700_000 ? "meets" : "MISSES") the 7.7 ms target")
         }
     }
 }

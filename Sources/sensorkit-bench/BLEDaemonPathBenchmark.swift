@@ -38,10 +38,16 @@ enum BLEDaemonPathBenchmark {
         do {
             let anchor = try measure(daemonPath: false)
             let path = try measure(daemonPath: true)
-            func perHour(_ seconds: Double) -> String { String(format: "%.2f s CPU per hour (%.3f %% of one core)", seconds, seconds / 36) }
-            print("ble: one H10 (130 Hz ECG, 73-sample frames, + 1 Hz heart rate with RR), 1 h of data from the ATT socket to committed chunks: \(perHour(path.cpu))"
-                + " [\(path.frames) ECG frames, \(path.notifications) notifications, \(path.samples) samples stored, \(String(format: "%.1f", path.wall)) s wall]")
-            print("anchor: the same \(anchor.notifications) notifications read from the socket and dropped: \(perHour(anchor.cpu)); path ÷ anchor ×\(String(format: "%.1f", path.cpu / max(anchor.cpu, 1e-9)))")
+            func perHour(_ seconds: Double) -> String {
+                String(format: "%.2f s CPU per hour (%.3f %% of one core)", seconds, seconds / 36)
+            }
+            print(
+                "ble: one H10 (130 Hz ECG, 73-sample frames, + 1 Hz heart rate with RR), 1 h of data from the ATT socket to committed chunks: \(perHour(path.cpu))"
+                    + " [\(path.frames) ECG frames, \(path.notifications) notifications, \(path.samples) samples stored, \(String(format: "%.1f", path.wall)) s wall]"
+            )
+            print(
+                "anchor: the same \(anchor.notifications) notifications read from the socket and dropped: \(perHour(anchor.cpu)); path ÷ anchor ×\(String(format: "%.1f", path.cpu / max(anchor.cpu, 1e-9)))"
+            )
         } catch {
             print("ble: daemon path benchmark failed: \(error)")
         }
@@ -59,17 +65,20 @@ enum BLEDaemonPathBenchmark {
 
     static func measure(daemonPath: Bool) throws -> Result {
         let clock = LinuxSystemClock()
-        let device = SRDevice(identifier: "ble:C0:FF:EE:00:00:10", name: "Polar H10 0A0B0C0D", model: "H10",
-                              systemName: "Polar Electro Oy", systemVersion: "3.1.1", productType: "")
+        let device = SRDevice(
+            identifier: "ble:C0:FF:EE:00:00:10", name: "Polar H10 0A0B0C0D", model: "H10",
+            systemName: "Polar Electro Oy", systemVersion: "3.1.1", productType: "")
         let heart = FeedStream(WearableSamples.descriptor(.heartRate, device: device, wearable: "bench", location: nil))
         let ecg = FeedStream(WearableSamples.descriptor(.electrocardiogram, device: device, wearable: "bench", location: nil))
         var harness: DaemonHarness?
         if daemonPath {
             // The BLE driver's registry entry makes the sensors recordable; its discovery is not run
             // (the harness adds only the sources given).
-            let config = "profile = lab\n[ble]\ntransport = emulated:/nonexistent\n[wearable bench]\naddress = C0:FF:EE:00:00:10\nstreams = heartRate, electrocardiogram\n"
+            let config =
+                "profile = lab\n[ble]\ntransport = emulated:/nonexistent\n[wearable bench]\naddress = C0:FF:EE:00:00:10\nstreams = heartRate, electrocardiogram\n"
             let made = try DaemonHarness(config: config, sources: [heart, ecg]) { folder in
-                try DaemonHarness.writeApp(app, in: folder + "/apps.d", entitlements: ["heart-rate", "ecg"], users: ["root", String(getuid())])
+                try DaemonHarness.writeApp(
+                    app, in: folder + "/apps.d", entitlements: ["heart-rate", "ecg"], users: ["root", String(getuid())])
             }
             harness = made
             try made.grant([.heartRate, .electrocardiogram], to: app)
@@ -100,23 +109,29 @@ enum BLEDaemonPathBenchmark {
         @Sendable func take(_ events: [PMDStreamTimeline.Event]) {
             for case .frame(let timed) in events {
                 let columns = WearableSamples.pmd(timed, type: .ecg, sampleRate: 130, sessionStart: 0)
-                ecg.emit(SourceBatch(boot: boot, sensorTimes: timed.sampleTimes,
-                                     receiveTimes: .init(repeating: timed.receiveTime, count: timed.sampleTimes.count), columns: columns))
+                ecg.emit(
+                    SourceBatch(
+                        boot: boot, sensorTimes: timed.sampleTimes,
+                        receiveTimes: .init(repeating: timed.receiveTime, count: timed.sampleTimes.count), columns: columns))
                 stored.withLock { $0 += timed.sampleTimes.count }
             }
         }
         var reader: (any DispatchSourceRead)?
         var connection: GATTConnection?
         if daemonPath {
-            let made = GATTConnection(bearer: SeqPacketATTBearer(fileDescriptor: daemonEnd), queue: queue,
-                                      transactionTimeoutNanoseconds: hour * 24) { event in
+            let made = GATTConnection(
+                bearer: SeqPacketATTBearer(fileDescriptor: daemonEnd), queue: queue,
+                transactionTimeoutNanoseconds: hour * 24
+            ) { event in
                 guard case .notification(let handle, let value) = event else { return }
                 let time = receiveTimes.withLock { $0.removeFirst() }
                 if handle == 0x0010 {
                     let output = timelines.heart.receive(value, at: time)
                     if let beat = output.beat {
-                        heart.emit(SourceBatch(boot: boot, sensorTimes: [time], receiveTimes: [time],
-                                               columns: WearableSamples.heartRate(beat, contact: .inContact)))
+                        heart.emit(
+                            SourceBatch(
+                                boot: boot, sensorTimes: [time], receiveTimes: [time],
+                                columns: WearableSamples.heartRate(beat, contact: .inContact)))
                         stored.withLock { $0 += 1 }
                     }
                 } else {
@@ -125,7 +140,7 @@ enum BLEDaemonPathBenchmark {
                 received.withLock { $0 += 1 }
             }
             connection = made
-            queue.sync { made.start() }   // its MTU request is never answered; notifications flow regardless
+            queue.sync { made.start() }  // its MTU request is never answered; notifications flow regardless
         } else {
             let source = DispatchSource.makeReadSource(fileDescriptor: daemonEnd, queue: queue)
             source.setEventHandler {
@@ -168,7 +183,7 @@ enum BLEDaemonPathBenchmark {
             connection?.close()
             reader?.cancel()
         }
-        harness?.stop()   // the pipeline drains, the store flushes and closes: every chunk committed
+        harness?.stop()  // the pipeline drains, the store flushes and closes: every chunk committed
         let cpu = processCPUSeconds() - cpuStart - feederCPU
         let wall = Double(clock.boottimeNanoseconds() - wallStart) * 1e-9
         if !daemonPath { SystemCalls.close(daemonEnd) }

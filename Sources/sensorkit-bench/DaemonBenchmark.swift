@@ -38,8 +38,11 @@ enum DaemonBenchmark {
         let full = try RigFolder(), empty = try RigFolder()
         defer { full.remove(); empty.remove() }
         let filled = try fill(full.state, days: 7)
-        print(String(format: "full store: 7 days of accelerometer + gyroscope at 100 Hz (%.1f M samples), %.0f MB on disk, made in %.0f s through the store API",
-                     Double(filled.samples) / 1e6, Double(filled.bytes) / 1e6, filled.seconds))
+        print(
+            String(
+                format:
+                    "full store: 7 days of accelerometer + gyroscope at 100 Hz (%.1f M samples), %.0f MB on disk, made in %.0f s through the store API",
+                Double(filled.samples) / 1e6, Double(filled.bytes) / 1e6, filled.seconds))
         var fullTimes: [Double] = [], emptyTimes: [Double] = [], fullRSS: [Int] = []
         for _ in 0..<5 {
             emptyTimes.append(try timeToReady(sensorkitd, empty).seconds)
@@ -48,8 +51,12 @@ enum DaemonBenchmark {
             fullRSS.append(run.peakKiB)
         }
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-        print(String(format: "start to READY=1, full 7-day store: median %.0f ms (of 5: %@)   target ≤ 300 ms   anchor, empty store: median %.0f ms",
-                     median(fullTimes) * 1e3, fullTimes.map { String(format: "%.0f", $0 * 1e3) }.joined(separator: ", "), median(emptyTimes) * 1e3))
+        print(
+            String(
+                format:
+                    "start to READY=1, full 7-day store: median %.0f ms (of 5: %@)   target ≤ 300 ms   anchor, empty store: median %.0f ms",
+                median(fullTimes) * 1e3, fullTimes.map { String(format: "%.0f", $0 * 1e3) }.joined(separator: ", "),
+                median(emptyTimes) * 1e3))
         print("peak RSS of sensorkitd started on the full store: \(fullRSS.max() ?? 0) KiB (VmHWM at READY)")
     }
 
@@ -68,8 +75,9 @@ enum DaemonBenchmark {
             guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
             path = String(cString: made)
             try FileManager.default.createDirectory(atPath: path + "/apps.d", withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: path + "/state", withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: path + "/state", withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
             try configuration.write(toFile: path + "/sensorkitd.conf", atomically: true, encoding: .utf8)
         }
 
@@ -103,8 +111,10 @@ enum DaemonBenchmark {
         let store = try SensorStore(configuration: StoreConfiguration(directory: state), clock: clock, timeline: timeline)
         let schema = SampleSchema(["x", "y", "z"].map { .integer(name: $0, scale: 0.000598, offset: 0, unit: "m/s²") })
         let streams = try [SRSensor.accelerometer, .rotationRate].map { sensor in
-            try store.register(StreamDescriptor(sensor: sensor, device: SRDevice.hostIdentifier,
-                                                source: ["chip": .string("bmi160"), "rate": .integer(100)], schema: schema))
+            try store.register(
+                StreamDescriptor(
+                    sensor: sensor, device: SRDevice.hostIdentifier,
+                    source: ["chip": .string("bmi160"), "rate": .integer(100)], schema: schema))
         }
         var random = BenchRandom(seed: 7)
         let batch = 1_000  // 10 s at 100 Hz
@@ -113,9 +123,13 @@ enum DaemonBenchmark {
         while time + Int64(batch) * 10_000_000 <= span {
             for stream in streams {
                 let times = (0..<batch).map { time + Int64($0) * 10_000_000 }
-                let columns = (0..<3).map { axis in (0..<batch).map { _ in Int64(axis == 2 ? 16_384 : 0) + Int64(random.next() % 7) - 3 } }
-                store.append(SampleBatch(boot: clock.bootID, sensorTimes: times, receiveTimes: times, columns: columns.map { .integers($0) }),
-                             to: stream)
+                let columns = (0..<3).map { axis in
+                    (0..<batch).map { _ in Int64(axis == 2 ? 16_384 : 0) + Int64(random.next() % 7) - 3 }
+                }
+                store.append(
+                    SampleBatch(
+                        boot: clock.bootID, sensorTimes: times, receiveTimes: times, columns: columns.map { .integers($0) }),
+                    to: stream)
                 written += batch
             }
             time += Int64(batch) * 10_000_000
@@ -180,11 +194,19 @@ enum DaemonBenchmark {
         child.waitUntilExit()
 
         let idle = idleEnd.since(idleStart), busy = recordEnd.since(recordStart)
-        print(String(format: "recording accelerometer + gyroscope (generated, 100 Hz each, 10 samples a batch) for %.0f s:", recordSeconds))
-        print(String(format: "  daemon CPU: %.2f %% of one core   target ≤ 1 %%   anchor, same daemon idle (no stake) %.0f s: %.2f %%",
-                     busy.cpuPercent, idleSeconds, idle.cpuPercent))
-        print(String(format: "  wake-ups (voluntary + nonvoluntary context switches of all threads, /proc/PID/task/*/status): %.1f /s   anchor idle: %.1f /s   (the two generated sources alone tick 20 /s)",
-                     busy.switchesPerSecond, idle.switchesPerSecond))
+        print(
+            String(
+                format: "recording accelerometer + gyroscope (generated, 100 Hz each, 10 samples a batch) for %.0f s:",
+                recordSeconds))
+        print(
+            String(
+                format: "  daemon CPU: %.2f %% of one core   target ≤ 1 %%   anchor, same daemon idle (no stake) %.0f s: %.2f %%",
+                busy.cpuPercent, idleSeconds, idle.cpuPercent))
+        print(
+            String(
+                format:
+                    "  wake-ups (voluntary + nonvoluntary context switches of all threads, /proc/PID/task/*/status): %.1f /s   anchor idle: %.1f /s   (the two generated sources alone tick 20 /s)",
+                busy.switchesPerSecond, idle.switchesPerSecond))
         print("  arrival → committed chunk: \(latency)")
         print("  peak RSS (VmHWM of the rig process: daemon, sources and this bench's child code): \(peak) KiB")
     }
@@ -194,9 +216,13 @@ enum DaemonBenchmark {
     static func serveRig() throws {
         let app = "org.example.bench"
         let harness = try DaemonHarness(
-            sources: [GeneratedSource(sensor: .accelerometer, rate: 100, perTick: 10), GeneratedSource(sensor: .rotationRate, rate: 100, perTick: 10)],
+            sources: [
+                GeneratedSource(sensor: .accelerometer, rate: 100, perTick: 10),
+                GeneratedSource(sensor: .rotationRate, rate: 100, perTick: 10),
+            ],
             prepare: { folder in
-                try DaemonHarness.writeApp(app, in: folder + "/apps.d", entitlements: ["motion-accelerometer", "motion-rotation-rate"], users: ["root"])
+                try DaemonHarness.writeApp(
+                    app, in: folder + "/apps.d", entitlements: ["motion-accelerometer", "motion-rotation-rate"], users: ["root"])
             })
         defer { harness.stop() }
         say("IDLE")
@@ -226,9 +252,14 @@ enum DaemonBenchmark {
             }
         }
         latencies.sort()
-        func at(_ q: Double) -> Double { latencies.isEmpty ? .nan : Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * q))]) / 1e6 }
-        say(String(format: "p50 %.0f ms, p99 %.0f ms, max %.0f ms over %d accelerometer samples in %.0f s (poll every 10 ms; the store commits every 0.5 s)   target: within the commit interval",
-                     at(0.5), at(0.99), at(1), latencies.count, latencySeconds))
+        func at(_ q: Double) -> Double {
+            latencies.isEmpty ? .nan : Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * q))]) / 1e6
+        }
+        say(
+            String(
+                format:
+                    "p50 %.0f ms, p99 %.0f ms, max %.0f ms over %d accelerometer samples in %.0f s (poll every 10 ms; the store commits every 0.5 s)   target: within the commit interval",
+                at(0.5), at(0.99), at(1), latencies.count, latencySeconds))
         _ = readLine()
     }
 }
@@ -255,30 +286,36 @@ struct ProcessFigures {
 
     init(pid: Int32) {
         if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-           let close = stat.lastIndex(of: ")") {
+            let close = stat.lastIndex(of: ")")
+        {
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             // After the command: state is field 3, utime 14, stime 15 (1-based).
             if fields.count > 13 { cpuTicks = (Int64(fields[11]) ?? 0) + (Int64(fields[12]) ?? 0) }
         }
         for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
             let folder = "/proc/\(pid)/task/\(task)"
-            guard let tid = Int(task), let status = try? String(contentsOfFile: folder + "/status", encoding: .utf8) else { continue }
+            guard let tid = Int(task), let status = try? String(contentsOfFile: folder + "/status", encoding: .utf8) else {
+                continue
+            }
             // The name and where the thread sleeps now: libdispatch's threads all share one name,
             // but its manager sleeps in epoll, its workers on a futex, a reading thread in poll.
             let name = ((try? String(contentsOfFile: folder + "/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .newlines)
             let wchan = (try? String(contentsOfFile: folder + "/wchan", encoding: .utf8)) ?? "?"
-            var thread = Thread(name: name + " in " + wchan,
-                                switches: 0,
-                                cpuNanoseconds: ((try? String(contentsOfFile: folder + "/schedstat", encoding: .utf8))?
-                                    .split(separator: " ").first).flatMap { Int64($0) } ?? 0)
-            for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches") || line.hasPrefix("nonvoluntary_ctxt_switches") {
+            var thread = Thread(
+                name: name + " in " + wchan,
+                switches: 0,
+                cpuNanoseconds: ((try? String(contentsOfFile: folder + "/schedstat", encoding: .utf8))?
+                    .split(separator: " ").first).flatMap { Int64($0) } ?? 0)
+            for line in status.split(separator: "\n")
+            where line.hasPrefix("voluntary_ctxt_switches") || line.hasPrefix("nonvoluntary_ctxt_switches") {
                 thread.switches += Int64(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
             }
             switches += thread.switches
             threads[tid] = thread
         }
         if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) {
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        {
             peakKiB = Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
         }
     }
@@ -293,7 +330,9 @@ struct ProcessFigures {
     /// Per thread name (threads of one name together, with how many there were): context
     /// switches per second and on-CPU nanoseconds since `earlier`, most switches first; and the
     /// threads that ended meanwhile (their counts are missing from `since`).
-    func threadsSince(_ earlier: ProcessFigures) -> (byName: [(name: String, count: Int, switchesPerSecond: Double, cpuNanoseconds: Int64)], ended: Int) {
+    func threadsSince(_ earlier: ProcessFigures) -> (
+        byName: [(name: String, count: Int, switchesPerSecond: Double, cpuNanoseconds: Int64)], ended: Int
+    ) {
         let seconds = Double(taken - earlier.taken) / 1e9
         var byName: [String: (count: Int, switches: Int64, cpu: Int64)] = [:]
         for (tid, thread) in threads {
@@ -302,9 +341,11 @@ struct ProcessFigures {
             byName[thread.name]!.switches += thread.switches - (before?.switches ?? 0)
             byName[thread.name]!.cpu += thread.cpuNanoseconds - (before?.cpuNanoseconds ?? 0)
         }
-        return (byName.map { ($0.key, $0.value.count, Double($0.value.switches) / seconds, $0.value.cpu) }
-                    .sorted { $0.switchesPerSecond > $1.switchesPerSecond },
-                earlier.threads.keys.filter { threads[$0] == nil }.count)
+        return (
+            byName.map { ($0.key, $0.value.count, Double($0.value.switches) / seconds, $0.value.cpu) }
+                .sorted { $0.switchesPerSecond > $1.switchesPerSecond },
+            earlier.threads.keys.filter { threads[$0] == nil }.count
+        )
     }
 
     /// Every live thread's on-CPU nanoseconds (finer than `cpuTicks`, but without ended threads).
@@ -329,4 +370,3 @@ final class LineReader {
         }
     }
 }
-

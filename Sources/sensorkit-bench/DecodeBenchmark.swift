@@ -1,5 +1,5 @@
-import SensorChunks
 import Foundation
+import SensorChunks
 import SensorKitModel
 import SensorStore
 
@@ -19,8 +19,10 @@ enum DecodeBenchmark {
         timeline.adoptCurrentBoot(of: clock)
         let store = try SensorStore(configuration: StoreBenchmark.configuration(workdir), clock: clock, timeline: timeline)
         let id = try store.register(stream.descriptor)
-        store.append(SampleBatch(boot: clock.bootID, sensorTimes: stream.times, receiveTimes: stream.times,
-                                 columns: stream.columns.map { .integers($0) }), to: id)
+        store.append(
+            SampleBatch(
+                boot: clock.bootID, sensorTimes: stream.times, receiveTimes: stream.times,
+                columns: stream.columns.map { .integers($0) }), to: id)
         try store.close()
         let reopened = try SensorStore(configuration: StoreBenchmark.configuration(workdir), clock: clock, timeline: timeline)
         defer { try? reopened.close() }
@@ -36,15 +38,17 @@ enum DecodeBenchmark {
         let mapping = ColumnMapping(
             sources: (0..<3).map { _ in ColumnMapping.Source(isFloat: false, scale: 0.000598, offset: 0) },
             outputs: (0..<3).map { axis in
-                ColumnMapping.Output(terms: (0..<3).map { ColumnMapping.Term(source: $0, coefficient: $0 == axis ? 1 : 0) },
-                                     divisor: UnitConversion.standardGravity)
+                ColumnMapping.Output(
+                    terms: (0..<3).map { ColumnMapping.Term(source: $0, coefficient: $0 == axis ? 1 : 0) },
+                    divisor: UnitConversion.standardGravity)
             })
         // As the client receives it: with zeroed room after the chunk, so the body decodes in place.
         let padded = chunk.bytes + [UInt8](repeating: 0, count: StoredChunk.inPlacePadding)
         func decodeChunk() throws -> StoredChunk.Columns {
             try padded.withUnsafeBytes { raw in
-                try StoredChunk.decode(UnsafeRawBufferPointer(rebasing: raw[0..<chunk.bytes.count]),
-                                       readablePastEnd: StoredChunk.inPlacePadding)
+                try StoredChunk.decode(
+                    UnsafeRawBufferPointer(rebasing: raw[0..<chunk.bytes.count]),
+                    readablePastEnd: StoredChunk.inPlacePadding)
             }
         }
         var best = (decode: Double.infinity, map: Double.infinity, copy: Double.infinity)
@@ -75,12 +79,20 @@ enum DecodeBenchmark {
             }
             let copySeconds = StoreBenchmark.threadCPUSeconds() - copyBefore
             let samples = Double(rounds * chunk.count)
-            best = (min(best.decode, decodeSeconds / samples * 1e9), min(best.map, mapSeconds / samples * 1e9),
-                    min(best.copy, copySeconds / samples * 1e9))
+            best = (
+                min(best.decode, decodeSeconds / samples * 1e9), min(best.map, mapSeconds / samples * 1e9),
+                min(best.copy, copySeconds / samples * 1e9)
+            )
         }
         if checksum == 42 { print("") }
-        print("chunk: \(chunk.count) samples, \(chunk.bytes.count) bytes (\(StoreBenchmark.format(Double(chunk.bytes.count) / Double(chunk.count))) B/sample), format \(chunk.formatVersion)")
-        print("decode \(StoreBenchmark.format(best.decode)) ns/sample (\(StoreBenchmark.format(1e3 / best.decode))M samples/s on one core); mapping to g \(StoreBenchmark.format(best.map)) ns/sample")
-        print("anchor: copying the decoded 40 bytes of a sample \(StoreBenchmark.format(best.copy)) ns/sample; decode ÷ copy ×\(StoreBenchmark.format(best.decode / best.copy))")
+        print(
+            "chunk: \(chunk.count) samples, \(chunk.bytes.count) bytes (\(StoreBenchmark.format(Double(chunk.bytes.count) / Double(chunk.count))) B/sample), format \(chunk.formatVersion)"
+        )
+        print(
+            "decode \(StoreBenchmark.format(best.decode)) ns/sample (\(StoreBenchmark.format(1e3 / best.decode))M samples/s on one core); mapping to g \(StoreBenchmark.format(best.map)) ns/sample"
+        )
+        print(
+            "anchor: copying the decoded 40 bytes of a sample \(StoreBenchmark.format(best.copy)) ns/sample; decode ÷ copy ×\(StoreBenchmark.format(best.decode / best.copy))"
+        )
     }
 }

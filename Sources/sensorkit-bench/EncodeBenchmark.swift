@@ -1,5 +1,5 @@
-import SensorChunks
 import Foundation
+import SensorChunks
 
 /// `sensorkit-bench encode`: the chunk encoder alone, the largest part of the store's ingest CPU.
 /// One 64 Ki-sample chunk of each reference stream (receive time = sensor time, as in the store
@@ -23,12 +23,15 @@ enum EncodeBenchmark {
                 for _ in 0..<7 {
                     let rounds = 20
                     let before = StoreBenchmark.threadCPUSeconds()
-                    for _ in 0..<rounds { bytes = encoder.encode(samples, range: 0..<samples.count, roles: roles, effort: effort).count }
+                    for _ in 0..<rounds {
+                        bytes = encoder.encode(samples, range: 0..<samples.count, roles: roles, effort: effort).count
+                    }
                     best = min(best, (StoreBenchmark.threadCPUSeconds() - before) / Double(rounds))
                 }
                 let perMillion = best / Double(samples.count) * 1e6
-                print("  \(stream.name) \(label): \(String(format: "%.4f", perMillion)) CPU-s/M samples, "
-                    + "\(String(format: "%.3f", Double(bytes) / Double(samples.count))) B/sample (chunk bytes only)")
+                print(
+                    "  \(stream.name) \(label): \(String(format: "%.4f", perMillion)) CPU-s/M samples, "
+                        + "\(String(format: "%.3f", Double(bytes) / Double(samples.count))) B/sample (chunk bytes only)")
             }
         }
     }

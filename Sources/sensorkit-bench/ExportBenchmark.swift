@@ -41,8 +41,9 @@ enum ExportBenchmark {
         }
         for start in stride(from: 0, to: rows, by: batch) {
             let range = start..<min(start + batch, rows)
-            try pending.append(sensorTimes: Array(times[range]), receiveTimes: Array(times[range]),
-                               columns: columns.map { Array($0[range]) }, ragged: [])
+            try pending.append(
+                sensorTimes: Array(times[range]), receiveTimes: Array(times[range]),
+                columns: columns.map { Array($0[range]) }, ragged: [])
             if pending.rows >= 100_000 { try commit(final: false) }
         }
         try commit(final: true)
@@ -55,23 +56,36 @@ enum ExportBenchmark {
         try file.append(sensorTimes: times, receiveTimes: times, columns: columns, ragged: [])
         let path = postgres.folder + "/motion.copy"
         let bytes = BinaryCopy.header + file.copy.bytes + BinaryCopy.trailer
-        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { throw ExportFailure("cannot write \(path)") }
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+            throw ExportFailure("cannot write \(path)")
+        }
         try postgres.psql("TRUNCATE sensorkit.motion", database: "bench")
         let columnList = ExportFamily.of(.motion)!.columnNames.joined(separator: ", ")
         let anchorStart = Date()
-        try ScratchPostgres.run(["/usr/bin/psql", "-X", "-q", "-h", postgres.folder, "-U", "postgres", "-d", "bench", "-c",
-                                 "\\copy sensorkit.motion (\(columnList)) from '\(path)' with (format binary)"], seconds: 600)
+        try ScratchPostgres.run(
+            [
+                "/usr/bin/psql", "-X", "-q", "-h", postgres.folder, "-U", "postgres", "-d", "bench", "-c",
+                "\\copy sensorkit.motion (\(columnList)) from '\(path)' with (format binary)",
+            ], seconds: 600)
         let anchorSeconds = Date().timeIntervalSince(anchorStart)
 
         let exportRate = Double(rows) / exportSeconds
         let anchorRate = Double(rows) / anchorSeconds
         print("  rows in table after export: \(counted.first ?? "?")")
-        print(String(format: "  sensorkit-export path: %.0f rows/s (%.2f s; a day of 100 Hz ≈ %.0f s)", exportRate, exportSeconds,
-                     8_640_000 / exportRate))
-        print(String(format: "  anchor psql \\copy (binary file, %.0f MB): %.0f rows/s (%.2f s)", Double(bytes.count) / 1e6, anchorRate,
-                     anchorSeconds))
+        print(
+            String(
+                format: "  sensorkit-export path: %.0f rows/s (%.2f s; a day of 100 Hz ≈ %.0f s)", exportRate, exportSeconds,
+                8_640_000 / exportRate))
+        print(
+            String(
+                format: "  anchor psql \\copy (binary file, %.0f MB): %.0f rows/s (%.2f s)", Double(bytes.count) / 1e6,
+                anchorRate,
+                anchorSeconds))
         print(String(format: "  ratio: %.2f× the anchor (target ≥ 0.5×)", exportRate / anchorRate))
-        print(String(format: "  exporter CPU: %.2f s per million rows (user + system, this process)", exportCPU / (Double(rows) / 1e6)))
+        print(
+            String(
+                format: "  exporter CPU: %.2f s per million rows (user + system, this process)", exportCPU / (Double(rows) / 1e6))
+        )
     }
 
     /// This process's CPU time (all threads, user + system).

@@ -26,9 +26,10 @@ enum FetchBenchmark {
         _ = app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }
         // Stamped from now on (after the app's first start), 10 ms ± 20 µs apart, slow motion and noise.
         let clock = LinuxSystemClock()
-        let dayStream = try harness.daemon.store.openStream(SourceDescriptor(
-            sensor: .accelerometer, device: SRDevice.hostIdentifier, source: "bench:day",
-            columns: ["x", "y", "z"].map { SourceColumn(name: $0, scale: 0.00980665, unit: "m/s^2") }, details: [:]))
+        let dayStream = try harness.daemon.store.openStream(
+            SourceDescriptor(
+                sensor: .accelerometer, device: SRDevice.hostIdentifier, source: "bench:day",
+                columns: ["x", "y", "z"].map { SourceColumn(name: $0, scale: 0.00980665, unit: "m/s^2") }, details: [:]))
         let start = clock.boottimeNanoseconds()
         var generator = BenchRandom(seed: 42)
         for offset in stride(from: 0, to: samples, by: 10_000) {
@@ -42,8 +43,11 @@ enum FetchBenchmark {
                 ys.append(Int64(300 * sin(2 * .pi * t / 3.1) + generator.gaussian() * 2.5))
                 zs.append(Int64(16_384 + generator.gaussian() * 2.5))
             }
-            harness.daemon.store.append(stream: dayStream, SourceBatch(boot: clock.bootID, sensorTimes: times,
-                                                                        receiveTimes: times, columns: [xs, ys, zs]))
+            harness.daemon.store.append(
+                stream: dayStream,
+                SourceBatch(
+                    boot: clock.bootID, sensorTimes: times,
+                    receiveTimes: times, columns: [xs, ys, zs]))
         }
         try (harness.daemon.store as! StoreBackend).store.flush()
         let from = harness.daemon.timeline.srNanoseconds(of: BootInstant(boot: clock.bootID, nanoseconds: start))! - 1_000_000_000
@@ -79,8 +83,10 @@ enum FetchBenchmark {
         let socket = words[1]
         print("prepared: daemon started and \(samples) samples ingested in \(prepare.seconds.formatted2) s (wall)")
         setenv("SENSORKIT_APP", DaemonHarness.studyApp, 1)
-        SensorKitEnvironment.install(SensorKitEnvironment(socketPath: socket, clock: LinuxSystemClock(),
-                                                          timeline: SensorKitEnvironment.current.timeline))
+        SensorKitEnvironment.install(
+            SensorKitEnvironment(
+                socketPath: socket, clock: LinuxSystemClock(),
+                timeline: SensorKitEnvironment.current.timeline))
         ReaderSession.reset()
         defer { ReaderSession.reset() }
         let request = SRFetchRequest()
@@ -151,13 +157,19 @@ enum FetchBenchmark {
         if batchCount < samples || (!objectResults.isEmpty && objectCount < batchCount) {
             print("FAILED: fetched \(batchCount) samples as batches and \(objectCount) as objects of the \(samples) stored")
         }
-        print("typed batches (async API):   \(batchCount) samples, \(Int(batchRate)) samples/s [\(batchAll)] (checksum \(Int(checksum))); CPU \(batchCost)")
+        print(
+            "typed batches (async API):   \(batchCount) samples, \(Int(batchRate)) samples/s [\(batchAll)] (checksum \(Int(checksum))); CPU \(batchCost)"
+        )
         if !objectResults.isEmpty {
             let (objectRate, objectCost, objectAll) = best(objectResults)
-            print("objects (delegate API):      \(objectCount) samples, \(Int(objectRate)) samples/s [\(objectAll)]; CPU \(objectCost); copy/objects \((copyRate / objectRate).formatted2)×")
+            print(
+                "objects (delegate API):      \(objectCount) samples, \(Int(objectRate)) samples/s [\(objectAll)]; CPU \(objectCost); copy/objects \((copyRate / objectRate).formatted2)×"
+            )
         }
         print("anchor: plain socket copy:   \(Int(copyRate)) samples/s [\(copyAll)] of the same 40-byte samples; CPU \(copyCost)")
-        print("ratio copy/batch: \((copyRate / batchRate).formatted2)× of the bests (target ≤ 2×); round by round [\(pairRatios)], median \(medianRatio.formatted2)×")
+        print(
+            "ratio copy/batch: \((copyRate / batchRate).formatted2)× of the bests (target ≤ 2×); round by round [\(pairRatios)], median \(medianRatio.formatted2)×"
+        )
 
         // SENSORKIT_BENCH_FETCH_SOLO=1 skips the ~60 s concurrent part while iterating; the
         // default run (`make bench`) always includes it.
@@ -204,8 +216,12 @@ enum FetchBenchmark {
         let expectedLive = Int((recordTo - recordFrom) / 1_000_000)
         let covered = live.count >= expectedLive - 1_100
         let allWhole = counts.count == 64 && counts.allSatisfy { $0 >= expected }
-        print("64 clients at once: \(counts.count) finished, each \(counts.min() ?? 0)…\(counts.max() ?? 0) samples (≥ \(expected) expected: \(allWhole ? "all whole" : "FAILED")), \(seconds.formatted2) s, \(Int(Double(counts.reduce(0, +)) / seconds)) samples/s in total")
-        print("recording meanwhile: \(live.count) samples at 1 kHz over \((Double(recordTo - recordFrom) / 1e9).formatted2) s (≈ \(expectedLive) expected: \(covered ? "all there" : "SAMPLES MISSING")), \(gaps) gaps (must be 0)")
+        print(
+            "64 clients at once: \(counts.count) finished, each \(counts.min() ?? 0)…\(counts.max() ?? 0) samples (≥ \(expected) expected: \(allWhole ? "all whole" : "FAILED")), \(seconds.formatted2) s, \(Int(Double(counts.reduce(0, +)) / seconds)) samples/s in total"
+        )
+        print(
+            "recording meanwhile: \(live.count) samples at 1 kHz over \((Double(recordTo - recordFrom) / 1e9).formatted2) s (≈ \(expectedLive) expected: \(covered ? "all there" : "SAMPLES MISSING")), \(gaps) gaps (must be 0)"
+        )
         print("daemon RSS: \(rssBefore / 1024) MB before, peak \(residentKilobytes(pid: daemonPID, field: "VmHWM") / 1024) MB")
     }
 
@@ -218,16 +234,20 @@ enum FetchBenchmark {
         timesOrCount(connection, from: from, to: to, keepTimes: true).times
     }
 
-    private static func timesOrCount(_ connection: ReaderConnection, from: Int64, to: Int64, keepTimes: Bool) -> (count: Int, times: [Int64]) {
+    private static func timesOrCount(_ connection: ReaderConnection, from: Int64, to: Int64, keepTimes: Bool) -> (
+        count: Int, times: [Int64]
+    ) {
         let state = Mutex((count: 0, times: [Int64]()))
         let done = DispatchSemaphore(value: 0)
-        connection.send({
-            $0.sensor = SRSensor.accelerometer.rawValue
-            $0.device = SRDevice.hostIdentifier
-            $0.from = from
-            $0.to = to
-            $0.window = 8
-        }, op: .fetch) { incoming in
+        connection.send(
+            {
+                $0.sensor = SRSensor.accelerometer.rawValue
+                $0.device = SRDevice.hostIdentifier
+                $0.from = from
+                $0.to = to
+                $0.window = 8
+            }, op: .fetch
+        ) { incoming in
             switch incoming {
             case .batch(let batch):
                 state.withLock { state in
@@ -269,7 +289,8 @@ enum FetchBenchmark {
             var sent = 0
             while sent < total {
                 let n = chunk.withUnsafeBytes { raw in
-                    (try? SystemCalls.write(fds[0], UnsafeRawBufferPointer(rebasing: raw.prefix(total - sent)), "socketpair")) ?? 0
+                    (try? SystemCalls.write(fds[0], UnsafeRawBufferPointer(rebasing: raw.prefix(total - sent)), "socketpair"))
+                        ?? 0
                 }
                 if n <= 0 { break }
                 sent += n
@@ -315,7 +336,9 @@ final class CountingDelegate: NSObject, SRSensorReaderDelegate, @unchecked Senda
     let count = Mutex(0)
     let done = DispatchSemaphore(value: 0)
 
-    func sensorReader(_ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest, didFetchResult result: SRFetchResult<AnyObject>) -> Bool {
+    func sensorReader(
+        _ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest, didFetchResult result: SRFetchResult<AnyObject>
+    ) -> Bool {
         if let samples = result.sample as? [CMRecordedAccelerometerData] {
             count.withLock { $0 += samples.count }
         }

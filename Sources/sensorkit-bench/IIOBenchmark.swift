@@ -1,9 +1,9 @@
 import Dispatch
-import SensorSimulation
 import Foundation
 import Glibc
 import IIOBridge
 import SensorKitModel
+import SensorSimulation
 import SensorStore
 import SensorSystem
 import Synchronization
@@ -66,12 +66,14 @@ enum IIOBenchmark {
         for count in [scans, small] {
             try Data(streamScript(scans: count)).write(to: URL(fileURLWithPath: workdir + "/stream-\(count).script"))
         }
-        print("  \(scans) scans (\(format(Double(scans * scanBytes) / 1e6)) MB, \(scans / 400) s of data at 400 Hz); "
-              + "each reader also runs on \(small) scans, and the difference is the per-scan cost (start-up cancels out)")
+        print(
+            "  \(scans) scans (\(format(Double(scans * scanBytes) / 1e6)) MB, \(scans / 400) s of data at 400 Hz); "
+                + "each reader also runs on \(small) scans, and the difference is the per-scan cost (start-up cancels out)")
 
         func measure(_ name: String, _ count: Int, _ command: [String]) throws -> (reader: Double, tree: Double, wall: Double) {
-            let run = try underUmockdev(device: device, script: workdir + "/stream-\(count).script", base: workdir + "/\(name)-\(count)",
-                                        me: me, command: command)
+            let run = try underUmockdev(
+                device: device, script: workdir + "/stream-\(count).script", base: workdir + "/\(name)-\(count)",
+                me: me, command: command)
             return (run.reader, run.tree, run.wall)
         }
         typealias Reader = (name: String, file: String, command: (Int) -> [String], check: (String, Int) -> String?)
@@ -85,7 +87,10 @@ enum IIOBenchmark {
         let readers: [Reader] = [
             ("ours: read → committed chunk", "ours", { [me, "iio-ingest", workdir + "/store-\($0)", String($0)] }, ingested),
             ("  of which read → batches", "ours-nostore", { [me, "iio-ingest", "-", String($0)] }, ingested),
-            ("anchor: iio_readdev (libiio)", "readdev", { ["/usr/bin/iio_readdev", "-s", String($0), "-b", "400", "iio:device0"] }, sizeCheck),
+            (
+                "anchor: iio_readdev (libiio)", "readdev",
+                { ["/usr/bin/iio_readdev", "-s", String($0), "-b", "400", "iio:device0"] }, sizeCheck
+            ),
             ("reference: head -c", "head", { ["/usr/bin/head", "-c", String($0 * scanBytes), "/dev/iio:device0"] }, sizeCheck),
         ]
         var perMillion: [Double] = []
@@ -98,11 +103,14 @@ enum IIOBenchmark {
             let marginal = (big.reader - little.reader) / Double(scans - small) * 1e6
             let tree = (big.tree - little.tree) / Double(scans - small) * 1e6
             perMillion.append(marginal)
-            print("  \(reader.name.padding(toLength: 30, withPad: " ", startingAt: 0)) \(format(marginal)) CPU-s per million scans"
-                  + " (with umockdev's feeding: \(format(tree)); this run: \(format(big.reader)) CPU-s, \(format(big.wall)) s wall)")
+            print(
+                "  \(reader.name.padding(toLength: 30, withPad: " ", startingAt: 0)) \(format(marginal)) CPU-s per million scans"
+                    + " (with umockdev's feeding: \(format(tree)); this run: \(format(big.reader)) CPU-s, \(format(big.wall)) s wall)"
+            )
         }
-        print("  ratio ours ÷ iio_readdev: \(format(perMillion[0] / max(1e-9, perMillion[2])))× "
-              + "(ours decodes, stamps, batches, compresses and commits to SQLite; iio_readdev copies raw bytes to stdout)")
+        print(
+            "  ratio ours ÷ iio_readdev: \(format(perMillion[0] / max(1e-9, perMillion[2])))× "
+                + "(ours decodes, stamps, batches, compresses and commits to SQLite; iio_readdev copies raw bytes to stdout)")
         try IIOWakeupBenchmark.run(workdir: workdir, me: me)
     }
 
@@ -110,9 +118,13 @@ enum IIOBenchmark {
     /// itself runs under this binary's `iio-measure`, which reports the reader's own CPU and
     /// context switches (`RUSAGE_CHILDREN` of just that process); the whole tree's CPU (umockdev's
     /// script runner included) is measured here. Output goes to `base`.out, logs beside it.
-    static func underUmockdev(device: String, script: String, base: String, me: String,
-                              command: [String]) throws -> (reader: Double, switches: Int, tree: Double, wall: Double) {
-        let arguments = umockdevRun(device: device, script: script, seconds: 300) + [me, "iio-measure", base + ".cpu", base + ".out", "--"] + command
+    static func underUmockdev(
+        device: String, script: String, base: String, me: String,
+        command: [String]
+    ) throws -> (reader: Double, switches: Int, tree: Double, wall: Double) {
+        let arguments =
+            umockdevRun(device: device, script: script, seconds: 300) + [me, "iio-measure", base + ".cpu", base + ".out", "--"]
+            + command
         let result = try measureChild(arguments, stdout: base + ".log", stderr: base + ".log.err")
         let fields = ((try? String(contentsOfFile: base + ".cpu", encoding: .utf8)) ?? "").split(whereSeparator: \.isWhitespace)
         guard result.status == 0, fields.count == 2, let reader = Double(fields[0]), let switches = Int(fields[1]) else {
@@ -146,38 +158,50 @@ enum IIOBenchmark {
         let clock = LinuxSystemClock()
         var timeline = Timeline.founded(by: clock)
         timeline.adoptCurrentBoot(of: clock)
-        var configuration = StoreConfiguration(directory: storeDirectory == "-" ? NSTemporaryDirectory() + "iio-ingest-unused-\(getpid())" : storeDirectory)
+        var configuration = StoreConfiguration(
+            directory: storeDirectory == "-" ? NSTemporaryDirectory() + "iio-ingest-unused-\(getpid())" : storeDirectory)
         configuration.retention = RetentionPolicy(hold: 0, window: 7 * 86_400 * 1_000_000_000)
-        let store: SensorStore? = storeDirectory == "-" ? nil : try SensorStore(configuration: configuration, clock: clock, timeline: timeline)
+        let store: SensorStore? =
+            storeDirectory == "-" ? nil : try SensorStore(configuration: configuration, clock: clock, timeline: timeline)
 
         let discovery = DispatchQueue(label: "bench.discovery")
         let monitor = try UdevIIOMonitor(queue: discovery)
-        guard let device = try discovery.sync(execute: { try monitor.enumerate() }).first else { throw BenchError("no mocked device") }
+        guard let device = try discovery.sync(execute: { try monitor.enumerate() }).first else {
+            throw BenchError("no mocked device")
+        }
         let chip = try IIOChip(udev: device, description: try IIOSysfsDevice(path: device.syspath).describe())
         guard let plan = chip.capturePlan else { throw BenchError("the mocked device cannot buffer") }
         let log = Journal.standardError
-        let capture = IIODeviceCapture(sysfs: IIOSysfsDevice(path: device.syspath), devnode: device.devnode ?? "/dev/iio:device0",
-                                       description: chip.description, plan: plan, controlQueue: DispatchQueue(label: "bench.control"),
-                                       clock: clock, log: log)
-        let sources = chip.functions.filter { $0.capture == .buffered }.map { IIOBufferedSource(chip: chip, function: $0, capture: capture) }
+        let capture = IIODeviceCapture(
+            sysfs: IIOSysfsDevice(path: device.syspath), devnode: device.devnode ?? "/dev/iio:device0",
+            description: chip.description, plan: plan, controlQueue: DispatchQueue(label: "bench.control"),
+            clock: clock, log: log)
+        let sources = chip.functions.filter { $0.capture == .buffered }.map {
+            IIOBufferedSource(chip: chip, function: $0, capture: capture)
+        }
         let counts = Mutex([Int](repeating: 0, count: sources.count))
         let done = DispatchSemaphore(value: 0)
         for (index, source) in sources.enumerated() {
             let descriptor = source.descriptor
             var identity: SourceIdentity = descriptor.details.mapValues { .string($0) }
             identity["source"] = .string(descriptor.source)
-            let stream = try store?.register(StreamDescriptor(sensor: descriptor.sensor, device: descriptor.device, source: identity,
-                                                             schema: SampleSchema(descriptor.columns.map {
-                                                                 .integer(name: $0.name, scale: $0.scale, offset: $0.offset * $0.scale, unit: $0.unit)
-                                                             })))
+            let stream = try store?.register(
+                StreamDescriptor(
+                    sensor: descriptor.sensor, device: descriptor.device, source: identity,
+                    schema: SampleSchema(
+                        descriptor.columns.map {
+                            .integer(name: $0.name, scale: $0.scale, offset: $0.offset * $0.scale, unit: $0.unit)
+                        })))
             // One serial queue per stream, as the daemon's pipeline hands batches to the store.
             let streamQueue = DispatchQueue(label: "bench.stream.\(index)")
             source.setRecording(true) { event in
                 streamQueue.async {
                     guard case let .samples(batch) = event else { return }
                     if let store, let stream {
-                        store.append(SampleBatch(boot: batch.boot, sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes,
-                                                 columns: batch.columns.map { .integers($0) }), to: stream)
+                        store.append(
+                            SampleBatch(
+                                boot: batch.boot, sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes,
+                                columns: batch.columns.map { .integers($0) }), to: stream)
                     }
                     let finished = counts.withLock { counts in
                         counts[index] += batch.count
@@ -187,7 +211,9 @@ enum IIOBenchmark {
                 }
             }
         }
-        guard done.wait(timeout: .now() + 240) == .success else { throw BenchError("only \(counts.withLock { $0 }) of \(scans) scans arrived") }
+        guard done.wait(timeout: .now() + 240) == .success else {
+            throw BenchError("only \(counts.withLock { $0 }) of \(scans) scans arrived")
+        }
         for source in sources { source.close() }
         capture.retire()
         capture.settle()
@@ -201,7 +227,8 @@ enum IIOBenchmark {
     static let deviceDescription = describeDevice(hertz: 400)
 
     /// The fixture's BMI160 at `hertz` (both functions), without a trigger.
-    static func describeDevice(hertz: Int) -> String { """
+    static func describeDevice(hertz: Int) -> String {
+        """
         P: /devices/platform/iio-bench/iio:device0
         N: iio:device0
         E: DEVNAME=/dev/iio:device0
@@ -289,7 +316,13 @@ enum IIOBenchmark {
         for line in lines where !line.isEmpty {
             out += Array("r \(delay) ".utf8)
             for byte in line {
-                if byte == 0x5E { out += [0x5E, 0x60] } else if byte < 0x20 { out += [0x5E, byte + 64] } else { out.append(byte) }
+                if byte == 0x5E {
+                    out += [0x5E, 0x60]
+                } else if byte < 0x20 {
+                    out += [0x5E, byte + 64]
+                } else {
+                    out.append(byte)
+                }
             }
             out.append(0x0A)
         }
@@ -302,13 +335,17 @@ enum IIOBenchmark {
     /// mask, a process group of its own) and waits;
     /// CPU and context switches are the change in `getrusage(RUSAGE_CHILDREN)`, which counts every
     /// waited-for descendant (all its threads).
-    static func measureChild(_ arguments: [String], stdout: String, stderr: String) throws -> (status: Int32, cpu: Double, switches: Int, wall: Double) {
+    static func measureChild(_ arguments: [String], stdout: String, stderr: String) throws -> (
+        status: Int32, cpu: Double, switches: Int, wall: Double
+    ) {
         let before = childrenUsage()
         let started = Date()
         let child = try spawn(arguments, stdout: stdout, stderr: stderr)
         child.wait()
         let after = childrenUsage()
-        return (child.exitStatus ?? -1, after.cpu - before.cpu, after.switches - before.switches, Date().timeIntervalSince(started))
+        return (
+            child.exitStatus ?? -1, after.cpu - before.cpu, after.switches - before.switches, Date().timeIntervalSince(started)
+        )
     }
 
     /// Starts `arguments` (stdin /dev/null, stdout and stderr to these files) as a `ChildProcess`.
@@ -325,8 +362,10 @@ enum IIOBenchmark {
     static func childrenUsage() -> (cpu: Double, switches: Int) {
         var usage = rusage()
         getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-        return (Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6,
-                usage.ru_nvcsw + usage.ru_nivcsw)
+        return (
+            Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6,
+            usage.ru_nvcsw + usage.ru_nivcsw
+        )
     }
 
     static func fileSize(_ path: String) -> Int {

@@ -23,21 +23,31 @@ enum IIODaemonWakeupBenchmark {
     static func run(workdir: String, device: String, anchor: (wakeups: Double, cpu: Double)) throws {
         let sensorkitd = (CommandLine.arguments[0] as NSString).deletingLastPathComponent + "/sensorkitd"
         guard FileManager.default.isExecutableFile(atPath: sensorkitd) else {
-            print("  whole daemon: skipped, no \(sensorkitd) (make bench builds it; by hand: swift build -c release --product sensorkitd)")
+            print(
+                "  whole daemon: skipped, no \(sensorkitd) (make bench builds it; by hand: swift build -c release --product sensorkitd)"
+            )
             return
         }
         let hertz = IIOWakeupBenchmark.hertz, burst = IIOWakeupBenchmark.burst
-        let rig = try DaemonBenchmark.RigFolder(configuration: "profile = lab\n[grant \(app)]\nsensors = accelerometer, rotationRate\n")
+        let rig = try DaemonBenchmark.RigFolder(
+            configuration: "profile = lab\n[grant \(app)]\nsensors = accelerometer, rotationRate\n")
         // SENSORKIT_BENCH_KEEP=1 keeps the rig (its state holds the stake), to profile the daemon by hand.
         defer {
-            if ProcessInfo.processInfo.environment["SENSORKIT_BENCH_KEEP"] == "1" { print("  kept: \(rig.path)") } else { rig.remove() }
+            if ProcessInfo.processInfo.environment["SENSORKIT_BENCH_KEEP"] == "1" {
+                print("  kept: \(rig.path)")
+            } else {
+                rig.remove()
+            }
         }
-        try DaemonHarness.writeApp(app, in: rig.apps, entitlements: ["motion-accelerometer", "motion-rotation-rate"], users: [String(getuid())])
+        try DaemonHarness.writeApp(
+            app, in: rig.apps, entitlements: ["motion-accelerometer", "motion-rotation-rate"], users: [String(getuid())])
 
         // Run 1: the device, no feed. Idle (no stake) once READY=1, then the stake.
         let first = try Run(sensorkitd, rig, device: device, script: nil, log: workdir + "/daemon-idle")
         defer { first.stop() }
-        guard first.ready(seconds: 30) else { throw IIOBenchmark.BenchError("sensorkitd sent no READY=1; see \(workdir)/daemon-idle.log.err") }
+        guard first.ready(seconds: 30) else {
+            throw IIOBenchmark.BenchError("sensorkitd sent no READY=1; see \(workdir)/daemon-idle.log.err")
+        }
         usleep(1_000_000)
         let idleStart = ProcessFigures(pid: first.daemon)
         usleep(UInt32(window * 1e6))
@@ -77,25 +87,39 @@ enum IIODaemonWakeupBenchmark {
         let scansInWindow = seconds * Double(hertz)
         let cpuPerScan = Double(end.threadCPUNanoseconds - start.threadCPUNanoseconds) / 1e3 / scansInWindow
         let tickCPUPerScan = busy.cpuPercent / 100 * seconds * 1e6 / scansInWindow
-        print("  sensorkitd, whole daemon (stake on accel + gyro)  \(IIOBenchmark.format(busy.switchesPerSecond)) wake-ups/s, "
-              + "\(IIOBenchmark.format(cpuPerScan)) CPU-µs per scan (\(IIOBenchmark.format(seconds)) s window after \(IIOBenchmark.format(settle)) s; "
-              + "CPU from clock ticks: \(IIOBenchmark.format(tickCPUPerScan)))")
-        print("  ratio sensorkitd ÷ iio_readdev: \(IIOBenchmark.format(busy.switchesPerSecond / max(1e-9, anchor.wakeups)))× wake-ups, "
-              + "\(IIOBenchmark.format(cpuPerScan / max(1e-12, anchor.cpu * 1e6)))× CPU per scan (targets: ≤ 12 wake-ups/s, ≤ 1.5× CPU per scan)")
-        print("  idle floor (same daemon, device present, no stake, no feed, \(IIOBenchmark.format(window)) s): "
-              + "\(IIOBenchmark.format(idle.switchesPerSecond)) wake-ups/s, \(IIOBenchmark.format(idle.cpuPercent)) % of one core")
+        print(
+            "  sensorkitd, whole daemon (stake on accel + gyro)  \(IIOBenchmark.format(busy.switchesPerSecond)) wake-ups/s, "
+                + "\(IIOBenchmark.format(cpuPerScan)) CPU-µs per scan (\(IIOBenchmark.format(seconds)) s window after \(IIOBenchmark.format(settle)) s; "
+                + "CPU from clock ticks: \(IIOBenchmark.format(tickCPUPerScan)))")
+        print(
+            "  ratio sensorkitd ÷ iio_readdev: \(IIOBenchmark.format(busy.switchesPerSecond / max(1e-9, anchor.wakeups)))× wake-ups, "
+                + "\(IIOBenchmark.format(cpuPerScan / max(1e-12, anchor.cpu * 1e6)))× CPU per scan (targets: ≤ 12 wake-ups/s, ≤ 1.5× CPU per scan)"
+        )
+        print(
+            "  idle floor (same daemon, device present, no stake, no feed, \(IIOBenchmark.format(window)) s): "
+                + "\(IIOBenchmark.format(idle.switchesPerSecond)) wake-ups/s, \(IIOBenchmark.format(idle.cpuPercent)) % of one core"
+        )
         for (what, from, to) in [("recording", start, end), ("idle", idleStart, idleEnd)] {
             let threads = to.threadsSince(from)
-            print("  per thread, \(what) (/proc/PID/task/*/comm and wchan; switches/s, CPU-ms): "
-                  + threads.byName.filter { $0.switchesPerSecond >= 0.05 }.map {
-                      "\($0.name)\($0.count > 1 ? " ×\($0.count)" : ""): \(IIOBenchmark.format($0.switchesPerSecond)), "
-                          + IIOBenchmark.format(Double($0.cpuNanoseconds) / 1e6)
-                  }.joined(separator: "; ")
-                  + (threads.ended > 0 ? "; \(threads.ended) thread(s) ended in the window (their counts are missing)" : ""))
+            print(
+                "  per thread, \(what) (/proc/PID/task/*/comm and wchan; switches/s, CPU-ms): "
+                    + threads.byName.filter { $0.switchesPerSecond >= 0.05 }.map {
+                        "\($0.name)\($0.count > 1 ? " ×\($0.count)" : ""): \(IIOBenchmark.format($0.switchesPerSecond)), "
+                            + IIOBenchmark.format(Double($0.cpuNanoseconds) / 1e6)
+                    }.joined(separator: "; ")
+                    + (threads.ended > 0 ? "; \(threads.ended) thread(s) ended in the window (their counts are missing)" : ""))
         }
-        if atWindowEnd >= scans { print("  WARNING: the feed ended before the window did (\(atWindowEnd) samples fetched at its end)") }
-        if recorded < scans { print("  WARNING: the daemon recorded \(recorded) of \(scans) accelerometer samples; see \(workdir)/daemon-paced.log.err") }
-        print("  recorded: \(recorded) of \(scans) accelerometer samples fetched through the client (\(atWindowEnd) at the window's end)")
+        if atWindowEnd >= scans {
+            print("  WARNING: the feed ended before the window did (\(atWindowEnd) samples fetched at its end)")
+        }
+        if recorded < scans {
+            print(
+                "  WARNING: the daemon recorded \(recorded) of \(scans) accelerometer samples; see \(workdir)/daemon-paced.log.err"
+            )
+        }
+        print(
+            "  recorded: \(recorded) of \(scans) accelerometer samples fetched through the client (\(atWindowEnd) at the window's end)"
+        )
     }
 
     static func connect(_ rig: DaemonBenchmark.RigFolder) throws -> ReaderConnection {
@@ -110,7 +134,9 @@ enum IIODaemonWakeupBenchmark {
     /// Accelerometer samples the app can fetch now (lab profile: no hold).
     static func fetchedCount(_ connection: ReaderConnection) -> Int {
         guard let now = connection.call(.daemonStatus).info?["now"].flatMap({ Int64($0) }) else { return -1 }
-        return DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: 0, to: now, timeout: 20).batches.reduce(0) { $0 + $1.count }
+        return DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: 0, to: now, timeout: 20).batches.reduce(0) {
+            $0 + $1.count
+        }
     }
 
     /// `timeout … umockdev-run … -- sensorkitd …` with `$NOTIFY_SOCKET` here; `daemon` is the
@@ -127,8 +153,9 @@ enum IIODaemonWakeupBenchmark {
             listener = try NotifyListener(path: notify)
             setenv("NOTIFY_SOCKET", notify, 1)
             defer { unsetenv("NOTIFY_SOCKET") }
-            group = try IIOBenchmark.spawn(IIOBenchmark.umockdevRun(device: device, script: script, seconds: 120) + [sensorkitd] + rig.daemonArguments,
-                                           stdout: log + ".log", stderr: log + ".log.err")
+            group = try IIOBenchmark.spawn(
+                IIOBenchmark.umockdevRun(device: device, script: script, seconds: 120) + [sensorkitd] + rig.daemonArguments,
+                stdout: log + ".log", stderr: log + ".log.err")
             var found: pid_t?
             for _ in 0..<200 where found == nil {
                 found = Self.descendant(of: group.pid, named: "sensorkitd")
@@ -158,7 +185,8 @@ enum IIODaemonWakeupBenchmark {
             var parents: [pid_t: (parent: pid_t, name: String)] = [:]
             for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
                 guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                      let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
+                    let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+                else { continue }
                 let fields = stat[stat.index(after: close)...].split(separator: " ")
                 guard fields.count > 1, let parent = pid_t(fields[1]) else { continue }
                 parents[pid] = (parent, String(stat[stat.index(after: open)..<close]))

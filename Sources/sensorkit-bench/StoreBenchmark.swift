@@ -66,7 +66,9 @@ enum StoreBenchmark {
             print("  one hour of the accelerometer with receive times of IIO batch reads (every 10 samples share their")
             print("  read's receive time), B/sample on disk: 50 µs + Exp(200 µs) after the newest sample, ns resolution:")
             print("  \(format(batched)) (\(signed(batched - unbatched))); at the newest sample's time (the daemon's IIO capture")
-            print("  without a timestamp channel derives sensor times from the read): \(format(derived)) (\(signed(derived - unbatched)));")
+            print(
+                "  without a timestamp channel derives sensor times from the read): \(format(derived)) (\(signed(derived - unbatched)));"
+            )
             print("  the same hour with receive = sensor time: \(format(unbatched))")
         }
     }
@@ -81,8 +83,10 @@ enum StoreBenchmark {
             while first < stream.count {
                 let end = min(first + stream.perSecond, stream.count)
                 let times = stream.times[first..<end].map { $0 + shift }
-                body(SampleBatch(boot: boot, sensorTimes: times, receiveTimes: times,
-                                 columns: stream.columns.map { .integers(Array($0[first..<end])) }))
+                body(
+                    SampleBatch(
+                        boot: boot, sensorTimes: times, receiveTimes: times,
+                        columns: stream.columns.map { .integers(Array($0[first..<end])) }))
                 first = end
             }
         }
@@ -203,9 +207,10 @@ enum StoreBenchmark {
         while let block = try cursor.next() {
             for i in 0..<block.count {
                 guard index < stream.count, block.bootInstant(at: i).nanoseconds == stream.times[index] + shift,
-                      block.receiveBootInstant(at: i).nanoseconds == stream.times[index] + shift
+                    block.receiveBootInstant(at: i).nanoseconds == stream.times[index] + shift
                 else { return false }
-                for column in 0..<stream.columns.count where block.rawColumn(column)[block.rawColumn(column).startIndex + i] != stream.columns[column][index] {
+                for column in 0..<stream.columns.count
+                where block.rawColumn(column)[block.rawColumn(column).startIndex + i] != stream.columns[column][index] {
                     return false
                 }
                 index += 1
@@ -229,8 +234,10 @@ enum StoreBenchmark {
         while first < stream.count {
             let end = min(first + stream.perSecond, stream.count)
             let times = Array(stream.times[first..<end])
-            store.append(SampleBatch(boot: clock.bootID, sensorTimes: times, receiveTimes: times,
-                                     columns: stream.columns.map { .integers(Array($0[first..<end])) }), to: id)
+            store.append(
+                SampleBatch(
+                    boot: clock.bootID, sensorTimes: times, receiveTimes: times,
+                    columns: stream.columns.map { .integers(Array($0[first..<end])) }), to: id)
             try store.flush()
             first = end
         }
@@ -259,10 +266,11 @@ enum StoreBenchmark {
         var batchStart = 0
         while batchStart < stream.count {
             let end = min(batchStart + 10, stream.count)
-            let latency: Int64 = switch model {
-            case .exponential: 50_000 + Int64(-log(random.unit() + 1e-300) * 200_000)
-            case .derived, nil: 0
-            }
+            let latency: Int64 =
+                switch model {
+                case .exponential: 50_000 + Int64(-log(random.unit() + 1e-300) * 200_000)
+                case .derived, nil: 0
+                }
             for i in batchStart..<end { receive[i] = model == nil ? stream.times[i] : stream.times[end - 1] + latency }
             batchStart = end
         }
@@ -276,9 +284,11 @@ enum StoreBenchmark {
         var first = 0
         while first < stream.count {
             let end = min(first + stream.perSecond, stream.count)
-            store.append(SampleBatch(boot: clock.bootID, sensorTimes: Array(stream.times[first..<end]),
-                                     receiveTimes: Array(receive[first..<end]),
-                                     columns: stream.columns.map { .integers(Array($0[first..<end])) }), to: id)
+            store.append(
+                SampleBatch(
+                    boot: clock.bootID, sensorTimes: Array(stream.times[first..<end]),
+                    receiveTimes: Array(receive[first..<end]),
+                    columns: stream.columns.map { .integers(Array($0[first..<end])) }), to: id)
             first = end
         }
         try store.close()
@@ -306,7 +316,7 @@ enum StoreBenchmark {
         }
         let manifestPath = workdir + "/manifest.json"
         guard let json = try? JSONSerialization.data(withJSONObject: ["streams": manifest]),
-              FileManager.default.createFile(atPath: manifestPath, contents: json)
+            FileManager.default.createFile(atPath: manifestPath, contents: json)
         else { return [:] }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("bench/store_anchors.py").path
@@ -326,7 +336,7 @@ enum StoreBenchmark {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0,
-              let parsed = try? JSONSerialization.jsonObject(with: data) as? [String: [String: [String: Any]]]
+            let parsed = try? JSONSerialization.jsonObject(with: data) as? [String: [String: [String: Any]]]
         else {
             print("  anchors: store_anchors.py failed (status \(process.terminationStatus))")
             return [:]
@@ -338,8 +348,10 @@ enum StoreBenchmark {
 
     static func report(_ stream: ReferenceStream, _ ours: OurFigures, _ anchors: [String: [String: Any]]?) {
         print("\n  \(stream.title): \(stream.count) samples/day, \(days) days stored, window 7 d")
-        let names = [("sqlite_rows", "SQLite rows"), ("csv_gz", "CSV.gz"), ("parquet_zstd", "Parquet zstd"),
-                     ("parquet_best", "Parquet delta+zstd19")]
+        let names = [
+            ("sqlite_rows", "SQLite rows"), ("csv_gz", "CSV.gz"), ("parquet_zstd", "Parquet zstd"),
+            ("parquet_best", "Parquet delta+zstd19"),
+        ]
         func anchor(_ key: String, _ metric: String) -> Double? { anchors?[key]?[metric] as? Double }
         func line(_ label: String, _ value: Double, _ metric: String, xdf: Double? = nil, unit: String = "") {
             var text = "    \(label.padding(toLength: 30, withPad: " ", startingAt: 0)) ours \(format(value))\(unit)"
@@ -358,8 +370,12 @@ enum StoreBenchmark {
         line("query, full day (samples/s)", ours.querySamplesPerSecond, "query_samples_per_s")
         line("purge one day at 7-day window (s)", ours.purgeSeconds, "purge_s")
         let flood = ours.ingestCPUPerMillion + ours.buildingCPUPerMillion
-        print("    ingest split: the flood took \(format(flood)) CPU-s/M: \(format(ours.callerCPUPerMillion)) on the appending thread (building 1 s batches, appending), \(format(flood - ours.callerCPUPerMillion)) on the writer queue and close(); building the batches alone, measured after: \(format(ours.buildingCPUPerMillion)); the store's ingest (above): flood − building")
-        print("    query on CPU time: \(format(1 / ours.queryCPUPerMillion))M samples per CPU-second of the querying thread (wall-clock figure above depends on the machine's load); purge removed \(ours.purgedSamples) samples")
+        print(
+            "    ingest split: the flood took \(format(flood)) CPU-s/M: \(format(ours.callerCPUPerMillion)) on the appending thread (building 1 s batches, appending), \(format(flood - ours.callerCPUPerMillion)) on the writer queue and close(); building the batches alone, measured after: \(format(ours.buildingCPUPerMillion)); the store's ingest (above): flood − building"
+        )
+        print(
+            "    query on CPU time: \(format(1 / ours.queryCPUPerMillion))M samples per CPU-second of the querying thread (wall-clock figure above depends on the machine's load); purge removed \(ours.purgedSamples) samples"
+        )
         print("    lossless: \(ours.lossless ? "yes" : "NO") (every time, receive time and value of the queried day compared)")
         for (key, name) in names {
             if let note = anchors?[key]?["note"] as? String { print("    \(name): \(note)") }
@@ -367,10 +383,18 @@ enum StoreBenchmark {
         let best = anchor("parquet_best", "bytes_per_sample")
         let rows = anchor("sqlite_rows", "bytes_per_sample")
         var targets = "    targets: lossless \(ours.lossless ? "yes" : "NO")"
-        targets += best.map { "; ≤0.9× best Parquet: ×\(format(ours.bytesPerSample / $0)) \(ours.bytesPerSample <= 0.9 * $0 ? "met" : "missed")" } ?? "; best Parquet not available"
-        targets += rows.map { "; ≤⅙ SQLite rows: ×\(format(ours.bytesPerSample / $0)) \(ours.bytesPerSample <= $0 / 6 ? "met" : "missed")" } ?? ""
-        targets += "; query ≥20 M/s on one core: \(format(ours.querySamplesPerSecond / 1e6)) M/s wall, \(format(1 / ours.queryCPUPerMillion)) M/s CPU \(ours.querySamplesPerSecond >= 20e6 ? "met" : 1 / ours.queryCPUPerMillion >= 20 ? "met on CPU time" : "missed")"
-        targets += "; ingest ≤0.1 CPU-s/M: \(format(ours.ingestCPUPerMillion)) \(ours.ingestCPUPerMillion <= 0.1 ? "met" : "missed")"
+        targets +=
+            best.map {
+                "; ≤0.9× best Parquet: ×\(format(ours.bytesPerSample / $0)) \(ours.bytesPerSample <= 0.9 * $0 ? "met" : "missed")"
+            } ?? "; best Parquet not available"
+        targets +=
+            rows.map {
+                "; ≤⅙ SQLite rows: ×\(format(ours.bytesPerSample / $0)) \(ours.bytesPerSample <= $0 / 6 ? "met" : "missed")"
+            } ?? ""
+        targets +=
+            "; query ≥20 M/s on one core: \(format(ours.querySamplesPerSecond / 1e6)) M/s wall, \(format(1 / ours.queryCPUPerMillion)) M/s CPU \(ours.querySamplesPerSecond >= 20e6 ? "met" : 1 / ours.queryCPUPerMillion >= 20 ? "met on CPU time" : "missed")"
+        targets +=
+            "; ingest ≤0.1 CPU-s/M: \(format(ours.ingestCPUPerMillion)) \(ours.ingestCPUPerMillion <= 0.1 ? "met" : "missed")"
         print(targets)
     }
 
@@ -566,7 +590,9 @@ struct ReferenceStream {
             name: "ppg", title: "PPG (55 Hz, 4 channels of 22-bit counts)",
             descriptor: StreamDescriptor(
                 sensor: .photoplethysmogram, source: ["bench": .string("synthetic PPG"), "rate": .integer(55)],
-                schema: SampleSchema(["ppg0", "ppg1", "ppg2", "ambient"].map { .integer(name: $0, scale: 1, offset: 0, unit: "") })),
-            times: times, columns: channels, perSecond: 55, xdfBytesPerSample: 25, arrowTypes: ["int32", "int32", "int32", "int32"])
+                schema: SampleSchema(
+                    ["ppg0", "ppg1", "ppg2", "ambient"].map { .integer(name: $0, scale: 1, offset: 0, unit: "") })),
+            times: times, columns: channels, perSecond: 55, xdfBytesPerSample: 25,
+            arrowTypes: ["int32", "int32", "int32", "int32"])
     }
 }

@@ -41,8 +41,10 @@ enum StoreWakeupBenchmark {
             let range = index * source.perSecond..<(index + 1) * source.perSecond
             let times = Array(source.times[range])
             for stream in streams {
-                store.append(SampleBatch(boot: clock.bootID, sensorTimes: times, receiveTimes: times,
-                                         columns: source.columns.map { .integers(Array($0[range])) }), to: stream)
+                store.append(
+                    SampleBatch(
+                        boot: clock.bootID, sensorTimes: times, receiveTimes: times,
+                        columns: source.columns.map { .integers(Array($0[range])) }), to: stream)
             }
         }
         return Figures(idle: idle, appending: appending, seconds: seconds)
@@ -76,8 +78,9 @@ enum StoreWakeupBenchmark {
     static func report(_ figures: Figures) {
         func line(_ label: String, _ value: (process: Double, bench: Double)) {
             func rate(_ value: Double) -> String { String(format: "%.1f", value) }
-            print("  \(label): \(rate(value.process)) switches/s in all, \(rate(value.bench)) of them the bench's thread,"
-                + " \(rate(value.process - value.bench)) the store's")
+            print(
+                "  \(label): \(rate(value.process)) switches/s in all, \(rate(value.bench)) of them the bench's thread,"
+                    + " \(rate(value.process - value.bench)) the store's")
         }
         print("\n  wake-ups of a process holding an open store (context switches, \(figures.seconds) s each):")
         line("idle", figures.idle)

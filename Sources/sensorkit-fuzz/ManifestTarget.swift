@@ -13,9 +13,10 @@ enum ManifestTarget {
         }
         parts.append(Array(rest))
         while parts.count < 3 { parts.append([]) }
-        let manifest = try? AppManifest.parse(directory: "/etc/sensorkit/apps.d/org.example.fuzzed", info: parts[0],
-                                              entitlements: (name: "App.entitlements", bytes: parts[1]),
-                                              binding: parts[2], resolveUser: { $0 == "study" ? 1000 : nil })
+        let manifest = try? AppManifest.parse(
+            directory: "/etc/sensorkit/apps.d/org.example.fuzzed", info: parts[0],
+            entitlements: (name: "App.entitlements", bytes: parts[1]),
+            binding: parts[2], resolveUser: { $0 == "study" ? 1000 : nil })
         _ = manifest?.entitledSensors
     }
 }

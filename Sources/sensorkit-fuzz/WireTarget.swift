@@ -16,7 +16,7 @@ enum WireTarget {
             do {
                 while let frame = try decoder.next() { take(frame) }
             } catch {
-                return   // the connection ends with an error message
+                return  // the connection ends with an error message
             }
         }
     }
@@ -29,8 +29,9 @@ enum WireTarget {
             _ = request.sensor.flatMap(SensorCatalog.sensor(named:))
             let day: Int64 = 86_400_000_000_000
             for now in [2 * 3_600_000_000_000, 40 * day] as [Int64] {
-                _ = FetchPolicy.decide(from: request.from ?? 0, to: request.to ?? 0, now: now, hold: day,
-                                       window: 7 * day, firstStart: request.target.map(Int64.init))
+                _ = FetchPolicy.decide(
+                    from: request.from ?? 0, to: request.to ?? 0, now: now, hold: day,
+                    window: 7 * day, firstStart: request.target.map(Int64.init))
             }
         case .batch:
             _ = try? SampleBatchFrame.decode(frame.payload)

@@ -43,8 +43,10 @@ enum Commands {
     }
 
     /// Calls the daemon and returns the reply, or throws its error.
-    static func call(_ connection: ReaderConnection, _ op: WireRequest.Operation,
-                     _ build: (inout WireRequest) -> Void = { _ in }) throws -> WireReply {
+    static func call(
+        _ connection: ReaderConnection, _ op: WireRequest.Operation,
+        _ build: (inout WireRequest) -> Void = { _ in }
+    ) throws -> WireReply {
         let reply = connection.call(op, build)
         if let error = reply.error { throw error }
         return reply
@@ -85,7 +87,9 @@ enum Commands {
         } else {
             Terminal.show("SR time \(now.rawValue) s, CF time \(now.toCFAbsoluteTime()) s, boot \(environment.clock.bootID)")
             if unproven {
-                Terminal.show("this boot starts right after recorded time: its wall clock was not synchronised, or said more than the 12 h past it a boot may move the timeline unconfirmed (sensorkitd's log says which); held data is released late, never early. If the clock is right and synchronised: sensorkitctl time --confirm-clock")
+                Terminal.show(
+                    "this boot starts right after recorded time: its wall clock was not synchronised, or said more than the 12 h past it a boot may move the timeline unconfirmed (sensorkitd's log says which); held data is released late, never early. If the clock is right and synchronised: sensorkitctl time --confirm-clock"
+                )
             }
         }
         return 0
@@ -108,22 +112,29 @@ enum Commands {
             return recordable ? ("yes", "") : ("no", state.unrecordableReason ?? "no driver")
         }
         if options.json {
-            printJSON(SensorCatalog.all.map { d in
-                let state = states[d.sensor.rawValue]
-                let (can, why) = recordable(state)
-                return ["name": d.name, "rawValue": d.sensor.rawValue, "source": d.source.rawValue,
+            printJSON(
+                SensorCatalog.all.map { d in
+                    let state = states[d.sensor.rawValue]
+                    let (can, why) = recordable(state)
+                    return [
+                        "name": d.name, "rawValue": d.sensor.rawValue, "source": d.source.rawValue,
                         "linuxSource": d.sourceDescription, "entitlement": d.entitlement ?? "",
                         "sample": d.sampleClass, "recording": state.map { $0.recording ? "yes" : "no" } ?? "?",
-                        "recordable": can, "why": why]
-            })
+                        "recordable": can, "why": why,
+                    ]
+                })
             return 0
         }
-        table([["SENSOR", "RECORDING", "RECORDABLE", "LINUX SOURCE"]] + SensorCatalog.all.map { d in
-            let state = states[d.sensor.rawValue]
-            let (can, why) = recordable(state)
-            return [d.name, state.map { $0.recording ? "yes" : "no" } ?? "?", why.isEmpty ? can : "\(can): \(why)",
-                    d.isSupportedOnLinux ? d.sourceDescription : "— (no Linux source)"]
-        })
+        table(
+            [["SENSOR", "RECORDING", "RECORDABLE", "LINUX SOURCE"]]
+                + SensorCatalog.all.map { d in
+                    let state = states[d.sensor.rawValue]
+                    let (can, why) = recordable(state)
+                    return [
+                        d.name, state.map { $0.recording ? "yes" : "no" } ?? "?", why.isEmpty ? can : "\(can): \(why)",
+                        d.isSupportedOnLinux ? d.sourceDescription : "— (no Linux source)",
+                    ]
+                })
         return 0
     }
 
@@ -155,9 +166,11 @@ enum Commands {
         let stakes = try call(connect(options), .stakes).stakes ?? []
         if options.json { printJSON(stakes); return 0 }
         if stakes.isEmpty { Terminal.show("no stakes"); return 0 }
-        table([["APP", "SENSOR", "ACTIVE", "FIRST START (SR s)"]] + stakes.map {
-            [$0.app, name($0.sensor), $0.active ? "yes" : "no", seconds($0.firstRecording)]
-        })
+        table(
+            [["APP", "SENSOR", "ACTIVE", "FIRST START (SR s)"]]
+                + stakes.map {
+                    [$0.app, name($0.sensor), $0.active ? "yes" : "no", seconds($0.firstRecording)]
+                })
         return 0
     }
 }

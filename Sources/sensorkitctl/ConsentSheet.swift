@@ -17,7 +17,8 @@ enum ConsentSheet {
         }
         let requests = try Commands.call(connection, .consentList) { $0.app = options.arguments.first }.consent ?? []
         if requests.isEmpty {
-            Commands.fail(options.arguments.first.map { "no app '\($0)' that you may decide for" } ?? "no apps you may decide for")
+            Commands.fail(
+                options.arguments.first.map { "no app '\($0)' that you may decide for" } ?? "no apps you may decide for")
             return 1
         }
         if !decisions.isEmpty {
@@ -67,7 +68,9 @@ enum ConsentSheet {
         Terminal.show("  Privacy policy: \(request.privacyPolicyURL ?? "(not given)")")
         for item in request.items {
             let status = SRAuthorizationStatus(rawValue: item.status).map { "\($0)" } ?? "?"
-            Terminal.show("  • \(item.name)\(item.required ? " (Required)" : ""): \(item.description ?? "(no description)", limit: 4096) [\(status)]")
+            Terminal.show(
+                "  • \(item.name)\(item.required ? " (Required)" : ""): \(item.description ?? "(no description)", limit: 4096) [\(status)]"
+            )
         }
         Terminal.show("")
     }
@@ -88,8 +91,10 @@ enum ConsentSheet {
         }
     }
 
-    static func decide(_ connection: ReaderConnection, app: String, _ decisions: [String: Bool],
-                       _ options: CommandLineOptions) throws -> Int32 {
+    static func decide(
+        _ connection: ReaderConnection, app: String, _ decisions: [String: Bool],
+        _ options: CommandLineOptions
+    ) throws -> Int32 {
         let reply = try Commands.call(connection, .consentDecide) {
             $0.app = app
             $0.decisions = decisions

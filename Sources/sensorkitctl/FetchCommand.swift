@@ -9,11 +9,14 @@ import Synchronization
 enum FetchCommand {
     static func run(_ options: CommandLineOptions) throws -> Int32 {
         guard let app = options.values["app"], let sensorName = options.values["sensor"],
-              let fromText = options.values["from"], let toText = options.values["to"] else {
+            let fromText = options.values["from"], let toText = options.values["to"]
+        else {
             throw CommandLineOptions.UsageError(description: "fetch needs --app, --sensor, --from and --to")
         }
-        guard let sensor = SensorCatalog.sensor(named: sensorName)
-                ?? (sensorName.hasSuffix(".tombstones") ? SRSensor(sensorName) : nil) else {
+        guard
+            let sensor = SensorCatalog.sensor(named: sensorName)
+                ?? (sensorName.hasSuffix(".tombstones") ? SRSensor(sensorName) : nil)
+        else {
             throw CommandLineOptions.UsageError(description: "unknown sensor '\(sensorName)'")
         }
         let format = options.values["format"] ?? "csv"
@@ -32,19 +35,24 @@ enum FetchCommand {
         let output = FileHandle.standardOutput
         let columns = layout.columns
         if format == "csv" {
-            output.write(Data((["sensorTime", "writeTime"] + columns + (layout == .heartRate ? ["rrIntervals"] : [])).joined(separator: ",").utf8 + [10]))
+            output.write(
+                Data(
+                    (["sensorTime", "writeTime"] + columns + (layout == .heartRate ? ["rrIntervals"] : [])).joined(separator: ",")
+                        .utf8 + [10]))
         }
         let finished = DispatchSemaphore(value: 0)
         let outcome = Mutex<WireReply?>(nil)
         let progress = Mutex((samples: 0, lastReport: Date()))
         let isTerminal = isatty(STDERR_FILENO) == 1
-        connection.send({
-            $0.sensor = sensor.rawValue
-            $0.device = options.values["device"] ?? SRDevice.hostIdentifier
-            $0.from = from
-            $0.to = to
-            $0.chunkFormats = ReaderConnection.chunkFormats
-        }, op: .fetch) { incoming in
+        connection.send(
+            {
+                $0.sensor = sensor.rawValue
+                $0.device = options.values["device"] ?? SRDevice.hostIdentifier
+                $0.from = from
+                $0.to = to
+                $0.chunkFormats = ReaderConnection.chunkFormats
+            }, op: .fetch
+        ) { incoming in
             switch incoming {
             case .batch(let batch):
                 output.write(Data(render(batch, columns: columns, format: format).utf8))
@@ -66,7 +74,8 @@ enum FetchCommand {
         let reply = outcome.withLock { $0! }
         if let error = reply.error { throw error }
         let count = reply.count ?? 0
-        FileHandle.standardError.write(Data("\(isTerminal ? "\r" : "")fetched \(count) samples of \(Commands.name(sensor.rawValue))\n".utf8))
+        FileHandle.standardError.write(
+            Data("\(isTerminal ? "\r" : "")fetched \(count) samples of \(Commands.name(sensor.rawValue))\n".utf8))
         if let notice = reply.notice { Terminal.complain("why: \(notice)") }
         return 0
     }
@@ -88,7 +97,8 @@ enum FetchCommand {
         if text.hasPrefix("now") || text.hasPrefix("-") || text.hasPrefix("+") {
             let sign: Int64 = rest.hasPrefix("-") ? -1 : 1
             guard rest.hasPrefix("-") || rest.hasPrefix("+"),
-                  let amount = DaemonDurations.parse(String(rest.dropFirst())) else { return nil }
+                let amount = DaemonDurations.parse(String(rest.dropFirst()))
+            else { return nil }
             return now + sign * amount
         }
         guard let seconds = Double(text), seconds.isFinite else { return nil }

@@ -13,7 +13,8 @@ enum ReportCommand {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone.current
         guard let day = parseDay(dayText, calendar: calendar),
-              let next = calendar.date(byAdding: .day, value: 1, to: day) else {
+            let next = calendar.date(byAdding: .day, value: 1, to: day)
+        else {
             throw CommandLineOptions.UsageError(description: "--day must be a date like 2026-12-01")
         }
         let srNow = SRAbsoluteTime.current()
@@ -24,7 +25,9 @@ enum ReportCommand {
             $0.from = start
             $0.to = end
         }
-        guard let health = reply.health else { throw CommandLineOptions.UsageError(description: "the daemon sent no health figures") }
+        guard let health = reply.health else {
+            throw CommandLineOptions.UsageError(description: "the daemon sent no health figures")
+        }
         let chart = chart(health, day: day, next: next, calendar: calendar, sr: sr)
         try chart.svg().write(toFile: path, atomically: true, encoding: .utf8)
         let lost = health.streams.map { $0.records.count }.reduce(0, +)
@@ -57,16 +60,18 @@ enum ReportCommand {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         let zone = calendar.timeZone.abbreviation(for: day) ?? calendar.timeZone.identifier
         let rows = health.streams.map { stream in
-            DayChart.Row(name: StatusCommand.streamName(stream.sensor, stream.device),
-                         recorded: stream.spans.compactMap { $0.count == 2 && $0[0] <= $0[1] ? $0[0]...$0[1] : nil },
-                         gaps: stream.records.compactMap { record in
-                             guard record.start <= record.end else { return nil }
-                             return (record.start...record.end, SRDeletionReason(rawValue: record.reason) ?? .systemInitiated)
-                         })
+            DayChart.Row(
+                name: StatusCommand.streamName(stream.sensor, stream.device),
+                recorded: stream.spans.compactMap { $0.count == 2 && $0[0] <= $0[1] ? $0[0]...$0[1] : nil },
+                gaps: stream.records.compactMap { record in
+                    guard record.start <= record.end else { return nil }
+                    return (record.start...record.end, SRDeletionReason(rawValue: record.reason) ?? .systemInitiated)
+                })
         }
         var subtitle = "sensorkitd recording, local time (\(zone)), hours on the axis"
         if let omitted = health.omittedStreams { subtitle += "; \(omitted) more streams not shown" }
-        return DayChart(title: "Recording on \(formatter.string(from: day))", subtitle: subtitle,
-                        start: sr(day), end: sr(next), now: health.now, ticks: ticks, rows: rows)
+        return DayChart(
+            title: "Recording on \(formatter.string(from: day))", subtitle: subtitle,
+            start: sr(day), end: sr(next), now: health.now, ticks: ticks, rows: rows)
     }
 }

@@ -15,10 +15,13 @@ enum StatusCommand {
             Commands.printJSON(StatusDocument(daemon: info, health: healthReply.health, healthError: healthReply.error?.message))
             return 0
         }
-        Terminal.show("\(info["version"] ?? "sensorkitd ?") — boot \(info["boot"] ?? "?"), SR time now \(Commands.seconds(Int64(info["now"] ?? "0") ?? 0)) s")
+        Terminal.show(
+            "\(info["version"] ?? "sensorkitd ?") — boot \(info["boot"] ?? "?"), SR time now \(Commands.seconds(Int64(info["now"] ?? "0") ?? 0)) s"
+        )
         if let raw = info["recording"] {
             let recording = raw.split(separator: ",").map { Commands.name(String($0)) }
-            Terminal.show("recording: \(recording.isEmpty ? "nothing (no app holds a stake)" : recording.joined(separator: ", "))")
+            Terminal.show(
+                "recording: \(recording.isEmpty ? "nothing (no app holds a stake)" : recording.joined(separator: ", "))")
         } else {
             Terminal.show("recording: shown to administrators only (root, the daemon's group, a study's Consenters)")
         }
@@ -52,18 +55,22 @@ enum StatusCommand {
         } else {
             var rows = [["STREAM", "STATE", "LAST MINUTE", "LAST DAY", "NEWEST SAMPLE", "GAPS IN THE LAST DAY"]]
             for stream in health.streams {
-                rows.append([streamName(stream.sensor, stream.device), state(stream, now: health.now),
-                             rate(stream.lastMinute / minuteSeconds(stream, now: health.now), expected: stream.expectedRate),
-                             rate(stream.lastDay / 86_400, expected: stream.expectedRate),
-                             stream.lastSample.map { "\(duration(Double(health.now.subtractingSaturating($0)) / 1e9)) ago" } ?? "never",
-                             gaps(stream.gaps)])
+                rows.append([
+                    streamName(stream.sensor, stream.device), state(stream, now: health.now),
+                    rate(stream.lastMinute / minuteSeconds(stream, now: health.now), expected: stream.expectedRate),
+                    rate(stream.lastDay / 86_400, expected: stream.expectedRate),
+                    stream.lastSample.map { "\(duration(Double(health.now.subtractingSaturating($0)) / 1e9)) ago" } ?? "never",
+                    gaps(stream.gaps),
+                ])
             }
             out += table(rows)
             if let omitted = health.omittedStreams { out.append("(\(omitted) more streams not shown)") }
         }
         if let store = health.store {
             var line = "store: \(bytes(store.occupiedBytes)) used"
-            line += store.maxBytes.map { " of a \(bytes($0)) budget (\(percent(Double(store.occupiedBytes) / Double(max(1, $0)))))" } ?? " (no size budget)"
+            line +=
+                store.maxBytes.map { " of a \(bytes($0)) budget (\(percent(Double(store.occupiedBytes) / Double(max(1, $0)))))" }
+                ?? " (no size budget)"
             line += "; \(bytes(store.availableBytes)) free on its file system"
             if let minFree = store.minFreeBytes { line += ", \(bytes(minFree)) kept free" }
             out.append(line)
@@ -83,7 +90,9 @@ enum StatusCommand {
         let age = stream.lastSample.map { Double(now.subtractingSaturating($0)) / 1e9 } ?? .infinity
         let patience = max(10, 5 / (stream.expectedRate ?? 1))
         if age > patience { return "STALLED" }
-        if let expected = stream.expectedRate, stream.lastMinute / minuteSeconds(stream, now: now) < 0.9 * expected { return "LOW" }
+        if let expected = stream.expectedRate, stream.lastMinute / minuteSeconds(stream, now: now) < 0.9 * expected {
+            return "LOW"
+        }
         return "ok"
     }
 
@@ -144,8 +153,10 @@ enum StatusCommand {
         var widths = [Int](repeating: 0, count: width)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
         return rows.map { row in
-            row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
-                .joined(separator: "  ")
+            row.enumerated().map { i, cell in
+                i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+            }
+            .joined(separator: "  ")
         }
     }
 }

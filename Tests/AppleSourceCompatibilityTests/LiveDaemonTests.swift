@@ -13,7 +13,9 @@ import Testing
 /// classes. The daemon records generated accelerometer and light signals through its own pipeline.
 @Suite(.serialized) struct LiveDaemonTests {
     @Test func appleStyleStudyCodeFetchesRecordedData() throws {
-        let harness = try DaemonHarness(sources: [GeneratedSource(), GeneratedSource(sensor: .ambientLightSensor, rate: 10, perTick: 1)])
+        let harness = try DaemonHarness(sources: [
+            GeneratedSource(), GeneratedSource(sensor: .ambientLightSensor, rate: 10, perTick: 1),
+        ])
         defer {
             ReaderSession.reset()
             harness.stop()
@@ -28,10 +30,11 @@ import Testing
             answered.signal()
         }
         // A person answers on the "authorization sheet" (sensorkitctl consent, as root).
-        #expect(DaemonHarness.eventually(5) {
-            (try? harness.connect(app: nil).call(.consentList).consent?.first { $0.app == DaemonHarness.studyApp })?
-                .items.contains { $0.pending == true } == true
-        })
+        #expect(
+            DaemonHarness.eventually(5) {
+                (try? harness.connect(app: nil).call(.consentList).consent?.first { $0.app == DaemonHarness.studyApp })?
+                    .items.contains { $0.pending == true } == true
+            })
         try harness.grant([.accelerometer, .ambientLightSensor], to: DaemonHarness.studyApp)
         #expect(answered.wait(timeout: .now() + 5) == .success)
         #expect(outcome.value == nil, "completion gets nil once the person answered")
@@ -39,16 +42,20 @@ import Testing
         recorder.startRecording()
         #expect(DaemonHarness.eventually(5) { recorder.locked { $0.startedRecording } == 2 })
         // Recorded data becomes visible after the store's commit interval.
-        #expect(DaemonHarness.eventually(10) {
-            harness.samplesVisible(to: DaemonHarness.studyApp) >= 50
-                && harness.samplesVisible(to: DaemonHarness.studyApp, sensor: .ambientLightSensor) >= 5
-        })
+        #expect(
+            DaemonHarness.eventually(10) {
+                harness.samplesVisible(to: DaemonHarness.studyApp) >= 50
+                    && harness.samplesVisible(to: DaemonHarness.studyApp, sensor: .ambientLightSensor) >= 5
+            })
 
         recorder.ambientLightReader.fetchDevices()
         recorder.accelerometerReader.fetchDevices()
-        #expect(DaemonHarness.eventually(10) { recorder.locked { $0.completedFetches } == 2 },
-                "errors: \(recorder.locked { $0.errors })")
-        let (lux, accelerations, devices, errors) = recorder.locked { ($0.luxValues, $0.accelerations, $0.devicesSeen, $0.errors) }
+        #expect(
+            DaemonHarness.eventually(10) { recorder.locked { $0.completedFetches } == 2 },
+            "errors: \(recorder.locked { $0.errors })")
+        let (lux, accelerations, devices, errors) = recorder.locked {
+            ($0.luxValues, $0.accelerations, $0.devicesSeen, $0.errors)
+        }
         #expect(errors.isEmpty)
         #expect(devices == [SRDevice.current.model, SRDevice.current.model])
         #expect(lux.count >= 5)
@@ -80,8 +87,9 @@ import Testing
         // The daemon stopped too: a fetch left waiting for acks would still be running.
         let admin = try harness.connect(app: nil)
         defer { admin.close() }
-        #expect(DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["fetches"] == "0" },
-                "the daemon still runs the fetch the delegate stopped: \(admin.call(.daemonStatus).info ?? [:])")
+        #expect(
+            DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["fetches"] == "0" },
+            "the daemon still runs the fetch the delegate stopped: \(admin.call(.daemonStatus).info ?? [:])")
         // Whatever the daemon sent before it stopped has arrived once a round trip on the same
         // connection has, and has reached the delegate once its queue has run.
         _ = try ReaderSession.connection().call(.status)
@@ -133,8 +141,10 @@ import Testing
 /// Points this process's SensorKit client at the harness daemon, acting as the study app.
 func actAsStudyApp(on harness: DaemonHarness) {
     setenv("SENSORKIT_APP", DaemonHarness.studyApp, 1)
-    SensorKitEnvironment.install(SensorKitEnvironment(socketPath: harness.socket, clock: LinuxSystemClock(),
-                                                      timeline: harness.daemon.timeline.current))
+    SensorKitEnvironment.install(
+        SensorKitEnvironment(
+            socketPath: harness.socket, clock: LinuxSystemClock(),
+            timeline: harness.daemon.timeline.current))
     ReaderSession.reset()
 }
 

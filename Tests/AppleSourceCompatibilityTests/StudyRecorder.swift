@@ -70,8 +70,10 @@ final class StudyRecorder: NSObject, SRSensorReaderDelegate {
         record(error)
     }
 
-    func sensorReader(_ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest,
-                      didFetchResult result: SRFetchResult<AnyObject>) -> Bool {
+    func sensorReader(
+        _ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest,
+        didFetchResult result: SRFetchResult<AnyObject>
+    ) -> Bool {
         lock.lock()
         defer { lock.unlock() }
         resultTimestamps.append(result.timestamp)
@@ -131,7 +133,9 @@ func otherApplePatterns() -> [Any] {
     let tombstones = SRSensor.accelerometer.rawValue.sr_sensorForDeletionRecordsFromSensor()
     let reasons: [SRDeletionReason] = [.userInitiated, .lowDiskSpace, .ageLimit, .noInterestedClients, .systemInitiated]
     let statuses: [SRAuthorizationStatus] = [.notDetermined, .authorized, .denied]
-    let sensors: Set<SRSensor> = [.rotationRate, .ambientPressure, .heartRate, .electrocardiogram, .photoplethysmogram,
-                                  .onWristState, .pedometerData, .keyboardMetrics, .deviceUsageReport]
+    let sensors: Set<SRSensor> = [
+        .rotationRate, .ambientPressure, .heartRate, .electrocardiogram, .photoplethysmogram,
+        .onWristState, .pedometerData, .keyboardMetrics, .deviceUsageReport,
+    ]
     return [dayAgo, fromCF, description, tombstones as Any, reasons, statuses, sensors]
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import BLEBridge
 
 @Suite struct AdvertisingDataTests {

@@ -1,5 +1,6 @@
 import SensorSimulation
 import Testing
+
 @testable import BLEBridge
 
 @Suite struct DeviceClockMappingTests {
@@ -7,7 +8,9 @@ import Testing
 
     /// Runs `frames` frames of a simulated H10 through a timeline; returns the worst sample error
     /// after the first `warmUp` frames, and checks sample times strictly increase throughout.
-    static func run(_ simulation: inout H10ClockSimulation, frames: Int, warmUp: Int = 40) -> (worst: Int64, naiveWorst: Int64, timeline: PMDStreamTimeline) {
+    static func run(_ simulation: inout H10ClockSimulation, frames: Int, warmUp: Int = 40) -> (
+        worst: Int64, naiveWorst: Int64, timeline: PMDStreamTimeline
+    ) {
         var timeline = PMDStreamTimeline(measurementType: .ecg, sampleRateHz: 130)
         var truth: [UInt64: [Int64]] = [:]
         var worst: Int64 = 0, naiveWorst: Int64 = 0
@@ -133,7 +136,13 @@ import Testing
         let released = timeline.receive(first.bytes, at: first.receiveTime)
         let second = simulation.next()
         let events = timeline.receive(Array(second.bytes.dropLast()), at: second.receiveTime)
-        #expect(events == [.gap(.init(reason: .undecodableFrame, after: released.compactMap(Self.lastTime).last, receiveTime: second.receiveTime))])
+        #expect(
+            events == [
+                .gap(
+                    .init(
+                        reason: .undecodableFrame, after: released.compactMap(Self.lastTime).last, receiveTime: second.receiveTime
+                    ))
+            ])
         #expect(timeline.counters.undecodable == 1)
         // The frame after the dropped one: its device time says a frame is missing.
         let third = simulation.next()
@@ -144,7 +153,7 @@ import Testing
     @Test func anUndecodableFrameReleasesTheHeldFramesBeforeItsGap() {
         var simulation = H10ClockSimulation(seed: 17)
         var timeline = PMDStreamTimeline(measurementType: .ecg, sampleRateHz: 130, holdNanoseconds: 1_000_000_000)
-        for _ in 0..<2 {   // frames come every 0.56 s: both are still held
+        for _ in 0..<2 {  // frames come every 0.56 s: both are still held
             let frame = simulation.next()
             #expect(timeline.receive(frame.bytes, at: frame.receiveTime).isEmpty)
         }

@@ -4,6 +4,7 @@ import Foundation
 import SensorSimulation
 import Synchronization
 import Testing
+
 @testable import BLEBridge
 
 /// The client against an emulated peripheral over a real SEQPACKET socket in an emulated
@@ -14,12 +15,15 @@ final class WearableHarness: @unchecked Sendable {
     var connection: GATTConnection!
 
     convenience init(path: String, preferredMTU: UInt16 = 247, timeoutNanoseconds: Int64 = 2_000_000_000) throws {
-        try self.init(bearer: SeqPacketATTBearer(connectingTo: path), preferredMTU: preferredMTU, timeoutNanoseconds: timeoutNanoseconds)
+        try self.init(
+            bearer: SeqPacketATTBearer(connectingTo: path), preferredMTU: preferredMTU, timeoutNanoseconds: timeoutNanoseconds)
     }
 
     init(bearer: any ATTBearer, preferredMTU: UInt16 = 247, timeoutNanoseconds: Int64 = 2_000_000_000) {
         queue.sync {
-            connection = GATTConnection(bearer: bearer, queue: queue, preferredMTU: preferredMTU, transactionTimeoutNanoseconds: timeoutNanoseconds) { [weak self] event in
+            connection = GATTConnection(
+                bearer: bearer, queue: queue, preferredMTU: preferredMTU, transactionTimeoutNanoseconds: timeoutNanoseconds
+            ) { [weak self] event in
                 self?.events.withLock { $0.append(event) }
             }
             connection.start()
@@ -120,7 +124,9 @@ final class WearableHarness: @unchecked Sendable {
         #expect(strap.notifyHeartRate([0x14, 0]))
         #expect(harness.waitUntil { harness.notifications(handle: measurement.valueHandle).count == 2 })
         var timeline = HeartRateTimeline()
-        let outputs = harness.notifications(handle: measurement.valueHandle).enumerated().map { timeline.receive($1, at: Int64($0)) }
+        let outputs = harness.notifications(handle: measurement.valueHandle).enumerated().map {
+            timeline.receive($1, at: Int64($0))
+        }
         #expect(outputs[0].beat?.rrIntervals == [1024, 1040])
         #expect(outputs[0].wristState == true)
         #expect(outputs[1].wristState == false)
@@ -141,7 +147,9 @@ final class WearableHarness: @unchecked Sendable {
         let features = harness.on { $0.read(controlPoint.valueHandle) }
         let cp = try #require(harness.on { $0.subscribe(controlPoint) })
         let dataSubscription = try #require(harness.on { $0.subscribe(data) })
-        guard case .readCompleted(_, _, let featureBytes)? = harness.completion(of: features) else { Issue.record("no features"); return }
+        guard case .readCompleted(_, _, let featureBytes)? = harness.completion(of: features) else {
+            Issue.record("no features"); return
+        }
         #expect(PMDFeatures(decoding: featureBytes)?.types == [.ecg])
         #expect(harness.completion(of: cp) == .writeCompleted(cp, handle: controlPoint.cccdHandle!))
         #expect(harness.completion(of: dataSubscription) == .writeCompleted(dataSubscription, handle: data.cccdHandle!))
@@ -197,7 +205,11 @@ final class WearableHarness: @unchecked Sendable {
         let data = try #require(pmd.characteristic(.polarMeasurementData))
         _ = harness.on { $0.subscribe(controlPoint) }
         _ = harness.on { $0.subscribe(data) }
-        let start = harness.on { $0.write(controlPoint.valueHandle, value: PMDCommand.startMeasurement(.ppg, settings: [PMDSetting(.sampleRate, [55])]).encoded()) }
+        let start = harness.on {
+            $0.write(
+                controlPoint.valueHandle,
+                value: PMDCommand.startMeasurement(.ppg, settings: [PMDSetting(.sampleRate, [55])]).encoded())
+        }
         #expect(harness.completion(of: start) == .writeCompleted(start, handle: controlPoint.valueHandle))
         #expect(harness.waitUntil { sense.runningMeasurements == [1] })
         let samples: [[Int32]] = (0..<40).map { [-517_445 + $0 * 3, -484_483 - $0 * 200, -476_780 + ($0 % 5), 1_000 + $0] }
@@ -253,12 +265,16 @@ final class WearableHarness: @unchecked Sendable {
         let harness = try WearableHarness(path: h10.attPath)
         let services = try #require(harness.services)
         #expect(harness.on { $0.client.mtu } == 185)
-        let controlPoint = try #require(services.service(.polarMeasurementDataService)?.characteristic(.polarMeasurementControlPoint))
+        let controlPoint = try #require(
+            services.service(.polarMeasurementDataService)?.characteristic(.polarMeasurementControlPoint))
         _ = harness.on { $0.subscribe(controlPoint) }
         let start = harness.on { $0.write(controlPoint.valueHandle, value: PMDCommand.startECG.encoded()) }
         _ = harness.completion(of: start)
         #expect(harness.waitUntil { !harness.indications(handle: controlPoint.valueHandle).isEmpty })
-        guard case .response(let response) = try PMDControlPointIndication(decoding: harness.indications(handle: controlPoint.valueHandle)[0]) else {
+        guard
+            case .response(let response) = try PMDControlPointIndication(
+                decoding: harness.indications(handle: controlPoint.valueHandle)[0])
+        else {
             Issue.record("no response"); return
         }
         #expect(response.status == .invalidMTU)
@@ -271,7 +287,9 @@ final class WearableHarness: @unchecked Sendable {
         let harness = try WearableHarness(path: strap.attPath)
         let battery = try #require(harness.services?.service(.batteryService)?.characteristic(.batteryLevel))
         let read = harness.on { $0.read(battery.valueHandle) }
-        #expect(harness.completion(of: read) == .operationFailed(read, handle: battery.valueHandle, error: .insufficientAuthentication))
+        #expect(
+            harness.completion(of: read)
+                == .operationFailed(read, handle: battery.valueHandle, error: .insufficientAuthentication))
     }
 
     @Test func unansweredRequestTimesOutAndDropsTheLink() throws {
@@ -287,7 +305,8 @@ final class WearableHarness: @unchecked Sendable {
         let harness = try WearableHarness(path: h10.attPath)
         let services = try #require(harness.services)
         let data = try #require(services.service(.polarMeasurementDataService)?.characteristic(.polarMeasurementData))
-        let controlPoint = try #require(services.service(.polarMeasurementDataService)?.characteristic(.polarMeasurementControlPoint))
+        let controlPoint = try #require(
+            services.service(.polarMeasurementDataService)?.characteristic(.polarMeasurementControlPoint))
         _ = harness.on { $0.subscribe(data) }
         let start = harness.on { $0.write(controlPoint.valueHandle, value: PMDCommand.startECG.encoded()) }
         _ = harness.completion(of: start)

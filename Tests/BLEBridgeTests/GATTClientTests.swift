@@ -1,4 +1,5 @@
 import Testing
+
 @testable import BLEBridge
 
 /// The client state machine against a scripted peer: PDUs in, actions out, no socket.
@@ -19,18 +20,30 @@ import Testing
     @Test func mtuThenDiscoveryOneRequestAtATime() {
         var client = GATTClient(preferredMTU: 247)
         #expect(client.start() == [.send([0x02, 0xF7, 0x00]), .startTimer])
-        #expect(client.received([0x03, 0x00, 0x01]) == [
-            .event(.mtuExchanged(247)), .send([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28]), .startTimer,
-        ])
-        #expect(client.received([0x11, 0x06, 0x01, 0x00, 0x04, 0x00, 0x0D, 0x18]) == [.send([0x10, 0x05, 0x00, 0xFF, 0xFF, 0x00, 0x28]), .startTimer])
-        #expect(client.received([0x01, 0x10, 0x05, 0x00, 0x0A]) == [.send([0x08, 0x01, 0x00, 0x04, 0x00, 0x03, 0x28]), .startTimer])
-        #expect(client.received([0x09, 0x07, 0x02, 0x00, 0x10, 0x03, 0x00, 0x37, 0x2A]) == [.send([0x08, 0x03, 0x00, 0x04, 0x00, 0x03, 0x28]), .startTimer])
+        #expect(
+            client.received([0x03, 0x00, 0x01]) == [
+                .event(.mtuExchanged(247)), .send([0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28]), .startTimer,
+            ])
+        #expect(
+            client.received([0x11, 0x06, 0x01, 0x00, 0x04, 0x00, 0x0D, 0x18]) == [
+                .send([0x10, 0x05, 0x00, 0xFF, 0xFF, 0x00, 0x28]), .startTimer,
+            ])
+        #expect(
+            client.received([0x01, 0x10, 0x05, 0x00, 0x0A]) == [.send([0x08, 0x01, 0x00, 0x04, 0x00, 0x03, 0x28]), .startTimer])
+        #expect(
+            client.received([0x09, 0x07, 0x02, 0x00, 0x10, 0x03, 0x00, 0x37, 0x2A]) == [
+                .send([0x08, 0x03, 0x00, 0x04, 0x00, 0x03, 0x28]), .startTimer,
+            ])
         #expect(client.received([0x01, 0x08, 0x03, 0x00, 0x0A]) == [.send([0x04, 0x04, 0x00, 0x04, 0x00]), .startTimer])
         let done = client.received([0x05, 0x01, 0x04, 0x00, 0x02, 0x29])
         let characteristic = GATTCharacteristic(
             uuid: .heartRateMeasurement, declarationHandle: 2, valueHandle: 3, properties: .notify,
             descriptors: [.init(handle: 4, uuid: .clientCharacteristicConfiguration)])
-        #expect(done == [.event(.discovered([GATTService(uuid: .heartRateService, start: 1, end: 4, characteristics: [characteristic])])), .stopTimer])
+        #expect(
+            done == [
+                .event(.discovered([GATTService(uuid: .heartRateService, start: 1, end: 4, characteristics: [characteristic])])),
+                .stopTimer,
+            ])
         #expect(client.isReady)
     }
 
@@ -57,7 +70,10 @@ import Testing
 
     @Test func indicationsAreConfirmed() {
         var client = Self.discovered()
-        #expect(client.received([0x1D, 0x0E, 0x00, 0xF0, 0x02]) == [.send([0x1E]), .event(.indication(handle: 14, value: [0xF0, 0x02]))])
+        #expect(
+            client.received([0x1D, 0x0E, 0x00, 0xF0, 0x02]) == [
+                .send([0x1E]), .event(.indication(handle: 14, value: [0xF0, 0x02])),
+            ])
     }
 
     @Test func operationsQueueBehindTheOutstandingOne() {
@@ -66,9 +82,10 @@ import Testing
         let (second, b) = client.read(9)
         #expect(a == [.send([0x0A, 0x07, 0x00]), .startTimer])
         #expect(b.isEmpty)
-        #expect(client.received([0x01, 0x0A, 0x07, 0x00, 0x02]) == [
-            .event(.operationFailed(first, handle: 7, error: .readNotPermitted)), .send([0x0A, 0x09, 0x00]), .startTimer,
-        ])
+        #expect(
+            client.received([0x01, 0x0A, 0x07, 0x00, 0x02]) == [
+                .event(.operationFailed(first, handle: 7, error: .readNotPermitted)), .send([0x0A, 0x09, 0x00]), .startTimer,
+            ])
         #expect(client.received([0x0B, 0x57]) == [.event(.readCompleted(second, handle: 9, value: [0x57])), .stopTimer])
     }
 
@@ -95,7 +112,10 @@ import Testing
         var client = Self.discovered()
         #expect(client.received([0x02, 0x17, 0x00]) == [.send([0x01, 0x02, 0x00, 0x00, 0x06])])
         #expect(client.received([0x20, 0x01]).first == .send([0x01, 0x20, 0x00, 0x00, 0x06]))
-        if case .event(.ignoredPDU) = client.received([0x1B, 0x03]).first {} else { Issue.record("truncated notification not ignored") }
+        if case .event(.ignoredPDU) = client.received([0x1B, 0x03]).first {
+        } else {
+            Issue.record("truncated notification not ignored")
+        }
         if case .event(.ignoredPDU) = client.received([0x13]).first {} else { Issue.record("unsolicited response not ignored") }
         if case .event(.ignoredPDU) = client.received([]).first {} else { Issue.record("empty PDU not ignored") }
     }
@@ -105,7 +125,9 @@ import Testing
         _ = client.start()
         _ = client.received([0x03, 0xF7, 0x00])
         // A service that ends before it starts.
-        #expect(client.received([0x11, 0x06, 0x05, 0x00, 0x04, 0x00, 0x0D, 0x18]).last == .event(.linkFailed("malformed service discovery response")))
+        #expect(
+            client.received([0x11, 0x06, 0x05, 0x00, 0x04, 0x00, 0x0D, 0x18]).last
+                == .event(.linkFailed("malformed service discovery response")))
         #expect(client.isFailed)
     }
 }

@@ -1,6 +1,7 @@
 import Glibc
 import SensorSystem
 import Testing
+
 @testable import BLEBridge
 
 /// HCI LE Advertising Report events written byte by byte from the Core Specification's layout
@@ -29,8 +30,12 @@ struct HCIAdvertisingReportTests {
         let bytes = Self.event([Self.report(0x00, 0x00, Self.strapAddress, Self.strapAdvertising, rssi: -56)])
         #expect(bytes.prefix(5) == [0x04, 0x3E, 0x13, 0x02, 0x01])
         let reports = try HCIAdvertisingReport.parse(event: bytes)
-        #expect(reports == [HCIAdvertisingReport(eventType: .connectableUndirected, addressType: .public, address: "C0:11:22:33:44:55",
-                                                 data: Self.strapAdvertising, rssi: -56)])
+        #expect(
+            reports == [
+                HCIAdvertisingReport(
+                    eventType: .connectableUndirected, addressType: .public, address: "C0:11:22:33:44:55",
+                    data: Self.strapAdvertising, rssi: -56)
+            ])
     }
 
     @Test func severalReportsInOneEvent() throws {
@@ -55,8 +60,12 @@ struct HCIAdvertisingReportTests {
             Self.report(0x02, 0x02, Self.watchAddress, [], rssi: 21),
         ])
         let reports = try HCIAdvertisingReport.parse(event: bytes)
-        #expect(reports == [HCIAdvertisingReport(eventType: .scannableUndirected, addressType: .public, address: "D2:C0:FF:EE:00:01",
-                                                 data: [], rssi: nil)])
+        #expect(
+            reports == [
+                HCIAdvertisingReport(
+                    eventType: .scannableUndirected, addressType: .public, address: "D2:C0:FF:EE:00:01",
+                    data: [], rssi: nil)
+            ])
     }
 
     @Test func everyPrefixAndWrongLengthIsRejectedWithoutCrashing() {
@@ -65,7 +74,9 @@ struct HCIAdvertisingReportTests {
             Self.report(0x04, 0x00, Self.strapAddress, Self.strapScanResponse, rssi: -57),
         ])
         for length in 0..<bytes.count {
-            #expect(throws: HCIAdvertisingReport.ParseError.self) { try HCIAdvertisingReport.parse(event: Array(bytes.prefix(length))) }
+            #expect(throws: HCIAdvertisingReport.ParseError.self) {
+                try HCIAdvertisingReport.parse(event: Array(bytes.prefix(length)))
+            }
         }
         // The event length says one byte more than there is, and one byte less.
         var longer = bytes
@@ -84,15 +95,21 @@ struct HCIAdvertisingReportTests {
     }
 
     @Test func malformedEventsAreNamed() {
-        #expect(throws: HCIAdvertisingReport.ParseError.reportCount(0)) { try HCIAdvertisingReport.parse(event: Self.event([], count: 0)) }
+        #expect(throws: HCIAdvertisingReport.ParseError.reportCount(0)) {
+            try HCIAdvertisingReport.parse(event: Self.event([], count: 0))
+        }
         #expect(throws: HCIAdvertisingReport.ParseError.reportCount(26)) {
-            try HCIAdvertisingReport.parse(event: Self.event([Self.report(0x00, 0x00, Self.strapAddress, [], rssi: -1)], count: 26))
+            try HCIAdvertisingReport.parse(
+                event: Self.event([Self.report(0x00, 0x00, Self.strapAddress, [], rssi: -1)], count: 26))
         }
         #expect(throws: HCIAdvertisingReport.ParseError.dataTooLong(32)) {
-            try HCIAdvertisingReport.parse(event: Self.event([Self.report(0x00, 0x00, Self.strapAddress, [UInt8](repeating: 0, count: 32), rssi: -1)]))
+            try HCIAdvertisingReport.parse(
+                event: Self.event([Self.report(0x00, 0x00, Self.strapAddress, [UInt8](repeating: 0, count: 32), rssi: -1)]))
         }
         // Command Complete (0x0E) and LE Connection Complete (LE Meta subevent 0x01) are not reports.
-        #expect(throws: HCIAdvertisingReport.ParseError.notLEMetaEvent) { try HCIAdvertisingReport.parse(event: [0x04, 0x0E, 0x04, 0x01, 0x0B, 0x20, 0x00]) }
+        #expect(throws: HCIAdvertisingReport.ParseError.notLEMetaEvent) {
+            try HCIAdvertisingReport.parse(event: [0x04, 0x0E, 0x04, 0x01, 0x0B, 0x20, 0x00])
+        }
         #expect(throws: HCIAdvertisingReport.ParseError.otherSubevent(0x01)) {
             try HCIAdvertisingReport.parse(event: [0x04, 0x3E, 0x13, 0x01] + [UInt8](repeating: 0, count: 18))
         }
@@ -124,13 +141,15 @@ struct HCIScanCollectorTests {
 
     @Test func advertisingAndScanResponseMergePerAddress() {
         var collector = HCIScanCollector()
-        collector.add(event: Vectors.event([Vectors.report(0x00, 0x00, Vectors.strapAddress, Vectors.strapAdvertising, rssi: -56)]))
+        collector.add(
+            event: Vectors.event([Vectors.report(0x00, 0x00, Vectors.strapAddress, Vectors.strapAdvertising, rssi: -56)]))
         collector.add(event: Vectors.event([Vectors.report(0x00, 0x01, Vectors.watchAddress, [0x02, 0x01, 0x06], rssi: -80)]))
         // The scan response arrives later, beside a repeat of the watch's advertisement.
-        collector.add(event: Vectors.event([
-            Vectors.report(0x04, 0x00, Vectors.strapAddress, Vectors.strapScanResponse, rssi: 127),
-            Vectors.report(0x00, 0x01, Vectors.watchAddress, [0x02, 0x01, 0x06], rssi: -78),
-        ]))
+        collector.add(
+            event: Vectors.event([
+                Vectors.report(0x04, 0x00, Vectors.strapAddress, Vectors.strapScanResponse, rssi: 127),
+                Vectors.report(0x00, 0x01, Vectors.watchAddress, [0x02, 0x01, 0x06], rssi: -78),
+            ]))
         let reports = collector.reports
         #expect(reports.map(\.address) == ["C0:11:22:33:44:55", "D2:C0:FF:EE:00:01"])
         #expect(reports[0].data.localName == "H10")
@@ -146,7 +165,8 @@ struct HCIScanCollectorTests {
 
     @Test func scanResponseAloneStillReportsTheDevice() {
         var collector = HCIScanCollector()
-        collector.add(event: Vectors.event([Vectors.report(0x04, 0x00, Vectors.strapAddress, Vectors.strapScanResponse, rssi: -60)]))
+        collector.add(
+            event: Vectors.event([Vectors.report(0x04, 0x00, Vectors.strapAddress, Vectors.strapScanResponse, rssi: -60)]))
         #expect(collector.reports.map(\.data.localName) == ["H10"])
     }
 
@@ -155,7 +175,8 @@ struct HCIScanCollectorTests {
         for last in UInt8(1)...5 {
             collector.add(event: Vectors.event([Vectors.report(0x00, 0x00, [last, 0, 0, 0, 0, 0xC0], [], rssi: -50)]))
         }
-        collector.add(event: Vectors.event([Vectors.report(0x04, 0x00, [1, 0, 0, 0, 0, 0xC0], Vectors.strapScanResponse, rssi: -50)]))
+        collector.add(
+            event: Vectors.event([Vectors.report(0x04, 0x00, [1, 0, 0, 0, 0, 0xC0], Vectors.strapScanResponse, rssi: -50)]))
         #expect(collector.reports.map(\.address) == ["C0:00:00:00:00:01", "C0:00:00:00:00:02"])
         #expect(collector.reports.first?.data.localName == "H10")
         #expect(collector.droppedDevices == 3)
@@ -174,7 +195,10 @@ struct HCITransportArgumentTests {
     @Test func addressesRoundTripInWireOrder() {
         #expect(BluetoothAddress.wireOrder("C0:11:22:33:44:5a") == [0x5A, 0x44, 0x33, 0x22, 0x11, 0xC0])
         #expect(BluetoothAddress.text(wireOrder: [0x5A, 0x44, 0x33, 0x22, 0x11, 0x00]) == "00:11:22:33:44:5A")
-        for junk in ["", "C0:11:22:33:44", "C0:11:22:33:44:55:66", "C0:11:22:33:44:5", "C0:11:22:33:44:GG", "C0-11-22-33-44-55", "+1:11:22:33:44:55"] {
+        for junk in [
+            "", "C0:11:22:33:44", "C0:11:22:33:44:55:66", "C0:11:22:33:44:5", "C0:11:22:33:44:GG", "C0-11-22-33-44-55",
+            "+1:11:22:33:44:55",
+        ] {
             #expect(BluetoothAddress.wireOrder(junk) == nil, "\(junk)")
         }
     }
@@ -188,7 +212,8 @@ struct HCITransportArgumentTests {
     }
 
     @Test func l2capAddressIsTheATTChannelOfAnLEAddress() {
-        let endpoint = L2CAPEndpoint(address: [0x55, 0x44, 0x33, 0x22, 0x11, 0xC0], addressType: L2CAPEndpoint.AddressType(.random))
+        let endpoint = L2CAPEndpoint(
+            address: [0x55, 0x44, 0x33, 0x22, 0x11, 0xC0], addressType: L2CAPEndpoint.AddressType(.random))
         let bytes = HCILibrary.l2capAddressBytes(endpoint)
         #expect(bytes.count == 14)
         // family AF_BLUETOOTH (31), PSM 0, address least significant byte first, CID 4, BDADDR_LE_RANDOM.
@@ -219,9 +244,12 @@ struct HCITransportArgumentTests {
     }
 
     @Test func errnoBecomesWhatToDo() {
-        func error(_ errno: Int32) -> BLETransportError { HCITransport.transportError(SystemError("hci_open_dev(hci0)", errno: errno), adapter: "hci0") }
+        func error(_ errno: Int32) -> BLETransportError {
+            HCITransport.transportError(SystemError("hci_open_dev(hci0)", errno: errno), adapter: "hci0")
+        }
         guard case .unavailable(let noKernel) = error(EAFNOSUPPORT), case .unavailable(let noAdapter) = error(ENODEV),
-            case .unavailable(let down) = error(ENETDOWN), case .busy(let busy) = error(EBUSY), case .busy(let disallowed) = error(EIO),
+            case .unavailable(let down) = error(ENETDOWN), case .busy(let busy) = error(EBUSY),
+            case .busy(let disallowed) = error(EIO),
             case .failed(let permission) = error(EPERM), case .failed(let access) = error(EACCES)
         else {
             Issue.record("wrong kinds")
@@ -267,18 +295,23 @@ struct HCITransportOnThisMachineTests {
             let kernelLacksBluetooth = probe < 0 && errno == EAFNOSUPPORT
             if probe >= 0 { close(probe) }
             if kernelLacksBluetooth {
-                #expect(why == "this kernel has no Bluetooth support (hci_open_dev(hci0) failed with EAFNOSUPPORT), so no BLE wearable can be recorded here")
+                #expect(
+                    why
+                        == "this kernel has no Bluetooth support (hci_open_dev(hci0) failed with EAFNOSUPPORT), so no BLE wearable can be recorded here"
+                )
             }
             #expect(error.description.hasPrefix("Bluetooth unavailable: "))
             return
         }
-        try Test.cancel("a real adapter hci0 (\(transport.adapterAddress)) is present: this test checks the machine without Bluetooth")
+        try Test.cancel(
+            "a real adapter hci0 (\(transport.adapterAddress)) is present: this test checks the machine without Bluetooth")
     }
 
     @Test func connectWithoutBluetoothFailsWithTheCall() {
         let report = BLEScanReport(address: "C0:11:22:33:44:55", addressType: .random, data: AdvertisingData(structures: []))
         do {
-            let bearer = try L2CAPATTChannel.connect(adapterAddress: "00:00:00:00:00:00", to: report, security: .low, timeoutMilliseconds: 100)
+            let bearer = try L2CAPATTChannel.connect(
+                adapterAddress: "00:00:00:00:00:00", to: report, security: .low, timeoutMilliseconds: 100)
             bearer.close()
             Issue.record("connected to a wearable that does not exist")
         } catch .system(let error) where error.errno == EAFNOSUPPORT {

@@ -1,5 +1,6 @@
 import SensorSimulation
 import Testing
+
 @testable import BLEBridge
 
 /// What a hostile or broken wearable sends, against the pure pieces that contain it
@@ -29,7 +30,7 @@ import Testing
     }
 
     @Test func aWidthZeroDeltaFrameIsRefusedBeforeItsSamplesAreBuilt() throws {
-        let frame = Self.widthZeroFrame(820_000_000_000_000_000, blocks: 115)   // 243 bytes: one notification at MTU 247
+        let frame = Self.widthZeroFrame(820_000_000_000_000_000, blocks: 115)  // 243 bytes: one notification at MTU 247
         #expect(frame.count == 243)
         // Unbounded, the decoder would build 29,326 samples from it.
         #expect(try PMDFrame(decoding: frame).samples.count == 115 * 255 + 1)
@@ -61,7 +62,8 @@ import Testing
         var overRate = 0
         // 13-sample frames, each 100 ms of device time, arriving every 10 ms: ten times the rate.
         for index in 0..<100 {
-            let events = timeline.receive(Self.ecgFrame(start + UInt64(index) * 100_000_000, count: 13), at: 1_000_000_000 + Int64(index) * 10_000_000)
+            let events = timeline.receive(
+                Self.ecgFrame(start + UInt64(index) * 100_000_000, count: 13), at: 1_000_000_000 + Int64(index) * 10_000_000)
             overRate += Self.reasons(events).filter { $0 == .implausibleRate }.count
         }
         #expect(overRate > 50)
@@ -71,7 +73,7 @@ import Testing
     }
 
     @Test func aDeviceClockAtHalfSpeedIsDetectedBeforeAnyFrameIsTimedByIt() {
-        var simulation = H10ClockSimulation(seed: 21, driftPPM: -500_000)   // device time runs at half the host's rate
+        var simulation = H10ClockSimulation(seed: 21, driftPPM: -500_000)  // device time runs at half the host's rate
         var timeline = PMDStreamTimeline(measurementType: .ecg, sampleRateHz: 130)
         var events: [PMDStreamTimeline.Event] = []
         for _ in 0..<20 {
@@ -87,7 +89,8 @@ import Testing
 
     @Test(arguments: [20.0, -300.0])
     func anHonestClockWithJitterIsNotRefused(drift: Double) {
-        var simulation = H10ClockSimulation(seed: 23, driftPPM: drift, missedEventProbability: 0.2, schedulingJitterNanoseconds: 3_000_000)
+        var simulation = H10ClockSimulation(
+            seed: 23, driftPPM: drift, missedEventProbability: 0.2, schedulingJitterNanoseconds: 3_000_000)
         var timeline = PMDStreamTimeline(measurementType: .ecg, sampleRateHz: 130)
         var events: [PMDStreamTimeline.Event] = []
         for _ in 0..<300 {
@@ -129,11 +132,11 @@ import Testing
     @Test func theRateGuardAdmitsABurstThenTheRate() {
         var guardian = RateGuard(perSecond: 5, burst: 10)
         #expect((0..<15).filter { _ in guardian.admit(at: 0) }.count == 10)
-        let early = guardian.admit(at: 100_000_000)   // 0.5 earned: not yet one
-        let later = guardian.admit(at: 200_000_000)   // 1 earned
+        let early = guardian.admit(at: 100_000_000)  // 0.5 earned: not yet one
+        let later = guardian.admit(at: 200_000_000)  // 1 earned
         #expect(!early && later)
         #expect((0..<10).filter { _ in guardian.admit(at: 1_200_000_000) }.count == 5)
-        let back = guardian.admit(at: 0)              // time going back earns nothing
+        let back = guardian.admit(at: 0)  // time going back earns nothing
         #expect(!back)
     }
 

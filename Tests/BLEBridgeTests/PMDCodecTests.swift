@@ -1,4 +1,5 @@
 import Testing
+
 @testable import BLEBridge
 
 /// Vectors written from Polar's published PMD layouts (docs/ble.md, "Polar PMD").
@@ -7,7 +8,8 @@ import Testing
         #expect(PMDCommand.startECG.encoded() == [0x02, 0x00, 0x00, 0x01, 0x82, 0x00, 0x01, 0x01, 0x0E, 0x00])
         #expect(PMDCommand.getMeasurementSettings(.ecg).encoded() == [0x01, 0x00])
         #expect(PMDCommand.stopMeasurement(.ppg).encoded() == [0x03, 0x01])
-        let acc = PMDCommand.startMeasurement(.acc, settings: [PMDSetting(.sampleRate, [200]), PMDSetting(.resolution, [16]), PMDSetting(.range, [8])])
+        let acc = PMDCommand.startMeasurement(
+            .acc, settings: [PMDSetting(.sampleRate, [200]), PMDSetting(.resolution, [16]), PMDSetting(.range, [8])])
         #expect(acc.encoded() == [0x02, 0x02, 0x00, 0x01, 0xC8, 0x00, 0x01, 0x01, 0x10, 0x00, 0x02, 0x01, 0x08, 0x00])
     }
 
@@ -25,10 +27,14 @@ import Testing
             Issue.record("the continuation was not joined")
             return
         }
-        #expect(try PMDSetting.decodeList(joined.parameters[...]) == [PMDSetting(.sampleRate, [130]), PMDSetting(.resolution, [14])])
+        #expect(
+            try PMDSetting.decodeList(joined.parameters[...]) == [PMDSetting(.sampleRate, [130]), PMDSetting(.resolution, [14])])
         #expect(assembler.add(b) == .complete(b))
-        #expect(try PMDControlPointIndication(decoding: [0xF0, 0x02, 0x00, 0x0A, 0x00]) == .response(PMDResponse(
-            opcode: 2, measurementType: 0, status: .invalidMTU, more: false, parameters: [])))
+        #expect(
+            try PMDControlPointIndication(decoding: [0xF0, 0x02, 0x00, 0x0A, 0x00])
+                == .response(
+                    PMDResponse(
+                        opcode: 2, measurementType: 0, status: .invalidMTU, more: false, parameters: [])))
         #expect(try PMDControlPointIndication(decoding: [0x01, 0x00, 0x01]) == .measurementsStopped([0, 1]))
         for length in 0..<5 {
             #expect(throws: PMDControlPointIndication.DecodeError.truncated) {
@@ -69,13 +75,16 @@ import Testing
     /// A compressed PPG frame: reference [−517445, −484483, −476780, −646945], then a block of
     /// 2 samples with 4-bit deltas (+1, −1, +7, −8) and (0, 0, −2, +3).
     @Test func deltaCompressedPPG() throws {
-        func le24(_ v: Int32) -> [UInt8] { let b = UInt32(bitPattern: v); return [UInt8(b & 0xFF), UInt8(b >> 8 & 0xFF), UInt8(b >> 16 & 0xFF)] }
+        func le24(_ v: Int32) -> [UInt8] {
+            let b = UInt32(bitPattern: v); return [UInt8(b & 0xFF), UInt8(b >> 8 & 0xFF), UInt8(b >> 16 & 0xFF)]
+        }
         let reference: [Int32] = [-517_445, -484_483, -476_780, -646_945]
         // Nibbles LSB first: 1, F(−1), 7, 8(−8) | 0, 0, E(−2), 3.
         let block: [UInt8] = [0x04, 0x02, 0xF1, 0x87, 0x00, 0x3E]
         let frame = try PMDFrame(decoding: [0x01] + Self.header + [0x80] + reference.flatMap(le24) + block)
         #expect(frame.isCompressed)
-        #expect(frame.samples == [reference, [-517_444, -484_484, -476_773, -646_953], [-517_444, -484_484, -476_775, -646_950]])
+        #expect(
+            frame.samples == [reference, [-517_444, -484_484, -476_773, -646_953], [-517_444, -484_484, -476_775, -646_950]])
         // Cut anywhere inside the block: a partial sample, never a trap.
         for cut in 1..<block.count {
             #expect(throws: PMDFrame.DecodeError.partialSample) {

@@ -1,5 +1,6 @@
 import SensorKitModel
 import Testing
+
 @testable import BLEBridge
 
 @Suite struct HeartRateMeasurementTests {
@@ -32,9 +33,13 @@ import Testing
     @Test func truncatedAndOddInput() {
         let full: [UInt8] = [0x19, 0x2C, 0x01, 0x02, 0x01, 0x00, 0x04]
         for length in 0..<5 {
-            #expect(throws: HeartRateMeasurement.DecodeError.truncated) { try HeartRateMeasurement(decoding: Array(full.prefix(length))) }
+            #expect(throws: HeartRateMeasurement.DecodeError.truncated) {
+                try HeartRateMeasurement(decoding: Array(full.prefix(length)))
+            }
         }
-        #expect(throws: HeartRateMeasurement.DecodeError.partialRRInterval) { try HeartRateMeasurement(decoding: Array(full.prefix(6))) }
+        #expect(throws: HeartRateMeasurement.DecodeError.partialRRInterval) {
+            try HeartRateMeasurement(decoding: Array(full.prefix(6)))
+        }
         #expect(throws: Never.self) { try HeartRateMeasurement(decoding: full) }
     }
 }
@@ -57,7 +62,10 @@ import Testing
     @Test func beatsKeepEveryRRIntervalAndCountMalformed() {
         var timeline = HeartRateTimeline()
         let output = timeline.receive([0x16, 88, 0x19, 0x03, 0x0F, 0x03, 0x10, 0x03], at: 10)
-        #expect(output.beat == HeartRateTimeline.Beat(receiveTime: 10, beatsPerMinute: 88, rrIntervals: [793, 783, 784], energyExpendedKilojoules: nil))
+        #expect(
+            output.beat
+                == HeartRateTimeline.Beat(
+                    receiveTime: 10, beatsPerMinute: 88, rrIntervals: [793, 783, 784], energyExpendedKilojoules: nil))
         #expect(timeline.receive([0x11], at: 11) == HeartRateTimeline.Output())
         #expect(timeline.malformed == 1)
     }

@@ -4,18 +4,25 @@ import Glibc
 import SensorSimulation
 import SensorSystem
 import Testing
+
 @testable import BLEBridge
 
 struct WearableEmulatorOptionsTests {
     @Test func profilesAddressesAndNames() throws {
-        let options = try WearableEmulatorOptions.parse(["--dir", "/tmp/x", "--profile", "h10", "--profile", "strap", "--profile", "strap",
-                                                         "--name", "Strap B", "--profile", "verity", "--address", "d2:00:00:00:00:09",
-                                                         "--duration", "2.5", "--disconnect-every", "7", "--clock-reset-after", "30", "--server-mtu", "185",
-                                                         "--flood-undecodable", "10000"])
-        #expect(options.profiles().map(\.address) == ["C0:FF:EE:00:00:10", "C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02", "D2:00:00:00:00:09"])
+        let options = try WearableEmulatorOptions.parse([
+            "--dir", "/tmp/x", "--profile", "h10", "--profile", "strap", "--profile", "strap",
+            "--name", "Strap B", "--profile", "verity", "--address", "d2:00:00:00:00:09",
+            "--duration", "2.5", "--disconnect-every", "7", "--clock-reset-after", "30", "--server-mtu", "185",
+            "--flood-undecodable", "10000",
+        ])
+        #expect(
+            options.profiles().map(\.address) == [
+                "C0:FF:EE:00:00:10", "C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02", "D2:00:00:00:00:09",
+            ])
         #expect(options.profiles().map(\.name) == ["Polar H10 0A0B0C0D", "HR Strap 0001", "Strap B", "Polar Sense 1A2B3C4D"])
         #expect(options.profiles().map(\.pmdTypes) == [[0], [], [], [1]])
-        #expect(options.duration == 2.5 && options.disconnectEvery == 7 && options.clockResetAfter == 30 && options.serverMTU == 185)
+        #expect(
+            options.duration == 2.5 && options.disconnectEvery == 7 && options.clockResetAfter == 30 && options.serverMTU == 185)
         #expect(options.floodUndecodable == 10000)
         #expect(try WearableEmulatorOptions.parse(["--dir", "d"]).profiles().map(\.model) == ["H10"])
         #expect(try WearableEmulatorOptions.parse(["--help"]).help)
@@ -24,10 +31,12 @@ struct WearableEmulatorOptionsTests {
     @Test func refusals() {
         let refused: [[String]] = [
             [], ["--profile", "h10"], ["--dir"], ["--dir", "d", "--name", "x"], ["--dir", "d", "--profile", "watch"],
-            ["--dir", "d", "--profile", "h10", "--address", "C0:FF:EE:00:00"], ["--dir", "d", "--profile", "h10", "--address", "+0:FF:EE:00:00:01"],
+            ["--dir", "d", "--profile", "h10", "--address", "C0:FF:EE:00:00"],
+            ["--dir", "d", "--profile", "h10", "--address", "+0:FF:EE:00:00:01"],
             ["--dir", "d", "--profile", "h10", "--profile", "h10", "--address", "C0:FF:EE:00:00:10"],
             ["--dir", "d", "--duration", "0"], ["--dir", "d", "--duration", "nan"], ["--dir", "d", "--disconnect-every", "-1"],
-            ["--dir", "d", "--server-mtu", "22"], ["--dir", "d", "--server-mtu", "70000"], ["--dir", "d", "--profile", "h10", "--name", ""],
+            ["--dir", "d", "--server-mtu", "22"], ["--dir", "d", "--server-mtu", "70000"],
+            ["--dir", "d", "--profile", "h10", "--name", ""],
             ["--dir", "d", "--profile", "h10", "--name", String(repeating: "x", count: 30)], ["--dir", "d", "extra"],
             ["--dir", "d", "--flood-undecodable", "0"], ["--dir", "d", "--flood-undecodable", "lots"],
         ]
@@ -45,7 +54,8 @@ struct WearableSignalsTests {
         var beats = 0
         var rrSeconds = 0.0
         for second in 1...60 {
-            let measurement = try HeartRateMeasurement(decoding: signals.heartRateMeasurement(from: Double(second - 1), to: Double(second), withRR: true))
+            let measurement = try HeartRateMeasurement(
+                decoding: signals.heartRateMeasurement(from: Double(second - 1), to: Double(second), withRR: true))
             #expect((60...80).contains(measurement.beatsPerMinute))
             #expect(measurement.sensorContact == .inContact)
             beats += measurement.rrIntervals.count
@@ -61,7 +71,8 @@ struct WearableSignalsTests {
         #expect(ecg.max()! < 2000 && ecg.min()! > -1000)
         let ppg = signals.photoplethysmogram(at: 59.5)
         #expect(ppg.count == 4)
-        #expect(try HeartRateMeasurement(decoding: signals.heartRateMeasurement(from: 60, to: 61, withRR: false)).rrIntervals.isEmpty)
+        #expect(
+            try HeartRateMeasurement(decoding: signals.heartRateMeasurement(from: 60, to: 61, withRR: false)).rrIntervals.isEmpty)
     }
 }
 
@@ -78,7 +89,9 @@ struct WearableSignalsTests {
         let null = try SystemCalls.open("/dev/null", O_RDWR | O_CLOEXEC)
         defer { SystemCalls.close(null) }
         // --duration bounds the child even if this test dies before its SIGTERM.
-        let child = try ChildProcess([Self.executable, "--dir", directory, "--profile", "h10", "--duration", "30"], stdin: null, stdout: null, stderr: null)
+        let child = try ChildProcess(
+            [Self.executable, "--dir", directory, "--profile", "h10", "--duration", "30"], stdin: null, stdout: null, stderr: null
+        )
         defer {
             if child.isRunning { kill(child.pid, SIGKILL) }
             child.wait()
@@ -134,8 +147,9 @@ struct WearableSignalsTests {
         let directory = NSTemporaryDirectory() + "wearable-faults-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let wearable = try EmulatedWearable(directory: directory, profile: .veritySense(),
-                                            faults: EmulatedWearable.Faults(disconnectEvery: 2, clockResetAfter: 0.1))
+        let wearable = try EmulatedWearable(
+            directory: directory, profile: .veritySense(),
+            faults: EmulatedWearable.Faults(disconnectEvery: 2, clockResetAfter: 0.1))
         let harness = try WearableHarness(path: wearable.peripheral.attPath)
         let services = try #require(harness.services)
         let pmd = try #require(services.service(.polarMeasurementDataService))
@@ -144,7 +158,11 @@ struct WearableSignalsTests {
         _ = harness.on { $0.subscribe(controlPoint) }
         let subscribed = try #require(harness.on { $0.subscribe(data) })
         #expect(harness.completion(of: subscribed) == .writeCompleted(subscribed, handle: data.cccdHandle!))
-        _ = harness.on { $0.write(controlPoint.valueHandle, value: PMDCommand.startMeasurement(.ppg, settings: [PMDSetting(.sampleRate, [55])]).encoded()) }
+        _ = harness.on {
+            $0.write(
+                controlPoint.valueHandle,
+                value: PMDCommand.startMeasurement(.ppg, settings: [PMDSetting(.sampleRate, [55])]).encoded())
+        }
 
         #expect(harness.waitUntil { !harness.notifications(handle: data.valueHandle).isEmpty })
         let frame = try PMDFrame(decoding: try #require(harness.notifications(handle: data.valueHandle).first))

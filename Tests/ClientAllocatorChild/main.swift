@@ -5,5 +5,6 @@
 import SensorKit
 import SensorSystem
 
-_ = try? ReaderConnection(socketPath: CommandLine.arguments.dropFirst().first ?? "/nonexistent/sensorkitd.sock", app: "com.example.study")
+_ = try? ReaderConnection(
+    socketPath: CommandLine.arguments.dropFirst().first ?? "/nonexistent/sensorkitd.sock", app: "com.example.study")
 print(AllocatorTuning.current.map { "\($0)" } ?? "untouched")

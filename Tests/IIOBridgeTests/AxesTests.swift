@@ -1,6 +1,7 @@
-import Testing
-@testable import IIOBridge
 import SensorKitModel
+import Testing
+
+@testable import IIOBridge
 
 /// The sign convention (docs/design-notes/0002-axes.md): after the mount matrix, Linux readings
 /// of a device at rest follow the convention iio-sensor-proxy and systemd's hwdb are tuned to,
@@ -11,7 +12,8 @@ import SensorKitModel
     static let identity = MotionConversion(kind: .accelerometer, x: .identity, y: .identity, z: .identity)
     let tree = FakeSysfsTree()
 
-    static func expectClose(_ value: SIMD3<Double>, _ expected: SIMD3<Double>, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectClose(_ value: SIMD3<Double>, _ expected: SIMD3<Double>, sourceLocation: SourceLocation = #_sourceLocation)
+    {
         let error = value - expected
         #expect(max(abs(error.x), abs(error.y), abs(error.z)) < 1e-12, "\(value) ≠ \(expected)", sourceLocation: sourceLocation)
     }
@@ -56,13 +58,15 @@ import SensorKitModel
 
     @Test func gyroscopeKeepsRadiansPerSecondThroughTheMatrix() {
         let matrix = MountMatrix(rows: [SIMD3(-1, 0, 0), SIMD3(0, -1, 0), SIMD3(0, 0, 1)])!
-        let gyro = MotionConversion(kind: .gyroscope, x: .identity, y: .identity, z: .identity, matrix: matrix, matrixSource: .udev)
+        let gyro = MotionConversion(
+            kind: .gyroscope, x: .identity, y: .identity, z: .identity, matrix: matrix, matrixSource: .udev)
         #expect(gyro.convert(processed: SIMD3(0.5, -0.25, 2)) == SIMD3(-0.5, 0.25, 2))
     }
 
     @Test func offsetIsAddedBeforeScale() {
-        let accel = MotionConversion(kind: .accelerometer, x: ChannelCalibration(scale: 0.5, offset: 2),
-                                     y: .identity, z: .identity)
+        let accel = MotionConversion(
+            kind: .accelerometer, x: ChannelCalibration(scale: 0.5, offset: 2),
+            y: .identity, z: .identity)
         #expect(accel.convert(rawX: 8, rawY: 0, rawZ: 0).x == (8 + 2) * 0.5 / Self.g)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import IIOBridge
 
 @Suite struct BufferedCaptureTests {
@@ -12,25 +13,28 @@ import Testing
     }
 
     static func plan(trigger: String? = nil) -> BufferedCapture.Plan {
-        BufferedCapture.Plan(channels: accel, samplingFrequencies: [.init(attribute: "in_accel_sampling_frequency", hertz: 100)],
-                             trigger: trigger, length: 512, watermark: 8)
+        BufferedCapture.Plan(
+            channels: accel, samplingFrequencies: [.init(attribute: "in_accel_sampling_frequency", hertz: 100)],
+            trigger: trigger, length: 512, watermark: 8)
     }
 
     @Test func enableSequenceFollowsTheDocumentedOrder() throws {
         let (_, description) = try bmi160()
         let writes = try BufferedCapture.enableWrites(Self.plan(trigger: "bmi160-trigger"), device: description)
-        #expect(writes.map { "\($0.attribute)=\($0.value)" } == [
-            "buffer/enable=0",
-            "current_timestamp_clock=boottime",
-            "in_accel_sampling_frequency=100",
-            "scan_elements/in_accel_x_en=1", "scan_elements/in_accel_y_en=1", "scan_elements/in_accel_z_en=1",
-            "scan_elements/in_anglvel_x_en=0", "scan_elements/in_anglvel_y_en=0", "scan_elements/in_anglvel_z_en=0",
-            "scan_elements/in_timestamp_en=1",
-            "trigger/current_trigger=bmi160-trigger",
-            "buffer/length=512", "buffer/watermark=8",
-            "buffer/enable=1",
-        ])
-        #expect(writes.filter { !$0.required }.map(\.attribute) == ["current_timestamp_clock", "buffer/length", "buffer/watermark"])
+        #expect(
+            writes.map { "\($0.attribute)=\($0.value)" } == [
+                "buffer/enable=0",
+                "current_timestamp_clock=boottime",
+                "in_accel_sampling_frequency=100",
+                "scan_elements/in_accel_x_en=1", "scan_elements/in_accel_y_en=1", "scan_elements/in_accel_z_en=1",
+                "scan_elements/in_anglvel_x_en=0", "scan_elements/in_anglvel_y_en=0", "scan_elements/in_anglvel_z_en=0",
+                "scan_elements/in_timestamp_en=1",
+                "trigger/current_trigger=bmi160-trigger",
+                "buffer/length=512", "buffer/watermark=8",
+                "buffer/enable=1",
+            ])
+        #expect(
+            writes.filter { !$0.required }.map(\.attribute) == ["current_timestamp_clock", "buffer/length", "buffer/watermark"])
     }
 
     @Test func disableSequenceTurnsTheBufferOffFirst() throws {
@@ -40,7 +44,9 @@ import Testing
         #expect(writes[1].attribute == "trigger/current_trigger" && writes[1].value == "")
         #expect(writes.dropFirst(2).allSatisfy { $0.attribute.hasSuffix("_en") && $0.value == "0" })
         #expect(writes.count == 2 + 7)
-        #expect(BufferedCapture.disableWrites(Self.plan(), device: description).contains { $0.attribute.hasPrefix("trigger") } == false)
+        #expect(
+            BufferedCapture.disableWrites(Self.plan(), device: description).contains { $0.attribute.hasPrefix("trigger") }
+                == false)
     }
 
     @Test func enableAndDisableOnSysfs() throws {
@@ -80,16 +86,18 @@ import Testing
         tree.remove(0, "buffer/watermark")
         let (_, skipped) = try BufferedCapture.enable(Self.plan(), on: device, device: description)
         #expect(try device.directory.read("buffer/enable") == "1")
-        #expect(skipped.map(BufferedCapture.explain) == [
-            "iio:device0: buffer/length: missing; the buffer keeps the kernel's default length",
-            "iio:device0: buffer/watermark: missing; the buffer keeps the kernel's default watermark",
-        ])
+        #expect(
+            skipped.map(BufferedCapture.explain) == [
+                "iio:device0: buffer/length: missing; the buffer keeps the kernel's default length",
+                "iio:device0: buffer/watermark: missing; the buffer keeps the kernel's default watermark",
+            ])
     }
 
     @Test func unwritableClockIsSkippedNotFatal() throws {
         let (device, description) = try bmi160()
         tree.remove(0, "current_timestamp_clock")
-        try FileManager.default.createDirectory(atPath: tree.root + "/iio:device0/current_timestamp_clock", withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            atPath: tree.root + "/iio:device0/current_timestamp_clock", withIntermediateDirectories: false)
         let (_, skipped) = try BufferedCapture.enable(Self.plan(), on: device, device: description)
         #expect(skipped.map(\.attribute) == ["current_timestamp_clock"])
         #expect(try device.directory.read("buffer/enable") == "1")
@@ -99,6 +107,8 @@ import Testing
         let device = tree.addDevice(1, ChipFixtures.apds9960)
         let description = try device.describe()
         let plan = BufferedCapture.Plan(channels: [IIOChannelID(type: "intensity", modifier: "red")])
-        #expect(throws: ScanLayoutError.notBuffered("in_intensity_red")) { try BufferedCapture.enableWrites(plan, device: description) }
+        #expect(throws: ScanLayoutError.notBuffered("in_intensity_red")) {
+            try BufferedCapture.enableWrites(plan, device: description)
+        }
     }
 }

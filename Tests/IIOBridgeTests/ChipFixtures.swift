@@ -5,8 +5,10 @@ enum ChipFixtures {
     typealias Attributes = [String: String?]
 
     /// `scan_elements/<channel>_{en,index,type}`.
-    static func scan(_ channel: String, index: Int, type: String, enabled: Bool = false,
-                     directory: String = "scan_elements") -> Attributes {
+    static func scan(
+        _ channel: String, index: Int, type: String, enabled: Bool = false,
+        directory: String = "scan_elements"
+    ) -> Attributes {
         [
             "\(directory)/\(channel)_en": enabled ? "1" : "0",
             "\(directory)/\(channel)_index": String(index),
@@ -31,7 +33,8 @@ enum ChipFixtures {
             "in_accel_x_raw": "12", "in_accel_y_raw": "-16392", "in_accel_z_raw": "40",
             "in_accel_scale": "0.000598",
             "in_accel_sampling_frequency": "100.000000",
-            "in_accel_sampling_frequency_available": "0.781250 1.562500 3.125000 6.250000 12.500000 25.000000 50.000000 100.000000 200.000000 400.000000 800.000000 1600.000000",
+            "in_accel_sampling_frequency_available":
+                "0.781250 1.562500 3.125000 6.250000 12.500000 25.000000 50.000000 100.000000 200.000000 400.000000 800.000000 1600.000000",
             "in_anglvel_x_raw": "3", "in_anglvel_y_raw": "-2", "in_anglvel_z_raw": "1",
             "in_anglvel_scale": "0.001065",
             "in_anglvel_sampling_frequency": "100.000000",

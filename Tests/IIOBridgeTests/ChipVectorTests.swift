@@ -1,6 +1,7 @@
-import Testing
-@testable import IIOBridge
 import SensorKitModel
+import Testing
+
+@testable import IIOBridge
 
 /// Each common chip end to end through the pure and sysfs layers: its fake sysfs tree is
 /// described, classified, laid out, a scan vector decoded and converted to SensorKit units.
@@ -44,8 +45,11 @@ import SensorKitModel
         // Both functions recorded: gyro (index 4–6) precedes accel (7–9) in the scan.
         let layout = try description.scanLayout(enabling: accel.orderedChannels + gyro.orderedChannels)
         #expect(layout.scanBytes == 24)
-        #expect(layout.slots.map(\.channel) == ["in_anglvel_x", "in_anglvel_y", "in_anglvel_z",
-                                                "in_accel_x", "in_accel_y", "in_accel_z", "in_timestamp"])
+        #expect(
+            layout.slots.map(\.channel) == [
+                "in_anglvel_x", "in_anglvel_y", "in_anglvel_z",
+                "in_accel_x", "in_accel_y", "in_accel_z", "in_timestamp",
+            ])
         #expect(layout.timestamp?.offset == 16)
         let bytes = Self.s16(3, -2, 1, 12, -16392, 40) + [0, 0, 0, 0] + Self.s64(1_700_000_000_123_456_789)
         let scan = ScanDecoder(layout: layout).decode(bytes)
@@ -57,7 +61,7 @@ import SensorKitModel
         let first = try #require(layout.slot(for: "in_accel_x")?.firstValue)
         let g = conversion.convert(rawX: scan.values[first], rawY: scan.values[first + 1], rawZ: scan.values[first + 2])
         #expect(abs(g.y - (-16392 * 0.000598 / 9.80665)) < 1e-12)
-        #expect(abs(g.y + 1) < 0.001)   // upright portrait
+        #expect(abs(g.y + 1) < 0.001)  // upright portrait
         let rate = MotionConversion(function: gyro, device: description, udevMountMatrix: nil).convert(rawX: 3, rawY: -2, rawZ: 1)
         #expect(rate == SIMD3(3 * 0.001065, -2 * 0.001065, 1 * 0.001065))
 
@@ -79,7 +83,7 @@ import SensorKitModel
         // rows "0, 1, 0; -1, 0, 0; 0, 0, 1": device x = chip y, device y = −chip x.
         #expect(abs(g.x - 8 * 0.000598 / 9.80665) < 1e-12)
         #expect(abs(g.y - 16 * 0.000598 / 9.80665) < 1e-12)
-        #expect(abs(g.z + 1) < 0.002)   // face up
+        #expect(abs(g.z + 1) < 0.002)  // face up
 
         // A kernel without the legacy names: scan elements come from buffer0/.
         tree.remove(0, "scan_elements")
@@ -142,8 +146,9 @@ import SensorKitModel
         #expect(reading.celsius == 24.58)
 
         // Polled, the processed attributes: kPa and milli-°C.
-        let polled = PressureReading(iioPressure: try device.readValue(try #require(description.channel("in_pressure"))),
-                                     iioTemperature: try device.readValue(try #require(description.channel("in_temp"))))
+        let polled = PressureReading(
+            iioPressure: try device.readValue(try #require(description.channel("in_pressure"))),
+            iioTemperature: try device.readValue(try #require(description.channel("in_temp"))))
         #expect(polled == PressureReading(kilopascals: 101.325, celsius: 23.45))
     }
 
@@ -153,8 +158,9 @@ import SensorKitModel
         let light = try Self.function(.ambientLight, description)
         #expect(light.capture == .polled)
         #expect(light.channels == [.illuminance: IIOChannelID(type: "illuminance")])
-        let reading = LightReading(illuminance: try device.readValue(try #require(description.channel("in_illuminance"))),
-                                   red: nil, green: nil, blue: nil)
+        let reading = LightReading(
+            illuminance: try device.readValue(try #require(description.channel("in_illuminance"))),
+            red: nil, green: nil, blue: nil)
         #expect(reading == LightReading(lux: 123.456, chromaticity: .zero))
     }
 
@@ -206,7 +212,10 @@ import SensorKitModel
         let accel = try Self.function(.accelerometer, description)
         let layout = try description.scanLayout(enabling: accel.orderedChannels)
         #expect(layout.scanBytes == 16)
-        #expect(try description.scanLayout(enabling: accel.orderedChannels + [IIOChannelID(type: "temp")]).slots.map(\.offset) == [0, 2, 4, 6, 8])
+        #expect(
+            try description.scanLayout(enabling: accel.orderedChannels + [IIOChannelID(type: "temp")]).slots.map(\.offset) == [
+                0, 2, 4, 6, 8,
+            ])
         #expect(description.channel("in_temp")?.calibration == ChannelCalibration(scale: 500, offset: 46))
     }
 }

@@ -1,14 +1,17 @@
 import Testing
+
 @testable import IIOBridge
 
 @Suite struct ClassificationTests {
     static func channel(_ prefix: String, raw: Bool = true, input: Bool = false, scan index: Int? = nil) -> IIOChannel {
-        IIOChannel(id: IIOChannelID(prefix: prefix)!, hasRaw: raw, hasInput: input,
-                   scanElement: index.map { IIOScanElement(index: $0, type: try! ScanType(parsing: "le:s16/16>>0"), isEnabled: false) })
+        IIOChannel(
+            id: IIOChannelID(prefix: prefix)!, hasRaw: raw, hasInput: input,
+            scanElement: index.map { IIOScanElement(index: $0, type: try! ScanType(parsing: "le:s16/16>>0"), isEnabled: false) })
     }
 
     static func device(_ channels: [IIOChannel], buffer: Bool = true) -> IIODeviceDescription {
-        IIODeviceDescription(deviceName: "iio:device0", name: "test", channels: channels, bufferDirectory: buffer ? "buffer" : nil)
+        IIODeviceDescription(
+            deviceName: "iio:device0", name: "test", channels: channels, bufferDirectory: buffer ? "buffer" : nil)
     }
 
     @Test func twoAxesAreNotAnAccelerometer() {
@@ -30,7 +33,9 @@ import Testing
     @Test func bufferedFunctionDropsOptionalChannelsThatAreNotBuffered() {
         let device = Self.device([Self.channel("in_pressure", scan: 0), Self.channel("in_temp")])
         let function = IIOSensorFunction.function(kind: .pressure, of: device)
-        #expect(function == IIOSensorFunction(kind: .pressure, capture: .buffered, channels: [.pressure: IIOChannelID(type: "pressure")]))
+        #expect(
+            function
+                == IIOSensorFunction(kind: .pressure, capture: .buffered, channels: [.pressure: IIOChannelID(type: "pressure")]))
         let polled = Self.device([Self.channel("in_pressure"), Self.channel("in_temp_ambient")])
         #expect(IIOSensorFunction.function(kind: .pressure, of: polled)?.channels[.temperature]?.prefix == "in_temp_ambient")
     }
@@ -40,10 +45,13 @@ import Testing
     }
 
     @Test func lightPrefersPlainIlluminanceAndNeverIR() {
-        let both = Self.device([Self.channel("in_illuminance_ir"), Self.channel("in_illuminance1"), Self.channel("in_illuminance0")])
+        let both = Self.device([
+            Self.channel("in_illuminance_ir"), Self.channel("in_illuminance1"), Self.channel("in_illuminance0"),
+        ])
         #expect(IIOSensorFunction.function(kind: .ambientLight, of: both)?.channels[.illuminance]?.prefix == "in_illuminance0")
         let clear = Self.device([Self.channel("in_illuminance_ir"), Self.channel("in_illuminance_clear")])
-        #expect(IIOSensorFunction.function(kind: .ambientLight, of: clear)?.channels[.illuminance]?.prefix == "in_illuminance_clear")
+        #expect(
+            IIOSensorFunction.function(kind: .ambientLight, of: clear)?.channels[.illuminance]?.prefix == "in_illuminance_clear")
         let irOnly = Self.device([Self.channel("in_illuminance_ir"), Self.channel("in_intensity_both")])
         #expect(IIOSensorFunction.function(kind: .ambientLight, of: irOnly) == nil)
     }
@@ -55,6 +63,9 @@ import Testing
     }
 
     @Test func eachKindFeedsItsSensor() {
-        #expect(IIOSensorFunction.Kind.allCases.map(\.sensor) == [.accelerometer, .rotationRate, .ambientLightSensor, .ambientPressure, .pedometerData])
+        #expect(
+            IIOSensorFunction.Kind.allCases.map(\.sensor) == [
+                .accelerometer, .rotationRate, .ambientLightSensor, .ambientPressure, .pedometerData,
+            ])
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import IIOBridge
 
 @Suite struct IIOChannelIDTests {
@@ -28,7 +29,9 @@ import Testing
         #expect(IIOChannelID(type: type, index: index, modifier: modifier).prefix == prefix)
     }
 
-    @Test(arguments: ["accel_x", "in_", "in_frobnicator_x", "in_voltage0-voltage1", "in_accel_", "in_accelx", "sampling_frequency"])
+    @Test(arguments: [
+        "accel_x", "in_", "in_frobnicator_x", "in_voltage0-voltage1", "in_accel_", "in_accelx", "sampling_frequency",
+    ])
     func ignoresWhatItDoesNotModel(prefix: String) {
         #expect(IIOChannelID(prefix: prefix) == nil)
     }
@@ -37,6 +40,7 @@ import Testing
         let id = try #require(IIOChannelID(prefix: "in_accel_x"))
         #expect(id.attributeNames(info: "scale") == ["in_accel_x_scale", "in_accel_scale", "in_scale", "scale"])
         let indexed = try #require(IIOChannelID(prefix: "in_illuminance0"))
-        #expect(indexed.attributeNames(info: "offset") == ["in_illuminance0_offset", "in_illuminance_offset", "in_offset", "offset"])
+        #expect(
+            indexed.attributeNames(info: "offset") == ["in_illuminance0_offset", "in_illuminance_offset", "in_offset", "offset"])
     }
 }

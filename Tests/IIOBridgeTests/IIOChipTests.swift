@@ -1,5 +1,6 @@
 import SensorKitModel
 import Testing
+
 @testable import IIOBridge
 
 /// Classification into streams, capture plans and what `sensorkitctl devices` shows — pure, from
@@ -12,8 +13,9 @@ import Testing
     }
 
     func udev(_ number: Int = 0, _ properties: [String: String] = [:]) -> UdevIIODevice {
-        UdevIIODevice(syspath: "/sys/devices/platform/bus/iio:device\(number)", sysname: "iio:device\(number)",
-                      devnode: "/dev/iio:device\(number)", properties: properties)
+        UdevIIODevice(
+            syspath: "/sys/devices/platform/bus/iio:device\(number)", sysname: "iio:device\(number)",
+            devnode: "/dev/iio:device\(number)", properties: properties)
     }
 
     // MARK: Capture plans
@@ -24,10 +26,13 @@ import Testing
         let plan = try #require(chip.capturePlan)
         #expect(plan.functions.map(\.kind) == [.accelerometer, .gyroscope])
         #expect(plan.layout.scanBytes == 24)
-        #expect(Set(plan.plan.channels.map(\.prefix)) == ["in_accel_x", "in_accel_y", "in_accel_z", "in_anglvel_x", "in_anglvel_y", "in_anglvel_z"])
+        #expect(
+            Set(plan.plan.channels.map(\.prefix)) == [
+                "in_accel_x", "in_accel_y", "in_accel_z", "in_anglvel_x", "in_anglvel_y", "in_anglvel_z",
+            ])
         #expect(plan.plan.timestamp && plan.plan.timestampClock == .boottime)
-        #expect(plan.plan.trigger == "bmi160-trigger")   // trigger/ exists, none selected, the chip's own found
-        #expect(plan.plan.watermark == 10 && plan.plan.length == 1024)   // 100 Hz: 100 ms per wake-up
+        #expect(plan.plan.trigger == "bmi160-trigger")  // trigger/ exists, none selected, the chip's own found
+        #expect(plan.plan.watermark == 10 && plan.plan.length == 1024)  // 100 Hz: 100 ms per wake-up
         #expect(plan.plan.samplingFrequencies.isEmpty)
         #expect(plan.rates[.accelerometer] == FunctionRate(attribute: "in_accel_sampling_frequency", hertz: 100))
         #expect(chip.problems.isEmpty)
@@ -39,16 +44,20 @@ import Testing
         attributes["in_anglvel_sampling_frequency"] = "0"
         let chip = try IIOChip(udev: udev(), description: try describe(attributes))
         let plan = try #require(chip.capturePlan)
-        #expect(plan.plan.samplingFrequencies == [.init(attribute: "in_accel_sampling_frequency", hertz: 12.5),
-                                                  .init(attribute: "in_anglvel_sampling_frequency", hertz: 10)])
+        #expect(
+            plan.plan.samplingFrequencies == [
+                .init(attribute: "in_accel_sampling_frequency", hertz: 12.5),
+                .init(attribute: "in_anglvel_sampling_frequency", hertz: 10),
+            ])
         #expect(plan.rates[.accelerometer]?.summary == "12.5 Hz (raised from 0 Hz)")
         // The gyro rate lists no choices (like every HID sensor hub): it gets the 10 Hz floor
         // itself, as iio-sensor-proxy does, instead of staying at 0 Hz forever.
         #expect(plan.rates[.gyroscope]?.summary == "10 Hz (raised from 0 Hz)")
-        #expect(chip.problems == [
-            "iio:device0: in_accel_sampling_frequency is 0 Hz; raising it to 12.5 Hz so the buffer fills",
-            "iio:device0: in_anglvel_sampling_frequency is 0 Hz; raising it to 10 Hz (the device lists no choices) so the buffer fills",
-        ])
+        #expect(
+            chip.problems == [
+                "iio:device0: in_accel_sampling_frequency is 0 Hz; raising it to 12.5 Hz so the buffer fills",
+                "iio:device0: in_anglvel_sampling_frequency is 0 Hz; raising it to 10 Hz (the device lists no choices) so the buffer fills",
+            ])
         let writes = try BufferedCapture.enableWrites(plan.plan, device: chip.description).map { "\($0.attribute)=\($0.value)" }
         #expect(writes.firstIndex(of: "in_accel_sampling_frequency=12.5")! < writes.firstIndex(of: "buffer/enable=1")!)
     }
@@ -56,85 +65,113 @@ import Testing
     @Test func aConfiguredRateIsWrittenAsTheNearestAcceptedRateOrAsIsWithoutChoices() throws {
         var attributes = ChipFixtures.bmi160
         attributes["in_anglvel_sampling_frequency"] = "0"
-        let chip = try IIOChip(udev: udev(), description: try describe(attributes),
-                               configuredRates: [.accelerometer: 150, .gyroscope: 30])
+        let chip = try IIOChip(
+            udev: udev(), description: try describe(attributes),
+            configuredRates: [.accelerometer: 150, .gyroscope: 30])
         let plan = try #require(chip.capturePlan)
-        #expect(plan.plan.samplingFrequencies == [.init(attribute: "in_accel_sampling_frequency", hertz: 200),
-                                                  .init(attribute: "in_anglvel_sampling_frequency", hertz: 30)])
+        #expect(
+            plan.plan.samplingFrequencies == [
+                .init(attribute: "in_accel_sampling_frequency", hertz: 200),
+                .init(attribute: "in_anglvel_sampling_frequency", hertz: 30),
+            ])
         #expect(plan.rates[.accelerometer]?.summary == "200 Hz (configured; was 100 Hz)")
         #expect(chip.descriptor(for: plan.functions[1]).details["samplingFrequency"] == "30 Hz (configured; was 0 Hz)")
         // A configured polled rate is the polling interval.
-        let polled = try IIOChip(udev: udev(1), description: try describe(ChipFixtures.tsl2591, number: 1), configuredRates: [.ambientLight: 4])
+        let polled = try IIOChip(
+            udev: udev(1), description: try describe(ChipFixtures.tsl2591, number: 1), configuredRates: [.ambientLight: 4])
         #expect(polled.functions.map(\.capture) == [.polled])
         #expect(polled.pollIntervals[.ambientLight] == 250_000_000)
     }
 
     @Test func devicesOfOneNameUnderOneParentGetTheirOwnIdentity() {
-        let siblings: [(name: String, label: String?, number: Int)] = [("mxc4005", nil, 2), ("mxc4005", nil, 3), ("bmi160", nil, 1)]
-        let first = IIOSourceIdentity(earlierTwins: IIOSourceIdentity.earlierTwins(name: "mxc4005", label: nil, number: 2, siblings: siblings))
-        let second = IIOSourceIdentity(earlierTwins: IIOSourceIdentity.earlierTwins(name: "mxc4005", label: nil, number: 3, siblings: siblings))
-        #expect(first.sourceID(name: "mxc4005", syspath: "/sys/devices/pci0/i2c-1/iio:device2") == "iio:mxc4005@/sys/devices/pci0/i2c-1")
-        #expect(second.sourceID(name: "mxc4005", syspath: "/sys/devices/pci0/i2c-1/iio:device3") == "iio:mxc4005#1@/sys/devices/pci0/i2c-1")
+        let siblings: [(name: String, label: String?, number: Int)] = [
+            ("mxc4005", nil, 2), ("mxc4005", nil, 3), ("bmi160", nil, 1),
+        ]
+        let first = IIOSourceIdentity(
+            earlierTwins: IIOSourceIdentity.earlierTwins(name: "mxc4005", label: nil, number: 2, siblings: siblings))
+        let second = IIOSourceIdentity(
+            earlierTwins: IIOSourceIdentity.earlierTwins(name: "mxc4005", label: nil, number: 3, siblings: siblings))
+        #expect(
+            first.sourceID(name: "mxc4005", syspath: "/sys/devices/pci0/i2c-1/iio:device2")
+                == "iio:mxc4005@/sys/devices/pci0/i2c-1")
+        #expect(
+            second.sourceID(name: "mxc4005", syspath: "/sys/devices/pci0/i2c-1/iio:device3")
+                == "iio:mxc4005#1@/sys/devices/pci0/i2c-1")
         let labelled = IIOSourceIdentity(label: "accel-base")
-        #expect(labelled.sourceID(name: "mxc4005", syspath: "/sys/devices/x/iio:device3") == "iio:mxc4005/accel-base@/sys/devices/x")
+        #expect(
+            labelled.sourceID(name: "mxc4005", syspath: "/sys/devices/x/iio:device3") == "iio:mxc4005/accel-base@/sys/devices/x")
     }
 
     @Test func triggersAreChosenOnlyWhereNeeded() throws {
         // HID: a trigger is already selected (the driver's default) and kept.
-        let hid = try IIOChip(udev: udev(3), description: try describe(ChipFixtures.hidAccel(storage: "le:s16/32"), number: 3),
-                              triggers: ["accel_3d-dev3"])
+        let hid = try IIOChip(
+            udev: udev(3), description: try describe(ChipFixtures.hidAccel(storage: "le:s16/32"), number: 3),
+            triggers: ["accel_3d-dev3"])
         #expect(hid.capturePlan?.plan.trigger == nil)
         #expect(hid.capturePlan?.layout.scanBytes == 24)
         // HID with no trigger selected: `<name>-dev<N>` is found.
         var bare = ChipFixtures.hidAccel(storage: "le:s32/32")
         bare["trigger/current_trigger"] = ""
-        let hub = try IIOChip(udev: udev(3), description: try describe(bare, number: 4).renamed("iio:device3"),
-                              triggers: ["accel_3d-dev2", "accel_3d-dev3"])
+        let hub = try IIOChip(
+            udev: udev(3), description: try describe(bare, number: 4).renamed("iio:device3"),
+            triggers: ["accel_3d-dev2", "accel_3d-dev3"])
         #expect(hub.capturePlan?.plan.trigger == "accel_3d-dev3")
         // LSM6DSx has a hardware FIFO and no trigger/ directory.
-        let lsm = try IIOChip(udev: udev(5), description: try describe(ChipFixtures.lsm6dsxAccel, number: 5), triggers: ["x-trigger"])
+        let lsm = try IIOChip(
+            udev: udev(5), description: try describe(ChipFixtures.lsm6dsxAccel, number: 5), triggers: ["x-trigger"])
         #expect(lsm.capturePlan?.plan.trigger == nil)
-        #expect(lsm.capturePlan?.plan.watermark == 10)   // 104 Hz
+        #expect(lsm.capturePlan?.plan.watermark == 10)  // 104 Hz
     }
 
     // MARK: Streams
 
     @Test func bmi160DescriptorsCarryRawColumnsAndWhatDevicesShows() throws {
-        let chip = try IIOChip(udev: udev(0, ["ACCEL_MOUNT_MATRIX": "0, 1, 0; -1, 0, 0; 0, 0, 1", "ACCEL_LOCATION": "base"]),
-                               description: try describe(ChipFixtures.bmi160), triggers: ["bmi160-trigger"])
+        let chip = try IIOChip(
+            udev: udev(0, ["ACCEL_MOUNT_MATRIX": "0, 1, 0; -1, 0, 0; 0, 0, 1", "ACCEL_LOCATION": "base"]),
+            description: try describe(ChipFixtures.bmi160), triggers: ["bmi160-trigger"])
         let accel = try #require(chip.functions.first { $0.kind == .accelerometer })
         let descriptor = chip.descriptor(for: accel)
         #expect(descriptor.sensor == .accelerometer && descriptor.device == "host")
         #expect(descriptor.source == "iio:bmi160@/sys/devices/platform/bus")
         #expect(descriptor.columns == ["x", "y", "z"].map { SourceColumn(name: $0, scale: 0.000598, offset: 0, unit: "m/s^2") })
-        #expect(descriptor.details == [
-            "chip": "bmi160", "iioDevice": "iio:device0", "syspath": "/sys/devices/platform/bus/iio:device0",
-            "devnode": "/dev/iio:device0", "capture": "buffered", "channels": "in_accel_x, in_accel_y, in_accel_z",
-            "samplingFrequency": "100 Hz", "timestamps": "kernel in_timestamp, boottime", "scanBytes": "24",
-            "trigger": "bmi160-trigger", "mountMatrix": "0, 1, 0; -1, 0, 0; 0, 0, 1",
-            "mountMatrixSource": "udev ACCEL_MOUNT_MATRIX", "location": "base",
-        ])
+        #expect(
+            descriptor.details == [
+                "chip": "bmi160", "iioDevice": "iio:device0", "syspath": "/sys/devices/platform/bus/iio:device0",
+                "devnode": "/dev/iio:device0", "capture": "buffered", "channels": "in_accel_x, in_accel_y, in_accel_z",
+                "samplingFrequency": "100 Hz", "timestamps": "kernel in_timestamp, boottime", "scanBytes": "24",
+                "trigger": "bmi160-trigger", "mountMatrix": "0, 1, 0; -1, 0, 0; 0, 0, 1",
+                "mountMatrixSource": "udev ACCEL_MOUNT_MATRIX", "location": "base",
+            ])
         let gyro = chip.descriptor(for: try #require(chip.functions.first { $0.kind == .gyroscope }))
         #expect(gyro.sensor == .rotationRate && gyro.columns.map(\.unit) == ["rad/s", "rad/s", "rad/s"])
-        #expect(gyro.details["mountMatrix"] == "0, 1, 0; -1, 0, 0; 0, 0, 1")   // hwdb applies to the chip's gyro too
+        #expect(gyro.details["mountMatrix"] == "0, 1, 0; -1, 0, 0; 0, 0, 1")  // hwdb applies to the chip's gyro too
         #expect(gyro.source == descriptor.source)
     }
 
     @Test func aSingularMatrixIsAppliedAsGivenWithOneLineNamingItsSource() throws {
         // Two equal rows: device x and y both read chip x; a typo in a hwdb quirk.
-        let chip = try IIOChip(udev: udev(0, ["ACCEL_MOUNT_MATRIX": "1, 0, 0; 1, 0, 0; 0, 0, 1"]), description: try describe(ChipFixtures.bmi160))
-        #expect(chip.problems == ["iio:device0: udev ACCEL_MOUNT_MATRIX '1, 0, 0; 1, 0, 0; 0, 0, 1' is singular (determinant 0): "
-                                  + "an axis is lost; applied as given, the quirk should be fixed upstream"])
+        let chip = try IIOChip(
+            udev: udev(0, ["ACCEL_MOUNT_MATRIX": "1, 0, 0; 1, 0, 0; 0, 0, 1"]), description: try describe(ChipFixtures.bmi160))
+        #expect(
+            chip.problems == [
+                "iio:device0: udev ACCEL_MOUNT_MATRIX '1, 0, 0; 1, 0, 0; 0, 0, 1' is singular (determinant 0): "
+                    + "an axis is lost; applied as given, the quirk should be fixed upstream"
+            ])
         #expect(chip.descriptor(for: chip.functions[0]).details["mountMatrix"] == "1, 0, 0; 1, 0, 0; 0, 0, 1")
         var sysfs = ChipFixtures.lsm6dsxAccel
         sysfs["mount_matrix"] = "0, 0, 1; 0, 1, 0; 0, 0, -1"
         let other = try IIOChip(udev: udev(1), description: try describe(sysfs, number: 1))
-        #expect(other.problems.count == 1 && other.problems[0].hasPrefix("iio:device1: sysfs mount_matrix '0, 0, 1; 0, 1, 0; 0, 0, -1' is singular"))
+        #expect(
+            other.problems.count == 1
+                && other.problems[0].hasPrefix("iio:device1: sysfs mount_matrix '0, 0, 1; 0, 1, 0; 0, 0, -1' is singular"))
     }
 
     @Test func aBadUdevMatrixFallsBackToSysfsWithOneLine() throws {
-        let chip = try IIOChip(udev: udev(0, ["ACCEL_MOUNT_MATRIX": "1, 0; 0, 1"]), description: try describe(ChipFixtures.lsm6dsxAccel))
-        #expect(chip.problems.count == 1 && chip.problems[0].hasPrefix("iio:device0: udev ACCEL_MOUNT_MATRIX: mount matrix '1, 0; 0, 1'"))
+        let chip = try IIOChip(
+            udev: udev(0, ["ACCEL_MOUNT_MATRIX": "1, 0; 0, 1"]), description: try describe(ChipFixtures.lsm6dsxAccel))
+        #expect(
+            chip.problems.count == 1
+                && chip.problems[0].hasPrefix("iio:device0: udev ACCEL_MOUNT_MATRIX: mount matrix '1, 0; 0, 1'"))
         let details = chip.descriptor(for: chip.functions[0]).details
         #expect(details["mountMatrix"] == "0, 1, 0; -1, 0, 0; 0, 0, 1" && details["mountMatrixSource"] == "sysfs mount_matrix")
         #expect(details["timestamps"] == "kernel in_timestamp, boottime")
@@ -163,8 +200,9 @@ import Testing
     }
 
     @Test func polledLightKeepsInputsInMillionthsAndPollsAtTheIntegrationTime() throws {
-        let chip = try IIOChip(udev: udev(0, ["SENSORKIT_ALS_PLACEMENT": "front-top"]), description: try describe(ChipFixtures.tsl2591),
-                               integrationTime: 0.2)
+        let chip = try IIOChip(
+            udev: udev(0, ["SENSORKIT_ALS_PLACEMENT": "front-top"]), description: try describe(ChipFixtures.tsl2591),
+            integrationTime: 0.2)
         let light = try #require(chip.functions.first)
         #expect(light.kind == .ambientLight && light.capture == .polled)
         #expect(chip.pollIntervals[.ambientLight] == 200_000_000)
@@ -178,15 +216,19 @@ import Testing
 
     @Test func anOlderHIDLightSensorRecordsLuxFromIntensityBothAndSaysSo() throws {
         // hid-sensor-als before in_illuminance: only the hub's illuminance usage as intensity_both.
-        let hid: ChipFixtures.Attributes = ["name": "als", "in_intensity_both_raw": "4321", "in_intensity_scale": "0.1",
-                                            "in_intensity_sampling_frequency": "0", "in_intensity_hysteresis": "0"]
+        let hid: ChipFixtures.Attributes = [
+            "name": "als", "in_intensity_both_raw": "4321", "in_intensity_scale": "0.1",
+            "in_intensity_sampling_frequency": "0", "in_intensity_hysteresis": "0",
+        ]
         let chip = try IIOChip(udev: udev(), description: try describe(hid))
         let light = try #require(chip.functions.first)
         #expect(light.kind == .ambientLight && light.capture == .polled)
         let descriptor = chip.descriptor(for: light)
         #expect(descriptor.columns == [SourceColumn(name: "illuminance", scale: 0.1, offset: 0, unit: "lux")])
         #expect(chip.columns(for: light).map(\.1) == [.raw(IIOChannelID(type: "intensity", modifier: "both"))])
-        #expect(descriptor.details["lux"]?.hasPrefix("in_intensity_both: a HID sensor hub reports its illuminance usage (lux)") == true)
+        #expect(
+            descriptor.details["lux"]?.hasPrefix("in_intensity_both: a HID sensor hub reports its illuminance usage (lux)")
+                == true)
         // Another part's intensity_both is unit-less counts, never lux.
         var other = hid
         other["name"] = "tsl2591"
@@ -200,25 +242,33 @@ import Testing
         var attributes = ChipFixtures.apds9960
         attributes["label"] = "als-front_bottom_left"
         #expect(try IIOChip(udev: udev(), description: try describe(attributes)).placement == 8)
-        #expect(try IIOChip(udev: udev(1, ["SENSORKIT_ALS_PLACEMENT": "3"]), description: try describe(ChipFixtures.acpiALS, number: 1)).placement == 3)
+        #expect(
+            try IIOChip(
+                udev: udev(1, ["SENSORKIT_ALS_PLACEMENT": "3"]), description: try describe(ChipFixtures.acpiALS, number: 1)
+            ).placement == 3)
         #expect(try IIOChip(udev: udev(2), description: try describe(ChipFixtures.acpiALS, number: 2)).placement == nil)
     }
 
     @Test func rgbLightColumnsAreRawCountsWithTheirGain() throws {
         let chip = try IIOChip(udev: udev(), description: try describe(ChipFixtures.apds9960))
         let light = try #require(chip.functions.first { $0.kind == .ambientLight })
-        #expect(light.capture == .polled)   // intensity channels have no scan elements on the APDS9960
-        #expect(chip.descriptor(for: light).columns == ["red", "green", "blue", "clear"].map {
-            SourceColumn(name: $0, scale: 4, offset: 0, unit: "counts")
-        })
-        #expect(chip.pollIntervals[.ambientLight] == 500_000_000)   // no integration time passed: the default
+        #expect(light.capture == .polled)  // intensity channels have no scan elements on the APDS9960
+        #expect(
+            chip.descriptor(for: light).columns
+                == ["red", "green", "blue", "clear"].map {
+                    SourceColumn(name: $0, scale: 4, offset: 0, unit: "counts")
+                })
+        #expect(chip.pollIntervals[.ambientLight] == 500_000_000)  // no integration time passed: the default
     }
 
     @Test func stepCounterHasStepsAndEnd() throws {
         let chip = try IIOChip(udev: udev(), description: try describe(ChipFixtures.bma400))
         let steps = try #require(chip.functions.first { $0.kind == .stepCounter })
         #expect(steps.capture == .polled)
-        #expect(chip.descriptor(for: steps).columns == [SourceColumn(name: "steps", unit: "steps"), SourceColumn(name: "end", unit: "ns")])
+        #expect(
+            chip.descriptor(for: steps).columns == [
+                SourceColumn(name: "steps", unit: "steps"), SourceColumn(name: "end", unit: "ns"),
+            ])
         #expect(chip.columns(for: steps).map(\.1) == [.inputCount(IIOChannelID(type: "steps")), .intervalEnd])
         #expect(chip.pollIntervals[.stepCounter] == 5_000_000_000)
         #expect(chip.descriptor(for: steps).sensor == .pedometerData)
@@ -230,9 +280,11 @@ import Testing
         let chip = try IIOChip(udev: udev(), description: try describe(ChipFixtures.bmp280))
         let pressure = try #require(chip.functions.first { $0.kind == .pressure })
         #expect(pressure.capture == .buffered)
-        #expect(chip.descriptor(for: pressure).columns == [
-            SourceColumn(name: "pressure", scale: 0.000003906, unit: "kPa"), SourceColumn(name: "temperature", scale: 10, unit: "m°C"),
-        ])
+        #expect(
+            chip.descriptor(for: pressure).columns == [
+                SourceColumn(name: "pressure", scale: 0.000003906, unit: "kPa"),
+                SourceColumn(name: "temperature", scale: 10, unit: "m°C"),
+            ])
     }
 }
 

@@ -5,6 +5,7 @@ import SensorSystem
 import SensorTestKit
 import Synchronization
 import Testing
+
 @testable import IIOBridge
 
 /// What a consumer received, collected across threads.
@@ -72,15 +73,18 @@ final class LogLines: Sendable {
     }
 
     /// Most tests look at what one read delivers, so by default nothing is held (`deliveryHold` 0).
-    func makeCapture(_ attributes: ChipFixtures.Attributes = ChipFixtures.bmi160, clock: FakeClock = FakeClock(),
-                     pairing: ClockPairing = .system, log: Journal = .discard,
-                     deliveryHold: Int64 = 0) throws -> (IIOChip, IIODeviceCapture) {
+    func makeCapture(
+        _ attributes: ChipFixtures.Attributes = ChipFixtures.bmi160, clock: FakeClock = FakeClock(),
+        pairing: ClockPairing = .system, log: Journal = .discard,
+        deliveryHold: Int64 = 0
+    ) throws -> (IIOChip, IIODeviceCapture) {
         let sysfs = tree.addDevice(0, attributes)
         let udev = UdevIIODevice(syspath: sysfs.directory.path, sysname: "iio:device0", devnode: fifo, properties: [:])
         let chip = try IIOChip(udev: udev, description: try sysfs.describe(), triggers: ["bmi160-trigger"])
-        let capture = IIODeviceCapture(sysfs: sysfs, devnode: fifo, description: chip.description, plan: chip.capturePlan!,
-                                       controlQueue: DispatchQueue(label: "capture-test-control"), clock: clock,
-                                       pairing: pairing, log: log, deliveryHold: deliveryHold)
+        let capture = IIODeviceCapture(
+            sysfs: sysfs, devnode: fifo, description: chip.description, plan: chip.capturePlan!,
+            controlQueue: DispatchQueue(label: "capture-test-control"), clock: clock,
+            pairing: pairing, log: log, deliveryHold: deliveryHold)
         return (chip, capture)
     }
 
@@ -103,8 +107,10 @@ final class LogLines: Sendable {
     }
 
     /// Scans in the chip's 24-byte layout: values depend on the index so misplaced bytes show.
-    static func scans(_ layout: ScanLayout, count: Int, start: Int64, period: Int64, jumpAfter: Int? = nil,
-                      jump: Int64 = 300 * ms) -> ([UInt8], [Int64]) {
+    static func scans(
+        _ layout: ScanLayout, count: Int, start: Int64, period: Int64, jumpAfter: Int? = nil,
+        jump: Int64 = 300 * ms
+    ) -> ([UInt8], [Int64]) {
         var bytes: [UInt8] = []
         var stamps: [Int64] = []
         for i in 0..<count {
@@ -126,7 +132,7 @@ final class LogLines: Sendable {
         #expect(attribute("buffer/enable") == "0")
 
         accelSource.setRecording(true, deliver: accel.deliver)
-        accelSource.setRecording(true, deliver: accel.deliver)   // idempotent
+        accelSource.setRecording(true, deliver: accel.deliver)  // idempotent
         capture.settle()
         // The documented enable sequence ran: everything the plan names is on.
         #expect(attribute("buffer/enable") == "1")
@@ -149,7 +155,10 @@ final class LogLines: Sendable {
         #expect(accel.column(2) == Array(repeating: 40, count: 300))
         #expect(gyro.column(1) == (0..<300).map { -Int64($0) })
         #expect(accel.batches.allSatisfy { $0.sensorTimes.last! - $0.sensorTimes.first! < 1_000_000_000 })
-        #expect(accel.batches.allSatisfy { $0.boot == clock.bootID && $0.receiveTimes.allSatisfy { $0 == clock.boottimeNanoseconds() } })
+        #expect(
+            accel.batches.allSatisfy {
+                $0.boot == clock.bootID && $0.receiveTimes.allSatisfy { $0 == clock.boottimeNanoseconds() }
+            })
         #expect(accel.gaps.isEmpty)
 
         // One leaves: the buffer stays on for the other.
@@ -180,7 +189,8 @@ final class LogLines: Sendable {
         let source = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
         source.setRecording(true, deliver: accel.deliver)
         capture.settle()
-        let (bytes, stamps) = Self.scans(capture.plan.layout, count: 60, start: 1_000 * Self.ms, period: 10 * Self.ms, jumpAfter: 29)
+        let (bytes, stamps) = Self.scans(
+            capture.plan.layout, count: 60, start: 1_000 * Self.ms, period: 10 * Self.ms, jumpAfter: 29)
         feed(bytes)
         #expect(accel.waitFor(samples: 60))
         #expect(accel.sensorTimes == stamps)
@@ -204,14 +214,16 @@ final class LogLines: Sendable {
         accelSource.setRecording(true, deliver: accel.deliver)
         gyroSource.setRecording(true, deliver: gyro.deliver)
         capture.settle()
-        let (bytes, stamps) = Self.scans(capture.plan.layout, count: 60, start: 1_000 * Self.ms, period: 10 * Self.ms,
-                                         jumpAfter: 29, jump: 500 * Self.ms)
+        let (bytes, stamps) = Self.scans(
+            capture.plan.layout, count: 60, start: 1_000 * Self.ms, period: 10 * Self.ms,
+            jumpAfter: 29, jump: 500 * Self.ms)
         feed(bytes)
         #expect(accel.waitFor(samples: 60) && gyro.waitFor(samples: 60))
         for log in [accel, gyro] {
             #expect(log.gaps.map { [$0.from, $0.to] } == [[stamps[29], stamps[30]]])
-            #expect(log.gaps.first?.why.hasPrefix("kernel FIFO overflow: no samples for 510.0 ms at a 10.0 ms period") == true,
-                    "\(log.gaps.map(\.why))")
+            #expect(
+                log.gaps.first?.why.hasPrefix("kernel FIFO overflow: no samples for 510.0 ms at a 10.0 ms period") == true,
+                "\(log.gaps.map(\.why))")
         }
         accelSource.close()
         gyroSource.close()
@@ -268,7 +280,9 @@ final class LogLines: Sendable {
         feed(bytes)
         #expect(accel.waitFor(samples: 20))
         #expect(accel.sensorTimes == stamps.map { $0 + offset })
-        #expect(log.all.contains { $0.hasPrefix("<5>iio:device0: current_timestamp_clock:") && $0.hasSuffix(", ignoring") }, "\(log.all)")
+        #expect(
+            log.all.contains { $0.hasPrefix("<5>iio:device0: current_timestamp_clock:") && $0.hasSuffix(", ignoring") },
+            "\(log.all)")
         #expect(log.all.contains("<5>iio:device0 (bmi160): timestamps are \(TimestampMapping.mapped(.realtime))"), "\(log.all)")
         source.close()
         capture.settle()
@@ -282,9 +296,9 @@ final class LogLines: Sendable {
         source.setRecording(true, deliver: accel.deliver)
         capture.settle()
         let (bytes, _) = Self.scans(capture.plan.layout, count: 5, start: 1_000 * Self.ms, period: 10 * Self.ms)
-        feed(bytes + [1, 2, 3])   // and a partial scan that never completes
+        feed(bytes + [1, 2, 3])  // and a partial scan that never completes
         #expect(accel.waitFor(samples: 5))
-        end.close()               // no writer left: read() returns 0
+        end.close()  // no writer left: read() returns 0
         let deadline = Date().addingTimeInterval(5)
         while !log.all.contains(where: { $0.contains("end of file") }) && Date() < deadline { usleep(5_000) }
         #expect(log.all.filter { $0.contains("end of file") }.count == 1, "\(log.all)")
@@ -387,10 +401,14 @@ final class LogLines: Sendable {
         let values = (0..<count).flatMap { i in (0..<layout.valueCount).map { Int64(i * 10 + $0) } }
         fanOut.distribute(values: values, sensorTimes: stamps, receivedAt: 9_000 * Self.ms)
         let late = EventLog(), fresh = EventLog()
-        fanOut.adopt([ScanConsumer(id: ObjectIdentifier(late), channels: ["in_accel_x", "in_accel_y", "in_accel_z"], period: 10 * Self.ms,
-                                   since: 8_000 * Self.ms, deliver: late.deliver),
-                      ScanConsumer(id: ObjectIdentifier(fresh), channels: ["in_accel_x", "in_accel_y", "in_accel_z"], period: 10 * Self.ms,
-                                   since: 9_500 * Self.ms, deliver: fresh.deliver)])
+        fanOut.adopt([
+            ScanConsumer(
+                id: ObjectIdentifier(late), channels: ["in_accel_x", "in_accel_y", "in_accel_z"], period: 10 * Self.ms,
+                since: 8_000 * Self.ms, deliver: late.deliver),
+            ScanConsumer(
+                id: ObjectIdentifier(fresh), channels: ["in_accel_x", "in_accel_y", "in_accel_z"], period: 10 * Self.ms,
+                since: 9_500 * Self.ms, deliver: fresh.deliver),
+        ])
         fanOut.deliverAll()
         let kept = Array(stamps.suffix(capacity))
         #expect(late.sensorTimes == kept)
@@ -428,7 +446,8 @@ final class LogLines: Sendable {
         let source = IIOBufferedSource(chip: chip, function: chip.functions[0], capture: capture)
         source.setRecording(true) { _ in }
         capture.settle()
-        #expect(log.all.count == 1 && log.all[0].hasPrefix("<3>iio:device0 (bmi160): cannot start buffered capture:"), "\(log.all)")
+        #expect(
+            log.all.count == 1 && log.all[0].hasPrefix("<3>iio:device0 (bmi160): cannot start buffered capture:"), "\(log.all)")
         source.close()
         capture.settle()
     }

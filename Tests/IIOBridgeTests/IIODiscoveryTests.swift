@@ -4,6 +4,7 @@ import SensorKitModel
 import SensorTestKit
 import Synchronization
 import Testing
+
 @testable import IIOBridge
 
 /// A registry that remembers what discovery did, in order.
@@ -37,12 +38,14 @@ final class RegistryLog: SourceRegistry, Sendable {
     let log = LogLines()
 
     func discovery(ignored: [String] = []) -> IIODiscovery {
-        IIODiscovery(registry: registry, options: .init(ignored: ignored, clock: FakeClock(), log: log.log, triggersRoot: tree.root))
+        IIODiscovery(
+            registry: registry, options: .init(ignored: ignored, clock: FakeClock(), log: log.log, triggersRoot: tree.root))
     }
 
     func event(_ number: Int, _ action: UdevIIODevice.Action?, _ properties: [String: String] = [:]) -> UdevIIODevice {
-        UdevIIODevice(action: action, syspath: tree.root + "/iio:device\(number)", sysname: "iio:device\(number)",
-                      devnode: tree.root + "/dev-\(number)", properties: properties)
+        UdevIIODevice(
+            action: action, syspath: tree.root + "/iio:device\(number)", sysname: "iio:device\(number)",
+            devnode: tree.root + "/dev-\(number)", properties: properties)
     }
 
     func settle(_ discovery: IIODiscovery) { discovery.queue.sync {} }
@@ -55,10 +58,11 @@ final class RegistryLog: SourceRegistry, Sendable {
         discovery.handle([event(0, nil), event(1, nil)])
         settle(discovery)
         let root = tree.root.split(separator: "/").joined(separator: "/")
-        #expect(registry.actions == [
-            "add accelerometer iio:bmi160@/\(root)", "add gyroscope iio:bmi160@/\(root)",
-            "add accelerometer iio:bma400@/\(root)", "add data iio:bma400@/\(root)",
-        ])
+        #expect(
+            registry.actions == [
+                "add accelerometer iio:bmi160@/\(root)", "add gyroscope iio:bmi160@/\(root)",
+                "add accelerometer iio:bma400@/\(root)", "add data iio:bma400@/\(root)",
+            ])
         let buffered = registry.sources.compactMap { $0 as? IIOBufferedSource }
         #expect(buffered.count == 3)
         #expect(buffered[0].capture === buffered[1].capture, "accel and gyro of one chip share one buffer")
@@ -83,16 +87,18 @@ final class RegistryLog: SourceRegistry, Sendable {
         var duplicateIndex = ChipFixtures.bmi160
         duplicateIndex["scan_elements/in_accel_y_index"] = "7"
         tree.addDevice(2, duplicateIndex)
-        tree.addDevice(3, ["name": "ad7124"])   // an ADC: nothing sensorkitd records
+        tree.addDevice(3, ["name": "ad7124"])  // an ADC: nothing sensorkitd records
         let discovery = discovery()
         discovery.handle((0...3).map { event($0, .add) })
         settle(discovery)
-        #expect(log.all.filter { $0.contains("iio:device0") } == [
-            "<4>iio:device0: in_accel_scale: '0,000598': not a decimal number, skipping device",
-        ])
-        #expect(log.all.filter { $0.contains("iio:device1") && $0.hasPrefix("<4>") } == [
-            "<4>iio:device1: scan_elements/in_accel_y_index: missing; not using the buffer of lsm6dsl_accel, polling its sysfs values instead",
-        ])
+        #expect(
+            log.all.filter { $0.contains("iio:device0") } == [
+                "<4>iio:device0: in_accel_scale: '0,000598': not a decimal number, skipping device"
+            ])
+        #expect(
+            log.all.filter { $0.contains("iio:device1") && $0.hasPrefix("<4>") } == [
+                "<4>iio:device1: scan_elements/in_accel_y_index: missing; not using the buffer of lsm6dsl_accel, polling its sysfs values instead"
+            ])
         #expect(log.all.filter { $0.contains("iio:device2") && $0.hasPrefix("<4>") }.count == 1)
         #expect(log.all.contains("<6>iio:device3 (ad7124): no channels sensorkitd records, ignoring"))
         let captures = registry.sources.map { "\($0.descriptor.details["chip"]!) \($0.descriptor.details["capture"]!)" }
@@ -132,9 +138,16 @@ final class RegistryLog: SourceRegistry, Sendable {
         tree.set(0, "in_accel_scale", "0.001197")
         discovery.handle([event(0, .change, ["ACCEL_MOUNT_MATRIX": "0, 1, 0; -1, 0, 0; 0, 0, 1"])])
         settle(discovery)
-        #expect(log.all.last == "<5>iio:device0 (bmi160) changed: accelerometer x scale 0.000598 → 0.001197, accelerometer y scale 0.000598 → 0.001197, accelerometer z scale 0.000598 → 0.001197; its streams are registered anew")
-        #expect(Array(registry.actions.suffix(3).map { $0.split(separator: " ").prefix(2).joined(separator: " ") })
-                == ["remove iio:bmi160@/\(tree.root.split(separator: "/").joined(separator: "/"))", "add accelerometer", "add gyroscope"])
+        #expect(
+            log.all.last
+                == "<5>iio:device0 (bmi160) changed: accelerometer x scale 0.000598 → 0.001197, accelerometer y scale 0.000598 → 0.001197, accelerometer z scale 0.000598 → 0.001197; its streams are registered anew"
+        )
+        #expect(
+            Array(registry.actions.suffix(3).map { $0.split(separator: " ").prefix(2).joined(separator: " ") })
+                == [
+                    "remove iio:bmi160@/\(tree.root.split(separator: "/").joined(separator: "/"))", "add accelerometer",
+                    "add gyroscope",
+                ])
         let second = registry.sources.compactMap { $0 as? IIOBufferedSource }
         #expect(second[0].descriptor.columns[0].scale == 0.001197)
         #expect(second[0].capture === first[0].capture)
@@ -146,7 +159,9 @@ final class RegistryLog: SourceRegistry, Sendable {
         let third = registry.sources.compactMap { $0 as? IIOBufferedSource }
         #expect(third[0].descriptor.details["samplingFrequency"] == "400 Hz")
         #expect(third[0].period == 2_500_000)
-        let (old, new) = (try #require(second[0].capture as? IIODeviceCapture), try #require(third[0].capture as? IIODeviceCapture))
+        let (old, new) = (
+            try #require(second[0].capture as? IIODeviceCapture), try #require(third[0].capture as? IIODeviceCapture)
+        )
         #expect(new !== old && new.controlQueue === old.controlQueue)
         #expect(log.all.last?.contains("accelerometer samplingFrequency 100 Hz → 400 Hz") == true)
         discovery.stop()

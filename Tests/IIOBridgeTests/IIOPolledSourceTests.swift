@@ -5,6 +5,7 @@ import SensorSystem
 import SensorTestKit
 import Synchronization
 import Testing
+
 @testable import IIOBridge
 
 /// Polled streams on a temporary sysfs tree with a fake clock. The first read happens when
@@ -15,18 +16,22 @@ import Testing
     static let second: Int64 = 1_000_000_000
     static let hour: Int64 = 3_600 * second
 
-    func source(_ attributes: ChipFixtures.Attributes, kind: IIOSensorFunction.Kind, clock: any SystemClock,
-                log: Journal = .discard, interval: Int64 = IIOPolledSourceTests.hour) throws -> IIOPolledSource {
+    func source(
+        _ attributes: ChipFixtures.Attributes, kind: IIOSensorFunction.Kind, clock: any SystemClock,
+        log: Journal = .discard, interval: Int64 = IIOPolledSourceTests.hour
+    ) throws -> IIOPolledSource {
         let sysfs = tree.addDevice(0, attributes)
         let udev = UdevIIODevice(syspath: sysfs.directory.path, sysname: "iio:device0", devnode: nil, properties: [:])
         let chip = try IIOChip(udev: udev, description: try sysfs.describe())
         let function = try #require(chip.functions.first { $0.kind == kind && $0.capture == .polled })
-        return IIOPolledSource(descriptor: chip.descriptor(for: function), sysfs: sysfs, reads: chip.columns(for: function).map(\.1),
-                               interval: interval, clock: clock, log: log)
+        return IIOPolledSource(
+            descriptor: chip.descriptor(for: function), sysfs: sysfs, reads: chip.columns(for: function).map(\.1),
+            interval: interval, clock: clock, log: log)
     }
 
     func attribute(_ name: String) -> String? {
-        (try? String(contentsOfFile: tree.root + "/iio:device0/" + name, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        (try? String(contentsOfFile: tree.root + "/iio:device0/" + name, encoding: .utf8))?.trimmingCharacters(
+            in: .whitespacesAndNewlines)
     }
 
     /// Waits for the first read, which `setRecording(true)` queues.
@@ -42,15 +47,15 @@ import Testing
         steps.setRecording(true, deliver: events.deliver)
         steps.settle()
         #expect(attribute("in_steps_en") == "1", "the pedometer is enabled to count")
-        firstPoll(steps)   // the baseline read (1532) produces no row
+        firstPoll(steps)  // the baseline read (1532) produces no row
 
         clock.advance(seconds: 5)
         tree.set(0, "in_steps_input", "1540")
         steps.pollNow()
         clock.advance(seconds: 5)
-        steps.pollNow()   // nobody walked
+        steps.pollNow()  // nobody walked
         clock.advance(seconds: 5)
-        tree.set(0, "in_steps_input", "3")   // the chip was reset: count since the reset
+        tree.set(0, "in_steps_input", "3")  // the chip was reset: count since the reset
         steps.pollNow()
 
         #expect(events.column(0) == [8, 0, 3])
@@ -122,7 +127,11 @@ import Testing
         private let reads = Mutex<Int64>(0)
         static let start: Int64 = 7 * IIOPolledSourceTests.second
         var bootID: BootID { BootID("boot-0") }
-        func boottimeNanoseconds() -> Int64 { reads.withLock { $0 += 1; return Self.start + $0 * 1_000_000 } }
+        func boottimeNanoseconds() -> Int64 {
+            reads.withLock {
+                $0 += 1; return Self.start + $0 * 1_000_000
+            }
+        }
         func realtimeNanoseconds() -> Int64 { 0 }
         func wallClockSynchronized() -> Bool { true }
         /// Every stamp handed out so far.
@@ -144,7 +153,7 @@ import Testing
         light.queue.async { slowRead.wait() }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { slowRead.signal() }
         light.setRecording(false) { _ in }
-        let delivered = events.sensorTimes   // what reaches the pipeline before its stop marker
+        let delivered = events.sensorTimes  // what reaches the pipeline before its stop marker
         #expect(delivered == clock.issued, "every sample read was delivered, none after the stop")
         light.settle()
         #expect(events.sensorTimes == delivered, "nothing is read or delivered once stopped")

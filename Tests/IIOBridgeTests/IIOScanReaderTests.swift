@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
-import Testing
 import SensorTestKit
 import Synchronization
+import Testing
+
 @testable import IIOBridge
 
 /// The reader on a FIFO standing in for `/dev/iio:deviceN`: bytes arrive in random chunks, as
@@ -17,8 +18,9 @@ import Synchronization
 
     static func layout() throws -> ScanLayout {
         let s16 = try ScanType(parsing: "le:s16/16>>0")
-        return try ScanLayout(elements: (0..<3).map { ScanElementSpec(channel: "c\($0)", index: $0, type: s16) },
-                              timestamp: ScanElementSpec(channel: "in_timestamp", index: 3, type: try ScanType(parsing: "le:s64/64>>0")))
+        return try ScanLayout(
+            elements: (0..<3).map { ScanElementSpec(channel: "c\($0)", index: $0, type: s16) },
+            timestamp: ScanElementSpec(channel: "in_timestamp", index: 3, type: try ScanType(parsing: "le:s64/64>>0")))
     }
 
     @Test func drainsWholeScansFromRandomChunksThroughADispatchSource() throws {
@@ -35,13 +37,15 @@ import Synchronization
             ScanEncoder.encode(layout, values: [Int64(n % 1000), -Int64(n % 700), 3], timestamp: 1_000 + Int64(n) * 2_500_000)
         }
         let decoder = ScanDecoder(layout: layout)
-        let received = Mutex<[Int64]>([])   // timestamps
+        let received = Mutex<[Int64]>([])  // timestamps
         let done = DispatchSemaphore(value: 0)
         let source = DispatchSource.makeReadSource(fileDescriptor: reader.fileDescriptor, queue: queue)
         source.setEventHandler {
             let drained = try? reader.drain { scan in
                 let timestamp = decoder.decode(scan).timestamp!
-                let total = received.withLock { $0.append(timestamp); return $0.count }
+                let total = received.withLock {
+                    $0.append(timestamp); return $0.count
+                }
                 if total == count { done.signal() }
             }
             #expect(drained != nil)

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import IIOBridge
 import SensorKitModel
+import Testing
+
+@testable import IIOBridge
 
 @Suite struct MountMatrixTests {
     @Test func parsesSysfsAndHwdbText() throws {

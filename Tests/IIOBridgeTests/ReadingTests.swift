@@ -1,6 +1,7 @@
-import Testing
-@testable import IIOBridge
 import SensorKitModel
+import Testing
+
+@testable import IIOBridge
 
 @Suite struct ReadingTests {
     static func close(_ a: Chromaticity, _ x: Double, _ y: Double) -> Bool {
@@ -36,7 +37,8 @@ import SensorKitModel
     }
 
     @Test func pressureIsKilopascalsAndTemperatureCelsius() {
-        #expect(PressureReading(iioPressure: 101.325, iioTemperature: 23450) == PressureReading(kilopascals: 101.325, celsius: 23.45))
+        #expect(
+            PressureReading(iioPressure: 101.325, iioTemperature: 23450) == PressureReading(kilopascals: 101.325, celsius: 23.45))
         #expect(PressureReading(iioPressure: 99.5, iioTemperature: nil).celsius == nil)
     }
 
@@ -44,7 +46,7 @@ import SensorKitModel
         #expect(StepCounting.steps(previous: nil, current: 1532) == 0)
         #expect(StepCounting.steps(previous: 1532, current: 1532) == 0)
         #expect(StepCounting.steps(previous: 1532, current: 1600) == 68)
-        #expect(StepCounting.steps(previous: 1600, current: 12) == 12)   // counter reset
+        #expect(StepCounting.steps(previous: 1600, current: 12) == 12)  // counter reset
     }
 
     /// The counter is the device's number: a glitch reading `Int64.min` followed by a count made

@@ -1,5 +1,6 @@
 import SensorKitModel
 import Testing
+
 @testable import IIOBridge
 
 @Suite struct SampleBatcherTests {
@@ -12,14 +13,18 @@ import Testing
 
     static func gaps(_ events: [SourceEvent]) -> [(from: Int64, to: Int64, why: String)] {
         events.compactMap {
-            if case let .gap(from, to, reason, why) = $0, reason == .systemInitiated { (from.nanoseconds, to.nanoseconds, why) } else { nil }
+            if case let .gap(from, to, reason, why) = $0, reason == .systemInitiated {
+                (from.nanoseconds, to.nanoseconds, why)
+            } else {
+                nil
+            }
         }
     }
 
     @Test func batchesNeverSpanHalfASecondAndKeepEverySample() {
         var batcher = SampleBatcher(boot: Self.boot, columnCount: 2, period: 10 * Self.ms)
         var events: [SourceEvent] = []
-        for i in 0..<250 {   // 2.5 s at 100 Hz
+        for i in 0..<250 {  // 2.5 s at 100 Hz
             let t = 1_000 * Self.ms + Int64(i) * 10 * Self.ms
             batcher.append(sensorTime: t, receiveTime: t + 3, into: &events) { Int64(i * 10 + $0) }
         }
@@ -44,7 +49,7 @@ import Testing
     }
 
     @Test func aTimestampJumpIsAGapBetweenTheTwoSamples() {
-        var batcher = SampleBatcher(boot: Self.boot, columnCount: 1, period: 2_500_000)   // 400 Hz
+        var batcher = SampleBatcher(boot: Self.boot, columnCount: 1, period: 2_500_000)  // 400 Hz
         var events: [SourceEvent] = []
         // Jitter below the threshold (25 ms: 8 periods would be 20 ms) is not a gap.
         for t in [0, 2_500_000, 5_000_000, 29_000_000, 31_500_000] as [Int64] {
@@ -64,7 +69,7 @@ import Testing
     @Test func anInterruptionMakesTheNextStepAGapWhateverItsSize() {
         var batcher = SampleBatcher(boot: Self.boot, columnCount: 1, period: nil, gapCause: "sysfs reads stalled")
         var events: [SourceEvent] = []
-        batcher.interrupted("before anything")   // nothing to lose before the first sample
+        batcher.interrupted("before anything")  // nothing to lose before the first sample
         batcher.append(sensorTime: 10, receiveTime: 10, into: &events) { _ in 0 }
         batcher.append(sensorTime: 5_000_000_000, receiveTime: 5_000_000_000, into: &events) { _ in 0 }
         #expect(Self.gaps(events).isEmpty, "no period: steps alone are never gaps")

@@ -1,5 +1,6 @@
-import Testing
 import SensorTestKit
+import Testing
+
 @testable import IIOBridge
 
 /// Drip-feed: the same stream cut into one big buffer, single bytes, and random chunks
@@ -9,10 +10,13 @@ import SensorTestKit
     static func stream(count: Int) throws -> (layout: ScanLayout, scans: [[UInt8]]) {
         let s16 = try ScanType(parsing: "le:s16/16>>0")
         let elements = (0..<6).map { ScanElementSpec(channel: "c\($0)", index: 4 + $0, type: s16) }
-        let layout = try ScanLayout(elements: elements, timestamp: ScanElementSpec(channel: "in_timestamp", index: 10, type: try ScanType(parsing: "le:s64/64>>0")))
+        let layout = try ScanLayout(
+            elements: elements,
+            timestamp: ScanElementSpec(channel: "in_timestamp", index: 10, type: try ScanType(parsing: "le:s64/64>>0")))
         let scans = (0..<count).map { n in
-            ScanEncoder.encode(layout, values: (0..<6).map { Int64(n * 6 + $0) % 30000 - 15000 },
-                               timestamp: 1_000_000_000 + Int64(n) * 2_500_000)
+            ScanEncoder.encode(
+                layout, values: (0..<6).map { Int64(n * 6 + $0) % 30000 - 15000 },
+                timestamp: 1_000_000_000 + Int64(n) * 2_500_000)
         }
         return (layout, scans)
     }

@@ -1,22 +1,27 @@
-import Testing
 import SensorTestKit
+import Testing
+
 @testable import IIOBridge
 
 @Suite struct ScanDecoderTests {
     static func decoder(_ types: [String], timestamp: Bool = false) throws -> ScanDecoder {
-        let specs = try types.enumerated().map { ScanElementSpec(channel: "c\($0.offset)", index: $0.offset, type: try ScanType(parsing: $0.element)) }
-        let ts = timestamp ? ScanElementSpec(channel: "in_timestamp", index: types.count, type: try ScanType(parsing: "le:s64/64>>0")) : nil
+        let specs = try types.enumerated().map {
+            ScanElementSpec(channel: "c\($0.offset)", index: $0.offset, type: try ScanType(parsing: $0.element))
+        }
+        let ts =
+            timestamp
+            ? ScanElementSpec(channel: "in_timestamp", index: types.count, type: try ScanType(parsing: "le:s64/64>>0")) : nil
         return ScanDecoder(layout: try ScanLayout(elements: specs, timestamp: ts))
     }
 
     @Test(arguments: [
         ("be:s12/16>>4", [0xFF, 0xF0] as [UInt8], -1 as Int64),
         ("be:s12/16>>4", [0x7F, 0xF0], 2047),
-        ("be:s12/16>>4", [0x80, 0x0F], -2048),      // low 4 bits below the shift are ignored
+        ("be:s12/16>>4", [0x80, 0x0F], -2048),  // low 4 bits below the shift are ignored
         ("le:s12/16>>4", [0xF0, 0xFF], -1),
         ("le:s13/16>>0", [0x00, 0x10], -4096),
         ("le:s13/16>>0", [0xFF, 0x0F], 4095),
-        ("le:s13/16>>0", [0x01, 0xE0], 1),          // bits above realbits are masked off
+        ("le:s13/16>>0", [0x01, 0xE0], 1),  // bits above realbits are masked off
         ("le:u16/16>>0", [0xFF, 0xFF], 65535),
         ("be:s16/16>>0", [0x80, 0x00], -32768),
         ("le:s8/8>>0", [200], -56),
@@ -39,8 +44,10 @@ import SensorTestKit
 
     @Test func decodesTimestampSeparately() throws {
         let decoder = try Self.decoder(["le:s16/16>>0", "le:s16/16>>0", "le:s16/16>>0"], timestamp: true)
-        let bytes: [UInt8] = [0x01, 0x00, 0xFE, 0xFF, 0x00, 0x40, 0xEE, 0xEE,
-                              0x15, 0xCD, 0x5B, 0x07, 0x00, 0x00, 0x00, 0x00]
+        let bytes: [UInt8] = [
+            0x01, 0x00, 0xFE, 0xFF, 0x00, 0x40, 0xEE, 0xEE,
+            0x15, 0xCD, 0x5B, 0x07, 0x00, 0x00, 0x00, 0x00,
+        ]
         let scan = decoder.decode(bytes)
         #expect(scan.values == [1, -2, 16384])
         #expect(scan.timestamp == 123_456_789)
@@ -58,8 +65,10 @@ import SensorTestKit
                             let text = "\(endian):\(signed ? "s" : "u")\(real)/\(storage)X2>>\(shift)"
                             let decoder = try Self.decoder(["le:u8/8>>0", text, "be:s16/16>>0"], timestamp: true)
                             for _ in 0..<20 {
-                                let values: [Int64] = [Int64(random.next() % 256), Self.random(real, signed, &random),
-                                                       Self.random(real, signed, &random), Self.random(16, true, &random)]
+                                let values: [Int64] = [
+                                    Int64(random.next() % 256), Self.random(real, signed, &random),
+                                    Self.random(real, signed, &random), Self.random(16, true, &random),
+                                ]
                                 let timestamp = Int64(bitPattern: random.next())
                                 let bytes = ScanEncoder.encode(decoder.layout, values: values, timestamp: timestamp)
                                 let scan = decoder.decode(bytes)

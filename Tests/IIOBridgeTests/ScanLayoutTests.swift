@@ -1,4 +1,5 @@
 import Testing
+
 @testable import IIOBridge
 
 @Suite struct ScanLayoutTests {
@@ -8,8 +9,11 @@ import Testing
     static let timestamp = spec("in_timestamp", 3, "le:s64/64>>0")
 
     @Test func threeAxesAndTimestampIs16Bytes() throws {
-        let layout = try ScanLayout(elements: [Self.spec("in_accel_x", 0, "le:s16/16>>0"), Self.spec("in_accel_y", 1, "le:s16/16>>0"),
-                                               Self.spec("in_accel_z", 2, "le:s16/16>>0")], timestamp: Self.timestamp)
+        let layout = try ScanLayout(
+            elements: [
+                Self.spec("in_accel_x", 0, "le:s16/16>>0"), Self.spec("in_accel_y", 1, "le:s16/16>>0"),
+                Self.spec("in_accel_z", 2, "le:s16/16>>0"),
+            ], timestamp: Self.timestamp)
         #expect(layout.slots.map(\.offset) == [0, 2, 4, 8])
         #expect(layout.timestamp?.offset == 8)
         #expect(layout.scanBytes == 16)
@@ -17,8 +21,10 @@ import Testing
     }
 
     @Test func elementsAreOrderedByIndexNotByArgumentOrder() throws {
-        let layout = try ScanLayout(elements: [Self.spec("c", 9, "le:s16/16>>0"), Self.spec("a", 2, "le:s16/16>>0"),
-                                               Self.spec("b", 5, "le:s16/16>>0")])
+        let layout = try ScanLayout(elements: [
+            Self.spec("c", 9, "le:s16/16>>0"), Self.spec("a", 2, "le:s16/16>>0"),
+            Self.spec("b", 5, "le:s16/16>>0"),
+        ])
         #expect(layout.slots.map(\.channel) == ["a", "b", "c"])
         #expect(layout.slot(for: "c")?.firstValue == 2)
         #expect(layout.scanBytes == 6)
@@ -37,22 +43,27 @@ import Testing
         #expect(layout.slots.map(\.offset) == [0, 4])
         #expect(layout.scanBytes == 8)
         // u16, u16, u32, u16 (Jonathan Cameron's example in the 2019 fix discussion).
-        let mixed = try ScanLayout(elements: [Self.spec("a", 0, "le:u16/16>>0"), Self.spec("b", 1, "le:u16/16>>0"),
-                                              Self.spec("c", 2, "le:u32/32>>0"), Self.spec("d", 3, "le:u16/16>>0")])
+        let mixed = try ScanLayout(elements: [
+            Self.spec("a", 0, "le:u16/16>>0"), Self.spec("b", 1, "le:u16/16>>0"),
+            Self.spec("c", 2, "le:u32/32>>0"), Self.spec("d", 3, "le:u16/16>>0"),
+        ])
         #expect(mixed.slots.map(\.offset) == [0, 2, 4, 8])
         #expect(mixed.scanBytes == 12)
     }
 
     @Test func repeatedElementsAlignToTheirWholeSize() throws {
-        let layout = try ScanLayout(elements: [Self.spec("a", 0, "le:u16/16>>0"), Self.spec("pair", 1, "le:u32/32X2>>0"),
-                                               Self.spec("b", 2, "le:u16/16>>0")])
+        let layout = try ScanLayout(elements: [
+            Self.spec("a", 0, "le:u16/16>>0"), Self.spec("pair", 1, "le:u32/32X2>>0"),
+            Self.spec("b", 2, "le:u16/16>>0"),
+        ])
         #expect(layout.slots.map(\.offset) == [0, 8, 16])
         #expect(layout.scanBytes == 24)
         #expect(layout.valueCount == 4)
         #expect(layout.slot(for: "b")?.firstValue == 3)
         // A quaternion (4 × s32) and a timestamp: 16 + 8 = 24, padded to the 16-byte element.
-        let quaternion = try ScanLayout(elements: [Self.spec("in_rot_quaternion", 0, "le:s32/32X4>>0")],
-                                        timestamp: Self.spec("in_timestamp", 1, "le:s64/64>>0"))
+        let quaternion = try ScanLayout(
+            elements: [Self.spec("in_rot_quaternion", 0, "le:s32/32X4>>0")],
+            timestamp: Self.spec("in_timestamp", 1, "le:s64/64>>0"))
         #expect(quaternion.timestamp?.offset == 16)
         #expect(quaternion.scanBytes == 32)
     }

@@ -1,6 +1,7 @@
-import Testing
-@testable import IIOBridge
 import SensorKitModel
+import Testing
+
+@testable import IIOBridge
 
 /// Garbage in sysfs gives a typed error naming the device and attribute — to be logged once —
 /// and the device is skipped (throw) or degraded (recorded), never a crash.
@@ -42,7 +43,10 @@ import SensorKitModel
     @Test func missingIndexDegradesToPolled() throws {
         let (_, device) = makeDevice { $0.remove(0, "scan_elements/in_accel_x_index") }
         let description = try device.describe()
-        #expect(description.degradations == [IIOAttributeError(device: "iio:device0", attribute: "scan_elements/in_accel_x_index", problem: .missing)])
+        #expect(
+            description.degradations == [
+                IIOAttributeError(device: "iio:device0", attribute: "scan_elements/in_accel_x_index", problem: .missing)
+            ])
         #expect(description.degradations[0].description == "iio:device0: scan_elements/in_accel_x_index: missing")
         #expect(description.channels.allSatisfy { $0.scanElement == nil })
         #expect(IIOSensorFunction.functions(of: description).map(\.capture) == [.polled, .polled])
@@ -95,7 +99,9 @@ import SensorKitModel
 
     @Test func garbageSamplingFrequencyIsNamed() throws {
         let (_, device) = makeDevice { $0.set(0, "in_accel_sampling_frequency_available", "fast slow") }
-        #expect(Self.describeError(device)?.description == "iio:device0: in_accel_sampling_frequency_available: 'fast slow': not a list of decimal numbers")
+        #expect(
+            Self.describeError(device)?.description
+                == "iio:device0: in_accel_sampling_frequency_available: 'fast slow': not a list of decimal numbers")
         let (_, other) = makeDevice(1) { $0.set(1, "sampling_frequency", "12,5") }
         #expect(Self.describeError(other)?.description == "iio:device1: sampling_frequency: '12,5': not a decimal number")
     }
@@ -105,8 +111,11 @@ import SensorKitModel
         let x = IIOChannelID(type: "accel", modifier: "x")
         #expect(try device.readRaw(x) == 12)
         tree.set(0, "in_accel_x_raw", "12.5")
-        #expect(throws: IIOAttributeError(device: "iio:device0", attribute: "in_accel_x_raw",
-                                          problem: .malformed(value: "12.5", reason: "not an integer"))) {
+        #expect(
+            throws: IIOAttributeError(
+                device: "iio:device0", attribute: "in_accel_x_raw",
+                problem: .malformed(value: "12.5", reason: "not an integer"))
+        ) {
             try device.readRaw(x)
         }
         #expect(throws: IIOAttributeError(device: "iio:device0", attribute: "in_accel_x_input", problem: .missing)) {
@@ -118,7 +127,7 @@ import SensorKitModel
         let (tree, device) = makeDevice { _ in }
         let channel = try #require(try device.describe().channel("in_accel_y"))
         #expect(try device.rereadScale(of: channel) == 0.000598)
-        tree.set(0, "in_accel_scale", "0.001197")   // range switched to ±4 g
+        tree.set(0, "in_accel_scale", "0.001197")  // range switched to ±4 g
         #expect(try device.rereadScale(of: channel) == 0.001197)
     }
 

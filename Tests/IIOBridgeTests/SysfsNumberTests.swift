@@ -1,6 +1,7 @@
-import Testing
-@testable import IIOBridge
 import SensorKitModel
+import Testing
+
+@testable import IIOBridge
 
 @Suite struct SysfsNumberTests {
     @Test(arguments: [
@@ -12,8 +13,10 @@ import SensorKitModel
     }
 
     /// A French-looking value is rejected, never read as 0 or 5 (iio-sensor-proxy's fr_FR bug).
-    @Test(arguments: ["0,5", "0,009576806", "", "\n", "nan", "inf", "-inf", "0x10", "1.", ".5", "1.2.3", "1e", "1e+",
-                      "12 13", "abc", "1_000", "٣", "1.5kPa", "--1"])
+    @Test(arguments: [
+        "0,5", "0,009576806", "", "\n", "nan", "inf", "-inf", "0x10", "1.", ".5", "1.2.3", "1e", "1e+",
+        "12 13", "abc", "1_000", "٣", "1.5kPa", "--1",
+    ])
     func rejectsEverythingElse(text: String) {
         #expect(throws: SysfsNumberError.self) { try SysfsNumber.decimal(text) }
     }

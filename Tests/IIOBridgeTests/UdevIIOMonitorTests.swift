@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
+import SensorKitModel
 import SensorTestKit
 import Testing
+
 @testable import IIOBridge
-import SensorKitModel
 
 @Suite struct UdevIIOMonitorTests {
     static let queue = DispatchQueue(label: "udev-test")
@@ -23,11 +24,13 @@ import SensorKitModel
     }
 
     @Test func udevPropertiesAreParsed() throws {
-        let device = UdevIIODevice(syspath: "/sys/devices/x/iio:device3", sysname: "iio:device3", devnode: "/dev/iio:device3",
-                                   properties: ["ACCEL_MOUNT_MATRIX": "0, 1, 0; -1, 0, 0; 0, 0, 1", "ACCEL_LOCATION": "base"])
+        let device = UdevIIODevice(
+            syspath: "/sys/devices/x/iio:device3", sysname: "iio:device3", devnode: "/dev/iio:device3",
+            properties: ["ACCEL_MOUNT_MATRIX": "0, 1, 0; -1, 0, 0; 0, 0, 1", "ACCEL_LOCATION": "base"])
         #expect(try device.accelMountMatrix() == MountMatrix(rows: [SIMD3(0, 1, 0), SIMD3(-1, 0, 0), SIMD3(0, 0, 1)]))
         #expect(device.accelLocation == "base")
-        let bad = UdevIIODevice(syspath: "/s", sysname: "iio:device3", devnode: nil, properties: ["ACCEL_MOUNT_MATRIX": "1, 0, 0"])
+        let bad = UdevIIODevice(
+            syspath: "/s", sysname: "iio:device3", devnode: nil, properties: ["ACCEL_MOUNT_MATRIX": "1, 0, 0"])
         #expect(throws: MountMatrixError.self) { try bad.accelMountMatrix() }
         #expect(try UdevIIODevice(syspath: "/s", sysname: "iio:device3", devnode: nil, properties: [:]).accelMountMatrix() == nil)
     }
@@ -67,17 +70,19 @@ import SensorKitModel
     func enumeratesAMockedDeviceThroughLibudev() throws {
         let report = NSTemporaryDirectory() + "/iio-umockdev-report-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: report) }
-        let run = try Self.runChild(["/usr/bin/umockdev-run", "-d", Self.fixture, "--", Self.child, "enumerate", report],
-                                    report: report)
+        let run = try Self.runChild(
+            ["/usr/bin/umockdev-run", "-d", Self.fixture, "--", Self.child, "enumerate", report],
+            report: report)
         #expect(run.status == 0, "child under umockdev failed:\n\(run.log)")
-        #expect(run.report == """
-            iio:device0 /dev/iio:device0 /sys/devices/platform/iio-test/iio:device0
-            matrix 0, 1, 0; -1, 0, 0; 0, 0, 1 location display
-            bmi160 accelerometer (buffered: in_accel_x, in_accel_y, in_accel_z) gyroscope (buffered: in_anglvel_x, in_anglvel_y, in_anglvel_z)
-            scan 24 bytes
-            accel udev ACCEL_MOUNT_MATRIX -0.999568 -0.000732 0.002439
+        #expect(
+            run.report == """
+                iio:device0 /dev/iio:device0 /sys/devices/platform/iio-test/iio:device0
+                matrix 0, 1, 0; -1, 0, 0; 0, 0, 1 location display
+                bmi160 accelerometer (buffered: in_accel_x, in_accel_y, in_accel_z) gyroscope (buffered: in_anglvel_x, in_anglvel_y, in_anglvel_z)
+                scan 24 bytes
+                accel udev ACCEL_MOUNT_MATRIX -0.999568 -0.000732 0.002439
 
-            """)
+                """)
     }
 
     /// A python controller (libumockdev through GObject introspection) adds, changes and removes
@@ -91,15 +96,19 @@ import SensorKitModel
             try? FileManager.default.removeItem(atPath: report)
             try? FileManager.default.removeItem(atPath: report + ".ready")
         }
-        let run = try Self.runChild(["/usr/bin/umockdev-wrapper", TestEnvironment.python, Self.hotplugController,
-                                     report, "--", Self.child, "hotplug", report], report: report)
+        let run = try Self.runChild(
+            [
+                "/usr/bin/umockdev-wrapper", TestEnvironment.python, Self.hotplugController,
+                report, "--", Self.child, "hotplug", report,
+            ], report: report)
         #expect(run.status == 0, "hotplug run failed:\n\(run.log)")
-        #expect(run.report == """
-            enumerated 0
-            add iio:device0 /dev/iio:device0 matrix 0, 1, 0; -1, 0, 0; 0, 0, 1 name bmi160
-            change iio:device0
-            remove iio:device0
+        #expect(
+            run.report == """
+                enumerated 0
+                add iio:device0 /dev/iio:device0 matrix 0, 1, 0; -1, 0, 0; 0, 0, 1 name bmi160
+                change iio:device0
+                remove iio:device0
 
-            """)
+                """)
     }
 }

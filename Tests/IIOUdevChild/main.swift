@@ -27,9 +27,11 @@ func enumerate() throws -> [String] {
         lines.append("\(description.name) " + functions.map(\.description).joined(separator: " "))
         lines.append("scan \(try description.scanLayout(enabling: functions.flatMap(\.orderedChannels)).scanBytes) bytes")
         if let accel = functions.first(where: { $0.kind == .accelerometer }) {
-            let conversion = MotionConversion(function: accel, device: description, udevMountMatrix: try device.accelMountMatrix())
+            let conversion = MotionConversion(
+                function: accel, device: description, udevMountMatrix: try device.accelMountMatrix())
             let g = conversion.convert(rawX: 12, rawY: -16392, rawZ: 40)
-            lines.append("accel \(conversion.matrixSource) " + [g.x, g.y, g.z].map { String(format: "%.6f", $0) }.joined(separator: " "))
+            lines.append(
+                "accel \(conversion.matrixSource) " + [g.x, g.y, g.z].map { String(format: "%.6f", $0) }.joined(separator: " "))
         }
     }
     return lines

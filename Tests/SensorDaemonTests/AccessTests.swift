@@ -37,12 +37,14 @@ import Testing
         let done = DispatchSemaphore(value: 0)
 
         init(_ connection: ReaderConnection, now: Int64) {
-            connection.send({
-                $0.sensor = AccessTests.accelerometer
-                $0.from = 0
-                $0.to = now
-                $0.window = 1
-            }, op: .fetch) { [self] incoming in
+            connection.send(
+                {
+                    $0.sensor = AccessTests.accelerometer
+                    $0.from = 0
+                    $0.to = now
+                    $0.window = 1
+                }, op: .fetch
+            ) { [self] incoming in
                 switch incoming {
                 case .batch: batches.withLock { $0 += 1 }
                 case .reply(let reply):
@@ -76,7 +78,8 @@ import Testing
     @Test(.timeLimit(.minutes(1)), arguments: Revocation.allCases)
     func revocationEndsAFetchInFlightAndRefusesWhatFollows(_ revocation: Revocation) throws {
         let granted = "profile = lab\n[grant \(Self.study)]\nsensors = accelerometer\n"
-        let harness = try Self.recording(config: revocation == .grantRemoved ? granted : "profile = lab\n", grant: revocation != .grantRemoved)
+        let harness = try Self.recording(
+            config: revocation == .grantRemoved ? granted : "profile = lab\n", grant: revocation != .grantRemoved)
         defer { harness.stop() }
         let app = try harness.connect(app: Self.study)
         let events = Mutex<[WireReply]>([])
@@ -103,17 +106,23 @@ import Testing
         }
 
         let final = fetch.end()
-        #expect(final?.error?.code == revocation.code, "the fetch in flight: \(String(describing: final))\n\(harness.logLines().suffix(5))")
+        #expect(
+            final?.error?.code == revocation.code,
+            "the fetch in flight: \(String(describing: final))\n\(harness.logLines().suffix(5))")
         #expect(fetch.batches.withLock { $0 } == 1, "no batch after the revocation")
         let again = DaemonHarness.fetchAll(app, sensor: .accelerometer, from: 0, to: harness.now, timeout: 10)
         #expect(again.reply.error?.code == revocation.code && again.batches.isEmpty, "a new fetch: \(again.reply)")
         let start = app.call(.startRecording) { $0.sensor = Self.accelerometer }
         #expect(start.error?.code == revocation.code, "startRecording: \(start)")
         if revocation == .consentDenied || revocation == .grantRemoved {
-            #expect(events.withLock { $0 }.contains { $0.event == WireReply.Event.authorizationChanged.rawValue
-                && $0.authorizationStatus == SRAuthorizationStatus.denied.rawValue }, "\(events.withLock { $0 })")
+            #expect(
+                events.withLock { $0 }.contains {
+                    $0.event == WireReply.Event.authorizationChanged.rawValue
+                        && $0.authorizationStatus == SRAuthorizationStatus.denied.rawValue
+                }, "\(events.withLock { $0 })")
             let admin = try harness.connect(app: nil)
-            #expect(admin.call(.stakes).stakes?.first { $0.app == Self.study }?.active == false, "the stake ended with the consent")
+            #expect(
+                admin.call(.stakes).stakes?.first { $0.app == Self.study }?.active == false, "the stake ended with the consent")
         }
         // The daemon goes on serving others.
         #expect(try harness.connect(app: nil).call(.daemonStatus).error == nil)
@@ -133,19 +142,27 @@ import Testing
         #expect(status(first, .accelerometer) == SRAuthorizationStatus.authorized.rawValue, "\(run.log)")
         // A person decides the gyroscope again: the decision is theirs from now on.
         let admin = try run.connect(app: nil)
-        #expect(admin.call(.consentDecide) { $0.app = IIODaemonRun.app; $0.decisions = [SRSensor.rotationRate.rawValue: true] }.error == nil)
+        #expect(
+            admin.call(.consentDecide) {
+                $0.app = IIODaemonRun.app; $0.decisions = [SRSensor.rotationRate.rawValue: true]
+            }.error == nil)
         first.close()
         admin.close()
         run.stop()
 
-        try "profile = lab\n[iio]\nenabled = no\n".write(toFile: run.folder + "/sensorkitd.conf", atomically: true, encoding: .utf8)
+        try "profile = lab\n[iio]\nenabled = no\n".write(
+            toFile: run.folder + "/sensorkitd.conf", atomically: true, encoding: .utf8)
         try run.startPlain()
         let second = try run.connect()
-        #expect(status(second, .accelerometer) == SRAuthorizationStatus.denied.rawValue, "the removed grant still grants\n\(run.log)")
+        #expect(
+            status(second, .accelerometer) == SRAuthorizationStatus.denied.rawValue, "the removed grant still grants\n\(run.log)")
         // (stopRecording: without IIO here, the other operations stop at "no driver" first.)
         #expect(second.call(.stopRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error?.code == .noAuthorization)
         #expect(status(second, .rotationRate) == SRAuthorizationStatus.authorized.rawValue, "a person's decision was revoked")
-        #expect(run.log.contains("start: the configured grant of \(SRSensor.accelerometer.rawValue) to \(IIODaemonRun.app) was removed"), "\(run.log)")
+        #expect(
+            run.log.contains(
+                "start: the configured grant of \(SRSensor.accelerometer.rawValue) to \(IIODaemonRun.app) was removed"),
+            "\(run.log)")
     }
 
     /// `sensorkitctl` as nobody: bound to com.example.other, a Consenter of nothing, not root and
@@ -169,11 +186,16 @@ import Testing
         let harness = try Self.recording()
         defer { harness.stop() }
         // The same answer for an app that is not installed and one installed that does not bind it.
-        let absent = try Self.asNobody(harness, ["fetch", "--app", "com.example.absent", "--sensor", "accelerometer", "--from", "0", "--to", "now"])
-        let unbound = try Self.asNobody(harness, ["fetch", "--app", Self.study, "--sensor", "accelerometer", "--from", "0", "--to", "now"])
+        let absent = try Self.asNobody(
+            harness, ["fetch", "--app", "com.example.absent", "--sensor", "accelerometer", "--from", "0", "--to", "now"])
+        let unbound = try Self.asNobody(
+            harness, ["fetch", "--app", Self.study, "--sensor", "accelerometer", "--from", "0", "--to", "now"])
         #expect(absent.status == unbound.status && absent.status == 1)
-        #expect(unbound.output.contains("uid 65534 may not act as app '\(Self.study)': no such app is installed for this user"), "\(unbound.output)")
-        #expect(absent.output.replacingOccurrences(of: "com.example.absent", with: "APP")
+        #expect(
+            unbound.output.contains("uid 65534 may not act as app '\(Self.study)': no such app is installed for this user"),
+            "\(unbound.output)")
+        #expect(
+            absent.output.replacingOccurrences(of: "com.example.absent", with: "APP")
                 == unbound.output.replacingOccurrences(of: Self.study, with: "APP"), "\(absent.output)\n\(unbound.output)")
         // Root, an administrator, hears which it is.
         do {
@@ -195,7 +217,9 @@ import Testing
         let devices = try Self.asNobody(harness, ["devices"])
         #expect(devices.status != 0 && !devices.output.contains("generated"), "\(devices.output)")
         let sensors = try Self.asNobody(harness, ["--json", "sensors"])
-        #expect(!sensors.output.contains("\"recording\" : \"yes\"") && sensors.output.contains("shown to administrators only"), "\(sensors.output)")
+        #expect(
+            !sensors.output.contains("\"recording\" : \"yes\"") && sensors.output.contains("shown to administrators only"),
+            "\(sensors.output)")
         // Root sees all of it.
         let admin = try harness.connect(app: nil)
         let info = admin.call(.daemonStatus).info ?? [:]

@@ -1,11 +1,12 @@
 import BLEBridge
 import Foundation
 import Glibc
-@testable import SensorDaemon
 import SensorKitModel
 import SensorSystem
 import Synchronization
 import Testing
+
+@testable import SensorDaemon
 
 /// A radio shared with bluetoothd: a scan refused as busy and a connect refused with EBUSY are
 /// explained in the log, once each, and retried (docs/ble.md, "States of a wearable"). The
@@ -16,7 +17,9 @@ import Testing
         let connects = Mutex(0)
 
         func scan() throws(BLETransportError) -> [BLEScanReport] {
-            let count = scans.withLock { $0 += 1; return $0 }
+            let count = scans.withLock {
+                $0 += 1; return $0
+            }
             if count <= 2 { throw .busy("LE Set Scan Parameters: Input/output error") }
             return [BLEScanReport(address: "C0:FF:EE:00:00:01", data: AdvertisingData(parsing: [0x04, 0x09, 0x48, 0x52, 0x31]))]
         }
@@ -35,8 +38,9 @@ import Testing
     @Test func busyScansAndConnectsAreExplainedOnceAndRetried() {
         let transport = BusyTransport()
         let (journal, lines) = Journal.memory()
-        let central = BLECentral(transport: transport, wearables: [WearableConfiguration(name: "strap", match: .name("HR*"), streams: [.heartRate])],
-                                 registry: Sources(), clock: LinuxSystemClock(), journal: journal)
+        let central = BLECentral(
+            transport: transport, wearables: [WearableConfiguration(name: "strap", match: .name("HR*"), streams: [.heartRate])],
+            registry: Sources(), clock: LinuxSystemClock(), journal: journal)
         central.start()
         let deadline = Date().addingTimeInterval(10)
         while transport.connects.withLock({ $0 }) < 3 && Date() < deadline { usleep(50_000) }
@@ -44,7 +48,9 @@ import Testing
         #expect(transport.connects.withLock { $0 } >= 3, "\(lines())")
         let log = lines()
         #expect(log.filter { $0.contains("another Bluetooth stack holds the adapter") }.count == 1, "\(log)")
-        #expect(log.filter { $0.contains("usually bluetoothd") && $0.contains("bluetoothctl remove C0:FF:EE:00:00:01") }.count == 1, "\(log)")
+        #expect(
+            log.filter { $0.contains("usually bluetoothd") && $0.contains("bluetoothctl remove C0:FF:EE:00:00:01") }.count == 1,
+            "\(log)")
         #expect(log.contains { $0.contains("scanning works again") }, "\(log)")
     }
 
@@ -52,10 +58,11 @@ import Testing
     /// says so instead of staying silent (docs/ble.md, "Known limits").
     @Test func aHeldUpQueueIsLoggedOnce() {
         let (journal, lines) = Journal.memory()
-        let central = BLECentral(transport: BusyTransport(), wearables: [], registry: Sources(), clock: LinuxSystemClock(), journal: journal)
+        let central = BLECentral(
+            transport: BusyTransport(), wearables: [], registry: Sources(), clock: LinuxSystemClock(), journal: journal)
         central.start()
         usleep(400_000)
-        central.queue.sync { _ = usleep(800_000) }   // another link's work holding the queue
+        central.queue.sync { _ = usleep(800_000) }  // another link's work holding the queue
         central.queue.sync { _ = usleep(800_000) }
         usleep(400_000)
         central.stop()

@@ -6,7 +6,8 @@ import Testing
 /// for everything else.
 @Suite struct BLEConfigurationTests {
     @Test func parsesTransportAndWearables() throws {
-        let config = try DaemonConfiguration.parse("""
+        let config = try DaemonConfiguration.parse(
+            """
             [ble]
             transport = emulated:/run/sensorkit/emulated-ble
             [wearable chest strap]
@@ -28,23 +29,51 @@ import Testing
         #expect(try DaemonConfiguration.parse("").ble == nil)
     }
 
-    @Test(arguments: [
-        ("[ble]\ntransport = radio\n", 2, "transport: 'radio' must be hci or emulated:/absolute/folder"),
-        ("[ble]\ntransport = emulated:relative\n", 2, "transport: 'emulated:relative' must be hci or emulated:/absolute/folder"),
-        ("[ble x]\n", 1, "[ble] takes no name"),
-        ("[wearable]\n", 1, "[wearable] needs a name, e.g. [wearable chest-strap]"),
-        ("[ble]\n[wearable a]\naddress = C0:FF:EE:00:00\nstreams = heartRate\n", 3, "address: 'C0:FF:EE:00:00' is not a Bluetooth address like C0:FF:EE:00:00:01"),
-        ("[ble]\n[wearable a]\naddress = C0:FF:EE:00:00:01\nname = x\n", 4, "[wearable a] takes one address = or name =, not both"),
-        ("[ble]\n[wearable a]\nname = Polar [H10\n", 3, "name: 'Polar [H10' is not a shell pattern (an unclosed [ or a trailing \\)"),
-        ("[ble]\n[wearable a]\nname = x\nstreams = heartRate, accelerometer\n", 4, "streams: 'accelerometer' is not a wearable stream; use heartRate, onWristState, electrocardiogram, photoplethysmogram"),
-        ("[ble]\n[wearable a]\nstreams = heartRate\n", 2, "[wearable a] needs address = or name ="),
-        ("[ble]\n[wearable a]\nname = x\n", 2, "[wearable a] needs streams = (heartRate, onWristState, electrocardiogram, photoplethysmogram)"),
-        ("[wearable a]\nname = x\nstreams = heartRate\n", 1, "[wearable a] needs a [ble] section (transport = hci or emulated:/folder)"),
-        ("[ble]\n[wearable a]\nname = x\nstreams = heartRate\n[wearable a]\n", 5, "section [wearable a] appears twice (first on line 2); merge the two into one"),
-        ("[ble]\n[wearable a]\naddress = C0:FF:EE:00:00:01\nstreams = heartRate\n[wearable b]\naddress = c0:ff:ee:00:00:01\nstreams = heartRate\n", 5,
-         "[wearable b] has the address of [wearable a]"),
-        ("[ble]\n[wearable a]\nname = x\nstreams = heartRate\nrssi = -40\n", 5, "unknown key 'rssi' in [wearable a]"),
-    ] as [(String, Int, String)])
+    @Test(
+        arguments: [
+            ("[ble]\ntransport = radio\n", 2, "transport: 'radio' must be hci or emulated:/absolute/folder"),
+            (
+                "[ble]\ntransport = emulated:relative\n", 2,
+                "transport: 'emulated:relative' must be hci or emulated:/absolute/folder"
+            ),
+            ("[ble x]\n", 1, "[ble] takes no name"),
+            ("[wearable]\n", 1, "[wearable] needs a name, e.g. [wearable chest-strap]"),
+            (
+                "[ble]\n[wearable a]\naddress = C0:FF:EE:00:00\nstreams = heartRate\n", 3,
+                "address: 'C0:FF:EE:00:00' is not a Bluetooth address like C0:FF:EE:00:00:01"
+            ),
+            (
+                "[ble]\n[wearable a]\naddress = C0:FF:EE:00:00:01\nname = x\n", 4,
+                "[wearable a] takes one address = or name =, not both"
+            ),
+            (
+                "[ble]\n[wearable a]\nname = Polar [H10\n", 3,
+                "name: 'Polar [H10' is not a shell pattern (an unclosed [ or a trailing \\)"
+            ),
+            (
+                "[ble]\n[wearable a]\nname = x\nstreams = heartRate, accelerometer\n", 4,
+                "streams: 'accelerometer' is not a wearable stream; use heartRate, onWristState, electrocardiogram, photoplethysmogram"
+            ),
+            ("[ble]\n[wearable a]\nstreams = heartRate\n", 2, "[wearable a] needs address = or name ="),
+            (
+                "[ble]\n[wearable a]\nname = x\n", 2,
+                "[wearable a] needs streams = (heartRate, onWristState, electrocardiogram, photoplethysmogram)"
+            ),
+            (
+                "[wearable a]\nname = x\nstreams = heartRate\n", 1,
+                "[wearable a] needs a [ble] section (transport = hci or emulated:/folder)"
+            ),
+            (
+                "[ble]\n[wearable a]\nname = x\nstreams = heartRate\n[wearable a]\n", 5,
+                "section [wearable a] appears twice (first on line 2); merge the two into one"
+            ),
+            (
+                "[ble]\n[wearable a]\naddress = C0:FF:EE:00:00:01\nstreams = heartRate\n[wearable b]\naddress = c0:ff:ee:00:00:01\nstreams = heartRate\n",
+                5,
+                "[wearable b] has the address of [wearable a]"
+            ),
+            ("[ble]\n[wearable a]\nname = x\nstreams = heartRate\nrssi = -40\n", 5, "unknown key 'rssi' in [wearable a]"),
+        ] as [(String, Int, String)])
     func refusesBadInputWithItsLine(text: String, line: Int, message: String) {
         do {
             _ = try DaemonConfiguration.parse(text)

@@ -30,14 +30,16 @@ import Testing
     }
 
     @Test func wearablesAreRecordedThroughALinkLossAndAClockReset() throws {
-        let rig = try WearableRig(sensors: "heartRate, onWristState, electrocardiogram", entitlements: ["heart-rate", "on-wrist", "ecg"], wearables: """
-            [wearable chest]
-            name = Polar H10 *
-            streams = heartRate, onWristState, electrocardiogram
-            [wearable strap]
-            address = \(Self.strap.lowercased())
-            streams = heartRate, onWristState
-            """)
+        let rig = try WearableRig(
+            sensors: "heartRate, onWristState, electrocardiogram", entitlements: ["heart-rate", "on-wrist", "ecg"],
+            wearables: """
+                [wearable chest]
+                name = Polar H10 *
+                streams = heartRate, onWristState, electrocardiogram
+                [wearable strap]
+                address = \(Self.strap.lowercased())
+                streams = heartRate, onWristState
+                """)
         defer { rig.stop() }
         let h10 = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: Self.h10))
         let strap = try EmulatedPeripheral(directory: rig.directory, profile: .strap(address: Self.strap))
@@ -94,12 +96,13 @@ import Testing
             }
         }
 
-        feed(seconds: 3, strapContact: { $0 == 6 ? 2 : 3 })   // the strap is off the skin once, then back
+        feed(seconds: 3, strapContact: { $0 == 6 ? 2 : 3 })  // the strap is off the skin once, then back
         // Both links drop; the devices keep their clocks; nothing is sent until the daemon is back.
         h10.disconnect()
         strap.disconnect()
-        #expect(IIODaemonRun.eventually(15) { h10.connections == 2 && strap.connections == 2 && streaming() },
-                "the daemon did not reconnect\n\(run.log)")
+        #expect(
+            IIODaemonRun.eventually(15) { h10.connections == 2 && strap.connections == 2 && streaming() },
+            "the daemon did not reconnect\n\(run.log)")
         reconnected = [Self.h10, Self.strap]
         let skipped = Int(Double(clock.boottimeNanoseconds() - hostBase) / Self.period) + Self.samplesPerFrame - sample
         sample += max(0, skipped / Self.samplesPerFrame + 1) * Self.samplesPerFrame
@@ -129,12 +132,17 @@ import Testing
             let wrist = fetch(app, .onWristState, device: device, from: startSR, to: now)
             #expect(wrist.columns.first?.map { $0 != 0 } == sent.wrist[address], "\(address) wrist states")
             // One deletion record per real gap: the link loss (and, for ECG, the clock reset).
-            let sensors: [(SRSensor, Int)] = address == Self.h10
+            let sensors: [(SRSensor, Int)] =
+                address == Self.h10
                 ? [(.heartRate, 1), (.onWristState, 1), (.electrocardiogram, 2)] : [(.heartRate, 1), (.onWristState, 1)]
             for (sensor, count) in sensors {
                 let records = fetch(app, sensor.deletionRecordSensor!, device: device, from: startSR, to: now)
-                let systemInitiated = records.columns.count > 1 ? records.columns[1].filter { $0 == Double(SRDeletionReason.systemInitiated.rawValue) }.count : 0
-                #expect(systemInitiated == count, "\(address) \(sensor.rawValue): \(systemInitiated) deletion records, expected \(count)\n\(run.log)")
+                let systemInitiated =
+                    records.columns.count > 1
+                    ? records.columns[1].filter { $0 == Double(SRDeletionReason.systemInitiated.rawValue) }.count : 0
+                #expect(
+                    systemInitiated == count,
+                    "\(address) \(sensor.rawValue): \(systemInitiated) deletion records, expected \(count)\n\(run.log)")
             }
         }
 
@@ -159,8 +167,11 @@ import Testing
         try ctl.run()
         let printed = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         ctl.waitUntilExit()
-        for line in ["electrocardiogram on ble:\(Self.h10): ble:\(Self.h10)#\(SRSensor.electrocardiogram.rawValue) (recording)",
-                     "heartRate on ble:\(Self.strap)", "    link: ready", "    battery: 87 %", "    deviceModel: H10", "    clockUncertainty: "] {
+        for line in [
+            "electrocardiogram on ble:\(Self.h10): ble:\(Self.h10)#\(SRSensor.electrocardiogram.rawValue) (recording)",
+            "heartRate on ble:\(Self.strap)", "    link: ready", "    battery: 87 %", "    deviceModel: H10",
+            "    clockUncertainty: ",
+        ] {
             #expect(printed.contains(line), "'\(line)' missing from sensorkitctl devices:\n\(printed)")
         }
 
@@ -171,14 +182,16 @@ import Testing
     }
 
     @Test func malformedInputIsCountedLoggedOnceAndNeverCorruptsAStream() throws {
-        let rig = try WearableRig(sensors: "heartRate, electrocardiogram", entitlements: ["heart-rate", "ecg"], wearables: """
-            [wearable chest]
-            address = \(Self.h10)
-            streams = heartRate, electrocardiogram
-            [wearable small-mtu]
-            address = C0:FF:EE:00:00:11
-            streams = heartRate, electrocardiogram
-            """)
+        let rig = try WearableRig(
+            sensors: "heartRate, electrocardiogram", entitlements: ["heart-rate", "ecg"],
+            wearables: """
+                [wearable chest]
+                address = \(Self.h10)
+                streams = heartRate, electrocardiogram
+                [wearable small-mtu]
+                address = C0:FF:EE:00:00:11
+                streams = heartRate, electrocardiogram
+                """)
         defer { rig.stop() }
         let h10 = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: Self.h10))
         let small = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: "C0:FF:EE:00:00:11"))
@@ -194,7 +207,7 @@ import Testing
         let hostBase = clock.boottimeNanoseconds() + 200_000_000
         var deviceOffset = Int64(820_000_000) * 1_000_000_000 - hostBase
         var truth: [(time: Int64, microvolts: Int32)] = []
-        var faults: [Int] = []   // indices into truth: the last good sample before each gap
+        var faults: [Int] = []  // indices into truth: the last good sample before each gap
         func trueTime(_ n: Int) -> Int64 { hostBase + Int64((Double(n) * Self.period).rounded()) }
         var previous: (timestamp: UInt64, values: [Int32])?
         for frame in 0..<30 {
@@ -203,10 +216,10 @@ import Testing
             if wait > 0 { usleep(useconds_t(wait / 1000)) }
             switch frame {
             case 5:
-                h10.sendPacket([0xFF, 0x00])           // an opcode nobody knows
-                h10.sendPacket([0x1B, 0x01])           // a notification cut short
+                h10.sendPacket([0xFF, 0x00])  // an opcode nobody knows
+                h10.sendPacket([0x1B, 0x01])  // a notification cut short
             case 8:
-                if let previous { h10.sendECG(timestamp: previous.timestamp, microvolts: previous.values) }   // a duplicate
+                if let previous { h10.sendECG(timestamp: previous.timestamp, microvolts: previous.values) }  // a duplicate
             case 10, 14:
                 faults.append(truth.count - 1)
                 h10.sendRawFrame(frame == 10 ? [0x00, 1, 2, 3] : [0x00] + [UInt8](repeating: 7, count: 8) + [0x00, 1, 2, 3, 4])
@@ -215,7 +228,7 @@ import Testing
                 h10.notifyHeartRate([0x10, 70, 0x01])
             case 20:
                 faults.append(truth.count - 1)
-                deviceOffset += 3_600_000_000_000       // the device clock jumps an hour ahead
+                deviceOffset += 3_600_000_000_000  // the device clock jumps an hour ahead
             default: break
             }
             let values = (first...last).map { Int32(($0 * 53) % 1601) - 800 }
@@ -236,32 +249,46 @@ import Testing
         #expect(worst <= Int64(Self.period), "worst ECG time error \(worst) ns")
         #expect(zip(ecg.times, ecg.times.dropFirst()).allSatisfy { $0 < $1 })
         // One deletion record per gap, from the last good sample before it to the first after.
-        let records = fetch(app, SRSensor.electrocardiogram.deletionRecordSensor!, device: "ble:" + Self.h10, from: startSR, to: now)
-        #expect(records.times.count == faults.count, "\(records.times.count) ECG deletion records for \(faults.count) gaps\n\(run.log)")
+        let records = fetch(
+            app, SRSensor.electrocardiogram.deletionRecordSensor!, device: "ble:" + Self.h10, from: startSR, to: now)
+        #expect(
+            records.times.count == faults.count,
+            "\(records.times.count) ECG deletion records for \(faults.count) gaps\n\(run.log)")
         for (index, fault) in faults.enumerated() where index < records.times.count && fault + 1 < truth.count {
             #expect(abs(records.times[index] - (anchor + truth[fault].time)) <= Int64(Self.period), "gap \(index) start")
-            #expect(abs(Int64(records.columns[0][index]) - (anchor + truth[fault + 1].time)) <= Int64(Self.period), "gap \(index) end")
+            #expect(
+                abs(Int64(records.columns[0][index]) - (anchor + truth[fault + 1].time)) <= Int64(Self.period), "gap \(index) end"
+            )
         }
         #expect(fetch(app, .heartRate, device: "ble:" + Self.h10, from: startSR, to: now).times.count == 6)
 
         // Each cause is logged once, however often it happens.
         let log = run.log
-        for cause in ["dropped a PDU that does not decode", "frame repeating the previous timestamp", "frame that does not decode dropped",
-                      "heart-rate measurement that does not decode", "device time jumped"] {
-            #expect(log.components(separatedBy: cause).count == 2, "'\(cause)' logged \(log.components(separatedBy: cause).count - 1) times\n\(log)")
+        for cause in [
+            "dropped a PDU that does not decode", "frame repeating the previous timestamp", "frame that does not decode dropped",
+            "heart-rate measurement that does not decode", "device time jumped",
+        ] {
+            #expect(
+                log.components(separatedBy: cause).count == 2,
+                "'\(cause)' logged \(log.components(separatedBy: cause).count - 1) times\n\(log)")
         }
         // An MTU below 232: heart rate only, and the log says why.
-        #expect(log.contains("wearable small-mtu (C0:FF:EE:00:00:11): the link's ATT MTU is 185, PMD needs at least 232; recording heart rate only"))
+        #expect(
+            log.contains(
+                "wearable small-mtu (C0:FF:EE:00:00:11): the link's ATT MTU is 185, PMD needs at least 232; recording heart rate only"
+            ))
         #expect(small.commands.isEmpty)
         #expect(fetch(app, .heartRate, device: "ble:C0:FF:EE:00:00:11", from: startSR, to: now).times.count == 6)
     }
 
     @Test func aStakeTakenWhileTheWearableIsAwayIsAGapUntilItIsBack() throws {
-        let rig = try WearableRig(sensors: "heartRate", entitlements: ["heart-rate"], wearables: """
-            [wearable strap]
-            address = \(Self.strap)
-            streams = heartRate
-            """)
+        let rig = try WearableRig(
+            sensors: "heartRate", entitlements: ["heart-rate"],
+            wearables: """
+                [wearable strap]
+                address = \(Self.strap)
+                streams = heartRate
+                """)
         defer { rig.stop() }
         var strap = try EmulatedPeripheral(directory: rig.directory, profile: .strap(address: Self.strap))
         let app = try rig.start()
@@ -287,8 +314,9 @@ import Testing
             return heart.times.count == 3
         }
         #expect(heart.columns.first == [70, 71, 72], "\(run.log)")
-        let records = fetch(app, SRSensor.heartRate.deletionRecordSensor!, device: "ble:" + Self.strap, from: beforeStake,
-                            to: try run.timeline(app).now)
+        let records = fetch(
+            app, SRSensor.heartRate.deletionRecordSensor!, device: "ble:" + Self.strap, from: beforeStake,
+            to: try run.timeline(app).now)
         #expect(records.times.count == 1, "\(run.log)")
         if let start = records.times.first, let end = records.columns.first?.first, let first = heart.times.first {
             // The stake reaches the stream shortly after the reply (the pipeline applies it on its queue).
@@ -298,11 +326,13 @@ import Testing
     }
 
     @Test func endingAnECGStakeKeepsTheFramesHeldForTheFitAndStopsTheStream() throws {
-        let rig = try WearableRig(sensors: "electrocardiogram", entitlements: ["ecg"], wearables: """
-            [wearable chest]
-            address = \(Self.h10)
-            streams = electrocardiogram
-            """)
+        let rig = try WearableRig(
+            sensors: "electrocardiogram", entitlements: ["ecg"],
+            wearables: """
+                [wearable chest]
+                address = \(Self.h10)
+                streams = electrocardiogram
+                """)
         defer { rig.stop() }
         let h10 = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: Self.h10))
         let app = try rig.start()
@@ -318,11 +348,14 @@ import Testing
             let due = hostBase + Int64((Double(last) * Self.period).rounded())
             let wait = due - clock.boottimeNanoseconds()
             if wait > 0 { usleep(useconds_t(wait / 1000)) }
-            if h10.sendECG(timestamp: UInt64(820_000_000_000_000_000 + due), microvolts: .init(repeating: Int32(frame), count: Self.samplesPerFrame)) {
+            if h10.sendECG(
+                timestamp: UInt64(820_000_000_000_000_000 + due),
+                microvolts: .init(repeating: Int32(frame), count: Self.samplesPerFrame))
+            {
                 sent += Self.samplesPerFrame
             }
         }
-        usleep(100_000)   // the last frame has arrived; up to 1 s of frames is still held
+        usleep(100_000)  // the last frame has arrived; up to 1 s of frames is still held
         let reply = app.call(.stopRecording) { $0.sensor = SRSensor.electrocardiogram.rawValue }
         #expect(reply.error == nil)
         #expect(IIODaemonRun.eventually(5) { h10.runningMeasurements.isEmpty }, "PMD STOP at the end of the stake\n\(run.log)")
@@ -332,11 +365,13 @@ import Testing
     }
 
     @Test func aStakeEndingWhileTheLinkIsDownClosesTheGapAtTheStop() throws {
-        let rig = try WearableRig(sensors: "heartRate", entitlements: ["heart-rate"], wearables: """
-            [wearable strap]
-            address = \(Self.strap)
-            streams = heartRate
-            """)
+        let rig = try WearableRig(
+            sensors: "heartRate", entitlements: ["heart-rate"],
+            wearables: """
+                [wearable strap]
+                address = \(Self.strap)
+                streams = heartRate
+                """)
         defer { rig.stop() }
         let strap = try EmulatedPeripheral(directory: rig.directory, profile: .strap(address: Self.strap))
         let app = try rig.start()
@@ -357,23 +392,31 @@ import Testing
         let afterStop = try run.timeline(app).now
         var records = Fetch(reply: WireReply())
         var lost: [Int] = []
-        _ = try IIODaemonRun.eventually(5) {   // the stop reaches the stream after the reply
-            records = fetch(app, SRSensor.heartRate.deletionRecordSensor!, device: "ble:" + Self.strap, from: startSR,
-                            to: try run.timeline(app).now)
-            lost = records.columns.count > 1 ? (0..<records.times.count).filter { records.columns[1][$0] == Double(SRDeletionReason.systemInitiated.rawValue) } : []
+        _ = try IIODaemonRun.eventually(5) {  // the stop reaches the stream after the reply
+            records = fetch(
+                app, SRSensor.heartRate.deletionRecordSensor!, device: "ble:" + Self.strap, from: startSR,
+                to: try run.timeline(app).now)
+            lost =
+                records.columns.count > 1
+                ? (0..<records.times.count).filter { records.columns[1][$0] == Double(SRDeletionReason.systemInitiated.rawValue) }
+                : []
             return !lost.isEmpty
         }
         #expect(lost.count == 1, "\(records)\n\(run.log)")
         if let index = lost.first, let last = heart.times.first {
             #expect(records.times[index] == last)
             // The stop reaches the stream shortly after the reply (the pipeline applies it on its queue).
-            #expect(Int64(records.columns[0][index]) >= beforeStop, "\(Int64(records.columns[0][index]) - afterStop) ns after the reply")
+            #expect(
+                Int64(records.columns[0][index]) >= beforeStop,
+                "\(Int64(records.columns[0][index]) - afterStop) ns after the reply")
         }
     }
 
     /// The ECG fetch once the daemon has released and stored every frame (held frames go out
     /// after 1 s; a loaded machine may take longer), at most 10 s; and the SR time it ended at.
-    func settled(_ run: IIODaemonRun, _ app: ReaderConnection, device: String, from: Int64, expecting count: Int) throws -> (Fetch, Int64) {
+    func settled(_ run: IIODaemonRun, _ app: ReaderConnection, device: String, from: Int64, expecting count: Int) throws -> (
+        Fetch, Int64
+    ) {
         var result: (Fetch, Int64)?
         _ = try IIODaemonRun.eventually(10) {
             let now = try run.timeline(app).now
@@ -396,7 +439,9 @@ import Testing
         for batch in batches {
             result.times += batch.sensorTimes
             result.ragged += batch.ragged
-            if result.columns.isEmpty { result.columns = batch.columns } else {
+            if result.columns.isEmpty {
+                result.columns = batch.columns
+            } else {
                 for index in result.columns.indices { result.columns[index] += batch.columns[index] }
             }
         }
@@ -424,20 +469,22 @@ final class WearableRig {
         guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
         directory = String(cString: made)
         self.entitlements = entitlements
-        run = try IIODaemonRun(extraConfig: """
-            [grant \(BLEEndToEndTests.app)]
-            sensors = \(sensors)
-            [iio]
-            enabled = no
-            [ble]
-            transport = emulated:\(directory)
-            \(wearables)
-            """)
+        run = try IIODaemonRun(
+            extraConfig: """
+                [grant \(BLEEndToEndTests.app)]
+                sensors = \(sensors)
+                [iio]
+                enabled = no
+                [ble]
+                transport = emulated:\(directory)
+                \(wearables)
+                """)
     }
 
     /// Installs the app, starts the daemon and connects as the app.
     func start() throws -> ReaderConnection {
-        try DaemonHarness.writeApp(BLEEndToEndTests.app, in: run.folder + "/apps.d", entitlements: entitlements, users: [String(getuid())])
+        try DaemonHarness.writeApp(
+            BLEEndToEndTests.app, in: run.folder + "/apps.d", entitlements: entitlements, users: [String(getuid())])
         try run.startPlain()
         let connection = try run.connect(app: BLEEndToEndTests.app)
         app = connection

@@ -26,10 +26,11 @@ import Testing
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
         for pid in entries where Int(pid) != nil {
             guard let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
-                  let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"), exe.hasSuffix("/sensorkitd"),
-                  String(decoding: cmdline, as: UTF8.self).contains(folder),
-                  let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-                  let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+                let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"),
+                exe.hasSuffix("/sensorkitd"),
+                String(decoding: cmdline, as: UTF8.self).contains(folder),
+                let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
             else { continue }
             return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
         }
@@ -39,14 +40,16 @@ import Testing
     static func occurrences(_ text: String, _ part: String) -> Int { text.components(separatedBy: part).count - 1 }
 
     @Test func aFloodOfGoodAndUndecodableFramesIsOneRecordPerRunAndTheOtherStrapStaysOnTime() throws {
-        let rig = try WearableRig(sensors: "heartRate, electrocardiogram", entitlements: ["heart-rate", "ecg"], wearables: """
-            [wearable chest]
-            address = \(Self.h10)
-            streams = heartRate, electrocardiogram
-            [wearable strap]
-            address = \(Self.strap)
-            streams = heartRate
-            """)
+        let rig = try WearableRig(
+            sensors: "heartRate, electrocardiogram", entitlements: ["heart-rate", "ecg"],
+            wearables: """
+                [wearable chest]
+                address = \(Self.h10)
+                streams = heartRate, electrocardiogram
+                [wearable strap]
+                address = \(Self.strap)
+                streams = heartRate
+                """)
         defer { rig.stop() }
         let h10 = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: Self.h10))
         let strap = try EmulatedPeripheral(directory: rig.directory, profile: .strap(address: Self.strap))
@@ -76,16 +79,21 @@ import Testing
         }
         let flooded = Double(clock.boottimeNanoseconds() - start) / 1e9
         let rssAfter = Self.rss(run.folder)
-        usleep(1_500_000)   // the settling run ends, the last heart rates are stored
+        usleep(1_500_000)  // the settling run ends, the last heart rates are stored
         let now = try run.timeline(app).now
-        let records = e2e.fetch(app, SRSensor.electrocardiogram.deletionRecordSensor!, device: "ble:" + Self.h10, from: startSR, to: now)
+        let records = e2e.fetch(
+            app, SRSensor.electrocardiogram.deletionRecordSensor!, device: "ble:" + Self.h10, from: startSR, to: now)
         let log = run.log
         let lostLines = Self.occurrences(log, "ble:\(Self.h10)#\(SRSensor.electrocardiogram.rawValue): lost")
         let heart = e2e.fetch(app, .heartRate, device: "ble:" + Self.strap, from: startSR, to: now)
         let lateness = zip(heart.times, sentAt).map { $0 - (anchor + $1) }
-        print("flood: \(frames) frames in \(String(format: "%.1f", flooded)) s; \(records.times.count) ECG deletion records, \(lostLines) 'lost' lines, \(log.split(separator: "\n").count) log lines; other strap \(heart.times.count) of \(sentAt.count) heart rates, latest \(lateness.max() ?? -1) ns late; RSS \(rssBefore) → \(rssAfter) KiB")
+        print(
+            "flood: \(frames) frames in \(String(format: "%.1f", flooded)) s; \(records.times.count) ECG deletion records, \(lostLines) 'lost' lines, \(log.split(separator: "\n").count) log lines; other strap \(heart.times.count) of \(sentAt.count) heart rates, latest \(lateness.max() ?? -1) ns late; RSS \(rssBefore) → \(rssAfter) KiB"
+        )
         #expect(frames > 1000, "the flood did not get going")
-        #expect(records.times.count >= 1 && records.times.count <= 7, "\(records.times.count) ECG deletion records\n\(log.suffix(3000))")
+        #expect(
+            records.times.count >= 1 && records.times.count <= 7,
+            "\(records.times.count) ECG deletion records\n\(log.suffix(3000))")
         #expect(lostLines <= 7)
         #expect(log.split(separator: "\n").count < 100, "\(log.split(separator: "\n").count) log lines")
         #expect(heart.times.count == sentAt.count, "the other strap: \(heart.times.count) of \(sentAt.count) heart rates")
@@ -93,14 +101,16 @@ import Testing
     }
 
     @Test func impossibleFramesAnEndlessContinuationAndADeviceThatKeepsStoppingAreContained() throws {
-        let rig = try WearableRig(sensors: "heartRate, electrocardiogram", entitlements: ["heart-rate", "ecg"], wearables: """
-            [wearable chest]
-            address = \(Self.h10)
-            streams = heartRate, electrocardiogram
-            [wearable strap]
-            address = \(Self.strap)
-            streams = heartRate
-            """)
+        let rig = try WearableRig(
+            sensors: "heartRate, electrocardiogram", entitlements: ["heart-rate", "ecg"],
+            wearables: """
+                [wearable chest]
+                address = \(Self.h10)
+                streams = heartRate, electrocardiogram
+                [wearable strap]
+                address = \(Self.strap)
+                streams = heartRate
+                """)
         defer { rig.stop() }
         let h10 = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: Self.h10))
         let strap = try EmulatedPeripheral(directory: rig.directory, profile: .strap(address: Self.strap))
@@ -142,7 +152,9 @@ import Testing
         let heart = e2e.fetch(app, .heartRate, device: "ble:" + Self.strap, from: startSR, to: now)
         let lateness = zip(heart.times, sentAt).map { $0 - (anchor + $1) }
         let starts = Self.occurrences(log, "PMD ecg streaming") - startsBefore
-        print("hostile: \(ecg.times.count) ECG samples stored; \(Self.occurrences(log, "stopped PMD")) 'stopped PMD' lines, \(starts) restarts; other strap latest \(lateness.max() ?? -1) ns late")
+        print(
+            "hostile: \(ecg.times.count) ECG samples stored; \(Self.occurrences(log, "stopped PMD")) 'stopped PMD' lines, \(starts) restarts; other strap latest \(lateness.max() ?? -1) ns late"
+        )
         #expect(ecg.times.count < 1000, "\(ecg.times.count) ECG samples from frames that hold none")
         #expect(log.contains("holding more samples than 260"), "\(log)")
         #expect(log.contains("a PMD control-point response in parts was dropped (more than 16 parts)"), "\(log)")
@@ -155,14 +167,16 @@ import Testing
 
     @Test func aHalfSpeedClockAndAnMTUTooSmallForECGEachLeaveARecord() throws {
         let small = "C0:FF:EE:00:00:11"
-        let rig = try WearableRig(sensors: "electrocardiogram", entitlements: ["ecg"], wearables: """
-            [wearable chest]
-            address = \(Self.h10)
-            streams = electrocardiogram
-            [wearable small-mtu]
-            address = \(small)
-            streams = electrocardiogram
-            """)
+        let rig = try WearableRig(
+            sensors: "electrocardiogram", entitlements: ["ecg"],
+            wearables: """
+                [wearable chest]
+                address = \(Self.h10)
+                streams = electrocardiogram
+                [wearable small-mtu]
+                address = \(small)
+                streams = electrocardiogram
+                """)
         defer { rig.stop() }
         let h10 = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: Self.h10))
         let tiny = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: small))
@@ -172,8 +186,13 @@ import Testing
         let (startSR, _) = try run.timeline(app)
         try run.startRecording(app, .electrocardiogram)
         #expect(IIODaemonRun.eventually(15) { h10.runningMeasurements.contains(0) && tiny.connections == 1 }, "\(run.log)")
-        #expect(IIODaemonRun.eventually(5) { (try? run.devices())?.contains { $0.device == "ble:" + small && $0.details["pmd"]?.hasPrefix("not recorded: the link's ATT MTU is 23") == true } == true },
-                "\((try? run.devices()) ?? [])")
+        #expect(
+            IIODaemonRun.eventually(5) {
+                (try? run.devices())?.contains {
+                    $0.device == "ble:" + small && $0.details["pmd"]?.hasPrefix("not recorded: the link's ATT MTU is 23") == true
+                } == true
+            },
+            "\((try? run.devices()) ?? [])")
         // 3 s of host time, 1.5 s of device time: the strap's clock runs at half speed.
         let clock = LinuxSystemClock()
         let hostBase = clock.boottimeNanoseconds()
@@ -189,8 +208,10 @@ import Testing
         var tinyRecords = BLEEndToEndTests.Fetch(reply: WireReply())
         _ = try IIODaemonRun.eventually(5) {
             let now = try run.timeline(app).now
-            records = e2e.fetch(app, SRSensor.electrocardiogram.deletionRecordSensor!, device: "ble:" + Self.h10, from: startSR, to: now)
-            tinyRecords = e2e.fetch(app, SRSensor.electrocardiogram.deletionRecordSensor!, device: "ble:" + small, from: startSR, to: now)
+            records = e2e.fetch(
+                app, SRSensor.electrocardiogram.deletionRecordSensor!, device: "ble:" + Self.h10, from: startSR, to: now)
+            tinyRecords = e2e.fetch(
+                app, SRSensor.electrocardiogram.deletionRecordSensor!, device: "ble:" + small, from: startSR, to: now)
             return !records.times.isEmpty && !tinyRecords.times.isEmpty
         }
         let now = try run.timeline(app).now
@@ -200,15 +221,18 @@ import Testing
         #expect(ecg.times.isEmpty, "\(ecg.times.count) ECG samples timed by a clock at half speed")
         #expect(log.contains("device clock runs at a rate the host clock disagrees with"), "\(log)")
         #expect(tinyRecords.times.count == 1, "\(tinyRecords)\n\(log)")
-        #expect(Self.occurrences(log, "the link's ATT MTU is 23, PMD needs at least 232; recording heart rate only") == 1, "\(log)")
+        #expect(
+            Self.occurrences(log, "the link's ATT MTU is 23, PMD needs at least 232; recording heart rate only") == 1, "\(log)")
     }
 
     @Test func wristStateIsRecordedAgainAfterAReconnectAndItsRecordSpansTheLossOnly() throws {
-        let rig = try WearableRig(sensors: "onWristState", entitlements: ["on-wrist"], wearables: """
-            [wearable strap]
-            address = \(Self.strap)
-            streams = onWristState
-            """)
+        let rig = try WearableRig(
+            sensors: "onWristState", entitlements: ["on-wrist"],
+            wearables: """
+                [wearable strap]
+                address = \(Self.strap)
+                streams = onWristState
+                """)
         defer { rig.stop() }
         let strap = try EmulatedPeripheral(directory: rig.directory, profile: .strap(address: Self.strap))
         let app = try rig.start()
@@ -216,8 +240,8 @@ import Testing
         let (startSR, anchor) = try run.timeline(app)
         #expect(IIODaemonRun.eventually(15) { strap.isSubscribed(Self.hrm) }, "\(run.log)")
         #expect(IIODaemonRun.eventually(15) { (try? run.devices().count) == 1 }, "\(run.log)")
-        try run.startRecording(app, .onWristState)   // staked while connected: no gap before the first state
-        usleep(200_000)   // the stake reaches the stream
+        try run.startRecording(app, .onWristState)  // staked while connected: no gap before the first state
+        usleep(200_000)  // the stake reaches the stream
         let clock = LinuxSystemClock()
         // On the wrist from the start, unchanged for 2 s; then the link drops.
         for _ in 0..<8 {
@@ -235,22 +259,27 @@ import Testing
             return wrist.times.count == 2
         }
         #expect(wrist.columns.first == [1, 1], "the state after the reconnect is recorded again: \(wrist.columns)")
-        let records = e2e.fetch(app, SRSensor.onWristState.deletionRecordSensor!, device: "ble:" + Self.strap, from: startSR,
-                                to: try run.timeline(app).now)
+        let records = e2e.fetch(
+            app, SRSensor.onWristState.deletionRecordSensor!, device: "ble:" + Self.strap, from: startSR,
+            to: try run.timeline(app).now)
         #expect(records.times.count == 1, "\(records)\n\(run.log)")
         if let from = records.times.first, let to = records.columns.first?.first {
-            #expect(from >= anchor + lostAt - 300_000_000, "the record starts \(Double(anchor + lostAt - from) / 1e9) s before the loss")
+            #expect(
+                from >= anchor + lostAt - 300_000_000,
+                "the record starts \(Double(anchor + lostAt - from) / 1e9) s before the loss")
             #expect(Int64(to) >= anchor + backAt && Int64(to) - from < backAt - lostAt + 1_000_000_000)
         }
     }
 
     @Test func anImpostorAdvertisingTheNameLosesAfterALostLink() throws {
         let impostorAddress = "C0:FF:EE:00:00:02", realAddress = "C0:FF:EE:00:00:09"
-        let rig = try WearableRig(sensors: "heartRate", entitlements: ["heart-rate"], wearables: """
-            [wearable chest]
-            name = Polar H10 *
-            streams = heartRate
-            """)
+        let rig = try WearableRig(
+            sensors: "heartRate", entitlements: ["heart-rate"],
+            wearables: """
+                [wearable chest]
+                name = Polar H10 *
+                streams = heartRate
+                """)
         defer { rig.stop() }
         var fake = EmulatedPeripheral.Profile.strap(address: impostorAddress)
         fake.name = "Polar H10 FAKE"
@@ -263,10 +292,10 @@ import Testing
         var genuine = EmulatedPeripheral.Profile.strap(address: realAddress)
         genuine.name = "Polar H10 REAL"
         let real = try EmulatedPeripheral(directory: rig.directory, profile: genuine)
-        impostor.disconnect()   // it stays in range, advertising the name
+        impostor.disconnect()  // it stays in range, advertising the name
         #expect(IIODaemonRun.eventually(15) { real.isSubscribed(Self.hrm) }, "the real strap was never chosen\n\(run.log)")
         var heart = BLEEndToEndTests.Fetch(reply: WireReply())
-        _ = try IIODaemonRun.eventually(5) {   // its streams are registered once its setup is read
+        _ = try IIODaemonRun.eventually(5) {  // its streams are registered once its setup is read
             real.notifyHeartRate([0x06, 66])
             usleep(100_000)
             heart = e2e.fetch(app, .heartRate, device: "ble:" + realAddress, from: startSR, to: try run.timeline(app).now)

@@ -1,12 +1,14 @@
-@testable import SensorDaemon
 import Testing
+
+@testable import SensorDaemon
 
 /// `ConnectionFlow` on its own: backpressure, the partial-frame deadline and the ways to the
 /// close, with counts for requests and bytes (docs/protocol.md §2, §6.2).
 @Suite struct ConnectionFlowTests {
     func flow() -> ConnectionFlow {
-        ConnectionFlow(maxQueuedRequests: 4, readPauseBytes: 1000, maxPendingBytes: 5000, flushBeforeCloseBytes: 600,
-                       partialFrameTimeout: 10)
+        ConnectionFlow(
+            maxQueuedRequests: 4, readPauseBytes: 1000, maxPendingBytes: 5000, flushBeforeCloseBytes: 600,
+            partialFrameTimeout: 10)
     }
 
     @Test func readingPausesAtTheBacklogAndResumesAtHalf() {
@@ -50,7 +52,8 @@ import Testing
         #expect(flow.on(.readTurn) == [.disarmPartialFrameDeadline, .pauseReading, .endTurn])
         #expect(flow.on(.partialFrameExpired(buffered: 3)).isEmpty)
         for _ in 0..<4 { _ = flow.on(.requestAnswered) }
-        #expect(flow.on(.partialFrameExpired(buffered: 3))
+        #expect(
+            flow.on(.partialFrameExpired(buffered: 3))
                 == [.replyMalformed("incomplete frame: 3 bytes of it arrived and no more within 10.0 s")])
     }
 
@@ -64,15 +67,17 @@ import Testing
         #expect(few.on(.writesDone) == [.close(reason: "bad framing")])
         var many = flow()
         _ = many.on(.queued(bytes: 700))
-        #expect(many.on(.closeRequested("refused", flushFirst: true))
+        #expect(
+            many.on(.closeRequested("refused", flushFirst: true))
                 == [.close(reason: "refused")])
         var paused = flow()
         for _ in 0..<4 { _ = paused.on(.requestRead) }
         _ = paused.on(.readTurn)
         _ = paused.on(.queued(bytes: 10))
-        #expect(paused.on(.closeRequested("gone", flushFirst: false))
+        #expect(
+            paused.on(.closeRequested("gone", flushFirst: false))
                 == [.close(reason: "gone")],
-                "a suspended read source must be resumed to be cancelled")
+            "a suspended read source must be resumed to be cancelled")
         #expect(paused.on(.closeRequested("again", flushFirst: false)).isEmpty)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import SensorKitModel
+import Testing
+
 @testable import SensorDaemon
 
 @Suite struct ControlLedgerTests {

@@ -12,8 +12,8 @@ struct DemoRigTests {
 
     struct Sample {
         var t: Double
-        var accel: [Double]   // g, device axes
-        var gyro: [Double]    // rad/s, device axes
+        var accel: [Double]  // g, device axes
+        var gyro: [Double]  // rad/s, device axes
     }
 
     /// The rig's script decoded (docs/iio.md §12.8 escapes), the fixture's scales and udev matrix applied.
@@ -57,9 +57,10 @@ struct DemoRigTests {
         func s16(_ offset: Int) -> Double { Double(Int16(bitPattern: UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8)) }
         func device(_ chip: [Double]) -> [Double] { matrix.map { row in zip(row, chip).reduce(0) { $0 + $1.0 * $1.1 } } }
         return stride(from: 0, to: bytes.count, by: 24).enumerated().map { index, offset in
-            Sample(t: Double(index) / 100,
-                   accel: device((3..<6).map { s16(offset + 2 * $0) * accelScale }).map { $0 / 9.80665 },
-                   gyro: device((0..<3).map { s16(offset + 2 * $0) * gyroScale }))
+            Sample(
+                t: Double(index) / 100,
+                accel: device((3..<6).map { s16(offset + 2 * $0) * accelScale }).map { $0 / 9.80665 },
+                gyro: device((0..<3).map { s16(offset + 2 * $0) * gyroScale }))
         }
     }
 
@@ -71,7 +72,9 @@ struct DemoRigTests {
             #expect(abs(mean - [0, 0, -1][axis]) < 0.01, "face up on a table reads (0, 0, −1) g; axis \(axis) reads \(mean)")
         }
         let lifted = try #require(samples.first { $0.t >= 3.99 })
-        #expect(lifted.accel[1] < -0.85 && lifted.accel[2] < 0, "tilted towards the viewer: y near −1 g, screen still up: \(lifted.accel)")
+        #expect(
+            lifted.accel[1] < -0.85 && lifted.accel[2] < 0,
+            "tilted towards the viewer: y near −1 g, screen still up: \(lifted.accel)")
 
         // Tilt θ about device x and roll φ about device y, as the accelerometer sees them, against
         // the gyroscope's integral over each stretch (rectangle rule at 100 Hz).
@@ -82,10 +85,12 @@ struct DemoRigTests {
             let first = try #require(stretch.first), last = try #require(stretch.last)
             let turnedX = stretch.dropLast().map { $0.gyro[0] / 100 }.reduce(0, +)
             let turnedY = stretch.dropLast().map { $0.gyro[1] / 100 }.reduce(0, +)
-            #expect(abs((tilt(last) - tilt(first)) - turnedX) < 0.03,
-                    "\(from)–\(to) s: tilt changed \(tilt(last) - tilt(first)) rad, gyro x integrates to \(turnedX)")
-            #expect(abs((roll(last) - roll(first)) - turnedY) < 0.03,
-                    "\(from)–\(to) s: roll changed \(roll(last) - roll(first)) rad, gyro y integrates to \(turnedY)")
+            #expect(
+                abs((tilt(last) - tilt(first)) - turnedX) < 0.03,
+                "\(from)–\(to) s: tilt changed \(tilt(last) - tilt(first)) rad, gyro x integrates to \(turnedX)")
+            #expect(
+                abs((roll(last) - roll(first)) - turnedY) < 0.03,
+                "\(from)–\(to) s: roll changed \(roll(last) - roll(first)) rad, gyro y integrates to \(turnedY)")
         }
     }
 }

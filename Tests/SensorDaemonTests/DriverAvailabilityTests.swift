@@ -12,8 +12,9 @@ import Testing
 
     func harness(config: String = "profile = lab\n") throws -> DaemonHarness {
         try DaemonHarness(config: config, sources: [GeneratedSource()]) { folder in
-            try DaemonHarness.writeApp(Self.wearableApp, in: folder + "/apps.d",
-                                       entitlements: ["heart-rate", "ecg", "motion-accelerometer"], users: ["root"])
+            try DaemonHarness.writeApp(
+                Self.wearableApp, in: folder + "/apps.d",
+                entitlements: ["heart-rate", "ecg", "motion-accelerometer"], users: ["root"])
         }
     }
 
@@ -38,7 +39,9 @@ import Testing
         #expect(refused.error?.srError.message.contains("BLE is off (no [ble] section in the configuration)") == true)
         #expect(try stakes(harness).filter { $0.sensor == SRSensor.heartRate.rawValue }.isEmpty)
 
-        let fetch = app.call(.fetch) { $0.sensor = SRSensor.electrocardiogram.rawValue; $0.from = 0; $0.to = harness.now }
+        let fetch = app.call(.fetch) {
+            $0.sensor = SRSensor.electrocardiogram.rawValue; $0.from = 0; $0.to = harness.now
+        }
         #expect(fetch.error?.code == .unsupportedSensor)
         #expect(fetch.error?.message.contains("no driver for electrocardiogram") == true)
         let devices = app.call(.fetchDevices) { $0.sensor = SRSensor.heartRate.rawValue }

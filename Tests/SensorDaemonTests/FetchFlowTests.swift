@@ -1,6 +1,7 @@
-@testable import SensorDaemon
 import SensorKitModel
 import Testing
+
+@testable import SensorDaemon
 
 /// `FetchFlow` on its own: credit, read-ahead, one frame in the socket, parking and the idle
 /// timeout, with batches as numbers and time as a number (docs/protocol.md §6.1).

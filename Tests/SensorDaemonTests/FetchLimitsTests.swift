@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import Glibc
-@testable import SensorDaemon
 import SensorKit
 import SensorKitModel
 import SensorSimulation
@@ -9,6 +8,8 @@ import SensorSystem
 import SensorTestKit
 import Synchronization
 import Testing
+
+@testable import SensorDaemon
 
 /// Running fetches are bounded per Unix user and in all, from the descriptors the daemon has
 /// left, so one app cannot exhaust them and never denies another app's fetch (docs/protocol.md
@@ -32,7 +33,8 @@ import Testing
         let limits = ReaderLimits(.init(), openFiles: 1024, inUse: 40)
         #expect(limits.maxConnections == 642 && limits.maxConnectionsPerUser == 80)
         #expect(limits.maxFetches == 103 && limits.maxFetchesPerUser == 12 && limits.maxStoreReaders == 107)
-        #expect(limits.maxConnections + limits.maxStoreReaders * ReaderLimits.descriptorsPerStoreReader + 40
+        #expect(
+            limits.maxConnections + limits.maxStoreReaders * ReaderLimits.descriptorsPerStoreReader + 40
                 + ReaderLimits.reserve(openFiles: 1024) <= 1024)
         // Almost nothing left: still one fetch each, never a negative count.
         let tight = ReaderLimits(.init(), openFiles: 96, inUse: 90)
@@ -46,8 +48,9 @@ import Testing
         // one and no acks it stays running.
         // Eight fetches per user, as a daemon under LimitNOFILE=640 derives (the derivation is
         // checked above); the test process itself has far more descriptors.
-        let harness = try DaemonHarness(config: "profile = lab\n[reader]\nmax-fetches-per-user = 8\n",
-                                        sources: [GeneratedSource(rate: 20_000, perTick: 2_000)])
+        let harness = try DaemonHarness(
+            config: "profile = lab\n[reader]\nmax-fetches-per-user = 8\n",
+            sources: [GeneratedSource(rate: 20_000, perTick: 2_000)])
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
         try harness.grant([.accelerometer], to: DaemonHarness.otherApp)
@@ -58,7 +61,7 @@ import Testing
         }
         #expect(DaemonHarness.eventually(20, every: 0.25) { harness.samplesVisible(to: DaemonHarness.otherApp) >= 40_000 })
         guard let line = harness.logLines().first(where: { $0.contains("reader limits:") }),
-              let perUser = line.firstMatch(of: /(\d+) fetches running, (\d+) per user/).map({ Int($0.2)! })
+            let perUser = line.firstMatch(of: /(\d+) fetches running, (\d+) per user/).map({ Int($0.2)! })
         else {
             Issue.record("no reader limits in the log")
             return
@@ -74,8 +77,11 @@ import Testing
         let flood = DispatchGroup()
         let result = Mutex<(status: Int32, output: String)>((-1, ""))
         DispatchQueue.global().async(group: flood) {
-            let outcome = (try? DaemonHarness.asNobody(["/usr/bin/timeout", "60", TestEnvironment.python, script, harness.socket,
-                                                        DaemonHarness.otherApp, String(connections), "16", "6"])) ?? (-1, "did not start")
+            let outcome =
+                (try? DaemonHarness.asNobody([
+                    "/usr/bin/timeout", "60", TestEnvironment.python, script, harness.socket,
+                    DaemonHarness.otherApp, String(connections), "16", "6",
+                ])) ?? (-1, "did not start")
             result.withLock { $0 = outcome }
         }
         var peak = before
@@ -98,14 +104,19 @@ import Testing
         #expect(batches.reduce(0) { $0 + $1.count } >= 40_000)
         #expect(seconds < 20, "the other app's fetch took \(seconds) s during the flood")
         #expect(floodResult.status == 0, "\(floodResult.output)")
-        let counts = floodResult.output.firstMatch(of: /started: (\d+), fetches refused with error 103: (\d+)/)
+        let counts =
+            floodResult.output.firstMatch(of: /started: (\d+), fetches refused with error 103: (\d+)/)
             .map { [Int($0.1)!, Int($0.2)!] } ?? []
-        #expect(counts.count == 2 && counts[0] <= perUser && counts[1] >= 100,
-                "flooder: \(floodResult.output) (\(perUser) fetches per user)")
+        #expect(
+            counts.count == 2 && counts[0] <= perUser && counts[1] >= 100,
+            "flooder: \(floodResult.output) (\(perUser) fetches per user)")
         // Descriptors: the flooder's sockets, and at most two per store reader of its share.
         let grown = peak - before
-        #expect(grown <= connections + perUser * ReaderLimits.descriptorsPerStoreReader + 16,
-                "descriptors grew by \(grown) during the flood (\(perUser) fetches per user)")
-        print("fetch flood: \(floodResult.output.trimmingCharacters(in: .whitespacesAndNewlines)); descriptors +\(grown) at the peak; the other app's fetch of \(batches.reduce(0) { $0 + $1.count }) samples took \(String(format: "%.2f", seconds)) s")
+        #expect(
+            grown <= connections + perUser * ReaderLimits.descriptorsPerStoreReader + 16,
+            "descriptors grew by \(grown) during the flood (\(perUser) fetches per user)")
+        print(
+            "fetch flood: \(floodResult.output.trimmingCharacters(in: .whitespacesAndNewlines)); descriptors +\(grown) at the peak; the other app's fetch of \(batches.reduce(0) { $0 + $1.count }) samples took \(String(format: "%.2f", seconds)) s"
+        )
     }
 }

@@ -1,5 +1,7 @@
-import Testing
 import SensorKitModel
+import SensorTestKit
+import Testing
+
 @testable import SensorDaemon
 
 @Suite struct FetchPolicyTests {
@@ -41,7 +43,8 @@ import SensorKitModel
     @Test func appsSeeOnlyDataFromTheirOwnFirstStart() {
         let first = now - 3 * 24 * hour
         // The read range starts just before the first start: samples at exactly `first` are the app's.
-        #expect(decide(now - 5 * 24 * hour, now - 2 * 24 * hour, first: first)
+        #expect(
+            decide(now - 5 * 24 * hour, now - 2 * 24 * hour, first: first)
                 == .read(from: first - 1, to: now - 2 * 24 * hour, notBefore: first))
         guard case .empty = decide(now - 5 * 24 * hour, first - 1, first: first) else {
             Issue.record("a range ending before the first start is empty"); return
@@ -55,34 +58,42 @@ import SensorKitModel
     /// A client may send any Int64; on the timeline's first day `now − hold` is negative, so
     /// `to − (now − hold)` overflowed and trapped, killing the daemon.
     @Test func extremeRangesOnAYoungTimelineAreAnsweredNotTrapped() {
-        let young = 2 * hour   // younger than the 24 h hold
+        let young = 2 * hour  // younger than the 24 h hold
         for (from, to) in [(0, Int64.max), (Int64.min, Int64.max), (Int64.max - 1, Int64.max), (Int64.min, Int64.min)] {
             for window in [window, Int64.max] {
                 let verdict = FetchPolicy.decide(from: from, to: to, now: young, hold: hold, window: window, firstStart: 0)
                 guard case .empty = verdict else { Issue.record("(\(from), \(to)] at \(young): \(verdict)"); continue }
             }
         }
-        guard case .empty(let notice) = FetchPolicy.decide(from: 0, to: .max, now: young, hold: hold, window: window, firstStart: 0) else {
+        guard
+            case .empty(let notice) = FetchPolicy.decide(from: 0, to: .max, now: young, hold: hold, window: window, firstStart: 0)
+        else {
             Issue.record("a range into the hold is empty"); return
         }
         #expect(notice.contains("hold"))
         // Every combination of extreme numbers gets a verdict (a trap would end the test run).
         let extremes: [Int64] = [.min, .min + 1, -hold, -1, 0, 1, hold, .max - 1, .max]
         var verdicts = 0
-        for from in extremes { for to in extremes { for now in extremes { for first in extremes {
-            _ = FetchPolicy.decide(from: from, to: to, now: now, hold: hold, window: .max, firstStart: first)
-            _ = FetchPolicy.decide(from: from, to: to, now: now, hold: 0, window: 1, firstStart: first)
-            verdicts += 2
-        } } } }
+        for from in extremes {
+            for to in extremes {
+                for now in extremes {
+                    for first in extremes {
+                        _ = FetchPolicy.decide(from: from, to: to, now: now, hold: hold, window: .max, firstStart: first)
+                        _ = FetchPolicy.decide(from: from, to: to, now: now, hold: 0, window: 1, firstStart: first)
+                        verdicts += 2
+                    }
+                }
+            }
+        }
         #expect(verdicts == 2 * 9 * 9 * 9 * 9)
     }
 
     @Test func holdZeroReadsUpToNowAndBeyond() {
-        #expect(FetchPolicy.decide(from: now - hour, to: now, now: now, hold: 0, window: window, firstStart: 0)
+        #expect(
+            FetchPolicy.decide(from: now - hour, to: now, now: now, hold: 0, window: window, firstStart: 0)
                 == .read(from: now - hour, to: now, notBefore: 0))
-        #expect(FetchPolicy.decide(from: now - hour, to: now + hour, now: now, hold: 0, window: window, firstStart: 0)
+        #expect(
+            FetchPolicy.decide(from: now - hour, to: now + hour, now: now, hold: 0, window: window, firstStart: 0)
                 == .read(from: now - hour, to: now + hour, notBefore: 0))
     }
 }
-
-import SensorTestKit

@@ -1,5 +1,6 @@
-@testable import SensorDaemon
 import Testing
+
+@testable import SensorDaemon
 
 /// One stream's gaps turned into deletion records at the source (docs/ble.md, "Gaps").
 @Suite struct GapCoalescerTests {
@@ -51,7 +52,8 @@ import Testing
         // covers was dropped: nothing delivered lies inside a record.
         #expect(records.count == Coalescer.burst + 1, "\(records.count) records")
         for batch in delivered {
-            let at = Int64(batch < 6000 ? 20_000_000 * Int64(batch) + 10_000_000 : 120_000_000_000 + 10_000_000 * Int64(batch - 6000))
+            let at = Int64(
+                batch < 6000 ? 20_000_000 * Int64(batch) + 10_000_000 : 120_000_000_000 + 10_000_000 * Int64(batch - 6000))
             #expect(!records.contains { $0.from < at && at < $0.to }, "sample at \(at) inside a record")
         }
         #expect(dropped > 0)
@@ -80,7 +82,7 @@ import Testing
             _ = gaps.samples(0, count: 1, first: Int64(index) + 1, last: Int64(index) + 1)
         }
         gaps.gap(from: 100, why: "y")
-        #expect(gaps.samples(7, count: 1, first: 200, last: 200).isEmpty)   // held while it settles
+        #expect(gaps.samples(7, count: 1, first: 200, last: 200).isEmpty)  // held while it settles
         #expect(gaps.tick(now: 200 + Self.second / 2).isEmpty)
         let released = gaps.tick(now: 200 + Self.second)
         #expect(Self.gaps(released).map(\.to) == [200])

@@ -3,13 +3,15 @@ import SensorKit
 import SensorKitModel
 import SensorSimulation
 import Testing
+
 @testable import SensorDaemon
 
 /// `health` (docs/protocol.md §3.5) against a real daemon recording a generated 100 Hz
 /// accelerometer: rates from the catalog, gaps by reason, the store's budget, and who sees what.
 @Suite(.serialized) struct HealthTests {
     @Test func reportsRatesGapsAndStoreUse() throws {
-        let harness = try DaemonHarness(config: "profile = lab\n[store]\nmax-bytes = 64M\n", sources: [GeneratedSource(rate: 100)])
+        let harness = try DaemonHarness(
+            config: "profile = lab\n[store]\nmax-bytes = 64M\n", sources: [GeneratedSource(rate: 100)])
         defer { harness.stop() }
         let app = DaemonHarness.studyApp
         try harness.grant([.accelerometer], to: app)
@@ -44,10 +46,18 @@ import Testing
         #expect(store.occupiedBytes > 0 && store.availableBytes > 0 && store.maxBytes == 64 << 20)
 
         // An explicit range bounds spans and records; a reversed or too-wide one is refused.
-        let narrow = admin.call(.health) { $0.from = health.now - 100_000_000; $0.to = health.now }
+        let narrow = admin.call(.health) {
+            $0.from = health.now - 100_000_000; $0.to = health.now
+        }
         #expect(narrow.health?.streams.first?.records.isEmpty == true)
-        #expect(admin.call(.health) { $0.from = health.now; $0.to = health.now - 1 }.error?.code == .malformedRequest)
-        #expect(admin.call(.health) { $0.from = 0; $0.to = 9 * 86_400_000_000_000 }.error?.code == .malformedRequest)
+        #expect(
+            admin.call(.health) {
+                $0.from = health.now; $0.to = health.now - 1
+            }.error?.code == .malformedRequest)
+        #expect(
+            admin.call(.health) {
+                $0.from = 0; $0.to = 9 * 86_400_000_000_000
+            }.error?.code == .malformedRequest)
         // An app sees no health (other apps' recording would show through it).
         #expect(connection.call(.health).error?.code == .notPermitted)
     }

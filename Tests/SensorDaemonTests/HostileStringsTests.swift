@@ -14,7 +14,8 @@ import Testing
 @Suite(.serialized) struct HostileStringsTests {
     /// A newline and a `<0>` priority (a forged emergency line), ESC sequences that set the window
     /// title, write the clipboard (OSC 52) and clear the screen, BEL, NUL, CR, DEL and a C1 CSI.
-    static let hostile = "evil\n<0>sensorkitd: disk on fire\r\u{1B}]0;pwned\u{07}\u{1B}]52;c;cm0gLXJmIH4=\u{07}\u{1B}[2J\u{0}\u{7F}\u{9B}0m"
+    static let hostile =
+        "evil\n<0>sensorkitd: disk on fire\r\u{1B}]0;pwned\u{07}\u{1B}]52;c;cm0gLXJmIH4=\u{07}\u{1B}[2J\u{0}\u{7F}\u{9B}0m"
 
     /// No C0 control but the newline ending each line, no DEL, no C1 control.
     static func isClean(_ text: String) -> Bool {
@@ -32,7 +33,8 @@ import Testing
         let hostileLines = harness.logLines().filter { $0.contains("refused connection") }
         #expect(hostileLines.count == 1, "\(harness.logLines())")
         #expect(hostileLines.allSatisfy(Self.isClean), "\(hostileLines)")
-        #expect(hostileLines.first?.contains("evil\\n<0>sensorkitd: disk on fire\\r\\x1B]0;pwned\\x07") == true, "\(hostileLines)")
+        #expect(
+            hostileLines.first?.contains("evil\\n<0>sensorkitd: disk on fire\\r\\x1B]0;pwned\\x07") == true, "\(hostileLines)")
         #expect(Self.forgedLines(harness.logLines()).isEmpty)
 
         // A flood from one user: 50 connections at once, each a hello with a 60 KB name, each
@@ -41,14 +43,18 @@ import Testing
         let huge = String(repeating: "A", count: 60_000)
         let clients = try (0..<50).map { i in
             let fd = try UnixSocket.connect(path: harness.socket)
-            try UnixSocket.writeAll(fd, Frame(kind: .message, payload: Array("{\"id\":1,\"op\":\"hello\",\"v\":1,\"app\":\"\(huge)\(i)\"}".utf8)).encoded())
+            try UnixSocket.writeAll(
+                fd,
+                Frame(kind: .message, payload: Array("{\"id\":1,\"op\":\"hello\",\"v\":1,\"app\":\"\(huge)\(i)\"}".utf8))
+                    .encoded())
             return fd
         }
         for fd in clients {
             // Each is answered and closed: read to the end.
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while UnixSocket.poll(fd: fd, events: Int16(POLLIN), timeoutMilliseconds: 5000) > 0,
-                  buffer.withUnsafeMutableBytes({ Glibc.read(fd, $0.baseAddress, $0.count) }) > 0 {}
+                buffer.withUnsafeMutableBytes({ Glibc.read(fd, $0.baseAddress, $0.count) }) > 0
+            {}
             close(fd)
         }
         let added = Array(harness.logLines().dropFirst(before.count))
@@ -62,11 +68,13 @@ import Testing
 
     @Test(.timeLimit(.minutes(1))) func aWearablesHostileDeviceInformationReachesNeitherLogNorTerminalRaw() throws {
         let address = "C0:FF:EE:00:00:66"
-        let rig = try WearableRig(sensors: "heartRate", entitlements: ["heart-rate"], wearables: """
-            [wearable strap]
-            address = \(address)
-            streams = heartRate
-            """)
+        let rig = try WearableRig(
+            sensors: "heartRate", entitlements: ["heart-rate"],
+            wearables: """
+                [wearable strap]
+                address = \(address)
+                streams = heartRate
+                """)
         defer { rig.stop() }
         var profile = EmulatedPeripheral.Profile.strap(address: address)
         profile.name = "Strap" + Self.hostile
@@ -90,7 +98,10 @@ import Testing
         for command in [["devices"], ["status"], ["sensors"]] {
             let (status, output) = try Self.run(ctl, ["--socket", run.socket] + command)
             #expect(status == 0, "\(command): \(output)")
-            #expect(Self.isClean(output), "\(command) printed control bytes: \(output.unicodeScalars.filter { $0.value < 0x20 && $0 != "\n" }.map(\.value))")
+            #expect(
+                Self.isClean(output),
+                "\(command) printed control bytes: \(output.unicodeScalars.filter { $0.value < 0x20 && $0 != "\n" }.map(\.value))"
+            )
             if command == ["devices"] {
                 #expect(output.contains("deviceModel: Model" + PrintableText.escaped(Self.hostile)), "\(output)")
             }

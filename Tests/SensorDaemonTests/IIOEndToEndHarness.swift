@@ -1,8 +1,8 @@
 import Foundation
-import SensorSimulation
 import Glibc
 import SensorKit
 import SensorKitModel
+import SensorSimulation
 import SensorSystem
 import SensorTestKit
 import Synchronization
@@ -40,7 +40,7 @@ final class IIODaemonRun: @unchecked Sendable {
 
     /// A fresh folder: apps.d/<app> (motion entitlements, bound to this uid), sensorkitd.conf.
     init(extraConfig: String = "") throws {
-        signal(SIGPIPE, SIG_IGN)   // a controller that died must fail the test, not kill the runner
+        signal(SIGPIPE, SIG_IGN)  // a controller that died must fail the test, not kill the runner
         var template = Array("/tmp/skiio-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
         folder = String(cString: made)
@@ -52,19 +52,29 @@ final class IIODaemonRun: @unchecked Sendable {
             let data = try PropertyListSerialization.data(fromPropertyList: value, format: .xml, options: 0)
             try data.write(to: URL(fileURLWithPath: appFolder + "/" + name))
         }
-        try plist("Info.plist", ["NSSensorKitUsageDescription": "IIO end-to-end test",
-                                 "NSSensorKitPrivacyPolicyURL": "https://example.org/privacy",
-                                 "NSSensorKitUsageDetail": [String: Any]()])
-        try plist("Study.entitlements", ["com.apple.developer.sensorkit.reader.allow":
-                                            ["motion-accelerometer", "motion-rotation-rate", "ambient-light-sensor", "ambient-pressure"]])
+        try plist(
+            "Info.plist",
+            [
+                "NSSensorKitUsageDescription": "IIO end-to-end test",
+                "NSSensorKitPrivacyPolicyURL": "https://example.org/privacy",
+                "NSSensorKitUsageDetail": [String: Any](),
+            ])
+        try plist(
+            "Study.entitlements",
+            [
+                "com.apple.developer.sensorkit.reader.allow":
+                    ["motion-accelerometer", "motion-rotation-rate", "ambient-light-sensor", "ambient-pressure"]
+            ])
         try plist("Binding.plist", ["Users": [String(getuid())]])
         try """
-            profile = lab
-            [grant \(Self.app)]
-            sensors = accelerometer, rotationRate, ambientLightSensor, ambientPressure
-            \(extraConfig)
-            """.write(toFile: folder + "/sensorkitd.conf", atomically: true, encoding: .utf8)
-        guard FileManager.default.createFile(atPath: logPath, contents: nil) else { throw SystemError("create \(logPath)", errno: errno) }
+        profile = lab
+        [grant \(Self.app)]
+        sensors = accelerometer, rotationRate, ambientLightSensor, ambientPressure
+        \(extraConfig)
+        """.write(toFile: folder + "/sensorkitd.conf", atomically: true, encoding: .utf8)
+        guard FileManager.default.createFile(atPath: logPath, contents: nil) else {
+            throw SystemError("create \(logPath)", errno: errno)
+        }
     }
 
     deinit {
@@ -73,8 +83,10 @@ final class IIODaemonRun: @unchecked Sendable {
     }
 
     var daemonArguments: [String] {
-        [Self.daemonBinary, "--socket", socket, "--config", folder + "/sensorkitd.conf",
-         "--apps-dir", folder + "/apps.d", "--state-dir", folder + "/state"]
+        [
+            Self.daemonBinary, "--socket", socket, "--config", folder + "/sensorkitd.conf",
+            "--apps-dir", folder + "/apps.d", "--state-dir", folder + "/state",
+        ]
     }
 
     /// Writes `contents` into the run's folder; returns the path.
@@ -112,8 +124,11 @@ final class IIODaemonRun: @unchecked Sendable {
 
     /// `timeout 60 umockdev-wrapper /usr/bin/python3 testbed.py LOG -- sensorkitd …`, driven by `command`.
     func startUnderTestbed() throws {
-        try launch(["--kill-after=3", "60", "/usr/bin/umockdev-wrapper", TestEnvironment.python, Self.fixtures + "/testbed.py",
-                    logPath, "--"] + daemonArguments, controlled: true)
+        try launch(
+            [
+                "--kill-after=3", "60", "/usr/bin/umockdev-wrapper", TestEnvironment.python, Self.fixtures + "/testbed.py",
+                logPath, "--",
+            ] + daemonArguments, controlled: true)
     }
 
     private func launch(_ arguments: [String], controlled: Bool) throws {
@@ -166,7 +181,7 @@ final class IIODaemonRun: @unchecked Sendable {
     func stop() {
         stopDaemon()
         for helper in helpers {
-            kill(-helper.pid, SIGKILL)   // iiod ignores SIGTERM; nothing of its group may outlive the test
+            kill(-helper.pid, SIGKILL)  // iiod ignores SIGTERM; nothing of its group may outlive the test
             helper.wait()
         }
         helpers = []
@@ -181,11 +196,11 @@ final class IIODaemonRun: @unchecked Sendable {
             try? input.close()
             controllerInput = nil
         } else if process.isRunning {
-            kill(process.pid, SIGTERM)   // timeout relays it to its group: umockdev-run and the daemon
+            kill(process.pid, SIGTERM)  // timeout relays it to its group: umockdev-run and the daemon
         }
         let deadline = Date().addingTimeInterval(8)
         while process.isRunning && Date() < deadline { usleep(10_000) }
-        kill(-process.pid, SIGKILL)      // whatever is left of timeout's process group
+        kill(-process.pid, SIGKILL)  // whatever is left of timeout's process group
         process.wait()
         try? controllerOutput?.close()
         controllerOutput = nil
@@ -261,7 +276,9 @@ struct Fetched: Sendable {
     mutating func append(_ batch: SampleBatchFrame) {
         sensorTimes += batch.sensorTimes
         writeTimes += batch.writeTimes
-        if columns.isEmpty { columns = batch.columns } else {
+        if columns.isEmpty {
+            columns = batch.columns
+        } else {
             for index in columns.indices { columns[index] += batch.columns[index] }
         }
     }
@@ -295,8 +312,9 @@ struct BMI160Scan: Sendable {
     static func stream(count: Int, start: Int64, period: Int64, seed: Int16 = 0) -> [BMI160Scan] {
         (0..<count).map { i in
             let n = Int16(i) &+ seed
-            return BMI160Scan(gyro: (3 &+ n, -2 &- n, 1), accel: (12 &+ n, -16392 &+ n, 40 &- n),
-                              timestamp: start + Int64(i) * period)
+            return BMI160Scan(
+                gyro: (3 &+ n, -2 &- n, 1), accel: (12 &+ n, -16392 &+ n, 40 &- n),
+                timestamp: start + Int64(i) * period)
         }
     }
 
@@ -341,7 +359,13 @@ struct BMI160Scan: Sendable {
         for line in lines where !line.bytes.isEmpty {
             out += Array("r \(line.delay) ".utf8)
             for byte in line.bytes {
-                if byte == 0x5E { out += [0x5E, 0x60] } else if byte < 0x20 { out += [0x5E, byte + 64] } else { out.append(byte) }
+                if byte == 0x5E {
+                    out += [0x5E, 0x60]
+                } else if byte < 0x20 {
+                    out += [0x5E, byte + 64]
+                } else {
+                    out.append(byte)
+                }
             }
             out.append(0x0A)
         }
@@ -360,7 +384,9 @@ func freeTCPPort() throws -> Int {
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
     guard bound == 0 else { throw SystemError("bind", errno: errno) }
-    let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
     guard named == 0 else { throw SystemError("getsockname", errno: errno) }
     return Int(UInt16(bigEndian: address.sin_port))
 }

@@ -30,8 +30,10 @@ struct IIOEndToEndTests {
     static func close(_ a: Double, _ b: Double) -> Bool { abs(a - b) <= 1e-9 * max(1, abs(b)) }
 
     /// Checks a fetch against scans: exact kernel timestamps on the SR timeline, values in units.
-    static func check(_ fetched: Fetched, against scans: [BMI160Scan], anchor: Int64,
-                      expected: (BMI160Scan) -> [Double], log: @autoclosure () -> String) {
+    static func check(
+        _ fetched: Fetched, against scans: [BMI160Scan], anchor: Int64,
+        expected: (BMI160Scan) -> [Double], log: @autoclosure () -> String
+    ) {
         #expect(fetched.sensorTimes == scans.map { anchor + $0.timestamp }, "sensor times are not the kernel's\n\(log())")
         guard fetched.count == scans.count, fetched.columns.count >= 3 else { return }
         var wrong: [String] = []
@@ -98,7 +100,8 @@ struct IIOEndToEndTests {
                 #expect(Int64(records.columns[0][hole]) == anchor + after.first!.timestamp)
             }
         }
-        #expect(run.log.contains("kernel FIFO overflow: no samples for 500.0 ms at a 10.0 ms period, about 49 lost"), "\(run.log)")
+        #expect(
+            run.log.contains("kernel FIFO overflow: no samples for 500.0 ms at a 10.0 ms period, about 49 lost"), "\(run.log)")
 
         // `sensorkitctl devices` material: chip, channels, rate, matrix, location, capture.
         let sources = try run.devices()
@@ -126,8 +129,9 @@ struct IIOEndToEndTests {
         try run.command("add", bmi160)
         let app = try run.connect()
         try run.startRecording(app, .accelerometer)
-        #expect(try IIODaemonRun.eventually { try run.devices().contains { $0.sensor == accelerometer.rawValue && $0.bufferArmed } },
-                "\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually { try run.devices().contains { $0.sensor == accelerometer.rawValue && $0.bufferArmed } },
+            "\(run.log)")
         return (app, try run.timeline(app).anchor)
     }
 
@@ -141,16 +145,20 @@ struct IIOEndToEndTests {
 
         let t1 = boottimeNow()
         let part1 = BMI160Scan.stream(count: 40, start: t1, period: 10 * Self.ms)
-        try run.command("script", "/dev/iio:device0", try run.write("part1.script", BMI160Scan.script(part1, perLine: 4, delay: 40)))
+        try run.command(
+            "script", "/dev/iio:device0", try run.write("part1.script", BMI160Scan.script(part1, perLine: 4, delay: 40)))
         var fetched = Fetched()
-        #expect(try IIODaemonRun.eventually {
-            fetched = run.fetch(app, Self.accelerometer.rawValue, from: anchor + t1 - 1, to: try run.timeline(app).now).batch
-            return fetched.count >= part1.count
-        }, "part 1: \(fetched.count) of \(part1.count)\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                fetched = run.fetch(app, Self.accelerometer.rawValue, from: anchor + t1 - 1, to: try run.timeline(app).now).batch
+                return fetched.count >= part1.count
+            }, "part 1: \(fetched.count) of \(part1.count)\n\(run.log)")
 
         let removedAt = boottimeNow()
         try run.command("remove", Self.syspath0)
-        #expect(try IIODaemonRun.eventually { try !run.devices().contains { $0.sensor == Self.accelerometer.rawValue } }, "\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually { try !run.devices().contains { $0.sensor == Self.accelerometer.rawValue } }, "\(run.log)"
+        )
         usleep(300_000)
 
         // umockdev 0.17 cannot re-create a removed node name, and real kernels renumber anyway.
@@ -159,16 +167,21 @@ struct IIOEndToEndTests {
             .replacingOccurrences(of: "trigger0", with: "trigger1")
         let addedAt = boottimeNow()
         try run.command("add", try run.write("replugged.umockdev", Array(renumbered.utf8)))
-        #expect(try IIODaemonRun.eventually {
-            try run.devices().contains { $0.sensor == Self.accelerometer.rawValue && $0.bufferArmed && $0.details["iioDevice"] == "iio:device1" }
-        }, "\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                try run.devices().contains {
+                    $0.sensor == Self.accelerometer.rawValue && $0.bufferArmed && $0.details["iioDevice"] == "iio:device1"
+                }
+            }, "\(run.log)")
         let t2 = boottimeNow()
         let part2 = BMI160Scan.stream(count: 40, start: t2, period: 10 * Self.ms, seed: 40)
-        try run.command("script", "/dev/iio:device1", try run.write("part2.script", BMI160Scan.script(part2, perLine: 4, delay: 40)))
-        #expect(try IIODaemonRun.eventually {
-            fetched = run.fetch(app, Self.accelerometer.rawValue, from: anchor + t1 - 1, to: try run.timeline(app).now).batch
-            return fetched.count >= part1.count + part2.count
-        }, "part 2: \(fetched.count - part1.count) of \(part2.count)\n\(run.log)")
+        try run.command(
+            "script", "/dev/iio:device1", try run.write("part2.script", BMI160Scan.script(part2, perLine: 4, delay: 40)))
+        #expect(
+            try IIODaemonRun.eventually {
+                fetched = run.fetch(app, Self.accelerometer.rawValue, from: anchor + t1 - 1, to: try run.timeline(app).now).batch
+                return fetched.count >= part1.count + part2.count
+            }, "part 2: \(fetched.count - part1.count) of \(part2.count)\n\(run.log)")
         Self.check(fetched, against: part1 + part2, anchor: anchor, expected: { Self.expectedAccel($0) }, log: run.log)
 
         // Recording resumed within a second of the re-add: the first scan after it was received in time.
@@ -184,9 +197,14 @@ struct IIOEndToEndTests {
         #expect(absent.count == 1, "deletion records: \(records)\n\(run.log)")
         if let record = absent.first {
             let (start, end) = (records.sensorTimes[record], Int64(records.columns[0][record]))
-            #expect(start >= anchor + removedAt && start <= anchor + addedAt, "record starts \((start - anchor - removedAt) / Self.ms) ms after the removal")
-            #expect(end >= anchor + addedAt && end <= anchor + t2, "record ends \((end - anchor - addedAt) / Self.ms) ms after the re-add")
-            #expect(start > anchor + part1.last!.timestamp && end < anchor + part2.first!.timestamp, "the record overlaps samples")
+            #expect(
+                start >= anchor + removedAt && start <= anchor + addedAt,
+                "record starts \((start - anchor - removedAt) / Self.ms) ms after the removal")
+            #expect(
+                end >= anchor + addedAt && end <= anchor + t2,
+                "record ends \((end - anchor - addedAt) / Self.ms) ms after the re-add")
+            #expect(
+                start > anchor + part1.last!.timestamp && end < anchor + part2.first!.timestamp, "the record overlaps samples")
         }
         #expect(try run.command("daemon-alive") == "1")
     }
@@ -205,29 +223,36 @@ struct IIOEndToEndTests {
         let t1 = boottimeNow()
         let slow = BMI160Scan.stream(count: 30, start: t1, period: 10 * Self.ms)
         let fast = BMI160Scan.stream(count: 120, start: t1 + 4_300 * Self.ms, period: 2_500_000, seed: 30)
-        let script = BMI160Scan.script([.init(scans: slow, perLine: 5, delay: 50),
-                                        .init(scans: fast, perLine: 10, firstDelay: 4_000, delay: 25)])
+        let script = BMI160Scan.script([
+            .init(scans: slow, perLine: 5, delay: 50),
+            .init(scans: fast, perLine: 10, firstDelay: 4_000, delay: 25),
+        ])
         try run.command("script", "/dev/iio:device0", try run.write("stream.script", script))
         var fetched = Fetched()
-        #expect(try IIODaemonRun.eventually {
-            fetched = run.fetch(app, Self.accelerometer.rawValue, from: anchor + t1 - 1, to: try run.timeline(app).now).batch
-            return fetched.count >= slow.count
-        }, "before the change: \(fetched.count) of \(slow.count)\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                fetched = run.fetch(app, Self.accelerometer.rawValue, from: anchor + t1 - 1, to: try run.timeline(app).now).batch
+                return fetched.count >= slow.count
+            }, "before the change: \(fetched.count) of \(slow.count)\n\(run.log)")
 
         try run.command("set", Self.syspath0, "in_accel_sampling_frequency", "400.000000")
         try run.command("set", Self.syspath0, "in_accel_scale", "0.001197")
         try run.command("uevent", Self.syspath0, "change")
-        #expect(try IIODaemonRun.eventually {
-            try run.devices().contains { $0.sensor == Self.accelerometer.rawValue && $0.bufferArmed && $0.details["samplingFrequency"] == "400 Hz" }
-        }, "\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                try run.devices().contains {
+                    $0.sensor == Self.accelerometer.rawValue && $0.bufferArmed && $0.details["samplingFrequency"] == "400 Hz"
+                }
+            }, "\(run.log)")
         #expect(boottimeNow() < t1 + 3_900 * Self.ms, "the change took too long for the script's pause")
         #expect(run.log.contains("samplingFrequency 100 Hz → 400 Hz"), "\(run.log)")
         #expect(run.log.contains("x scale 0.000598 → 0.001197"), "\(run.log)")
 
-        #expect(try IIODaemonRun.eventually {
-            fetched = run.fetch(app, Self.accelerometer.rawValue, from: anchor + t1 - 1, to: try run.timeline(app).now).batch
-            return fetched.count >= slow.count + fast.count
-        }, "after the change: \(fetched.count - slow.count) of \(fast.count)\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                fetched = run.fetch(app, Self.accelerometer.rawValue, from: anchor + t1 - 1, to: try run.timeline(app).now).batch
+                return fetched.count >= slow.count + fast.count
+            }, "after the change: \(fetched.count - slow.count) of \(fast.count)\n\(run.log)")
         #expect(fetched.sensorTimes == (slow + fast).map { anchor + $0.timestamp })
         if fetched.count == slow.count + fast.count {
             var before = fetched, after = fetched
@@ -242,7 +267,8 @@ struct IIOEndToEndTests {
         // re-registration, between the two parts.
         let records = run.fetch(app, Self.accelTombstones, from: anchor + t1 - 1, to: try run.timeline(app).now).batch
         for index in 0..<records.count {
-            #expect(records.sensorTimes[index] > anchor + slow.last!.timestamp
+            #expect(
+                records.sensorTimes[index] > anchor + slow.last!.timestamp
                     && Int64(records.columns[0][index]) < anchor + fast.first!.timestamp, "record \(index) overlaps samples")
         }
         #expect(!run.log.contains("FIFO overflow"), "\(run.log)")
@@ -260,7 +286,7 @@ struct IIOEndToEndTests {
         let uri = "ip:127.0.0.1:\(port)"
         let run = try IIODaemonRun(extraConfig: "[iio]\nremote = \(uri)\n")
         defer { run.stop() }
-        try run.startPlain()   // the stake first, while the rig is still off
+        try run.startPlain()  // the stake first, while the rig is still off
         let first = try run.connect()
         try run.startRecording(first, .accelerometer)
         first.close()
@@ -271,19 +297,29 @@ struct IIOEndToEndTests {
         // timestamp — the script starts 300 ms after `start`, its first line ends at start + 300 ms.
         let scans = BMI160Scan.stream(count: 100, start: start + 210 * Self.ms, period: 10 * Self.ms)
         let script = try run.write("rig.script", BMI160Scan.script(scans, perLine: 10, firstDelay: 300, delay: 100))
-        try run.startHelper(["/usr/bin/timeout", "--kill-after=3", "60", "/usr/bin/umockdev-run", "-d", Self.bmi160,
-                             "-s", "/dev/iio:device0=\(script)", "--", "/usr/sbin/iiod", "-p", String(port)])
+        try run.startHelper([
+            "/usr/bin/timeout", "--kill-after=3", "60", "/usr/bin/umockdev-run", "-d", Self.bmi160,
+            "-s", "/dev/iio:device0=\(script)", "--", "/usr/sbin/iiod", "-p", String(port),
+        ])
         #expect(IIODaemonRun.eventually { acceptsConnections(port: port) }, "iiod did not listen\n\(run.log)")
         try run.startPlain()
         let app = try run.connect()
         let (_, anchor) = try run.timeline(app)
         var fetched = Fetched()
-        #expect(try IIODaemonRun.eventually(15) {
-            fetched = run.fetch(app, Self.accelerometer.rawValue, from: anchor + start - 60_000 * Self.ms, to: try run.timeline(app).now).batch
-            return fetched.count >= scans.count
-        }, "\(fetched.count) of \(scans.count); got scans \(fetched.columns.first.map { $0.map { Int(($0 * 9.80665 / 0.000598).rounded()) - 12 } } ?? [])\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually(15) {
+                fetched =
+                    run.fetch(
+                        app, Self.accelerometer.rawValue, from: anchor + start - 60_000 * Self.ms, to: try run.timeline(app).now
+                    ).batch
+                return fetched.count >= scans.count
+            },
+            "\(fetched.count) of \(scans.count); got scans \(fetched.columns.first.map { $0.map { Int(($0 * 9.80665 / 0.000598).rounded()) - 12 } } ?? [])\n\(run.log)"
+        )
         // No udev on the rig's side: the sysfs in_mount_matrix (identity) applies.
-        let expected = { (scan: BMI160Scan) in [Double(scan.accel.x), Double(scan.accel.y), Double(scan.accel.z)].map { $0 * 0.000598 / 9.80665 } }
+        let expected = { (scan: BMI160Scan) in
+            [Double(scan.accel.x), Double(scan.accel.y), Double(scan.accel.z)].map { $0 * 0.000598 / 9.80665 }
+        }
         // Exactly the scans the rig sent: more would mean duplicates (and skip the checks below).
         #expect(fetched.count == scans.count, "\(fetched.count) samples fetched of \(scans.count) scans sent")
         if fetched.count == scans.count {
@@ -294,7 +330,8 @@ struct IIOEndToEndTests {
             let early = zip(fetched.sensorTimes, fetched.writeTimes).map { $0 - $1 }.max() ?? 0
             #expect(early <= 20 * Self.ms, "a sample is stamped \(early / Self.ms) ms after it arrived")
             var wrong = 0
-            for (index, scan) in scans.enumerated() where !zip((0..<3).map { fetched.columns[$0][index] }, expected(scan)).allSatisfy(Self.close) {
+            for (index, scan) in scans.enumerated()
+            where !zip((0..<3).map { fetched.columns[$0][index] }, expected(scan)).allSatisfy(Self.close) {
                 wrong += 1
             }
             #expect(wrong == 0)
@@ -321,7 +358,9 @@ struct IIOEndToEndTests {
         let lines = run.log.split(separator: "\n")
         func count(_ text: String) -> Int { lines.filter { $0.contains(text) }.count }
         #expect(count("iio:device0: in_accel_scale: '0,000598': not a decimal number, skipping device") == 1, "\(run.log)")
-        #expect(count("iio:device1: scan_elements/in_accel_y_index: missing; not using the buffer of lsm6dsl_accel") == 1, "\(run.log)")
+        #expect(
+            count("iio:device1: scan_elements/in_accel_y_index: missing; not using the buffer of lsm6dsl_accel") == 1,
+            "\(run.log)")
         #expect(count("iio:device2: scan_elements/in_illuminance_type: 'le:q16/16>>0'") == 1, "\(run.log)")
         #expect(count("iio:device3") == 1 && count("iio:device3: ignored by the configuration") == 1, "\(run.log)")
 
@@ -337,10 +376,11 @@ struct IIOEndToEndTests {
         let startedAt = try run.timeline(app).now
         try run.startRecording(app, .accelerometer)
         var fetched = Fetched()
-        #expect(try IIODaemonRun.eventually {
-            fetched = run.fetch(app, Self.accelerometer.rawValue, from: startedAt, to: try run.timeline(app).now).batch
-            return fetched.count >= 3
-        }, "\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                fetched = run.fetch(app, Self.accelerometer.rawValue, from: startedAt, to: try run.timeline(app).now).batch
+                return fetched.count >= 3
+            }, "\(run.log)")
         let expected = [-16.0, 8.0, -16380.0].map { $0 * 0.000598 / 9.80665 }
         for index in 0..<fetched.count {
             #expect(zip((0..<3).map { fetched.columns[$0][index] }, expected).allSatisfy(Self.close))

@@ -15,7 +15,8 @@ import Testing
 struct IIORealHardwareTests {
     static let tablet = IIODaemonRun.fixtures + "/tablet.umockdev"
     static let mxcParent = "/sys/devices/pci0000:00/0000:00:15.1/i2c_designware.1/i2c-1/i2c-MXC6655:00"
-    static let hub = "/sys/devices/pci0000:00/0000:00:13.0/{33AECD58-B679-4E54-9BD9-A04D34F0C226}/001F:8087:0AC2.0001/HID-SENSOR-200073.3.auto"
+    static let hub =
+        "/sys/devices/pci0000:00/0000:00:13.0/{33AECD58-B679-4E54-9BD9-A04D34F0C226}/001F:8087:0AC2.0001/HID-SENSOR-200073.3.auto"
     static let accelerometer = SRSensor.accelerometer.rawValue
     static let ms: Int64 = 1_000_000
 
@@ -27,7 +28,9 @@ struct IIORealHardwareTests {
 
         var bytes: [UInt8] {
             var out: [UInt8] = []
-            for value in [x, y, z] { for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: value >> Int32(shift))) } }
+            for value in [x, y, z] {
+                for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: value >> Int32(shift))) }
+            }
             out += [0xA5, 0xA5, 0xA5, 0xA5]
             for shift in stride(from: 0, to: 64, by: 8) { out.append(UInt8(truncatingIfNeeded: timestamp >> Int64(shift))) }
             return out
@@ -55,37 +58,53 @@ struct IIORealHardwareTests {
         let (app, anchor) = try Self.start(run)
         let first = "iio:mxc4005@\(Self.mxcParent)", second = "iio:mxc4005#1@\(Self.mxcParent)"
         var sources: [WireSource] = []
-        #expect(try IIODaemonRun.eventually {
-            sources = try run.devices()
-            return [first, second].allSatisfy { Self.source(sources, $0)?.details["capture"] == "polled" && Self.source(sources, $0)?.recording == true }
-        }, "\(sources)\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                sources = try run.devices()
+                return [first, second].allSatisfy {
+                    Self.source(sources, $0)?.details["capture"] == "polled" && Self.source(sources, $0)?.recording == true
+                }
+            }, "\(sources)\n\(run.log)")
         for id in [first, second] {
             let listed = Self.source(sources, id)
-            #expect(listed?.details["buffer"]?.hasPrefix("could not be enabled: iio:device") == true, "\(String(describing: listed))")
+            #expect(
+                listed?.details["buffer"]?.hasPrefix("could not be enabled: iio:device") == true, "\(String(describing: listed))")
             #expect(listed?.details["timestamps"] == "read time (sysfs polled)")
-            #expect(listed?.state?.hasPrefix("recording, degraded: polling sysfs: the buffer could not be enabled") == true,
-                    "\(String(describing: listed?.state))")
+            #expect(
+                listed?.state?.hasPrefix("recording, degraded: polling sysfs: the buffer could not be enabled") == true,
+                "\(String(describing: listed?.state))")
         }
-        #expect(Set(sources.filter { $0.sensor == Self.accelerometer }.map(\.details["iioDevice"])) == ["iio:device0", "iio:device1", "iio:device2"])
+        #expect(
+            Set(sources.filter { $0.sensor == Self.accelerometer }.map(\.details["iioDevice"])) == [
+                "iio:device0", "iio:device1", "iio:device2",
+            ])
         let lines = run.log.split(separator: "\n")
         for device in ["iio:device0", "iio:device1"] {
-            #expect(lines.filter { $0.contains("\(device) (mxc4005): cannot start buffered capture") && $0.contains("polling its sysfs values instead") }.count == 1,
-                    "\(run.log)")
+            #expect(
+                lines.filter {
+                    $0.contains("\(device) (mxc4005): cannot start buffered capture")
+                        && $0.contains("polling its sysfs values instead")
+                }.count == 1,
+                "\(run.log)")
         }
         #expect(!run.log.contains("not recording it"), "\(run.log)")
         // The second chip's hwdb quirk repeats a row: applied as given, one line naming it.
-        #expect(lines.filter { $0.contains("iio:device1: udev ACCEL_MOUNT_MATRIX '1, 0, 0; 1, 0, 0; 0, 0, 1' is singular (determinant 0)") }.count == 1,
-                "\(run.log)")
+        #expect(
+            lines.filter {
+                $0.contains("iio:device1: udev ACCEL_MOUNT_MATRIX '1, 0, 0; 1, 0, 0; 0, 0, 1' is singular (determinant 0)")
+            }.count == 1,
+            "\(run.log)")
         #expect(Self.source(sources, second)?.details["mountMatrix"] == "1, 0, 0; 1, 0, 0; 0, 0, 1")
 
         // Both chips' `_raw` values are recorded (identity mount matrix, m/s² → g).
         let g = 0.009582 / 9.80665
         var fetched = Fetched()
-        #expect(try IIODaemonRun.eventually {
-            fetched = run.fetch(app, Self.accelerometer, from: anchor, to: try run.timeline(app).now).batch
-            let xs = fetched.columns.first ?? []
-            return xs.filter { abs($0 - 10 * g) < 1e-9 }.count >= 3 && xs.filter { abs($0 + 10 * g) < 1e-9 }.count >= 3
-        }, "\(fetched.columns.first ?? [])\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                fetched = run.fetch(app, Self.accelerometer, from: anchor, to: try run.timeline(app).now).batch
+                let xs = fetched.columns.first ?? []
+                return xs.filter { abs($0 - 10 * g) < 1e-9 }.count >= 3 && xs.filter { abs($0 + 10 * g) < 1e-9 }.count >= 3
+            }, "\(fetched.columns.first ?? [])\n\(run.log)")
     }
 
     /// Items: a HID sensor at 0 Hz with no list of rates gets 10 Hz written and records; a missing
@@ -97,29 +116,38 @@ struct IIORealHardwareTests {
         let (app, anchor) = try Self.start(run)
         let id = "iio:accel_3d@\(Self.hub)"
         var sources: [WireSource] = []
-        #expect(try IIODaemonRun.eventually {
-            sources = try run.devices()
-            return Self.source(sources, id)?.state == "waiting for hardware: buffer enabled, no scan yet"
-        }, "\(sources)\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                sources = try run.devices()
+                return Self.source(sources, id)?.state == "waiting for hardware: buffer enabled, no scan yet"
+            }, "\(sources)\n\(run.log)")
         #expect(Self.source(sources, id)?.recording == false)
         #expect(Self.source(sources, id)?.details["samplingFrequency"] == "10 Hz (raised from 0 Hz)")
         #expect(try run.command("get", Self.hub + "/iio:device2", "in_accel_sampling_frequency") == "10")
         #expect(try run.command("get", Self.hub + "/iio:device2", "buffer/enable") == "1")
-        #expect(run.log.contains("iio:device2: buffer/length: missing; the buffer keeps the kernel's default length"), "\(run.log)")
-        #expect(run.log.contains("in_accel_sampling_frequency is 0 Hz; raising it to 10 Hz (the device lists no choices)"), "\(run.log)")
+        #expect(
+            run.log.contains("iio:device2: buffer/length: missing; the buffer keeps the kernel's default length"), "\(run.log)")
+        #expect(
+            run.log.contains("in_accel_sampling_frequency is 0 Hz; raising it to 10 Hz (the device lists no choices)"),
+            "\(run.log)")
 
         let t0 = boottimeNow()
-        let scans = (0..<12).map { i in HIDAccelScan(x: 100 + Int32(i), y: -200, z: 9_807 - Int32(i), timestamp: t0 + Int64(i) * 100 * Self.ms) }
+        let scans = (0..<12).map { i in
+            HIDAccelScan(x: 100 + Int32(i), y: -200, z: 9_807 - Int32(i), timestamp: t0 + Int64(i) * 100 * Self.ms)
+        }
         let lines = stride(from: 0, to: scans.count, by: 2).map { (delay: 200, bytes: scans[$0..<($0 + 2)].flatMap(\.bytes)) }
         try run.command("script", "/dev/iio:device2", try run.write("hid.script", BMI160Scan.script(lines: lines)))
         let wanted = Set(scans.map { anchor + $0.timestamp })
         var fetched = Fetched()
-        #expect(try IIODaemonRun.eventually {
-            fetched = run.fetch(app, Self.accelerometer, from: anchor + t0 - 1, to: try run.timeline(app).now).batch
-            return fetched.sensorTimes.filter(wanted.contains).count == scans.count
-        }, "\(fetched.sensorTimes.filter(wanted.contains).count) of \(scans.count)\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                fetched = run.fetch(app, Self.accelerometer, from: anchor + t0 - 1, to: try run.timeline(app).now).batch
+                return fetched.sensorTimes.filter(wanted.contains).count == scans.count
+            }, "\(fetched.sensorTimes.filter(wanted.contains).count) of \(scans.count)\n\(run.log)")
         for scan in scans {
-            guard let index = fetched.sensorTimes.firstIndex(of: anchor + scan.timestamp), fetched.columns.count >= 3 else { continue }
+            guard let index = fetched.sensorTimes.firstIndex(of: anchor + scan.timestamp), fetched.columns.count >= 3 else {
+                continue
+            }
             let values = (0..<3).map { fetched.columns[$0][index] }
             let expected = [Double(scan.x), Double(scan.y), Double(scan.z)].map { $0 * 0.009806650 / 9.80665 }
             #expect(zip(values, expected).allSatisfy { abs($0 - $1) < 1e-9 }, "\(values) ≠ \(expected)")
@@ -134,11 +162,12 @@ struct IIORealHardwareTests {
         defer { run.stop() }
         _ = try Self.start(run)
         var sources: [WireSource] = []
-        #expect(try IIODaemonRun.eventually {
-            sources = try run.devices()
-            return Self.source(sources, "iio:mxc4005@\(Self.mxcParent)")?.details["capture"] == "polled"
-                && Self.source(sources, "iio:accel_3d@\(Self.hub)")?.state?.hasPrefix("waiting") == true
-        }, "\(sources)\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                sources = try run.devices()
+                return Self.source(sources, "iio:mxc4005@\(Self.mxcParent)")?.details["capture"] == "polled"
+                    && Self.source(sources, "iio:accel_3d@\(Self.hub)")?.state?.hasPrefix("waiting") == true
+            }, "\(sources)\n\(run.log)")
         #expect(try run.command("get", Self.hub + "/iio:device2", "in_accel_sampling_frequency") == "25")
         #expect(Self.source(sources, "iio:accel_3d@\(Self.hub)")?.details["samplingFrequency"] == "25 Hz (configured; was 0 Hz)")
         #expect(Self.source(sources, "iio:mxc4005@\(Self.mxcParent)")?.details["samplingFrequency"] == "polled every 40.0 ms")
@@ -153,14 +182,16 @@ struct IIORealHardwareTests {
         try run.startRecording(app, .ambientLightSensor)
         let light = SRSensor.ambientLightSensor.rawValue
         var sources: [WireSource] = []
-        #expect(try IIODaemonRun.eventually {
-            sources = try run.devices()
-            return sources.contains { $0.sensor == light && $0.bufferArmed }
-        }, "\(sources)\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                sources = try run.devices()
+                return sources.contains { $0.sensor == light && $0.bufferArmed }
+            }, "\(sources)\n\(run.log)")
         let listed = sources.first { $0.sensor == light }
         #expect(listed?.source == "iio:als@\(Self.hub.replacingOccurrences(of: "200073.3", with: "200041.4"))")
-        #expect(listed?.details["lux"]?.hasPrefix("in_intensity_both: a HID sensor hub reports its illuminance usage (lux)") == true,
-                "\(String(describing: listed))")
+        #expect(
+            listed?.details["lux"]?.hasPrefix("in_intensity_both: a HID sensor hub reports its illuminance usage (lux)") == true,
+            "\(String(describing: listed))")
         #expect(listed?.details["channels"] == "in_intensity_both")
 
         let t0 = boottimeNow()
@@ -170,10 +201,11 @@ struct IIORealHardwareTests {
         let lines = stride(from: 0, to: 6, by: 2).map { (delay: 200, bytes: scan($0) + scan($0 + 1)) }
         try run.command("script", "/dev/iio:device3", try run.write("als.script", BMI160Scan.script(lines: lines)))
         var fetched = Fetched()
-        #expect(try IIODaemonRun.eventually {
-            fetched = run.fetch(app, light, from: anchor + t0 - 1, to: try run.timeline(app).now).batch
-            return fetched.count >= raw.count
-        }, "\(fetched.count) of \(raw.count)\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                fetched = run.fetch(app, light, from: anchor + t0 - 1, to: try run.timeline(app).now).batch
+                return fetched.count >= raw.count
+            }, "\(fetched.count) of \(raw.count)\n\(run.log)")
         #expect(fetched.sensorTimes == stamps.map { anchor + $0 })
         if fetched.count == raw.count, let lux = fetched.columns.first {
             #expect(zip(lux, raw).allSatisfy { abs($0 - Double($1) * 0.1) < 1e-9 }, "\(lux)")
@@ -200,12 +232,13 @@ struct IIORealHardwareTests {
         try run.startRecording(app, .ambientPressure)
         let anchor = try run.timeline(app).anchor
         var sources: [WireSource] = []
-        #expect(try IIODaemonRun.eventually {
-            sources = try run.devices()
-            return [SRSensor.ambientLightSensor, .ambientPressure].allSatisfy { sensor in
-                sources.contains { $0.sensor == sensor.rawValue && $0.bufferArmed && $0.details["capture"] == "buffered" }
-            }
-        }, "\(sources)\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                sources = try run.devices()
+                return [SRSensor.ambientLightSensor, .ambientPressure].allSatisfy { sensor in
+                    sources.contains { $0.sensor == sensor.rawValue && $0.bufferArmed && $0.details["capture"] == "buffered" }
+                }
+            }, "\(sources)\n\(run.log)")
 
         let t0 = boottimeNow()
         let count = 10
@@ -221,16 +254,18 @@ struct IIORealHardwareTests {
         try run.command("script", "/dev/iio:device1", try run.write("baro.script", BMI160Scan.script(lines: baro)))
 
         var fetchedLight = Fetched(), fetchedPressure = Fetched()
-        #expect(try IIODaemonRun.eventually {
-            let now = try run.timeline(app).now
-            fetchedLight = run.fetch(app, SRSensor.ambientLightSensor.rawValue, from: anchor + t0 - 1, to: now).batch
-            fetchedPressure = run.fetch(app, SRSensor.ambientPressure.rawValue, from: anchor + t0 - 1, to: now).batch
-            return fetchedLight.count >= count && fetchedPressure.count >= count
-        }, "light \(fetchedLight.count), pressure \(fetchedPressure.count) of \(count)\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually {
+                let now = try run.timeline(app).now
+                fetchedLight = run.fetch(app, SRSensor.ambientLightSensor.rawValue, from: anchor + t0 - 1, to: now).batch
+                fetchedPressure = run.fetch(app, SRSensor.ambientPressure.rawValue, from: anchor + t0 - 1, to: now).batch
+                return fetchedLight.count >= count && fetchedPressure.count >= count
+            }, "light \(fetchedLight.count), pressure \(fetchedPressure.count) of \(count)\n\(run.log)")
         let times = stamps.map { anchor + $0 }
         #expect(fetchedLight.sensorTimes == times && fetchedPressure.sensorTimes == times, "\(run.log)")
         guard fetchedLight.count == count, fetchedPressure.count == count,
-              fetchedLight.columns.count >= 1, fetchedPressure.columns.count >= 2 else { return }
+            fetchedLight.columns.count >= 1, fetchedPressure.columns.count >= 2
+        else { return }
         #expect(fetchedLight.columns[0] == lux.map(Double.init))
         for i in 0..<count {
             let kPa = Double(pressure[i]) * 0.000024414, celsius = Double(temperature[i]) * 10 / 1000

@@ -4,6 +4,7 @@ import SensorSimulation
 import SensorSystem
 import SensorTestKit
 import Testing
+
 @testable import SensorDaemon
 
 /// What a lab engineer installs (docs/configuration.md, "Installing"): the systemd units, the
@@ -27,7 +28,8 @@ import Testing
 
     static func unitSettings(_ path: String) throws -> [String: [String]] {
         var settings: [String: [String]] = [:]
-        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") where !line.hasPrefix("#") && line.contains("=") {
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        where !line.hasPrefix("#") && line.contains("=") {
             let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
             settings[parts[0], default: []].append(parts.count > 1 ? parts[1] : "")
         }
@@ -68,8 +70,10 @@ import Testing
         #expect(service["CapabilityBoundingSet"] == ["CAP_NET_RAW CAP_NET_ADMIN"])
         #expect(service["AmbientCapabilities"] == ["CAP_NET_RAW CAP_NET_ADMIN"])
         #expect(service["RestrictAddressFamilies"] == ["AF_UNIX AF_BLUETOOTH AF_NETLINK AF_INET AF_INET6"])
-        for (key, value) in [("ProtectSystem", "strict"), ("ProtectHome", "yes"), ("PrivateTmp", "yes"), ("NoNewPrivileges", "yes"),
-                             ("DevicePolicy", "closed"), ("User", "sensorkit"), ("Group", "sensorkit")] {
+        for (key, value) in [
+            ("ProtectSystem", "strict"), ("ProtectHome", "yes"), ("PrivateTmp", "yes"), ("NoNewPrivileges", "yes"),
+            ("DevicePolicy", "closed"), ("User", "sensorkit"), ("Group", "sensorkit"),
+        ] {
             #expect(service[key] == [value], "\(key)")
         }
         #expect(service["DeviceAllow"]?.contains("char-iio rw") == true)
@@ -84,11 +88,15 @@ import Testing
 
     // MARK: udev
 
-    static let matchKeys: Set<String> = ["ACTION", "DEVPATH", "KERNEL", "KERNELS", "NAME", "SYMLINK", "SUBSYSTEM", "SUBSYSTEMS",
-                                         "DRIVER", "DRIVERS", "ATTR", "ATTRS", "SYSCTL", "ENV", "CONST", "TAG", "TAGS", "TEST",
-                                         "PROGRAM", "RESULT"]
-    static let assignKeys: Set<String> = ["NAME", "SYMLINK", "OWNER", "GROUP", "MODE", "SECLABEL", "ATTR", "SYSCTL", "ENV", "TAG",
-                                          "RUN", "LABEL", "GOTO", "IMPORT", "OPTIONS"]
+    static let matchKeys: Set<String> = [
+        "ACTION", "DEVPATH", "KERNEL", "KERNELS", "NAME", "SYMLINK", "SUBSYSTEM", "SUBSYSTEMS",
+        "DRIVER", "DRIVERS", "ATTR", "ATTRS", "SYSCTL", "ENV", "CONST", "TAG", "TAGS", "TEST",
+        "PROGRAM", "RESULT",
+    ]
+    static let assignKeys: Set<String> = [
+        "NAME", "SYMLINK", "OWNER", "GROUP", "MODE", "SECLABEL", "ATTR", "SYSCTL", "ENV", "TAG",
+        "RUN", "LABEL", "GOTO", "IMPORT", "OPTIONS",
+    ]
 
     /// udev(7)'s rule syntax: every line a comma-separated list of KEY[{attr}] OPERATOR "value".
     /// Returns one problem per bad key; labels and GOTOs must pair up.
@@ -118,7 +126,9 @@ import Testing
                 if key == "ENV", let name = match.2, !matching, name.contains("ACCEL_") {
                     problems.append("line \(number + 1): \(key)\(name) would override hwdb")
                 }
-                if key == "MODE" && !matching && value.wholeMatch(of: /0[0-7]{3}/) == nil { problems.append("line \(number + 1): MODE \(value)") }
+                if key == "MODE" && !matching && value.wholeMatch(of: /0[0-7]{3}/) == nil {
+                    problems.append("line \(number + 1): MODE \(value)")
+                }
             }
         }
         for missing in gotos.subtracting(labels) { problems.append("GOTO \"\(missing)\" has no LABEL") }
@@ -126,7 +136,9 @@ import Testing
     }
 
     @Test func theUdevRulesAreValid() throws {
-        let rules = try FileManager.default.contentsOfDirectory(atPath: Self.top + "/udev-rules").filter { $0.hasSuffix(".rules") }
+        let rules = try FileManager.default.contentsOfDirectory(atPath: Self.top + "/udev-rules").filter {
+            $0.hasSuffix(".rules")
+        }
         #expect(rules == ["70-sensorkitd.rules"])
         for name in rules {
             let path = Self.top + "/udev-rules/" + name
@@ -156,9 +168,11 @@ import Testing
         let device = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: device) }
         for folder in ["buffer0", "scan_elements", "trigger"] { mkdir(device + "/" + folder, 0o755) }
-        let writable = ["buffer0/enable", "buffer0/length", "buffer0/watermark", "scan_elements/in_accel_x_en",
-                        "scan_elements/in_timestamp_en", "sampling_frequency", "in_accel_sampling_frequency",
-                        "current_timestamp_clock", "trigger/current_trigger", "in_steps_en"]
+        let writable = [
+            "buffer0/enable", "buffer0/length", "buffer0/watermark", "scan_elements/in_accel_x_en",
+            "scan_elements/in_timestamp_en", "sampling_frequency", "in_accel_sampling_frequency",
+            "current_timestamp_clock", "trigger/current_trigger", "in_steps_en",
+        ]
         let untouched = ["name", "in_accel_x_raw", "scan_elements/in_accel_x_type", "buffer0/data_available"]
         for file in writable + untouched {
             #expect(FileManager.default.createFile(atPath: device + "/" + file, contents: Data("0\n".utf8)))
@@ -197,13 +211,18 @@ import Testing
         for binary in ["usr/bin/sensorkitd", "usr/bin/sensorkitctl", "usr/libexec/sensorkitd/iio-access"] {
             #expect(files.isExecutableFile(atPath: destination + "/" + binary), "\(binary)")
         }
-        for file in ["usr/lib/systemd/system/sensorkitd.service", "usr/lib/systemd/system/sensorkitd.socket",
-                     "usr/lib/udev/rules.d/70-sensorkitd.rules", "etc/sensorkit/sensorkitd.conf",
-                     "usr/share/doc/sensorkitd/sensorkitctl.help.txt", "usr/share/doc/sensorkitd/configuration.md"] {
+        for file in [
+            "usr/lib/systemd/system/sensorkitd.service", "usr/lib/systemd/system/sensorkitd.socket",
+            "usr/lib/udev/rules.d/70-sensorkitd.rules", "etc/sensorkit/sensorkitd.conf",
+            "usr/share/doc/sensorkitd/sensorkitctl.help.txt", "usr/share/doc/sensorkitd/configuration.md",
+        ] {
             #expect(files.fileExists(atPath: destination + "/" + file), "\(file)")
         }
-        #expect(!files.fileExists(atPath: destination + "/usr/bin/sensorkit-bench") && !files.fileExists(atPath: destination + "/usr/bin/sensorkit-fuzz"))
-        #expect(try String(contentsOfFile: destination + "/usr/share/doc/sensorkitd/sensorkitd.help.txt", encoding: .utf8)
+        #expect(
+            !files.fileExists(atPath: destination + "/usr/bin/sensorkit-bench")
+                && !files.fileExists(atPath: destination + "/usr/bin/sensorkit-fuzz"))
+        #expect(
+            try String(contentsOfFile: destination + "/usr/share/doc/sensorkitd/sensorkitd.help.txt", encoding: .utf8)
                 == DaemonCommand.help + "\n")
 
         // As installed, every setting is commented out: the daemon's defaults. Uncommented, every
@@ -211,7 +230,10 @@ import Testing
         let conf = try String(contentsOfFile: destination + "/etc/sensorkit/sensorkitd.conf", encoding: .utf8)
         #expect(try DaemonCommand.loadConfiguration(destination + "/etc/sensorkit/sensorkitd.conf") == DaemonConfiguration())
         let documented = try String(contentsOfFile: Self.top + "/docs/configuration.md", encoding: .utf8)
-        for key in ["hold", "window", "max-bytes", "min-free", "sensors", "enabled", "ignore", "remote", "max-connections", "fetch-idle-timeout"] {
+        for key in [
+            "hold", "window", "max-bytes", "min-free", "sensors", "enabled", "ignore", "remote", "max-connections",
+            "fetch-idle-timeout",
+        ] {
             #expect(conf.contains("\n#\(key) = ") && documented.contains("\n\(key) = "), "\(key)")
         }
         let uncommented = conf.split(separator: "\n", omittingEmptySubsequences: false)
@@ -232,8 +254,9 @@ import Testing
     func thePackageInstallsCreatesItsUserEnablesItsUnitsAndPurges() throws {
         let work = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: work) }
-        let built = try Self.run([Self.top + "/scripts/deb.sh", DaemonHarness.productsFolder, work + "/out"],
-                                 environment: ["SENSORKIT_DEB_UNPACKAGED": "skip", "SENSORKIT_DEB_COMPRESSION": "none"])
+        let built = try Self.run(
+            [Self.top + "/scripts/deb.sh", DaemonHarness.productsFolder, work + "/out"],
+            environment: ["SENSORKIT_DEB_UNPACKAGED": "skip", "SENSORKIT_DEB_COMPRESSION": "none"])
         #expect(built.status == 0, "\(built.output)")
         let deb = try #require(built.output.split(separator: "\n").last.map(String.init), "\(built.output)")
         let depends = try Self.run(["/usr/bin/dpkg-deb", "-f", deb, "Depends"]).output
@@ -260,7 +283,8 @@ import Testing
         for link in ["sockets.target.wants/sensorkitd.socket", "multi-user.target.wants/sensorkitd.service"] {
             // The link is absolute, into the image: read it, do not follow it on this machine.
             let target = try? FileManager.default.destinationOfSymbolicLink(atPath: root + "/etc/systemd/system/" + link)
-            #expect(target == "/usr/lib/systemd/system/" + link.split(separator: "/").last!, "enabled: \(link)\n\(installed.output)")
+            #expect(
+                target == "/usr/lib/systemd/system/" + link.split(separator: "/").last!, "enabled: \(link)\n\(installed.output)")
         }
         #expect(FileManager.default.isExecutableFile(atPath: root + "/usr/bin/sensorkitd"))
         #expect(FileManager.default.fileExists(atPath: root + "/usr/lib/udev/rules.d/70-sensorkitd.rules"))
@@ -269,14 +293,17 @@ import Testing
 
         // Installing again (an upgrade) keeps one user.
         #expect(try Self.run(dpkg + ["-i", deb]).status == 0)
-        #expect(try String(contentsOfFile: root + "/etc/passwd", encoding: .utf8).components(separatedBy: "\nsensorkit:").count == 2)
+        #expect(
+            try String(contentsOfFile: root + "/etc/passwd", encoding: .utf8).components(separatedBy: "\nsensorkit:").count == 2)
 
         // Purge: files, unit links and the store go; the user stays (files it owned may remain elsewhere).
         try FileManager.default.createDirectory(atPath: root + "/var/lib/sensorkit", withIntermediateDirectories: true)
         let purged = try Self.run(dpkg + ["--purge", "sensorkitd"])
         #expect(purged.status == 0, "\(purged.output)")
-        for gone in ["usr/bin/sensorkitd", "etc/sensorkit/sensorkitd.conf", "etc/systemd/system/sockets.target.wants/sensorkitd.socket",
-                     "var/lib/sensorkit"] {
+        for gone in [
+            "usr/bin/sensorkitd", "etc/sensorkit/sensorkitd.conf", "etc/systemd/system/sockets.target.wants/sensorkitd.socket",
+            "var/lib/sensorkit",
+        ] {
             var info = stat()
             #expect(lstat(root + "/" + gone, &info) != 0, "\(gone)")
         }

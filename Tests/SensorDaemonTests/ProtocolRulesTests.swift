@@ -43,7 +43,8 @@ import Testing
         let app = try harness.connect(app: DaemonHarness.studyApp)
         defer { app.close() }
         let administrative = WireRequest.Operation.allCases.filter(\.isAdministrative)
-        #expect(Set(administrative) == [.daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health])
+        #expect(
+            Set(administrative) == [.daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health])
         for op in administrative {
             let reply = app.call(op) {
                 $0.app = DaemonHarness.studyApp
@@ -73,18 +74,22 @@ import Testing
         // Enough samples that a fetch with window 1 that is never acknowledged keeps running:
         // more than the batch it sends and the one it reads ahead.
         let enough = 3 * WireLimits.samplesPerBatch
-        #expect(DaemonHarness.eventually(20) {
-            guard let probe = try? harness.connect(app: DaemonHarness.studyApp) else { return false }
-            defer { probe.close() }
-            let all = DaemonHarness.fetchAll(probe, sensor: .accelerometer, from: 0, to: harness.now, chunkFormats: nil)
-            return all.batches.reduce(0) { $0 + $1.count } > enough
-        })
+        #expect(
+            DaemonHarness.eventually(20) {
+                guard let probe = try? harness.connect(app: DaemonHarness.studyApp) else { return false }
+                defer { probe.close() }
+                let all = DaemonHarness.fetchAll(probe, sensor: .accelerometer, from: 0, to: harness.now, chunkFormats: nil)
+                return all.batches.reduce(0) { $0 + $1.count } > enough
+            })
         let client = try RawClient(harness.socket)
         #expect(client.hello(app: DaemonHarness.studyApp)?.ok == true)
         let limit = WireLimits.maxConcurrentFetches
         #expect(limit == 16)
         for id in 10..<(10 + limit + 1) {
-            client.send(json: "{\"id\":\(id),\"op\":\"fetch\",\"sensor\":\"\(Self.accelerometer)\",\"from\":0,\"to\":\(harness.now),\"window\":1}")
+            client.send(
+                json:
+                    "{\"id\":\(id),\"op\":\"fetch\",\"sensor\":\"\(Self.accelerometer)\",\"from\":0,\"to\":\(harness.now),\"window\":1}"
+            )
         }
         let (replies, closed) = client.replies(within: 2)
         #expect(!closed)
@@ -156,7 +161,9 @@ import Testing
         let admin = try harness.connect(app: nil)
         defer { admin.close() }
         func item() -> WireConsentRequest.Item? {
-            admin.call(.consentList) { $0.app = DaemonHarness.studyApp }.consent?.first?.items.first { $0.sensor == Self.accelerometer }
+            admin.call(.consentList) { $0.app = DaemonHarness.studyApp }.consent?.first?.items.first {
+                $0.sensor == Self.accelerometer
+            }
         }
         #expect(item()?.pending == false && item()?.status == 0, "not asked yet")
         let app = try harness.connect(app: DaemonHarness.studyApp)
@@ -211,7 +218,8 @@ import Testing
         let purpose = String(repeating: "A study of how people move. ", count: 4_000)  // ≈ 108 KB
         let harness = try DaemonHarness { folder in
             for app in apps {
-                try DaemonHarness.writeApp(app, in: folder + "/apps.d", entitlements: ["motion-accelerometer"], users: ["root"], purpose: purpose)
+                try DaemonHarness.writeApp(
+                    app, in: folder + "/apps.d", entitlements: ["motion-accelerometer"], users: ["root"], purpose: purpose)
             }
         }
         defer { harness.stop() }

@@ -23,12 +23,16 @@ import Testing
             var out: [WireReply] = []
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while out.count < max {
-                guard UnixSocket.poll(fd: fd, events: Int16(POLLIN), timeoutMilliseconds: seconds * 1000) != 0 else { return (out, false) }
+                guard UnixSocket.poll(fd: fd, events: Int16(POLLIN), timeoutMilliseconds: seconds * 1000) != 0 else {
+                    return (out, false)
+                }
                 let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
                 if n <= 0 { return (out, true) }
                 decoder.feed(buffer[0..<n])
                 while let frame = try? decoder.next() {
-                    if frame.kind == .message, let reply = try? WireJSON.decode(WireReply.self, from: frame.payload) { out.append(reply) }
+                    if frame.kind == .message, let reply = try? WireJSON.decode(WireReply.self, from: frame.payload) {
+                        out.append(reply)
+                    }
                 }
             }
             return (out, false)
@@ -67,7 +71,8 @@ import Testing
         client.send(json: "{\"id\":3,\"op\":\"teleport\"}")
         client.send(json: "{\"id\":4,\"op\":\"hello\",\"v\":1,\"app\":\"com.example.study\"}")
         client.send(json: "{\"id\":5,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\"}")
-        client.send(json: "{\"id\":6,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":10,\"to\":5}")
+        client.send(
+            json: "{\"id\":6,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":10,\"to\":5}")
         client.send(Frame(kind: .batch, payload: [1, 2, 3]).encoded())
         // Eight replies, and the connection stays open: a ninth request is still answered.
         client.send(json: "{\"id\":9,\"op\":\"status\"}")
@@ -76,8 +81,11 @@ import Testing
         #expect(all.last?.id == 9 && all.last?.error == nil)
         let replies = Array(all.prefix(8))
         let codes = replies.map { $0.error?.code }
-        #expect(codes == [.malformedRequest, .unsupportedVersion, .malformedRequest, .unknownOperation, nil,
-                          .fetchRequestInvalid, .fetchRequestInvalid, .malformedRequest], "\(replies)")
+        #expect(
+            codes == [
+                .malformedRequest, .unsupportedVersion, .malformedRequest, .unknownOperation, nil,
+                .fetchRequestInvalid, .fetchRequestInvalid, .malformedRequest,
+            ], "\(replies)")
         #expect(replies[1].error?.message.contains("version 99") == true)
     }
 
@@ -112,13 +120,17 @@ import Testing
         #expect(lazy.hello(app: DaemonHarness.studyApp)?.ok == true)
         // Sixteen fetches with the largest window, and never a read or an ack.
         for id in 10..<26 {
-            lazy.send(json: "{\"id\":\(id),\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":1000}")
+            lazy.send(
+                json:
+                    "{\"id\":\(id),\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":1000}"
+            )
         }
         // A flood of requests it never reads the replies of, for as long as the daemon reads them
         // (it stops at its bound, docs/protocol.md §6.2, and the writes would then block).
         let floodCount = 20_000
         try UnixSocket.setNonBlocking(lazy.fd)
-        _ = ReaderLimitsTests.flood(lazy.fd, with: Frame(kind: .message, payload: Array("{\"id\":100,\"op\":\"status\"}".utf8)).encoded(), for: 1)
+        _ = ReaderLimitsTests.flood(
+            lazy.fd, with: Frame(kind: .message, payload: Array("{\"id\":100,\"op\":\"status\"}".utf8)).encoded(), for: 1)
         let before = recordingCount(harness)
         #expect(DaemonHarness.eventually(5) { recordingCount(harness) > before }, "recording must go on")
         // The daemon queues the next batch of a fetch only once the previous one is written, so
@@ -133,8 +145,9 @@ import Testing
         #expect(admin.call(.daemonStatus).info?["fetches"] == "16")
         // ...and within that bound it is still connected (admin and lazy; the counting
         // connections left).
-        #expect(DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "2" },
-                "the lazy client was dropped, or others were kept: \(admin.call(.daemonStatus).info ?? [:])")
+        #expect(
+            DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "2" },
+            "the lazy client was dropped, or others were kept: \(admin.call(.daemonStatus).info ?? [:])")
     }
 
     /// An `ack`'s batch count is the client's number: the fetch's credit plus `Int.max`
@@ -148,7 +161,10 @@ import Testing
         #expect(client.hello(app: DaemonHarness.studyApp)?.ok == true)
         // Far more batches than the socket buffer holds, and the client does not read yet: the
         // fetch is still running, with credit left, when the ack comes.
-        client.send(json: "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":16}")
+        client.send(
+            json:
+                "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":16}"
+        )
         #expect(fetchSending(client))
         client.send(json: "{\"id\":8,\"op\":\"ack\",\"target\":7,\"batches\":9223372036854775807}")
         client.send(json: "{\"id\":9,\"op\":\"status\"}")
@@ -163,12 +179,16 @@ import Testing
         for window in [1, 16, 1, 16, 16] {
             let leaver = try RawClient(harness.socket)
             #expect(leaver.hello(app: DaemonHarness.studyApp)?.ok == true)
-            leaver.send(json: "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":\(window)}")
+            leaver.send(
+                json:
+                    "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":\(window)}"
+            )
             #expect(fetchSending(leaver))
         }
         let admin = try harness.connect(app: nil)
-        #expect(DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "1" },
-                "sessions of departed clients must be released")
+        #expect(
+            DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "1" },
+            "sessions of departed clients must be released")
         // Leaving with replies unread or unsent is an ordinary goodbye, not a failure in the log
         // (one line per uid and kind of reason; the others are counted, docs/reliability.md).
         let closes = harness.logLines().filter { $0.contains(") closed: ") }
@@ -186,12 +206,17 @@ import Testing
         let leaver = try RawClient(harness.socket)
         #expect(leaver.hello(app: DaemonHarness.studyApp)?.ok == true)
         #expect(shutdown(leaver.fd, Int32(SHUT_RD)) == 0)
-        leaver.send(json: "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":16}")
+        leaver.send(
+            json:
+                "{\"id\":7,\"op\":\"fetch\",\"sensor\":\"com.apple.SensorKit.motion.accelerometer\",\"from\":0,\"to\":9000000000000000,\"window\":16}"
+        )
         let admin = try harness.connect(app: nil)
-        #expect(DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "1" },
-                "the daemon must let go of a client it cannot write to")
+        #expect(
+            DaemonHarness.eventually(5) { admin.call(.daemonStatus).info?["connections"] == "1" },
+            "the daemon must let go of a client it cannot write to")
         let closes = harness.logLines().filter { $0.contains(") closed: ") }
-        #expect(closes.contains { $0.hasSuffix("closed: client closed the connection (with replies or events unsent)") }, "\(closes)")
+        #expect(
+            closes.contains { $0.hasSuffix("closed: client closed the connection (with replies or events unsent)") }, "\(closes)")
         #expect(!closes.contains { $0.contains("failed") }, "\(closes)")
         #expect(recordingCount(harness) > 0)
     }

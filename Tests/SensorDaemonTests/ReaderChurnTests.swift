@@ -27,9 +27,12 @@ import Testing
 
     /// Runs the churn script for `count` connections, as root or as nobody; its exit status and
     /// summary line.
-    static func churn(_ harness: DaemonHarness, script: String, count: Int, app: String?,
-                      asNobody: Bool) throws -> (status: Int32, output: String) {
-        let arguments = ["/usr/bin/timeout", "--kill-after=5", "120", TestEnvironment.python, script, harness.socket, String(count)]
+    static func churn(
+        _ harness: DaemonHarness, script: String, count: Int, app: String?,
+        asNobody: Bool
+    ) throws -> (status: Int32, output: String) {
+        let arguments =
+            ["/usr/bin/timeout", "--kill-after=5", "120", TestEnvironment.python, script, harness.socket, String(count)]
             + (app.map { [$0] } ?? [])
         return asNobody ? try DaemonHarness.asNobody(arguments) : try CommandOutput.run(arguments)
     }
@@ -51,8 +54,9 @@ import Testing
             DispatchQueue.global().async(group: done) {
                 let result: (status: Int32, output: String)
                 do {
-                    result = try Self.churn(harness, script: script, count: 2_500, app: DaemonHarness.otherApp,
-                                            asNobody: client % 2 == 1)
+                    result = try Self.churn(
+                        harness, script: script, count: 2_500, app: DaemonHarness.otherApp,
+                        asNobody: client % 2 == 1)
                 } catch {
                     result = (-1, "could not start the churn client: \(error)")
                 }
@@ -68,11 +72,14 @@ import Testing
         // a notice about the clients (their goodbyes are ordinary).
         let admin = try harness.connect(app: nil)
         defer { admin.close() }
-        #expect(DaemonHarness.eventually(10) { admin.call(.daemonStatus).info?["connections"] == "1" },
-                "\(admin.call(.daemonStatus).info ?? [:])")
+        #expect(
+            DaemonHarness.eventually(10) { admin.call(.daemonStatus).info?["connections"] == "1" },
+            "\(admin.call(.daemonStatus).info ?? [:])")
         let before = harness.samplesVisible(to: DaemonHarness.otherApp)
         #expect(DaemonHarness.eventually(5) { harness.samplesVisible(to: DaemonHarness.otherApp) > before })
-        let serious = harness.logLines().filter { $0.hasPrefix("<0>") || $0.hasPrefix("<1>") || $0.hasPrefix("<2>") || $0.hasPrefix("<3>") }
+        let serious = harness.logLines().filter {
+            $0.hasPrefix("<0>") || $0.hasPrefix("<1>") || $0.hasPrefix("<2>") || $0.hasPrefix("<3>")
+        }
         #expect(serious.isEmpty, "\(serious.prefix(5))")
     }
 }

@@ -33,7 +33,8 @@ import Testing
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: study)
         let (connection, start) = try record(harness, app: study, samples: 150)
-        let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: start - 1_000_000_000, to: harness.now)
+        let (batches, reply) = DaemonHarness.fetchAll(
+            connection, sensor: .accelerometer, from: start - 1_000_000_000, to: harness.now)
         #expect(reply.ok == true && reply.error == nil)
         let count = batches.reduce(0) { $0 + $1.count }
         #expect(reply.count == count && count >= 150)
@@ -67,19 +68,26 @@ import Testing
         // sensorkitctl as nobody: bound to com.example.other only.
         let ctl = harness.folder + "/sensorkitctl"
         try FileManager.default.copyItem(atPath: DaemonHarness.productsFolder + "/sensorkitctl", toPath: ctl)
-        let refused = try DaemonHarness.asNobody([ctl, "--socket", harness.socket, "fetch", "--app", study, "--sensor", "accelerometer", "--from", "0", "--to", "now"])
+        let refused = try DaemonHarness.asNobody([
+            ctl, "--socket", harness.socket, "fetch", "--app", study, "--sensor", "accelerometer", "--from", "0", "--to", "now",
+        ])
         #expect(refused.status == 1)
         // nobody administers nothing: it hears what it would for an app that is not installed.
-        #expect(refused.output.contains("uid 65534 may not act as app 'com.example.study': no such app is installed for this user"), "\(refused.output)")
+        #expect(
+            refused.output.contains("uid 65534 may not act as app 'com.example.study': no such app is installed for this user"),
+            "\(refused.output)")
         // Bound, but without consent: the daemon answers noAuthorization, not a refusal.
-        let bound = try DaemonHarness.asNobody([ctl, "--socket", harness.socket, "fetch", "--app", other, "--sensor", "accelerometer", "--from", "0", "--to", "now"])
+        let bound = try DaemonHarness.asNobody([
+            ctl, "--socket", harness.socket, "fetch", "--app", other, "--sensor", "accelerometer", "--from", "0", "--to", "now",
+        ])
         #expect(bound.status == 1)
         #expect(bound.output.contains("SRErrorDomain 1"), "\(bound.output)")
         // nobody may not decide consent for any app (not root, not a Consenter): the decision
         // reaches the daemon, which refuses it, and the consent stays undecided.
         let consent = try DaemonHarness.asNobody([ctl, "--socket", harness.socket, "consent", other, "--grant", "accelerometer"])
-        #expect(consent.status == 1 && consent.output.contains("uid 65534 may not decide for 'com.example.other'"),
-                "\(consent.output)")
+        #expect(
+            consent.status == 1 && consent.output.contains("uid 65534 may not decide for 'com.example.other'"),
+            "\(consent.output)")
         let admin = try harness.connect(app: nil)
         let items = admin.call(.consentList) { $0.app = other }.consent?.first?.items ?? []
         #expect(!items.isEmpty && items.allSatisfy { $0.status == SRAuthorizationStatus.notDetermined.rawValue }, "\(items)")
@@ -95,7 +103,8 @@ import Testing
         #expect(gyro.error?.srError.code == .invalidEntitlement)
         // Every study-app operation on a sensor outside the entitlement is refused the same way.
         #expect(app.call(.fetchDevices) { $0.sensor = SRSensor.rotationRate.rawValue }.error?.code == .invalidEntitlement)
-        #expect(DaemonHarness.fetchAll(app, sensor: .rotationRate, from: 0, to: harness.now).reply.error?.code == .invalidEntitlement)
+        #expect(
+            DaemonHarness.fetchAll(app, sensor: .rotationRate, from: 0, to: harness.now).reply.error?.code == .invalidEntitlement)
         #expect(app.call(.stopRecording) { $0.sensor = SRSensor.rotationRate.rawValue }.error?.code == .invalidEntitlement)
         let notYet = app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }
         #expect(notYet.error?.code == .noAuthorization)
@@ -125,20 +134,23 @@ import Testing
             let now = harness.now
             let to: Int64
             switch shape % 4 {
-            case 0: to = now - hold            // exactly at the hold's edge
-            case 1: to = now - hold + 1        // one nanosecond into it
+            case 0: to = now - hold  // exactly at the hold's edge
+            case 1: to = now - hold + 1  // one nanosecond into it
             case 2: to = now + 3_600_000_000_000
             default: to = start + Int64.random(in: 0...(now - start), using: &generator)
             }
             let from = start - Int64.random(in: 0...2_000_000_000, using: &generator)
             // Half the shapes as plain batches, half with stored chunks handed over.
-            let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: from, to: to,
-                                                    chunkFormats: shape % 8 < 4 ? nil : ReaderConnection.chunkFormats)
+            let (batches, reply) = DaemonHarness.fetchAll(
+                connection, sensor: .accelerometer, from: from, to: to,
+                chunkFormats: shape % 8 < 4 ? nil : ReaderConnection.chunkFormats)
             let fetchedAt = harness.now
             #expect(reply.error == nil)
             let times = batches.flatMap(\.sensorTimes)
             // The hold is judged when the request arrives: nothing younger than that moment − hold.
-            if to > now - hold + 2_000_000 { #expect(times.isEmpty, "range ending \(to - (now - hold)) ns into the hold returned \(times.count)") }
+            if to > now - hold + 2_000_000 {
+                #expect(times.isEmpty, "range ending \(to - (now - hold)) ns into the hold returned \(times.count)")
+            }
             for time in times {
                 #expect(time <= to && time > from)
                 #expect(time <= fetchedAt - hold, "a sample \(time - (fetchedAt - hold)) ns inside the hold")
@@ -165,9 +177,10 @@ import Testing
         let end = harness.now
         // Everything stamped before `end` is committed once a later sample is visible (a stream is
         // stored in order): both fetches see the same.
-        #expect(DaemonHarness.eventually(10) {
-            DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: end, to: harness.now).reply.count ?? 0 > 0
-        })
+        #expect(
+            DaemonHarness.eventually(10) {
+                DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: end, to: harness.now).reply.count ?? 0 > 0
+            })
         var generator = SystemRandomNumberGenerator()
         let framesBefore = connection.chunkFramesReceived  // `record` polled with chunk formats
         for shape in 0..<12 {
@@ -185,7 +198,8 @@ import Testing
             #expect(plain.batches.flatMap(\.sensorTimes) == chunked.batches.flatMap(\.sensorTimes))
             #expect(plain.batches.flatMap(\.writeTimes) == chunked.batches.flatMap(\.writeTimes))
             for column in 0..<3 {
-                #expect(plain.batches.flatMap { $0.columns[column].map(\.bitPattern) }
+                #expect(
+                    plain.batches.flatMap { $0.columns[column].map(\.bitPattern) }
                         == chunked.batches.flatMap { $0.columns[column].map(\.bitPattern) })
             }
         }
@@ -200,7 +214,8 @@ import Testing
         _ = try record(harness, app: study, samples: 100)
         let late = try harness.connect(app: other)
         #expect(late.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
-        let firstStart = try #require(late.call(.status) { $0.sensor = SRSensor.accelerometer.rawValue }.states?.first?.firstRecording)
+        let firstStart = try #require(
+            late.call(.status) { $0.sensor = SRSensor.accelerometer.rawValue }.states?.first?.firstRecording)
         #expect(DaemonHarness.eventually(10) { harness.samplesVisible(to: other) > 0 })
         let (batches, reply) = DaemonHarness.fetchAll(late, sensor: .accelerometer, from: 0, to: harness.now)
         #expect(reply.error == nil)
@@ -208,7 +223,8 @@ import Testing
         #expect(!times.isEmpty)
         #expect(times.allSatisfy { $0 >= firstStart }, "data from before the app's first startRecording leaked")
         let study = try harness.connect(app: self.study)
-        let theirs = DaemonHarness.fetchAll(study, sensor: .accelerometer, from: 0, to: harness.now).batches.flatMap(\.sensorTimes)
+        let theirs = DaemonHarness.fetchAll(study, sensor: .accelerometer, from: 0, to: harness.now).batches.flatMap(
+            \.sensorTimes)
         #expect(theirs.count > times.count, "the earlier app sees more")
     }
 
@@ -225,14 +241,19 @@ import Testing
         // An app session may not call these at all (docs/protocol.md §1.3).
         for op in [WireRequest.Operation.stakes, .consentList, .apps] {
             let reply = otherConnection.call(op)
-            #expect(reply.error?.code == .notPermitted && reply.stakes == nil && reply.consent == nil && reply.apps == nil, "\(op): \(reply)")
+            #expect(
+                reply.error?.code == .notPermitted && reply.stakes == nil && reply.consent == nil && reply.apps == nil,
+                "\(op): \(reply)")
         }
         let status = otherConnection.call(.status)
         #expect(status.states?.map(\.sensor) == [SRSensor.accelerometer.rawValue])
         #expect(status.states?.first?.authorizationStatus == SRAuthorizationStatus.notDetermined.rawValue)
-        #expect(status.states?.first?.recording == false && status.states?.first?.firstRecording == nil,
-                "the study's stake showed in the other app's status")
-        let decide = otherConnection.call(.consentDecide) { $0.app = other; $0.decisions = [SRSensor.accelerometer.rawValue: true] }
+        #expect(
+            status.states?.first?.recording == false && status.states?.first?.firstRecording == nil,
+            "the study's stake showed in the other app's status")
+        let decide = otherConnection.call(.consentDecide) {
+            $0.app = other; $0.decisions = [SRSensor.accelerometer.rawValue: true]
+        }
         #expect(decide.error?.code == .notPermitted, "an app must not answer its own consent request")
         // Root sees both.
         let admin = try harness.connect(app: nil)

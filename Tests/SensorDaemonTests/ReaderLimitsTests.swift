@@ -97,8 +97,9 @@ import Testing
         let other = try DaemonHarness.asNobody([ctl, "--socket", harness.socket, "sensors"])
         #expect(other.status == 0, "\(other.output)")
         // The burst is one line in the log, with its count.
-        #expect(DaemonHarness.eventually(3) { harness.logLines().contains { $0.contains("refused 10 connection(s)") } },
-                "\(harness.logLines().filter { $0.contains("refused") })")
+        #expect(
+            DaemonHarness.eventually(3) { harness.logLines().contains { $0.contains("refused 10 connection(s)") } },
+            "\(harness.logLines().filter { $0.contains("refused") })")
         #expect(harness.logLines().filter { $0.contains("refused") && $0.contains("connection") }.count == 1)
         // A connection that closes gives its place back.
         shutdown(mine[0].fd, Int32(SHUT_RDWR))
@@ -119,8 +120,10 @@ import Testing
         let null = open("/dev/null", O_RDWR)
         defer { close(log); close(null) }
         let daemon = try ChildProcess(
-            ["/usr/bin/prlimit", "--nofile=64:1024", DaemonHarness.productsFolder + "/sensorkitd", "--socket", socket,
-             "--config", folder + "/d.conf", "--apps-dir", folder + "/apps.d", "--state-dir", folder + "/state"],
+            [
+                "/usr/bin/prlimit", "--nofile=64:1024", DaemonHarness.productsFolder + "/sensorkitd", "--socket", socket,
+                "--config", folder + "/d.conf", "--apps-dir", folder + "/apps.d", "--state-dir", folder + "/state",
+            ],
             stdin: null, stdout: log, stderr: log)
         defer {
             kill(daemon.pid, SIGKILL)
@@ -132,7 +135,8 @@ import Testing
         #expect(DaemonHarness.eventually(5) { logText().contains("accept on") }, "accept never failed: \(logText().suffix(1500))")
         func cpuTicks() -> Int {
             guard let stat = try? String(contentsOfFile: "/proc/\(daemon.pid)/stat", encoding: .utf8),
-                  let end = stat.lastIndex(of: ")") else { return -1 }
+                let end = stat.lastIndex(of: ")")
+            else { return -1 }
             let fields = stat[stat.index(after: end)...].split(separator: " ")
             return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)  // utime, stime
         }
@@ -151,7 +155,9 @@ import Testing
         try raise.run()
         raise.waitUntilExit()
         let late = clients.last!
-        #expect(late.hello(app: nil)?.ok == true, "a connection from the backlog was not answered once descriptors were free: \(logText().suffix(1500))")
+        #expect(
+            late.hello(app: nil)?.ok == true,
+            "a connection from the backlog was not answered once descriptors were free: \(logText().suffix(1500))")
         #expect(DaemonHarness.eventually(3) { logText().contains("accepting connections on \(socket) again") })
         #expect(logText().split(separator: "\n").filter { $0.contains("accept on") }.count == 1)
         clients.removeAll()
@@ -166,13 +172,17 @@ import Testing
     /// A daemon recording 50 kHz whose fetch timers run on `scheduler`, with enough stored for a
     /// fetch of many batches.
     func fastRecordingHarness(_ config: String, scheduler: ManualScheduler) throws -> DaemonHarness {
-        let harness = try DaemonHarness(config: "profile = lab\n" + config, sources: [GeneratedSource(rate: 50_000, perTick: 5_000)],
-                                        scheduler: scheduler)
+        let harness = try DaemonHarness(
+            config: "profile = lab\n" + config, sources: [GeneratedSource(rate: 50_000, perTick: 5_000)],
+            scheduler: scheduler)
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
         let app = try harness.connect(app: DaemonHarness.studyApp)
         #expect(app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
         app.close()
-        #expect(DaemonHarness.eventually(10, every: 0.1) { harness.samplesVisible(to: DaemonHarness.studyApp) >= 4 * WireLimits.samplesPerBatch })
+        #expect(
+            DaemonHarness.eventually(10, every: 0.1) {
+                harness.samplesVisible(to: DaemonHarness.studyApp) >= 4 * WireLimits.samplesPerBatch
+            })
         return harness
     }
 
@@ -197,12 +207,14 @@ import Testing
         /// Starts it on `app` and returns once its first batch is in and the daemon has taken note
         /// that it was written (a round trip after it), all at the scheduler's starting time.
         init(on app: ReaderConnection) {
-            app.send({
-                $0.sensor = SRSensor.accelerometer.rawValue
-                $0.from = 0
-                $0.to = 9_000_000_000_000_000
-                $0.window = 1
-            }, op: .fetch) { [self] incoming in
+            app.send(
+                {
+                    $0.sensor = SRSensor.accelerometer.rawValue
+                    $0.from = 0
+                    $0.to = 9_000_000_000_000_000
+                    $0.window = 1
+                }, op: .fetch
+            ) { [self] incoming in
                 switch incoming {
                 case .batch: batches.withLock { $0 += 1 }
                 case .reply(let reply): final.withLock { $0 = reply }
@@ -230,10 +242,11 @@ import Testing
         // A full checkpoint that resets the log succeeds only when no reader holds an old snapshot
         // (tried until the park, queued on the fetch's queue by the scheduler, has run).
         var output = ""
-        #expect(DaemonHarness.eventually(5, every: 0.05) {
-            output = (try? Self.checkpoint(database)) ?? ""
-            return output.hasPrefix("0|")
-        }, "the checkpoint was blocked (busy|log|checkpointed): \(output)")
+        #expect(
+            DaemonHarness.eventually(5, every: 0.05) {
+                output = (try? Self.checkpoint(database)) ?? ""
+                return output.hasPrefix("0|")
+            }, "the checkpoint was blocked (busy|log|checkpointed): \(output)")
         #expect(admin.call(.daemonStatus).info?["fetches"] == "1")
     }
 

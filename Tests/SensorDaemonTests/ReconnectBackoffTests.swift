@@ -1,5 +1,6 @@
-@testable import SensorDaemon
 import Testing
+
+@testable import SensorDaemon
 
 /// The wait before a wearable's next connect (docs/ble.md, "States of a wearable").
 @Suite struct ReconnectBackoffTests {
@@ -13,9 +14,9 @@ import Testing
         var backoff = ReconnectBackoff()
         _ = backoff.connectFailed()
         _ = backoff.connectFailed()
-        #expect(backoff.linkLost(upFor: 1_000_000_000) == 2_000_000_000)      // dropped at once: keeps growing
+        #expect(backoff.linkLost(upFor: 1_000_000_000) == 2_000_000_000)  // dropped at once: keeps growing
         #expect(backoff.connectFailed() == 4_000_000_000)
-        #expect(backoff.linkLost(upFor: 60_000_000_000) == 500_000_000)       // a stable link: start over
+        #expect(backoff.linkLost(upFor: 60_000_000_000) == 500_000_000)  // a stable link: start over
     }
 
     /// A strap that drops its link every 25 s (as the demo rig's does) comes back within a second
@@ -24,7 +25,7 @@ import Testing
         var backoff = ReconnectBackoff()
         let delays = (0..<8).map { _ in backoff.linkLost(upFor: 25_000_000_000) }
         #expect(delays.allSatisfy { $0 == 500_000_000 }, "\(delays)")
-        #expect(backoff.linkLost(upFor: 2_000_000_000) == 1_000_000_000)   // short links: the doubling goes on
+        #expect(backoff.linkLost(upFor: 2_000_000_000) == 1_000_000_000)  // short links: the doubling goes on
         #expect(backoff.linkLost(upFor: 2_000_000_000) == 2_000_000_000)
     }
 }

@@ -17,7 +17,9 @@ struct ReloadTests {
     /// The pid of the sensorkitd serving `socket` (a child of umockdev-run, inside timeout).
     static func daemonPID(socket: String) -> pid_t? {
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = pid_t(entry), let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            guard let pid = pid_t(entry), let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else {
+                continue
+            }
             let arguments = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
             if arguments.first?.hasSuffix("/sensorkitd") == true && arguments.contains(socket) { return pid }
         }
@@ -42,12 +44,16 @@ struct ReloadTests {
         let app = try run.connect()
         let (_, anchor) = try run.timeline(app)
         let from = anchor + start - 1_000 * Self.ms
-        #expect(try IIODaemonRun.eventually(15) { run.fetch(app, SRSensor.accelerometer.rawValue, from: from, to: try run.timeline(app).now).batch.count >= 30 },
-                "recording did not start\n\(run.log)")
+        #expect(
+            try IIODaemonRun.eventually(15) {
+                run.fetch(app, SRSensor.accelerometer.rawValue, from: from, to: try run.timeline(app).now).batch.count >= 30
+            },
+            "recording did not start\n\(run.log)")
 
         // A second app is installed and granted while the daemon runs; before the reload it is unknown.
-        try DaemonHarness.writeApp(Self.lateApp, in: run.folder + "/apps.d", entitlements: ["motion-accelerometer"],
-                                   users: [String(getuid())])
+        try DaemonHarness.writeApp(
+            Self.lateApp, in: run.folder + "/apps.d", entitlements: ["motion-accelerometer"],
+            users: [String(getuid())])
         #expect(throws: (any Error).self) { try ReaderConnection(socketPath: run.socket, app: Self.lateApp) }
         let config = try String(contentsOfFile: run.folder + "/sensorkitd.conf", encoding: .utf8)
         try (config + "\n[grant \(Self.lateApp)]\nsensors = accelerometer\n")
@@ -62,8 +68,9 @@ struct ReloadTests {
 
         let late = try ReaderConnection(socketPath: run.socket, app: Self.lateApp)
         let lateStatus = late.call(.status) { $0.sensor = SRSensor.accelerometer.rawValue }
-        #expect(lateStatus.states?.first?.authorizationStatus == SRAuthorizationStatus.authorized.rawValue,
-                "the reloaded [grant] applies: \(lateStatus)")
+        #expect(
+            lateStatus.states?.first?.authorizationStatus == SRAuthorizationStatus.authorized.rawValue,
+            "the reloaded [grant] applies: \(lateStatus)")
         late.close()
 
         var accel = Fetched()

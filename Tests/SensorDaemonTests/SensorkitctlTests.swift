@@ -27,7 +27,8 @@ import Testing
         #expect(result.status == 0, "\(result.err)")
         let lines = result.out.split(separator: "\n").map(String.init)
         let heart = lines.first { $0.hasPrefix("heartRate ") } ?? ""
-        #expect(heart.contains("no: no driver for heartRate: BLE is off (no [ble] section in the configuration)"), "\(result.out)")
+        #expect(
+            heart.contains("no: no driver for heartRate: BLE is off (no [ble] section in the configuration)"), "\(result.out)")
         let accelerometer = lines.first { $0.hasPrefix("accelerometer ") } ?? ""
         #expect(accelerometer.contains(" yes "), "\(result.out)")
         let status = try ctl(harness, ["status"])
@@ -44,7 +45,9 @@ import Testing
         let status = try ctl(harness, ["status"])
         #expect(status.status == 0, "\(status.err)")
         let lines = status.out.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasPrefix("STREAM") && $0.contains("LAST MINUTE") && $0.contains("GAPS IN THE LAST DAY") }, "\(status.out)")
+        #expect(
+            lines.contains { $0.hasPrefix("STREAM") && $0.contains("LAST MINUTE") && $0.contains("GAPS IN THE LAST DAY") },
+            "\(status.out)")
         let row = lines.first { $0.hasPrefix("accelerometer ") } ?? ""
         #expect(row.contains(" ok ") && row.contains("/100.0 Hz") && row.hasSuffix("none"), "\(status.out)")
         // A stream 1.5 s old is judged over the time it has recorded, not over a whole minute.
@@ -63,7 +66,8 @@ import Testing
         let report = try ctl(harness, ["report", "--day", today.string(from: Date()), "--svg", svgPath])
         #expect(report.status == 0, "\(report.err)")
         let svg = try String(contentsOfFile: svgPath, encoding: .utf8)
-        #expect(svg.contains(">accelerometer</text>") && svg.contains("fill=\"\(DayChart.recordedColour)\""), "\(svg.prefix(2000))")
+        #expect(
+            svg.contains(">accelerometer</text>") && svg.contains("fill=\"\(DayChart.recordedColour)\""), "\(svg.prefix(2000))")
         #expect(try ctl(harness, ["report", "--day", "2026-02-30", "--svg", svgPath]).status == 2)
         #expect(try ctl(harness, ["report", "--svg", svgPath]).status == 2)
     }
@@ -105,7 +109,8 @@ import Testing
         #expect(lines.dropFirst().allSatisfy { $0.hasSuffix(",1.0") }, "z is 1 g")
         #expect(csv.err.contains("fetched \(lines.count - 1) samples of accelerometer"))
 
-        let jsonl = try ctl(harness, ["fetch", "--app", app, "--sensor", "accelerometer", "--from", "now-1h", "--to", "now", "--format", "jsonl"])
+        let jsonl = try ctl(
+            harness, ["fetch", "--app", app, "--sensor", "accelerometer", "--from", "now-1h", "--to", "now", "--format", "jsonl"])
         let first = try JSONSerialization.jsonObject(with: Data(jsonl.out.split(separator: "\n").first!.utf8)) as? [String: Any]
         #expect(first?["z"] as? Double == 1.0)
 
@@ -122,7 +127,8 @@ import Testing
         _ = try ctl(harness, ["consent", DaemonHarness.studyApp, "--grant", "accelerometer"])
         let connection = try harness.connect(app: DaemonHarness.studyApp)
         #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
-        let fetch = try ctl(harness, ["fetch", "--app", DaemonHarness.studyApp, "--sensor", "accelerometer", "--from", "now-2h", "--to", "now"])
+        let fetch = try ctl(
+            harness, ["fetch", "--app", DaemonHarness.studyApp, "--sensor", "accelerometer", "--from", "now-2h", "--to", "now"])
         #expect(fetch.status == 0)
         #expect(fetch.err.contains("fetched 0 samples"))
         #expect(fetch.err.contains("why: the range ends 24 h inside the 24 h hold"), "\(fetch.err)")

@@ -5,6 +5,7 @@ import SensorSimulation
 import SensorSystem
 import Synchronization
 import Testing
+
 @testable import SensorDaemon
 
 /// sensorkitd under a service manager (systemd/sensorkitd.service, .socket): socket activation,
@@ -19,18 +20,26 @@ import Testing
         // A parent's variables leaked to a child are not the child's sockets.
         #expect(try SocketActivation.parse(environment: ["LISTEN_PID": "41", "LISTEN_FDS": "1"], pid: 42) == .none)
         #expect(try SocketActivation.parse(environment: ["LISTEN_PID": "42", "LISTEN_FDS": "0"], pid: 42) == .none)
-        #expect(try SocketActivation.parse(environment: ["LISTEN_PID": "42", "LISTEN_FDS": "1", "LISTEN_FDNAMES": "anything"], pid: 42)
+        #expect(
+            try SocketActivation.parse(
+                environment: ["LISTEN_PID": "42", "LISTEN_FDS": "1", "LISTEN_FDNAMES": "anything"], pid: 42)
                 == .listener(fd: 3))
-        #expect(try SocketActivation.parse(environment: ["LISTEN_PID": "42", "LISTEN_FDS": "3", "LISTEN_FDNAMES": "a:reader:b"], pid: 42)
+        #expect(
+            try SocketActivation.parse(
+                environment: ["LISTEN_PID": "42", "LISTEN_FDS": "3", "LISTEN_FDNAMES": "a:reader:b"], pid: 42)
                 == .listener(fd: 4))
     }
 
     @Test func malformedActivationVariablesAreRefusedNotGuessed() {
-        for environment in [["LISTEN_PID": "x", "LISTEN_FDS": "1"], ["LISTEN_PID": "42", "LISTEN_FDS": "-1"],
-                            ["LISTEN_PID": "42", "LISTEN_FDS": "99999999999"], ["LISTEN_PID": "42", "LISTEN_FDS": "2"],
-                            ["LISTEN_PID": "42", "LISTEN_FDS": "2", "LISTEN_FDNAMES": "a:b"],
-                            ["LISTEN_PID": "42", "LISTEN_FDS": "2", "LISTEN_FDNAMES": "reader:reader"]] {
-            #expect(throws: SocketActivation.Refusal.self, "\(environment)") { try SocketActivation.parse(environment: environment, pid: 42) }
+        for environment in [
+            ["LISTEN_PID": "x", "LISTEN_FDS": "1"], ["LISTEN_PID": "42", "LISTEN_FDS": "-1"],
+            ["LISTEN_PID": "42", "LISTEN_FDS": "99999999999"], ["LISTEN_PID": "42", "LISTEN_FDS": "2"],
+            ["LISTEN_PID": "42", "LISTEN_FDS": "2", "LISTEN_FDNAMES": "a:b"],
+            ["LISTEN_PID": "42", "LISTEN_FDS": "2", "LISTEN_FDNAMES": "reader:reader"],
+        ] {
+            #expect(throws: SocketActivation.Refusal.self, "\(environment)") {
+                try SocketActivation.parse(environment: environment, pid: 42)
+            }
         }
     }
 
@@ -49,8 +58,9 @@ import Testing
         let pings = Mutex(0)
         let lines = Mutex<[String]>([])
         let work = DispatchQueue(label: "probed")
-        let dog = ServiceWatchdog(interval: 0.05, probes: [("pipeline", { work.async(execute: $0) })],
-                                  ping: { pings.withLock { $0 += 1 } }, log: Journal { line in lines.withLock { $0.append(line) } })
+        let dog = ServiceWatchdog(
+            interval: 0.05, probes: [("pipeline", { work.async(execute: $0) })],
+            ping: { pings.withLock { $0 += 1 } }, log: Journal { line in lines.withLock { $0.append(line) } })
         defer { dog.stop() }
         usleep(400_000)
         let healthy = pings.withLock { $0 }
@@ -88,15 +98,19 @@ import Testing
         let notify = try NotifyListener(path: folder + "/notify")
 
         // sh puts the listener (its stdin) on fd 3 and sets LISTEN_PID to its own pid, which exec keeps.
-        let script = "exec 3<&0 0</dev/null; export LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=reader "
+        let script =
+            "exec 3<&0 0</dev/null; export LISTEN_PID=$$ LISTEN_FDS=1 LISTEN_FDNAMES=reader "
             + "NOTIFY_SOCKET=\(folder)/notify WATCHDOG_USEC=400000; exec \"$@\""
         let log = open(folder + "/daemon.log", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         defer { Glibc.close(log) }
-        let daemon = try ChildProcess(["/usr/bin/timeout", "--kill-after=3", "40", "/bin/sh", "-c", script, "sh",
-                                       DaemonHarness.productsFolder + "/sensorkitd", "--socket", folder + "/unused.sock",
-                                       "--config", folder + "/sensorkitd.conf", "--apps-dir", folder + "/apps.d",
-                                       "--state-dir", folder + "/state"],
-                                      stdin: listener, stdout: log, stderr: log)
+        let daemon = try ChildProcess(
+            [
+                "/usr/bin/timeout", "--kill-after=3", "40", "/bin/sh", "-c", script, "sh",
+                DaemonHarness.productsFolder + "/sensorkitd", "--socket", folder + "/unused.sock",
+                "--config", folder + "/sensorkitd.conf", "--apps-dir", folder + "/apps.d",
+                "--state-dir", folder + "/state",
+            ],
+            stdin: listener, stdout: log, stderr: log)
         defer {
             kill(-daemon.pid, SIGKILL)
             daemon.wait()
@@ -109,15 +123,20 @@ import Testing
         // WATCHDOG_USEC=400 ms: a ping every 200 ms, so at least four in the next second.
         let start = Date()
         let after = notify.receive(until: { $0.filter { $0 == "WATCHDOG=1" }.count >= 4 }, seconds: 1.0)
-        #expect(after.filter { $0 == "WATCHDOG=1" }.count >= 4,
-                "\(after) within \(Date().timeIntervalSince(start)) s\n\(daemonLog())")
+        #expect(
+            after.filter { $0 == "WATCHDOG=1" }.count >= 4,
+            "\(after) within \(Date().timeIntervalSince(start)) s\n\(daemonLog())")
 
         let admin = try ReaderConnection(socketPath: socketPath, app: nil)
         let status = admin.call(.daemonStatus)
         #expect(status.error == nil, "\(status)")
         admin.close()
-        #expect(!FileManager.default.fileExists(atPath: folder + "/unused.sock"), "--socket must not be bound when a socket is handed over")
-        #expect(FileManager.default.fileExists(atPath: folder + "/" + TimelineFile.fileName), "the timeline is published beside the served socket")
+        #expect(
+            !FileManager.default.fileExists(atPath: folder + "/unused.sock"),
+            "--socket must not be bound when a socket is handed over")
+        #expect(
+            FileManager.default.fileExists(atPath: folder + "/" + TimelineFile.fileName),
+            "the timeline is published beside the served socket")
         #expect(daemonLog().contains("socket activation: serving fd 3, listening on \(socketPath)"), "\(daemonLog())")
 
         kill(daemon.pid, SIGTERM)
@@ -147,11 +166,14 @@ import Testing
         for round in 0..<8 {
             let notify = try NotifyListener(path: folder + "/notify-\(round)")
             // exec: the shell's pid is the daemon's, which the test signals directly.
-            let daemon = try ChildProcess(["/bin/sh", "-c", "export NOTIFY_SOCKET=\(folder)/notify-\(round); exec \"$@\"", "sh",
-                                           DaemonHarness.productsFolder + "/sensorkitd", "--socket", folder + "/s.sock",
-                                           "--config", folder + "/sensorkitd.conf", "--apps-dir", folder + "/apps.d",
-                                           "--state-dir", folder + "/state"],
-                                          stdin: nothing, stdout: log, stderr: log)
+            let daemon = try ChildProcess(
+                [
+                    "/bin/sh", "-c", "export NOTIFY_SOCKET=\(folder)/notify-\(round); exec \"$@\"", "sh",
+                    DaemonHarness.productsFolder + "/sensorkitd", "--socket", folder + "/s.sock",
+                    "--config", folder + "/sensorkitd.conf", "--apps-dir", folder + "/apps.d",
+                    "--state-dir", folder + "/state",
+                ],
+                stdin: nothing, stdout: log, stderr: log)
             defer {
                 if daemon.isRunning { kill(daemon.pid, SIGKILL) }
                 daemon.wait()
@@ -159,7 +181,9 @@ import Testing
             let ready = notify.receive(until: { $0.contains { $0.hasPrefix("READY=1") } }, seconds: 20)
             try #require(ready.contains { $0.hasPrefix("READY=1") }, "round \(round): no READY=1\n\(daemonLog())")
             kill(daemon.pid, SIGTERM)
-            #expect(DaemonHarness.eventually(10) { !daemon.isRunning }, "round \(round): SIGTERM right after READY=1 was lost\n\(daemonLog())")
+            #expect(
+                DaemonHarness.eventually(10) { !daemon.isRunning },
+                "round \(round): SIGTERM right after READY=1 was lost\n\(daemonLog())")
             #expect(daemon.exitStatus == 0, "round \(round)\n\(daemonLog())")
         }
     }

@@ -3,6 +3,7 @@ import Glibc
 import SensorSimulation
 import SensorSystem
 import Testing
+
 @testable import SensorDaemon
 
 /// The rules the daemon applies to its folders at start (docs/configuration.md, "Ownership,
@@ -29,7 +30,10 @@ import Testing
         }
         #expect(mode(harness.folder + "/timeline.json") == 0o644, "the copy published for clients")
         let lines = harness.logLines().filter { $0.contains("made private") }
-        #expect(lines == ["<4>state directory \(state) was readable by others; made private: \(state) 0755 → 0700, \(state)/store.sqlite 0644 → 0600"])
+        #expect(
+            lines == [
+                "<4>state directory \(state) was readable by others; made private: \(state) 0755 → 0700, \(state)/store.sqlite 0644 → 0600"
+            ])
     }
 
     @Test func aFreshStateDirectoryIsPrivate() throws {

@@ -1,8 +1,9 @@
-@testable import SensorDaemon
 import SensorStore
 import SensorSystem
 import Synchronization
 import Testing
+
+@testable import SensorDaemon
 
 /// A sustained loss of new samples is logged when it starts, summed up while it goes on and
 /// logged when it ends — never silent, never a line per commit.
@@ -23,14 +24,16 @@ import Testing
         #expect(lines().first?.hasPrefix("<4>store: losing new samples (100 so far)") == true)
         #expect(lines().last == "<4>\(StoreLossLog.cause): 120 more times in the last 60 s")
         at(95, .recovered)
-        #expect(Array(lines().dropFirst(2)) == [
-            "<4>\(StoreLossLog.cause): 59 more times in the last 35 s",
-            "<5>store: writing new samples again after losing 18000 in 95.0 s",
-        ])
+        #expect(
+            Array(lines().dropFirst(2)) == [
+                "<4>\(StoreLossLog.cause): 59 more times in the last 35 s",
+                "<5>store: writing new samples again after losing 18000 in 95.0 s",
+            ])
         at(96, .recovered)
         #expect(lines().count == 4, "the end is logged once")
         at(100, .losing(samples: 5))
-        #expect(lines().count == 5 && lines().last?.hasPrefix("<4>store: losing new samples (5 so far)") == true,
-                "a new loss is logged at its start again")
+        #expect(
+            lines().count == 5 && lines().last?.hasPrefix("<4>store: losing new samples (5 so far)") == true,
+            "a new loss is logged at its start again")
     }
 }

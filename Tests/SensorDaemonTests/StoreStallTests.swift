@@ -5,10 +5,11 @@ import SensorDaemon
 import SensorKit
 import SensorKitModel
 import SensorSimulation
-@testable import SensorStore
 import SensorTestKit
 import Synchronization
 import Testing
+
+@testable import SensorStore
 
 /// The store's writer stalls (a slow disk, a long purge): clients are still answered, the
 /// watchdog still pings, and a stop still ends within its deadline (docs/reliability.md,
@@ -93,7 +94,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let notify = try NotifyListener(path: folder + "/notify")
         let scheduler = ManualScheduler()
-        let harness = try DaemonHarness(scheduler: scheduler, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "2000000"])
+        let harness = try DaemonHarness(
+            scheduler: scheduler, environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "2000000"])
         defer { harness.stop() }
         let hold = WriterHold(harness)
         defer { hold.release() }

@@ -27,8 +27,9 @@ import Testing
         let (journal, lines) = Journal.memory()
         let held = try TimelineKeeper(stateDirectory: folder, clock: clock, journal: journal)
         #expect(held.current.currentBootIsUnproven)
-        #expect(lines().count == 1 && lines()[0].hasPrefix("<3>") && lines()[0].contains("sensorkitctl time --confirm-clock"),
-                "\(lines())")
+        #expect(
+            lines().count == 1 && lines()[0].hasPrefix("<3>") && lines()[0].contains("sensorkitctl time --confirm-clock"),
+            "\(lines())")
 
         // Confirmed during that boot: the next boot is anchored by the clock and the file is used up.
         let confirmation = folder + "/" + TimelineFile.confirmationFileName

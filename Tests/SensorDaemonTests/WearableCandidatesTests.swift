@@ -1,5 +1,6 @@
-@testable import SensorDaemon
 import Testing
+
+@testable import SensorDaemon
 
 /// Which advertiser a `name =` wearable binds (docs/ble.md, "States of a wearable").
 @Suite struct WearableCandidatesTests {
@@ -16,23 +17,25 @@ import Testing
 
     @Test func aLinkEndedWithoutContactPutsTheAddressBehindTheOthers() {
         var candidates = WearableCandidates()
-        #expect(candidates.choose([Self.impostor, Self.strap]).chosen == Self.impostor)   // by address, nothing known yet
+        #expect(candidates.choose([Self.impostor, Self.strap]).chosen == Self.impostor)  // by address, nothing known yet
         candidates.linkEnded(Self.impostor.address, contactSeen: false)
         #expect(candidates.choose([Self.impostor, Self.strap]).chosen == Self.strap)
-        #expect(candidates.choose([Self.impostor]).chosen == Self.impostor)   // alone, it is still tried
+        #expect(candidates.choose([Self.impostor]).chosen == Self.impostor)  // alone, it is still tried
     }
 
     @Test func theAddressThatShowedContactComesFirst() {
         var candidates = WearableCandidates()
         candidates.contactSeen(Self.strap.address)
-        candidates.linkEnded(Self.strap.address, contactSeen: false)   // a later link without contact does not demote it
+        candidates.linkEnded(Self.strap.address, contactSeen: false)  // a later link without contact does not demote it
         #expect(candidates.choose([Self.impostor, Self.strap]).chosen == Self.strap)
         #expect(candidates.trusted == Self.strap.address)
     }
 
     @Test func memoryIsBounded() {
         var candidates = WearableCandidates()
-        let many = (0..<1000).map { WearableCandidates.Candidate(address: String(format: "C0:FF:EE:00:%02X:%02X", $0 / 256, $0 % 256), name: "x") }
+        let many = (0..<1000).map {
+            WearableCandidates.Candidate(address: String(format: "C0:FF:EE:00:%02X:%02X", $0 / 256, $0 % 256), name: "x")
+        }
         #expect(candidates.choose(many).new.count == WearableCandidates.remembered)
         for candidate in many { candidates.linkEnded(candidate.address, contactSeen: false) }
         #expect(candidates.choose(many).new.isEmpty)

@@ -21,14 +21,17 @@ struct BinaryCopyTests {
         copy.null()
         copy.bool(true)
         #expect(copy.rows == 1)
-        #expect(copy.bytes == [0, 7,
-                               0, 0, 0, 2, 0xFF, 0xFE,
-                               0, 0, 0, 4, 0, 0, 1, 2,
-                               0, 0, 0, 8, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
-                               0, 0, 0, 8, 0x3F, 0xF0, 0, 0, 0, 0, 0, 0,
-                               0, 0, 0, 2, 0xC3, 0xA4,
-                               0xFF, 0xFF, 0xFF, 0xFF,
-                               0, 0, 0, 1, 1])
+        #expect(
+            copy.bytes == [
+                0, 7,
+                0, 0, 0, 2, 0xFF, 0xFE,
+                0, 0, 0, 4, 0, 0, 1, 2,
+                0, 0, 0, 8, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                0, 0, 0, 8, 0x3F, 0xF0, 0, 0, 0, 0, 0, 0,
+                0, 0, 0, 2, 0xC3, 0xA4,
+                0xFF, 0xFF, 0xFF, 0xFF,
+                0, 0, 0, 1, 1,
+            ])
     }
 
     @Test func timestampsCountMicrosecondsFrom2000() {
@@ -43,8 +46,11 @@ struct BinaryCopyTests {
     @Test func float8ArraysCarryDimensionsAndElementType() {
         var copy = BinaryCopy()
         copy.float64Array([0.5])
-        #expect(copy.bytes == [0, 0, 0, 32, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x02, 0xBD, 0, 0, 0, 1, 0, 0, 0, 1,
-                               0, 0, 0, 8, 0x3F, 0xE0, 0, 0, 0, 0, 0, 0])
+        #expect(
+            copy.bytes == [
+                0, 0, 0, 32, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x02, 0xBD, 0, 0, 0, 1, 0, 0, 0, 1,
+                0, 0, 0, 8, 0x3F, 0xE0, 0, 0, 0, 0, 0, 0,
+            ])
         var empty = BinaryCopy()
         empty.float64Array([Double]())
         #expect(empty.bytes == [0, 0, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0xBD])

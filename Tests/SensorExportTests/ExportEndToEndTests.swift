@@ -34,10 +34,12 @@ import Testing
         #expect(third.status == 0, "\(third.output)")
         let after = try #require(try rig.cursor())
         #expect(ExportRig.difference(try rig.databaseRows(), try rig.directRows(through: after)) == nil)
-        let counted = try rig.postgres.psql("SELECT exported_rows FROM sensorkit.cursors WHERE stream = 'com.apple.SensorKit.motion.accelerometer'",
-                                            database: rig.database)
+        let counted = try rig.postgres.psql(
+            "SELECT exported_rows FROM sensorkit.cursors WHERE stream = 'com.apple.SensorKit.motion.accelerometer'",
+            database: rig.database)
         #expect(counted == ["\(try rig.databaseRows().count)"])
-        let device = try rig.postgres.psql("SELECT host_id, identifier, system_name FROM sensorkit.devices", database: rig.database)
+        let device = try rig.postgres.psql(
+            "SELECT host_id, identifier, system_name FROM sensorkit.devices", database: rig.database)
         #expect(device == ["\(ExportRig.hostID)|host|Linux"])
     }
 
@@ -92,13 +94,16 @@ import Testing
         #expect(try rig.exportOnce(options).status == 0)
         let deletionCursor = try #require(try rig.cursor(ExportRig.deletionStream))
         let deletions = try rig.databaseDeletions(), fetched = try rig.directDeletions(through: deletionCursor)
-        print("deletion records: \(deletions.count) rows in the table, \(fetched.count) in a direct fetch, \(Set(deletions.map(\.description)).count) distinct")
+        print(
+            "deletion records: \(deletions.count) rows in the table, \(fetched.count) in a direct fetch, \(Set(deletions.map(\.description)).count) distinct"
+        )
         #expect(deletions.count >= 5, "\(deletions)")
         #expect(ExportRig.difference(deletions, fetched) == nil)
         let cursor = try #require(try rig.cursor())
         #expect(ExportRig.difference(try rig.databaseRows(), try rig.directRows(through: cursor)) == nil)
-        let counted = try rig.postgres.psql("SELECT exported_rows FROM sensorkit.cursors WHERE stream = '\(ExportRig.deletionStream)'",
-                                            database: rig.database)
+        let counted = try rig.postgres.psql(
+            "SELECT exported_rows FROM sensorkit.cursors WHERE stream = '\(ExportRig.deletionStream)'",
+            database: rig.database)
         #expect(counted == ["\(deletions.count)"])
         let light = try #require(try rig.cursor(SRSensor.ambientLightSensor.rawValue))
         let lightRows = try rig.databaseLightTimes()
@@ -131,8 +136,10 @@ import Testing
 
         // A database left by schema version 1: no key on deletions, each record in it twice. The
         // next start's migration removes the copies before it makes the key.
-        for statement in ["DROP INDEX sensorkit.deletions_identity", "DELETE FROM sensorkit.schema_version WHERE version = 2",
-                          "INSERT INTO sensorkit.deletions SELECT * FROM sensorkit.deletions"] {
+        for statement in [
+            "DROP INDEX sensorkit.deletions_identity", "DELETE FROM sensorkit.schema_version WHERE version = 2",
+            "INSERT INTO sensorkit.deletions SELECT * FROM sensorkit.deletions",
+        ] {
             try rig.postgres.psql(statement, database: rig.database)
         }
         let upgraded = try rig.exportOnce()
@@ -175,9 +182,11 @@ import Testing
         // The accelerometer's table and its indexes move to the tmpfs; WAL, catalogs and cursors stay
         // on the normal disk, so the server stays up and only the COPY runs out of room.
         try rig.postgres.psql("CREATE TABLESPACE small LOCATION '\(tablespace.mountPoint)'")
-        for statement in ["ALTER TABLE sensorkit.motion SET TABLESPACE small",
-                          "ALTER INDEX sensorkit.motion_device_stream_time SET TABLESPACE small",
-                          "ALTER INDEX sensorkit.motion_wall_time SET TABLESPACE small"] {
+        for statement in [
+            "ALTER TABLE sensorkit.motion SET TABLESPACE small",
+            "ALTER INDEX sensorkit.motion_device_stream_time SET TABLESPACE small",
+            "ALTER INDEX sensorkit.motion_wall_time SET TABLESPACE small",
+        ] {
             try rig.postgres.psql(statement, database: rig.database)
         }
         // Room for a few seconds of samples at 2 000 samples/s, then the disk is full.
@@ -215,7 +224,9 @@ import Testing
         let target = rig.released
         let caughtUp = DaemonHarness.eventually(30) { ((try? rig.cursor()) ?? nil).map { $0 >= target - 10_000_000 } ?? false }
         #expect(caughtUp, "\(rig.followLog)")
-        print("full disk: \(attempts) failed COPYs in \(String(format: "%.1f", held)) s while full; caught up \(String(format: "%.2f", Date().timeIntervalSince(grown))) s after the tmpfs grew")
+        print(
+            "full disk: \(attempts) failed COPYs in \(String(format: "%.1f", held)) s while full; caught up \(String(format: "%.2f", Date().timeIntervalSince(grown))) s after the tmpfs grew"
+        )
         #expect(DaemonHarness.eventually(10) { rig.followLog.contains("pass done after") }, "\(rig.followLog)")
         kill(child.pid, SIGKILL)
         child.wait()
@@ -235,10 +246,13 @@ import Testing
         // Another session holds every cursor row of the first host, as a stalled exporter mid-transaction would.
         let null = open("/dev/null", O_WRONLY)
         defer { Glibc.close(null) }
-        let locker = try ChildProcess(["/usr/bin/timeout", "60", "/usr/bin/psql", "-X", "-q", "-h", rig.postgres.folder, "-U", "postgres",
-                                       "-d", rig.database, "-c",
-                                       "BEGIN; SELECT * FROM sensorkit.cursors FOR UPDATE; SELECT pg_sleep(50); COMMIT;"],
-                                      stdin: 0, stdout: null, stderr: null)
+        let locker = try ChildProcess(
+            [
+                "/usr/bin/timeout", "60", "/usr/bin/psql", "-X", "-q", "-h", rig.postgres.folder, "-U", "postgres",
+                "-d", rig.database, "-c",
+                "BEGIN; SELECT * FROM sensorkit.cursors FOR UPDATE; SELECT pg_sleep(50); COMMIT;",
+            ],
+            stdin: 0, stdout: null, stderr: null)
         defer {
             kill(locker.pid, SIGKILL)
             locker.wait()
@@ -252,7 +266,8 @@ import Testing
         let other = try rig.exportOnce(["--host-id", "other-host", "--retries", "1"])
         #expect(other.status == 0, "\(other.output)")
         #expect(Date().timeIntervalSince(started) < 20)
-        let rows = try rig.postgres.psql("""
+        let rows = try rig.postgres.psql(
+            """
             SELECT count(*) FROM sensorkit.motion JOIN sensorkit.devices USING (device) WHERE host_id = 'other-host'
             """, database: rig.database)
         #expect((rows.first.flatMap { Int($0) } ?? 0) > 0)

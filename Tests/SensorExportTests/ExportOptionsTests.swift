@@ -3,15 +3,20 @@ import Testing
 
 struct ExportOptionsTests {
     @Test func optionsAndDefaults() throws {
-        let options = try ExportOptions.parse(["--once", "--sensors", "accelerometer, heartRate", "--hold", "2s", "--lag", "0",
-                                               "--commit-rows", "500"], environment: ["SENSORKIT_EXPORT_DATABASE": "dbname=study"])
+        let options = try ExportOptions.parse(
+            [
+                "--once", "--sensors", "accelerometer, heartRate", "--hold", "2s", "--lag", "0",
+                "--commit-rows", "500",
+            ], environment: ["SENSORKIT_EXPORT_DATABASE": "dbname=study"])
         #expect(options.once)
         #expect(options.sensors == ["accelerometer", "heartRate"])
         #expect(options.hold == 2_000_000_000)
         #expect(options.lag == 0)
         #expect(options.commitRows == 500)
         #expect(options.database == "dbname=study")
-        #expect(try ExportOptions.parse(["--database", "dbname=x"], environment: ["SENSORKIT_EXPORT_DATABASE": "dbname=y"]).database == "dbname=x")
+        #expect(
+            try ExportOptions.parse(["--database", "dbname=x"], environment: ["SENSORKIT_EXPORT_DATABASE": "dbname=y"]).database
+                == "dbname=x")
         #expect(try ExportOptions.parse([], environment: [:]).hold == 86_400_000_000_000)
     }
 

@@ -35,12 +35,14 @@ final class ExportRig {
         postgres = try ScratchPostgres()
         do {
             try postgres.psql("CREATE DATABASE \(database)")
-            let sources = [GeneratedSource(sensor: .accelerometer, rate: rate, perTick: max(1, rate / 100), gapEvery: gapEvery)]
+            let sources =
+                [GeneratedSource(sensor: .accelerometer, rate: rate, perTick: max(1, rate / 100), gapEvery: gapEvery)]
                 + (light ? [GeneratedSource(sensor: .ambientLightSensor, rate: 50, perTick: 5)] : [])
             harness = try DaemonHarness(config: "[store]\nhold = 1s\n", sources: sources) { folder in
-                try DaemonHarness.writeApp(Self.app, in: folder + "/apps.d",
-                                           entitlements: ["motion-accelerometer"] + (light ? ["ambient-light-sensor"] : []),
-                                           users: ["root", "nobody"])
+                try DaemonHarness.writeApp(
+                    Self.app, in: folder + "/apps.d",
+                    entitlements: ["motion-accelerometer"] + (light ? ["ambient-light-sensor"] : []),
+                    users: ["root", "nobody"])
             }
             try harness.grant([.accelerometer] + (light ? [.ambientLightSensor] : []), to: Self.app)
         } catch {
@@ -56,10 +58,12 @@ final class ExportRig {
 
     /// The exporter's command line, as `nobody`.
     func command(_ extra: [String]) -> [String] {
-        ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-         DaemonHarness.productsFolder + "/sensorkit-export",
-         "--socket", harness.socket, "--app", Self.app, "--database", postgres.conninfo(database),
-         "--hold", "1s", "--lag", "0", "--host-id", Self.hostID, "--retry-delay", "100ms", "--max-retry-delay", "400ms"] + extra
+        [
+            "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+            DaemonHarness.productsFolder + "/sensorkit-export",
+            "--socket", harness.socket, "--app", Self.app, "--database", postgres.conninfo(database),
+            "--hold", "1s", "--lag", "0", "--host-id", Self.hostID, "--retry-delay", "100ms", "--max-retry-delay", "400ms",
+        ] + extra
     }
 
     /// Runs `sensorkit-export --once` to its end (at most 60 s); its exit status and output.
@@ -68,8 +72,9 @@ final class ExportRig {
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let fd = open(log, O_WRONLY | O_APPEND)
         defer { Glibc.close(fd) }
-        let child = try ChildProcess(["/usr/bin/timeout", "--kill-after=5", "60"] + command(["--once"] + extra),
-                                     stdin: 0, stdout: fd, stderr: fd)
+        let child = try ChildProcess(
+            ["/usr/bin/timeout", "--kill-after=5", "60"] + command(["--once"] + extra),
+            stdin: 0, stdout: fd, stderr: fd)
         child.wait()
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(atPath: log)
@@ -94,7 +99,8 @@ final class ExportRig {
         if let error = reply.error { throw error }
         return batches.flatMap { batch in
             (0..<batch.sensorTimes.count).map {
-                Row(sensorTime: batch.sensorTimes[$0], receiveTime: batch.writeTimes[$0],
+                Row(
+                    sensorTime: batch.sensorTimes[$0], receiveTime: batch.writeTimes[$0],
                     x: batch.columns[0][$0], y: batch.columns[1][$0], z: batch.columns[2][$0])
             }
         }
@@ -106,8 +112,10 @@ final class ExportRig {
     /// The accelerometer cursor in the database (nil before the first commit); `stream` names
     /// another (`deletionStream`).
     func cursor(_ stream: String = "com.apple.SensorKit.motion.accelerometer") throws -> Int64? {
-        try postgres.psql("SELECT sr_time FROM sensorkit.cursors WHERE stream = '\(stream)'",
-                          database: database).first.flatMap { Int64($0) }
+        try postgres.psql(
+            "SELECT sr_time FROM sensorkit.cursors WHERE stream = '\(stream)'",
+            database: database
+        ).first.flatMap { Int64($0) }
     }
 
     /// Sensor and receive time of every ambient light sample in `(−∞, through]`, fetched directly.
@@ -121,18 +129,21 @@ final class ExportRig {
 
     /// Sensor and receive time of every exported ambient light row, in sensor-time order.
     func databaseLightTimes() throws -> [[Int64]] {
-        try postgres.psql("""
+        try postgres.psql(
+            """
             SELECT l.sr_time, l.receive_sr_time FROM sensorkit.ambient_light l JOIN sensorkit.devices d USING (device)
             WHERE d.host_id = '\(Self.hostID)' AND d.identifier = 'host' ORDER BY l.sr_time, l.receive_sr_time
-            """, database: database).map { $0.split(separator: "|").map { Int64($0)! } }
+            """, database: database
+        ).map { $0.split(separator: "|").map { Int64($0)! } }
     }
 
     /// Every accelerometer deletion record starting in `(−∞, through]`, fetched directly as the app.
     func directDeletions(through: Int64) throws -> [Deletion] {
         let connection = try harness.connect(app: Self.app)
         defer { connection.close() }
-        let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: SRSensor.accelerometer.deletionRecordSensor!,
-                                                      from: -(1 << 62), to: through)
+        let (batches, reply) = DaemonHarness.fetchAll(
+            connection, sensor: SRSensor.accelerometer.deletionRecordSensor!,
+            from: -(1 << 62), to: through)
         if let error = reply.error { throw error }
         return batches.flatMap { batch in
             (0..<batch.sensorTimes.count).map {
@@ -143,12 +154,14 @@ final class ExportRig {
 
     /// The exported accelerometer deletion records, in the fetch's order (start, then end).
     func databaseDeletions() throws -> [Deletion] {
-        try postgres.psql("""
+        try postgres.psql(
+            """
             SELECT r.sr_time, r.end_sr_time, r.reason FROM sensorkit.deletions r
             JOIN sensorkit.devices d USING (device)
             WHERE d.host_id = '\(Self.hostID)' AND d.identifier = 'host' AND r.stream = 'accelerometer'
             ORDER BY r.sr_time, r.end_sr_time
-            """, database: database).map { line in
+            """, database: database
+        ).map { line in
             let f = line.split(separator: "|").map(String.init)
             return Deletion(start: Int64(f[0])!, end: Int64(f[1])!, reason: Int(f[2])!)
         }
@@ -156,17 +169,18 @@ final class ExportRig {
 
     /// The exported accelerometer rows, in sensor-time order.
     func databaseRows() throws -> [Row] {
-        try postgres.psql("""
+        try postgres.psql(
+            """
             SELECT m.sr_time, m.receive_sr_time, m.x, m.y, m.z FROM sensorkit.motion m
             JOIN sensorkit.devices d USING (device)
             WHERE d.host_id = '\(Self.hostID)' AND d.identifier = 'host' AND m.stream = 'accelerometer'
             ORDER BY m.sr_time, m.receive_sr_time
-            """, database: database).map { line in
+            """, database: database
+        ).map { line in
             let f = line.split(separator: "|").map(String.init)
             return Row(sensorTime: Int64(f[0])!, receiveTime: Int64(f[1])!, x: Double(f[2])!, y: Double(f[3])!, z: Double(f[4])!)
         }
     }
-
 
     /// Where two row lists first differ, or nil when equal (a short message, not two dumps).
     static func difference<R: Equatable>(_ exported: [R], _ expected: [R]) -> String? {

@@ -20,10 +20,13 @@ import Testing
         let log = harness.folder + "/python.log"
         let fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         defer { Glibc.close(fd) }
-        let child = try ChildProcess(["/usr/bin/timeout", "--kill-after=5", "90", "/usr/bin/env", "-C", Self.clientFolder,
-                                      "SENSORKIT_SOCKET=\(harness.socket)", "SENSORKIT_TEST_APP=\(DaemonHarness.studyApp)",
-                                      TestEnvironment.python, "-m", "unittest", "-v", "test_live_daemon"],
-                                     stdin: 0, stdout: fd, stderr: fd)
+        let child = try ChildProcess(
+            [
+                "/usr/bin/timeout", "--kill-after=5", "90", "/usr/bin/env", "-C", Self.clientFolder,
+                "SENSORKIT_SOCKET=\(harness.socket)", "SENSORKIT_TEST_APP=\(DaemonHarness.studyApp)",
+                TestEnvironment.python, "-m", "unittest", "-v", "test_live_daemon",
+            ],
+            stdin: 0, stdout: fd, stderr: fd)
         child.wait()
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(child.exitStatus == 0, "\(output)")

@@ -7,11 +7,14 @@ import Testing
 /// damage is refused, and the mapping gives exactly the doubles of its documented expression.
 @Suite struct ChunkFrameTests {
     static let motion = ColumnMapping(
-        sources: [.init(isFloat: false, scale: 0.000598, offset: 0.25), .init(isFloat: false, scale: 0.000598, offset: 0),
-                  .init(isFloat: false, scale: 0.0012, offset: -3)],
+        sources: [
+            .init(isFloat: false, scale: 0.000598, offset: 0.25), .init(isFloat: false, scale: 0.000598, offset: 0),
+            .init(isFloat: false, scale: 0.0012, offset: -3),
+        ],
         outputs: [[0, -1, 0], [1, 0, 0], [0, 0.5, -1]].map { row in
-            ColumnMapping.Output(terms: row.enumerated().map { .init(source: $0.offset, coefficient: $0.element) },
-                                 divisor: 9.80665)
+            ColumnMapping.Output(
+                terms: row.enumerated().map { .init(source: $0.offset, coefficient: $0.element) },
+                divisor: 9.80665)
         })
 
     func frame(chunk: [UInt8] = Array(0..<200)) -> ChunkBatchFrame {
@@ -74,7 +77,8 @@ import Testing
         }
         func physical(_ c: Int) -> Double {
             let source = mapping.sources[c]
-            return source.isFloat ? Double(bitPattern: UInt64(bitPattern: stored[c][i])) : Double(stored[c][i]) * source.scale + source.offset
+            return source.isFloat
+                ? Double(bitPattern: UInt64(bitPattern: stored[c][i])) : Double(stored[c][i]) * source.scale + source.offset
         }
         if spec.terms.count == 1 && first.coefficient == 1 && spec.divisor == 1 { return physical(first.source) }
         var sum = first.coefficient * physical(first.source)
@@ -95,7 +99,9 @@ import Testing
         mapping.outputs.append(ColumnMapping.Output(terms: [.init(source: 1, coefficient: 2)], divisor: 3))
         let stored: [[Int64]] = (0..<3).map { column in
             (0..<count).map { i in
-                if column == 1 && floatSources { return Int64(bitPattern: Double.random(in: -1e3...1e3, using: &random).bitPattern) }
+                if column == 1 && floatSources {
+                    return Int64(bitPattern: Double.random(in: -1e3...1e3, using: &random).bitPattern)
+                }
                 return switch i % 97 {
                 case 0 where extremes: Int64.max
                 case 1 where extremes: Int64.min
@@ -110,8 +116,9 @@ import Testing
             let column = ColumnMapping.withBuffers(stored, 0..<count) { mapping.column(output, count: count, stored: $0) }
             for i in 0..<count {
                 let expected = Self.reference(mapping, output: output, stored: stored, at: i)
-                #expect(column[i].bitPattern == expected.bitPattern || (column[i].isNaN && expected.isNaN),
-                        "output \(output) sample \(i): \(column[i]) vs \(expected)")
+                #expect(
+                    column[i].bitPattern == expected.bitPattern || (column[i].isNaN && expected.isNaN),
+                    "output \(output) sample \(i): \(column[i]) vs \(expected)")
             }
         }
     }

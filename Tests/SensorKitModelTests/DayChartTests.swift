@@ -28,7 +28,9 @@ import Testing
         #expect(chart.x(Self.start + 12 * Self.hour) == DayChart.plotLeft + DayChart.plotWidth / 2)
         #expect(chart.x(Self.start - Self.hour) == DayChart.plotLeft, "clamped")
         #expect(chart.barTop(1) - chart.barTop(0) == DayChart.rowHeight)
-        #expect(abs(chart.coveredFraction([Self.start...(Self.start + 9 * Self.hour)], through: Self.start + 18 * Self.hour) - 0.5) < 1e-12)
+        #expect(
+            abs(chart.coveredFraction([Self.start...(Self.start + 9 * Self.hour)], through: Self.start + 18 * Self.hour) - 0.5)
+                < 1e-12)
     }
 
     @Test func textNamesRowsEscapesThemAndDrawsEachReasonInItsColour() {
@@ -46,7 +48,10 @@ import Testing
         #expect(svg.contains("fill=\"\(DayChart.colour(.systemInitiated))\""))
         #expect(svg.contains(">now</text>") && svg.contains(">06</text>") && svg.contains(">24</text>"))
         // The unexplained background covers the elapsed day only (00–18 is 3/4 of the plot).
-        #expect(svg.contains("<rect x=\"\(Int(DayChart.plotLeft))\" y=\"\(Int(Self.chart().barTop(0)))\" width=\"\(Int(DayChart.plotWidth * 0.75))\" height=\"22\" fill=\"\(DayChart.unexplainedColour)\"/>"))
+        #expect(
+            svg.contains(
+                "<rect x=\"\(Int(DayChart.plotLeft))\" y=\"\(Int(Self.chart().barTop(0)))\" width=\"\(Int(DayChart.plotWidth * 0.75))\" height=\"22\" fill=\"\(DayChart.unexplainedColour)\"/>"
+            ))
         #expect(DayChart.escape("a\u{1}b\"") == "a\u{FFFD}b&quot;")
     }
 
@@ -86,7 +91,9 @@ import Testing
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ToolMissing(description: "\(tool) exited \(process.terminationStatus)") }
+        guard process.terminationStatus == 0 else {
+            throw ToolMissing(description: "\(tool) exited \(process.terminationStatus)")
+        }
         return data
     }
 
@@ -99,7 +106,9 @@ import Testing
 
         init(_ data: Data) throws {
             let bytes = [UInt8](data)
-            guard let end = bytes.firstRange(of: Array("ENDHDR\n".utf8)) else { throw ToolMissing(description: "not a PAM image") }
+            guard let end = bytes.firstRange(of: Array("ENDHDR\n".utf8)) else {
+                throw ToolMissing(description: "not a PAM image")
+            }
             for line in String(decoding: bytes[..<end.lowerBound], as: UTF8.self).split(separator: "\n") {
                 let words = line.split(separator: " ")
                 guard words.count == 2, let value = Int(words[1]) else { continue }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SensorKitModel
 
 /// Pins every enum and option-set value to Apple's headers (docs/sensorkit-mapping.md), the units the sample
@@ -52,17 +53,19 @@ import Testing
         let usages: [SRPhotoplethysmogramSample.Usage] = [
             .foregroundHeartRate, .deepBreathing, .foregroundBloodOxygen, .backgroundSystem,
         ]
-        #expect(usages.map(\.rawValue) == [
-            "SRPhotoplethysmogramSampleUsageForegroundHeartRate", "SRPhotoplethysmogramSampleUsageDeepBreathing",
-            "SRPhotoplethysmogramSampleUsageForegroundBloodOxygen", "SRPhotoplethysmogramSampleUsageBackgroundSystem",
-        ])
+        #expect(
+            usages.map(\.rawValue) == [
+                "SRPhotoplethysmogramSampleUsageForegroundHeartRate", "SRPhotoplethysmogramSampleUsageDeepBreathing",
+                "SRPhotoplethysmogramSampleUsageForegroundBloodOxygen", "SRPhotoplethysmogramSampleUsageBackgroundSystem",
+            ])
         #expect(Set(usages).count == 4)
         #expect(SRPhotoplethysmogramSample.Usage(rawValue: usages[1].rawValue) == .deepBreathing)
         let conditions: [SRPhotoplethysmogramOpticalSample.Condition] = [.signalSaturation, .unreliableNoise]
-        #expect(conditions.map(\.rawValue) == [
-            "SRPhotoplethysmogramOpticalSampleConditionSignalSaturation",
-            "SRPhotoplethysmogramOpticalSampleConditionUnreliableNoise",
-        ])
+        #expect(
+            conditions.map(\.rawValue) == [
+                "SRPhotoplethysmogramOpticalSampleConditionSignalSaturation",
+                "SRPhotoplethysmogramOpticalSampleConditionUnreliableNoise",
+            ])
     }
 
     @Test func deviceUsageCategoryKeysAreTheTwentyNineConstantNames() {
@@ -307,12 +310,19 @@ import Testing
             timestamp: 1)
         #expect(pressure1 == pressure2 && pressure1.hash == pressure2.hash)
 
-        let wrist = SRWristDetection(onWrist: true, wristLocation: .left, crownOrientation: .right,
-                                     onWristDate: Date(timeIntervalSince1970: 5))
-        #expect(wrist == SRWristDetection(onWrist: true, wristLocation: .left, crownOrientation: .right,
-                                          onWristDate: Date(timeIntervalSince1970: 5)))
-        #expect(wrist != SRWristDetection(onWrist: false, wristLocation: .left, crownOrientation: .right,
-                                          onWristDate: Date(timeIntervalSince1970: 5)))
+        let wrist = SRWristDetection(
+            onWrist: true, wristLocation: .left, crownOrientation: .right,
+            onWristDate: Date(timeIntervalSince1970: 5))
+        #expect(
+            wrist
+                == SRWristDetection(
+                    onWrist: true, wristLocation: .left, crownOrientation: .right,
+                    onWristDate: Date(timeIntervalSince1970: 5)))
+        #expect(
+            wrist
+                != SRWristDetection(
+                    onWrist: false, wristLocation: .left, crownOrientation: .right,
+                    onWristDate: Date(timeIntervalSince1970: 5)))
         #expect(wrist.offWristDate == nil)
     }
 
@@ -321,7 +331,9 @@ import Testing
             startDate: Date(timeIntervalSince1970: 0), endDate: Date(timeIntervalSince1970: 60), numberOfSteps: 93)
         #expect(steps.numberOfSteps.intValue == 93)
         #expect(steps.distance == nil && steps.currentCadence == nil && steps.floorsAscended == nil)
-        #expect(steps == CMPedometerData(
-            startDate: Date(timeIntervalSince1970: 0), endDate: Date(timeIntervalSince1970: 60), numberOfSteps: 93))
+        #expect(
+            steps
+                == CMPedometerData(
+                    startDate: Date(timeIntervalSince1970: 0), endDate: Date(timeIntervalSince1970: 60), numberOfSteps: 93))
     }
 }

@@ -1,5 +1,5 @@
-import Testing
 import SensorKitModel
+import Testing
 
 @Suite struct SaturatingArithmeticTests {
     @Test func resultsThatFitAreExact() {

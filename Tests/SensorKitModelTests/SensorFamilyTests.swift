@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import SensorKitModel
+import Testing
 
 /// The family registry: one family per layout, wire columns as docs/protocol.md §5.2 pins them,
 /// stored names as existing stores hold them, and each family's conversion on fixed inputs.
@@ -68,27 +68,35 @@ import SensorKitModel
     }
 
     @Test func linearFamiliesAreTheOnesWhoseChunksMayBeHandedOver() {
-        #expect(BatchLayout.allCases.filter(SensorFamilies.isLinear) == [.motion, .wrist, .electrocardiogram, .photoplethysmogram])
+        #expect(
+            BatchLayout.allCases.filter(SensorFamilies.isLinear) == [.motion, .wrist, .electrocardiogram, .photoplethysmogram])
     }
 
     // MARK: Conversions on fixed inputs
 
     /// Maps `stored` (one array per stored column) through the layout's family into a frame.
-    func map(_ layout: BatchLayout, sensor: SRSensor, columns: [(String, ColumnMapping.Source)], stored: [[Int64]],
-             details: [String: String] = [:], bootAnchor: Int64 = 0) throws -> SampleBatchFrame {
-        let mapping = try #require(try SensorFamilies.mapping(layout: layout, sensor: sensor, names: columns.map(\.0),
-                                                               sources: columns.map(\.1), details: details))
+    func map(
+        _ layout: BatchLayout, sensor: SRSensor, columns: [(String, ColumnMapping.Source)], stored: [[Int64]],
+        details: [String: String] = [:], bootAnchor: Int64 = 0
+    ) throws -> SampleBatchFrame {
+        let mapping = try #require(
+            try SensorFamilies.mapping(
+                layout: layout, sensor: sensor, names: columns.map(\.0),
+                sources: columns.map(\.1), details: details))
         let count = stored.first?.count ?? 0
         // Storage full of a sentinel, which the writer does not clear: a wire column the family
         // leaves unwritten keeps it.
         var storage = [UInt8](repeating: 0xA5, count: 1 << 16)
         let size = BatchFrameWriter.write(into: &storage, requestID: 1, layout: layout, count: count) { sections in
             for i in 0..<count { sections.sensorTimes[i] = Int64(i); sections.writeTimes[i] = Int64(i) }
-            ColumnMapping.withBuffers(stored, 0..<count) { mapping.write(stored: $0, count: count, bootAnchor: bootAnchor, into: sections) }
+            ColumnMapping.withBuffers(stored, 0..<count) {
+                mapping.write(stored: $0, count: count, bootAnchor: bootAnchor, into: sections)
+            }
         }
         let batch = try SampleBatchFrame.decode(Array(storage[Frame.headerSize..<size]))
         for (index, column) in batch.columns.enumerated() {
-            #expect(!column.contains { $0.bitPattern == 0xA5A5_A5A5_A5A5_A5A5 }, "\(layout) leaves wire column \(index) unwritten")
+            #expect(
+                !column.contains { $0.bitPattern == 0xA5A5_A5A5_A5A5_A5A5 }, "\(layout) leaves wire column \(index) unwritten")
         }
         return batch
     }
@@ -103,8 +111,9 @@ import SensorKitModel
         let columns = MotionFamily.Stored.names.map { ($0, Self.counts(scale: scale)) }
         let stored: [[Int64]] = [[100, -7, 16384], [200, 3, 0], [-300, 9, 1]]
         for sensor in MotionFamily.sensors {
-            let batch = try map(.motion, sensor: sensor, columns: columns, stored: stored,
-                                details: [MotionFamily.mountMatrixDetail: matrix.description])
+            let batch = try map(
+                .motion, sensor: sensor, columns: columns, stored: stored,
+                details: [MotionFamily.mountMatrixDetail: matrix.description])
             for i in 0..<3 {
                 let chip = SIMD3(Double(stored[0][i]) * scale, Double(stored[1][i]) * scale, Double(stored[2][i]) * scale)
                 let device = matrix.apply(chip) / (sensor == .accelerometer ? UnitConversion.standardGravity : 1)
@@ -115,41 +124,48 @@ import SensorKitModel
 
     @Test func motionWithoutAnAxisIsRefusedNamingIt() {
         #expect(throws: MissingStoredColumn(column: "z")) {
-            try SensorFamilies.mapping(layout: .motion, sensor: .accelerometer, names: ["x", "y"],
-                                       sources: [Self.counts(scale: 1), Self.counts(scale: 1)], details: [:])
+            try SensorFamilies.mapping(
+                layout: .motion, sensor: .accelerometer, names: ["x", "y"],
+                sources: [Self.counts(scale: 1), Self.counts(scale: 1)], details: [:])
         }
     }
 
     @Test func pressureIsKilopascalsAndDegreesWithNaNWithoutATemperature() throws {
-        let both = try map(.pressure, sensor: .ambientPressure,
-                           columns: [("temperature", Self.counts(scale: 10)), ("pressure", Self.counts(scale: 0.000003906))],
-                           stored: [[2500, 2510], [25_000_000, 25_600_000]])
+        let both = try map(
+            .pressure, sensor: .ambientPressure,
+            columns: [("temperature", Self.counts(scale: 10)), ("pressure", Self.counts(scale: 0.000003906))],
+            stored: [[2500, 2510], [25_000_000, 25_600_000]])
         #expect(both.columns[0] == [25_000_000 * 0.000003906, 25_600_000 * 0.000003906])
         #expect(both.columns[1] == [25.0, 25.1])
-        let bare = try map(.pressure, sensor: .ambientPressure, columns: [("pressure", Self.counts(scale: 0.001))], stored: [[101_325]])
+        let bare = try map(
+            .pressure, sensor: .ambientPressure, columns: [("pressure", Self.counts(scale: 0.001))], stored: [[101_325]])
         #expect(bare.columns[0] == [101_325 * 0.001] && bare.columns[1][0].isNaN)
         #expect(throws: MissingStoredColumn(column: "pressure")) {
-            try SensorFamilies.mapping(layout: .pressure, sensor: .ambientPressure, names: ["temperature"],
-                                       sources: [Self.counts(scale: 1)], details: [:])
+            try SensorFamilies.mapping(
+                layout: .pressure, sensor: .ambientPressure, names: ["temperature"],
+                sources: [Self.counts(scale: 1)], details: [:])
         }
     }
 
     @Test func lightGivesLuxChromaticityAndThePlacementOfTheStream() throws {
         let columns = ["illuminance", "red", "green", "blue"].map { ($0, Self.counts(scale: $0 == "illuminance" ? 0.5 : 1)) }
-        let batch = try map(.ambientLight, sensor: .ambientLightSensor, columns: columns,
-                            stored: [[200, 0], [10, 0], [10, 0], [10, 0]], details: [LightFamily.placementDetail: "3"])
+        let batch = try map(
+            .ambientLight, sensor: .ambientLightSensor, columns: columns,
+            stored: [[200, 0], [10, 0], [10, 0], [10, 0]], details: [LightFamily.placementDetail: "3"])
         let white = Chromaticity.estimate(red: 10, green: 10, blue: 10)
         #expect(batch.columns[0] == [100, 0])
         #expect(batch.columns[1] == [white.x, 0] && batch.columns[2] == [white.y, 0])
         #expect(batch.columns[3] == [3, 3])
-        let colourOnly = try map(.ambientLight, sensor: .ambientLightSensor, columns: [("red", Self.counts(scale: 1))], stored: [[5]])
+        let colourOnly = try map(
+            .ambientLight, sensor: .ambientLightSensor, columns: [("red", Self.counts(scale: 1))], stored: [[5]])
         #expect(colourOnly.columns[0][0].isNaN && colourOnly.columns[1] == [0] && colourOnly.columns[3] == [0])
     }
 
     @Test func pedometerEndsAreBootClockPlusTheAnchor() throws {
-        let batch = try map(.pedometer, sensor: .pedometerData,
-                            columns: [("steps", Self.counts(scale: 1)), ("end", Self.counts(scale: 1))],
-                            stored: [[12, 0], [5_000_000_000, 10_000_000_000]], bootAnchor: 1_000_000)
+        let batch = try map(
+            .pedometer, sensor: .pedometerData,
+            columns: [("steps", Self.counts(scale: 1)), ("end", Self.counts(scale: 1))],
+            stored: [[12, 0], [5_000_000_000, 10_000_000_000]], bootAnchor: 1_000_000)
         #expect(batch.columns[0] == [5_001_000_000, 10_001_000_000])
         #expect(batch.columns[1] == [12, 0])
     }
@@ -186,15 +202,18 @@ import SensorKitModel
     }
 
     func frame(_ layout: BatchLayout, _ columns: [[Double]], ragged: [Double] = []) -> SampleBatchFrame {
-        SampleBatchFrame(requestID: 1, layout: layout, sensorTimes: [1_000, 2_000, 3_000], writeTimes: [1_000, 2_000, 3_000],
-                         columns: columns, ragged: ragged)
+        SampleBatchFrame(
+            requestID: 1, layout: layout, sensorTimes: [1_000, 2_000, 3_000], writeTimes: [1_000, 2_000, 3_000],
+            columns: columns, ragged: ragged)
     }
 
     @Test func accelerometerAndGyroscopeBatchesBecomeOneArrayOfTheirSamples() throws {
         let columns: [[Double]] = [[0.1, 0.2, 0.3], [1, 2, 3], [-1, -2, -3]]
         var accelerometer = Collected(), gyroscope = Collected()
-        SensorFamilies.results(frame(.motion, columns), sensor: .accelerometer, dates: SampleDates(cfOffset: 0, anchor: 0), into: &accelerometer)
-        SensorFamilies.results(frame(.motion, columns), sensor: .rotationRate, dates: SampleDates(cfOffset: 0, anchor: 0), into: &gyroscope)
+        SensorFamilies.results(
+            frame(.motion, columns), sensor: .accelerometer, dates: SampleDates(cfOffset: 0, anchor: 0), into: &accelerometer)
+        SensorFamilies.results(
+            frame(.motion, columns), sensor: .rotationRate, dates: SampleDates(cfOffset: 0, anchor: 0), into: &gyroscope)
         let samples = try #require(accelerometer.batches.first?.value as? [CMRecordedAccelerometerData])
         #expect(samples.map(\.acceleration.y) == [1, 2, 3] && samples.map(\.timestamp) == [1e-6, 2e-6, 3e-6])
         let rates = try #require(gyroscope.batches.first?.value as? [CMRecordedRotationRateData])
@@ -203,8 +222,9 @@ import SensorKitModel
 
     @Test func heartRateSamplesTakeTheirShareOfTheRaggedValues() throws {
         var results = Collected()
-        SensorFamilies.results(frame(.heartRate, [[60, 61, 62], [2, 2, 2], [1, 0, 2]], ragged: [0.9, 0.8, 0.7]),
-                               sensor: .heartRate, dates: SampleDates(cfOffset: 0, anchor: 0), into: &results)
+        SensorFamilies.results(
+            frame(.heartRate, [[60, 61, 62], [2, 2, 2], [1, 0, 2]], ragged: [0.9, 0.8, 0.7]),
+            sensor: .heartRate, dates: SampleDates(cfOffset: 0, anchor: 0), into: &results)
         let samples = try #require(results.each as? [CMHighFrequencyHeartRateData])
         #expect(samples.map(\.heartRate) == [60, 61, 62])
         #expect(samples.map(\.rrIntervals) == [[0.9], [], [0.8, 0.7]])

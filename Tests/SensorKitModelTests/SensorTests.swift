@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SensorKitModel
 
 @Suite struct SensorTests {
@@ -23,9 +24,12 @@ import Testing
 @Suite struct CatalogTests {
     @Test func everyLinuxSourceOfDesignTable() {
         let supported = Set(SensorCatalog.all.filter(\.isSupportedOnLinux).map(\.sensor))
-        #expect(supported == [.accelerometer, .rotationRate, .ambientLightSensor, .ambientPressure,
-                              .pedometerData, .heartRate, .onWristState, .electrocardiogram,
-                              .photoplethysmogram])
+        #expect(
+            supported == [
+                .accelerometer, .rotationRate, .ambientLightSensor, .ambientPressure,
+                .pedometerData, .heartRate, .onWristState, .electrocardiogram,
+                .photoplethysmogram,
+            ])
         #expect(SensorCatalog.all.count == SRSensor.allKnown.count)
     }
 
@@ -51,7 +55,8 @@ import Testing
         #expect(tombstones.rawValue == "com.apple.SensorKit.motion.accelerometer.tombstones")
         #expect(tombstones.parentOfDeletionRecords == .accelerometer)
         #expect(SensorCatalog.support(for: tombstones) == .deletionRecords(of: .accelerometer))
-        #expect("com.apple.SensorKit.als".sr_sensorForDeletionRecordsFromSensor() == SRSensor.ambientLightSensor.deletionRecordSensor)
+        #expect(
+            "com.apple.SensorKit.als".sr_sensorForDeletionRecordsFromSensor() == SRSensor.ambientLightSensor.deletionRecordSensor)
     }
 
     @Test func namesResolve() {

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import SensorKitModel
 import SensorTestKit
+import Testing
 
 @Suite struct TimelineTests {
     let hour: Int64 = 3_600_000_000_000
@@ -83,7 +83,9 @@ import SensorTestKit
         clock.stepWallClock(nanoseconds: 2 * day)
         clock.reboot(downtime: 60_000_000_000, bootedFor: 3_000_000_000)
         let adoption = timeline.adoptCurrentBoot(of: clock)
-        guard case .unproven(let anchor, let unprovenBy) = adoption else { Issue.record("expected unproven, got \(adoption)"); return }
+        guard case .unproven(let anchor, let unprovenBy) = adoption else {
+            Issue.record("expected unproven, got \(adoption)"); return
+        }
         #expect(anchor == last + 1)
         #expect(unprovenBy == 2 * day + 60_000_000_000 - 1)  // the step and the downtime
         #expect(timeline.unprovenBoots == [clock.bootID])
@@ -134,12 +136,16 @@ import SensorTestKit
         timeline.advanceHighWater(to: timeline.now(clock)!.nanoseconds!)
         clock.reboot()
         clock.synchronize()
-        guard case .unconfirmed = timeline.adoptCurrentBoot(of: clock) else { Issue.record("a boot past the bound was anchored"); return }
+        guard case .unconfirmed = timeline.adoptCurrentBoot(of: clock) else {
+            Issue.record("a boot past the bound was anchored"); return
+        }
         // … a confirmed one is anchored by the clock.
         timeline.advanceHighWater(to: timeline.now(clock)!.nanoseconds!)
         clock.reboot()
         clock.synchronize()
-        guard case .anchored = timeline.adoptCurrentBoot(of: clock, confirmed: true) else { Issue.record("confirmed, not anchored"); return }
+        guard case .anchored = timeline.adoptCurrentBoot(of: clock, confirmed: true) else {
+            Issue.record("confirmed, not anchored"); return
+        }
         #expect(timeline.now(clock)!.nanoseconds! == clock.realtimeCFNanoseconds() - timeline.origin)
         #expect(!timeline.currentBootIsUnproven)
 

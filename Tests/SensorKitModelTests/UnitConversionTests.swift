@@ -1,5 +1,5 @@
-import Testing
 import SensorKitModel
+import Testing
 
 @Suite struct UnitConversionTests {
     @Test func accelerationToG() {

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import SensorKitModel
 import SensorTestKit
+import Testing
 
 @Suite struct FrameDecoderTests {
     func sampleFrames() -> [Frame] {
@@ -103,9 +103,10 @@ import SensorTestKit
 
     @Test func fillOffersTheRestOfABigFrameInOneRoom() throws {
         let count = 20_000  // 800 KB: far more than a minimum read
-        let batch = SampleBatchFrame(requestID: 1, layout: .motion, sensorTimes: (0..<count).map(Int64.init),
-                                     writeTimes: (0..<count).map(Int64.init),
-                                     columns: (0..<3).map { axis in (0..<count).map { Double($0 * axis) } })
+        let batch = SampleBatchFrame(
+            requestID: 1, layout: .motion, sensorTimes: (0..<count).map(Int64.init),
+            writeTimes: (0..<count).map(Int64.init),
+            columns: (0..<3).map { axis in (0..<count).map { Double($0 * axis) } })
         var stream: [UInt8] = []
         batch.appendFrame(to: &stream)
         var decoder = FrameDecoder(limit: WireLimits.maxServerFrame)
@@ -147,8 +148,9 @@ import SensorTestKit
     }
 
     @Test func truncatedBatchesAreRejectedAtEveryLength() throws {
-        let batch = SampleBatchFrame(requestID: 3, layout: .heartRate, sensorTimes: [1, 2], writeTimes: [3, 4],
-                                     columns: [[60, 61], [2, 3], [1, 2]], ragged: [0.8, 0.81, 0.79])
+        let batch = SampleBatchFrame(
+            requestID: 3, layout: .heartRate, sensorTimes: [1, 2], writeTimes: [3, 4],
+            columns: [[60, 61], [2, 3], [1, 2]], ragged: [0.8, 0.81, 0.79])
         var bytes: [UInt8] = []
         batch.appendFrame(to: &bytes)
         let payload = Array(bytes.dropFirst(Frame.headerSize))
@@ -186,7 +188,9 @@ import SensorTestKit
                 return "decoded"
             } catch { return error.description }
         }
-        #expect(message(#"{"id":-1,"op":"status"}"#).hasPrefix("field 'id' is malformed: it must be an integer from 0 to 4294967295, not -1"))
+        #expect(
+            message(#"{"id":-1,"op":"status"}"#).hasPrefix(
+                "field 'id' is malformed: it must be an integer from 0 to 4294967295, not -1"))
         #expect(message(#"{"id":4294967296,"op":"status"}"#).contains("field 'id' is malformed"))
         #expect(message(#"{"id":1,"op":"fetch","from":1.5}"#).contains("field 'from' is malformed"))
         #expect(message(#"{"id":1,"op":"hello","v":"1"}"#) == "field 'v' is malformed: it must be an integer, not a string")
@@ -228,8 +232,9 @@ import SensorTestKit
         let written = (0..<count).map { _ in Int64.random(in: -1_000_000...1_000_000, using: &generator) }
         let columns = layout.columns.map { _ in (0..<count).map { _ in Double.random(in: -1e9...1e9, using: &generator) } }
         let ragged = layout == .heartRate ? (0..<(count * 2)).map { Double($0) / 1024 } : []
-        return SampleBatchFrame(requestID: UInt32(seed), layout: layout, sensorTimes: times, writeTimes: written,
-                                columns: columns, ragged: ragged)
+        return SampleBatchFrame(
+            requestID: UInt32(seed), layout: layout, sensorTimes: times, writeTimes: written,
+            columns: columns, ragged: ragged)
     }
 
     /// The frame built in place from `batch`'s arrays: times copied at once, write times and
@@ -258,11 +263,16 @@ import SensorTestKit
     func writerBuildsTheBytesAppendFrameBuilds(_ layout: BatchLayout) throws {
         for (seed, count) in [0, 1, 7, 300].enumerated() {
             let batch = batch(layout, count: count, seed: UInt64(seed + 1))
-            let bytes = BatchFrameWriter.frame(requestID: batch.requestID, layout: layout, count: count,
-                                               raggedCount: batch.ragged.count) { fill($0, from: batch) }
+            let bytes = BatchFrameWriter.frame(
+                requestID: batch.requestID, layout: layout, count: count,
+                raggedCount: batch.ragged.count
+            ) { fill($0, from: batch) }
             #expect(bytes == appended(batch))
-            #expect(bytes.count == BatchFrameWriter.frameSize(columns: layout.columns.count, count: count,
-                                                              raggedCount: batch.ragged.count))
+            #expect(
+                bytes.count
+                    == BatchFrameWriter.frameSize(
+                        columns: layout.columns.count, count: count,
+                        raggedCount: batch.ragged.count))
             #expect(try SampleBatchFrame.decode(Array(bytes.dropFirst(Frame.headerSize))) == batch)
         }
     }

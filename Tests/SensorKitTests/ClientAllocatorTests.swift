@@ -40,6 +40,8 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func anAppThatOptsInGetsTheTuning() throws {
         #expect(try childReport(["SENSORKIT_MALLOC": "bulk"]) == "tuned")
-        #expect(try childReport(["SENSORKIT_MALLOC": "bulk", "MALLOC_TRIM_THRESHOLD_": "1"]) == "leftToEnvironment(\"MALLOC_TRIM_THRESHOLD_\")")
+        #expect(
+            try childReport(["SENSORKIT_MALLOC": "bulk", "MALLOC_TRIM_THRESHOLD_": "1"])
+                == "leftToEnvironment(\"MALLOC_TRIM_THRESHOLD_\")")
     }
 }

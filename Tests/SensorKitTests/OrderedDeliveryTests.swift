@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
-@testable import SensorKit
 import SensorTestKit
 import Synchronization
 import Testing
+
+@testable import SensorKit
 
 /// The client's ordered delivery: deliveries run one at a time, in arrival order, however long
 /// each item's preparation takes on the worker threads.
@@ -18,7 +19,9 @@ import Testing
         let total = 400
         for item in 0..<total {
             let record: @Sendable () -> Void = {
-                running.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+                running.withLock {
+                    $0.now += 1; $0.most = max($0.most, $0.now)
+                }
                 delivered.withLock { $0.append(item) }
                 running.withLock { $0.now -= 1 }
                 if item == total - 1 { done.signal() }

@@ -1,5 +1,6 @@
-@testable import SensorKit
 import Testing
+
+@testable import SensorKit
 
 /// `ReaderSessionState` on its own: every request gets exactly one final reply, whether the
 /// daemon answers, a chunk cannot be decoded, or the connection ends before or after it is made.

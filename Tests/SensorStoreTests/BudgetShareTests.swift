@@ -1,15 +1,17 @@
 import Foundation
-import Synchronization
 import SensorKitModel
+import Synchronization
 import Testing
+
 @testable import SensorStore
 
 /// The disk budget against one source's flood of samples or deletion records (docs/store.md,
 /// disk budget): the flooding source loses its own oldest data, a quiet one keeps everything,
 /// records count and are bounded, and no `lowDiskSpace` record covers a sample still stored.
 @Suite struct BudgetShareTests {
-    static let flood = StreamDescriptor(sensor: .rotationRate, device: "host", source: ["chip": .string("flood")],
-                                        schema: .threeAxes)
+    static let flood = StreamDescriptor(
+        sensor: .rotationRate, device: "host", source: ["chip": .string("flood")],
+        schema: .threeAxes)
 
     static func fixture(maxBytes: Int64) throws -> StoreFixture {
         try StoreFixture {
@@ -62,13 +64,15 @@ import Testing
         try fixture.opened.flush()
         var floodTimes: [Int64] = []
         for second in 0..<40 {
-            floodTimes += Self.noise(fixture, flood, first: 100_000_000_000 + Int64(second) * 10_000_000_000, count: 1_000,
-                                     seed: 2 + UInt64(second))
+            floodTimes += Self.noise(
+                fixture, flood, first: 100_000_000_000 + Int64(second) * 10_000_000_000, count: 1_000,
+                seed: 2 + UInt64(second))
             // Undecodable frames between the good ones: a record between every two samples.
             for gap in 0..<50 {
                 let start = fixture.sr(100_000_000_000 + Int64(second) * 10_000_000_000 + Int64(gap) * 20_000_000 + 1)
-                fixture.opened.recordGap(sensor: .rotationRate, device: "host", from: start, to: start + 5_000_000,
-                                         reason: .systemInitiated)
+                fixture.opened.recordGap(
+                    sensor: .rotationRate, device: "host", from: start, to: start + 5_000_000,
+                    reason: .systemInitiated)
             }
             try fixture.opened.flush()
         }
@@ -96,8 +100,9 @@ import Testing
         for index in 0..<20_000 {
             let start = fixture.sr(100_000_000_000 + Int64(index) * 3_000_000)
             spans.append((start, start + 1_000_000))
-            fixture.opened.recordGap(sensor: .rotationRate, device: "host", from: start, to: start + 1_000_000,
-                                     reason: .systemInitiated)
+            fixture.opened.recordGap(
+                sensor: .rotationRate, device: "host", from: start, to: start + 1_000_000,
+                reason: .systemInitiated)
             if index % 1_000 == 999 { try fixture.opened.flush() }
         }
         try fixture.opened.flush()
@@ -127,8 +132,9 @@ import Testing
             for gap in 0..<50 {
                 let start = fixture.sr(first + Int64(gap) * 20_000_000 + 1)
                 gaps.append(start)
-                fixture.opened.recordGap(sensor: .rotationRate, device: "host", from: start, to: start + 5_000_000,
-                                         reason: .systemInitiated)
+                fixture.opened.recordGap(
+                    sensor: .rotationRate, device: "host", from: start, to: start + 5_000_000,
+                    reason: .systemInitiated)
             }
             try fixture.opened.flush()
         }
@@ -137,7 +143,8 @@ import Testing
         #expect(try fixture.fetch(.accelerometer).map(\.time) == quietTimes)
         #expect(Self.outside(gaps, records).isEmpty, "every gap still inside a record")
         #expect(try Self.claimedButStored(fixture, .rotationRate) == 0)
-        #expect(try fixture.fetch(.rotationRate).last?.time == fixture.sr(100_000_000_000 + 59 * 10_000_000_000 + 999 * 10_000_000))
+        #expect(
+            try fixture.fetch(.rotationRate).last?.time == fixture.sr(100_000_000_000 + 59 * 10_000_000_000 + 999 * 10_000_000))
     }
 
     @Test func overlappingOrTouchingRecordsOfOneSourceAndReasonBecomeOne() throws {
@@ -150,15 +157,18 @@ import Testing
             (6, 7, .systemInitiated),  // data between 4 and 6: apart
         ]
         for (start, end, reason) in gaps {
-            fixture.opened.recordGap(sensor: .accelerometer, device: "host", from: base + start * second,
-                                     to: base + end * second, reason: reason)
+            fixture.opened.recordGap(
+                sensor: .accelerometer, device: "host", from: base + start * second,
+                to: base + end * second, reason: reason)
         }
         try fixture.opened.flush()
         let records = try fixture.opened.deletionRecords(sensor: .accelerometer, device: "host", from: .min, to: .max)
             .map { [$0.start - base, $0.end - base, Int64($0.reason.rawValue)] }.sorted { $0.lexicographicallyPrecedes($1) }
         let system = Int64(SRDeletionReason.systemInitiated.rawValue), low = Int64(SRDeletionReason.lowDiskSpace.rawValue)
-        #expect(records == [[0, 4 * second, system], [3 * second, 5 * second, low], [6 * second, 7 * second, system]]
-            .sorted { $0.lexicographicallyPrecedes($1) })
+        #expect(
+            records
+                == [[0, 4 * second, system], [3 * second, 5 * second, low], [6 * second, 7 * second, system]]
+                .sorted { $0.lexicographicallyPrecedes($1) })
     }
 
     /// A budget no store fits in: every new sample is dropped, the record spans exactly the

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SensorChunks
 @testable import SensorStore
 
@@ -36,8 +37,9 @@ import Testing
         for length in [stride - 1, stride, stride + 1, stride + 7, 2 * stride - 8, 2 * stride + 3, 5 * stride + 64] {
             for offset in [0, 1, 5] where offset + length <= bytes.count {
                 let slice = Array(bytes[offset..<(offset + length)])
-                #expect(slice.withUnsafeBytes { CRC32C.tableChecksum($0) } == CRC32C.checksum(slice),
-                        "length \(length), offset \(offset)")
+                #expect(
+                    slice.withUnsafeBytes { CRC32C.tableChecksum($0) } == CRC32C.checksum(slice),
+                    "length \(length), offset \(offset)")
             }
         }
         // A flipped bit in any block of a stride changes the checksum.
@@ -74,7 +76,8 @@ import Testing
     @Test func linearResidualsMatchTheIntegerDefinition() {
         var random = SeededGenerator(seed: 21)
         for (limit, order): (Int64, Int) in [(3, 8), (1 << 21, 8), (1 << 40, 8), (3, 4), (1 << 20, 4), (1 << 21, 3)] {
-            let coefficients = (0..<order).map { _ in Int64.random(in: -(1 << 24) + 1...(1 << 24) - 1, using: &random) }
+            let coefficients =
+                (0..<order).map { _ in Int64.random(in: -(1 << 24) + 1...(1 << 24) - 1, using: &random) }
                 + [Int64](repeating: 0, count: 8 - order)
             var x: [Int64] = [0]
             for _ in 0..<1_000 { x.append(x[x.count - 1] &+ Int64.random(in: -limit...limit, using: &random)) }
@@ -148,17 +151,19 @@ import Testing
                     return previous
                 case 4: return Int64((random.gaussian() * 3 + 200 * sin(Double(i) / 30)).rounded())  // smooth + noise
                 case 5: return random.next() % 10 == 0 ? Int64(random.next() % 1_000_000) : 0  // sparse
-                case 6: return Int64(bitPattern: Double(bitPattern: random.next()).bitPattern)  // float bit patterns, NaNs included
+                // float bit patterns, NaNs included
+                case 6: return Int64(bitPattern: Double(bitPattern: random.next()).bitPattern)
                 default: return Int64(i) &* Int64.max / 7  // huge linear ramp that wraps
                 }
             }
         }
         let times = column([3, 0, 1, 2, 4][Int(random.next() % 5)])
-        let receive: [Int64] = switch random.next() % 3 {
-        case 0: times
-        case 1: times.indices.map { times[($0 / 10) * 10 + min(9, times.count - 1 - ($0 / 10) * 10)] &+ 250_000 }
-        default: column(0)
-        }
+        let receive: [Int64] =
+            switch random.next() % 3 {
+            case 0: times
+            case 1: times.indices.map { times[($0 / 10) * 10 + min(9, times.count - 1 - ($0 / 10) * 10)] &+ 250_000 }
+            default: column(0)
+            }
         let width = Int(random.next() % 5)
         let columns = (0..<width).map { _ in column(random.next() % 8) }
         let roles = (0..<width).map { _ in random.next() % 2 == 0 ? ColumnRole.integer : .float }
@@ -173,9 +178,12 @@ import Testing
                 let bytes = ChunkCodec.encode(samples, roles: roles, effort: effort)
                 let decoded = try ChunkCodec.decode(bytes)
                 #expect(decoded.samples == samples)
-                let inPlace = try Self.withGuardedCopy(bytes) { try ChunkCodec.decode($0, readablePastEnd: ChunkCodec.inPlacePadding) }
+                let inPlace = try Self.withGuardedCopy(bytes) {
+                    try ChunkCodec.decode($0, readablePastEnd: ChunkCodec.inPlacePadding)
+                }
                 #expect(inPlace.samples == samples)
-                #expect(decoded.header.timesNonDecreasing == zip(samples.times, samples.times.dropFirst()).allSatisfy { $0 <= $1 })
+                #expect(
+                    decoded.header.timesNonDecreasing == zip(samples.times, samples.times.dropFirst()).allSatisfy { $0 <= $1 })
             }
         }
     }
@@ -232,7 +240,8 @@ import Testing
         let dataPages = (used + page - 1) / page
         let length = (dataPages + 1) * page
         guard let mapping = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-              mapping != MAP_FAILED else { throw POSIXError(.ENOMEM) }
+            mapping != MAP_FAILED
+        else { throw POSIXError(.ENOMEM) }
         defer { munmap(mapping, length) }
         let guardPage = mapping + dataPages * page
         precondition(mprotect(guardPage, page, PROT_NONE) == 0)

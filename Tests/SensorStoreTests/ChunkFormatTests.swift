@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SensorChunks
 @testable import SensorStore
 
@@ -23,28 +24,29 @@ import Testing
 
     /// `format1Samples()` as the format-1 encoder (commit 303896f) wrote them: zstd body,
     /// `heldReceive` offsets.
-    static let format1Chunk = [UInt8](hex: """
-        0103ac0202e71828b52ffd60670ba51c00c431d704041faccc9a7b8a08a09e25e690cb5088c1270080de93deebe696b9
-        7ff7eb75dc78635bd43691feff0dbd0e3dbbce56c657a8c9cbb9615bd851f71432ffb7792bdcbaba3ee485d096579d55
-        6bd1afb028d4fca7f66970799b94c719a114277d160f6452214b88eea1d7df9b4634618f4fdf339cfb1508c88bc21970
-        b66717eb286d693287cc7deb6c1a2bac8fa56139403def0256559a4c261ba20f52d8a454900c648673c788dd13acd169
-        3c598ee91064aa29468a2fc84b178c49bb43ea30a7f82b02d3084878111609d72d880e190375bfd46f4e7f57a0a51f90
-        d7e23dd28fdb13dd2be666b94ff78b75ac784b5bce368bfef30db70e3afbcd96c5d7a609cb596143d839f7e431e7b76d
-        2bd9bab73ede85cd16563d550bd1efafc8d3cca7ea6964798394bb199b9425fd140f61d21f8b87bea1a7df3b46046177
-        4fd93396fb0908c28bbf596ff66697e9686c09326fcc65eb3c1a13ac83a55e393d3de90253d598ec25bba14f5178a424
-        9000647a73af88d113a65168bc578ee69062ea28168affc7eb165c49a343e430a1f81f02cd0845b8105608f7ff9f1b72
-        058a7e91df84fe7e40333f14afc27ba11fb127b7d7ca6d723fee57eaf8f066b6906d0afdcf1b621d6e769aad89af4a93
-        94f3c156b043ee69639e6fc356ac75697db00b952da9baa956a15f5ed1a6394fbdd3b0f2d6285f332a2948fa261ebca4
-        3c960dcd49e0cbbebbea3b0ccc163aece2e30c0dbc1d3e173570056c5612b61a879124b50e33170f4393b94b18590c98
-        7f8a97cc56a7ce2b49cbbac6c5e768d488d545651a64a0f4920a95aa73f26bb2aeda78e5322522e922ba86019601051c
-        3695617503d0bbe1f501e8ddf0fa00f46e787d007a37bc3e00bd1b5e1f80de0daf0f40ef86d707a077c3eb6e009d0103
-        e291f17f44731f9cff87f91f0203a8c135d7a4e49a6bae49c935d75c9392b92625734d4ae69a945c73cd35296b527234
-        01d51101bffff7ffb5ff030002020038000e0080e0000030000c00000300c0002000080000f0ff7ffe80001800060040
-        0100005000001400000500200100004800001200800410441140084280102004414010028040200840cb041000000049
-        a8e15470170afbc76e808314a6d20112a0f119a1310aaad88a7f2a3fdb367afe1ec08d317ae073020f75beab734af1ed
-        0a1396175ff92276a9e3a9f6473d766516e430af12474c3282104450901cca5af3b3453dc5f2a7fe90102ebd0e295132
-        42a234709119e44e27572989289bf7a8210a55b155fc8f8bdd
-        """)
+    static let format1Chunk = [UInt8](
+        hex: """
+            0103ac0202e71828b52ffd60670ba51c00c431d704041faccc9a7b8a08a09e25e690cb5088c1270080de93deebe696b9
+            7ff7eb75dc78635bd43691feff0dbd0e3dbbce56c657a8c9cbb9615bd851f71432ffb7792bdcbaba3ee485d096579d55
+            6bd1afb028d4fca7f66970799b94c719a114277d160f6452214b88eea1d7df9b4634618f4fdf339cfb1508c88bc21970
+            b66717eb286d693287cc7deb6c1a2bac8fa56139403def0256559a4c261ba20f52d8a454900c648673c788dd13acd169
+            3c598ee91064aa29468a2fc84b178c49bb43ea30a7f82b02d3084878111609d72d880e190375bfd46f4e7f57a0a51f90
+            d7e23dd28fdb13dd2be666b94ff78b75ac784b5bce368bfef30db70e3afbcd96c5d7a609cb596143d839f7e431e7b76d
+            2bd9bab73ede85cd16563d550bd1efafc8d3cca7ea6964798394bb199b9425fd140f61d21f8b87bea1a7df3b46046177
+            4fd93396fb0908c28bbf596ff66697e9686c09326fcc65eb3c1a13ac83a55e393d3de90253d598ec25bba14f5178a424
+            9000647a73af88d113a65168bc578ee69062ea28168affc7eb165c49a343e430a1f81f02cd0845b8105608f7ff9f1b72
+            058a7e91df84fe7e40333f14afc27ba11fb127b7d7ca6d723fee57eaf8f066b6906d0afdcf1b621d6e769aad89af4a93
+            94f3c156b043ee69639e6fc356ac75697db00b952da9baa956a15f5ed1a6394fbdd3b0f2d6285f332a2948fa261ebca4
+            3c960dcd49e0cbbebbea3b0ccc163aece2e30c0dbc1d3e173570056c5612b61a879124b50e33170f4393b94b18590c98
+            7f8a97cc56a7ce2b49cbbac6c5e768d488d545651a64a0f4920a95aa73f26bb2aeda78e5322522e922ba86019601051c
+            3695617503d0bbe1f501e8ddf0fa00f46e787d007a37bc3e00bd1b5e1f80de0daf0f40ef86d707a077c3eb6e009d0103
+            e291f17f44731f9cff87f91f0203a8c135d7a4e49a6bae49c935d75c9392b92625734d4ae69a945c73cd35296b527234
+            01d51101bffff7ffb5ff030002020038000e0080e0000030000c00000300c0002000080000f0ff7ffe80001800060040
+            0100005000001400000500200100004800001200800410441140084280102004414010028040200840cb041000000049
+            a8e15470170afbc76e808314a6d20112a0f119a1310aaad88a7f2a3fdb367afe1ec08d317ae073020f75beab734af1ed
+            0a1396175ff92276a9e3a9f6473d766516e430af12474c3282104450901cca5af3b3453dc5f2a7fe90102ebd0e295132
+            42a234709119e44e27572989289bf7a8210a55b155fc8f8bdd
+            """)
 
     @Test func aChunkWrittenInFormat1StillDecodes() throws {
         #expect(Self.format1Chunk[0] == 1)
@@ -83,12 +85,13 @@ import Testing
         while start < count {
             let length = min(count - start, 1 + Int(random.next() % UInt64([1, 10, 30][Int(random.next() % 3)])))
             let last = start + length - 1
-            let latency: Int64 = switch random.next() % 6 {
-            case 0: 0
-            case 1: -Int64(random.next() % 5_000_000)
-            case 2: [Int64.min, .max, 1, -1][Int(random.next() % 4)]
-            default: 50_000 + Int64(random.next() % 2_000_000)
-            }
+            let latency: Int64 =
+                switch random.next() % 6 {
+                case 0: 0
+                case 1: -Int64(random.next() % 5_000_000)
+                case 2: [Int64.min, .max, 1, -1][Int(random.next() % 4)]
+                default: 50_000 + Int64(random.next() % 2_000_000)
+                }
             for i in start...last { receive[i] = times[last] &+ latency }
             start = last + 1
         }
@@ -146,11 +149,13 @@ import Testing
             let last = min(start + 9, derived.count - 1)
             for i in start...last { derived[i] = data.times[last] }
         }
-        let exact = ChunkCodec.encode(ChunkSamples(times: data.times, receiveTimes: derived, columns: []), roles: [], effort: .fast)
+        let exact = ChunkCodec.encode(
+            ChunkSamples(times: data.times, receiveTimes: derived, columns: []), roles: [], effort: .fast)
         #expect(Double(Self.receiveSection(exact).count) / Double(samples.count) < 0.02)
 
         // One sample per read (receive = sensor time): the offsets, not runs.
-        let single = ChunkCodec.encode(ChunkSamples(times: data.times, receiveTimes: data.times, columns: []), roles: [], effort: .fast)
+        let single = ChunkCodec.encode(
+            ChunkSamples(times: data.times, receiveTimes: data.times, columns: []), roles: [], effort: .fast)
         #expect(Self.receiveSection(single).first == Predictor.verbatim.rawValue)
     }
 
@@ -158,9 +163,10 @@ import Testing
         var random = SeededGenerator(seed: 5)
         let samples = Self.batchedReceive(&random, count: 500)
         var writer = BitWriter()
-        let runs = try #require(samples.receiveTimes.withUnsafeBufferPointer { receive in
-            samples.times.withUnsafeBufferPointer { ReceiveRuns(receive: receive, times: $0) }
-        })
+        let runs = try #require(
+            samples.receiveTimes.withUnsafeBufferPointer { receive in
+                samples.times.withUnsafeBufferPointer { ReceiveRuns(receive: receive, times: $0) }
+            })
         runs.write(into: &writer)
         let section = writer.bytes() + [UInt8](repeating: 0, count: BitReader.padding)
         for count in [499, 501, 1] {
@@ -213,21 +219,24 @@ import Testing
             blocks.append((0..<256).map { _ in Int64(bitPattern: random.next() % (UInt64(range) + 1)) })
             // Zigzag values at and just past the escape of Rice with parameter k.
             let escape = UInt64(32) << UInt64(min(k, 26))
-            blocks.append((0..<256).map { (i: Int) -> Int64 in
-                let z: UInt64 = switch i % 64 {
-                case 0: escape
-                case 1: escape - 1
-                default: UInt64(i % 7)
-                }
-                return unzigzag(z)
-            })
+            blocks.append(
+                (0..<256).map { (i: Int) -> Int64 in
+                    let z: UInt64 =
+                        switch i % 64 {
+                        case 0: escape
+                        case 1: escape - 1
+                        default: UInt64(i % 7)
+                        }
+                    return unzigzag(z)
+                })
         }
         // Mostly zeros with small nonzero values (sparse costed in one pass, no escapes), at
         // several magnitudes so the three sparse parameters straddle the escape bound.
         for magnitude: UInt64 in [1, 3, 40, 1 << 20, 1 << 36] {
-            blocks.append((0..<256).map { _ in
-                random.next() % 5 == 0 ? unzigzag(1 + random.next() % (2 * magnitude)) : 0
-            })
+            blocks.append(
+                (0..<256).map { _ in
+                    random.next() % 5 == 0 ? unzigzag(1 + random.next() % (2 * magnitude)) : 0
+                })
         }
         for _ in 0..<40 {
             let count = 1 + Int(random.next() % 700)

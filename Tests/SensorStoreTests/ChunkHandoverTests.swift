@@ -1,6 +1,7 @@
 import Foundation
 import SensorKitModel
 import Testing
+
 @testable import SensorChunks
 @testable import SensorStore
 
@@ -12,8 +13,10 @@ import Testing
 
     /// Rows through `next(handingOver:)`, chunks decoded here as a client would; and how many
     /// samples came as chunks.
-    static func fetchHandingOver(_ fixture: StoreFixture, _ handover: SampleCursor.Handover, from: Int64 = .min,
-                                 to: Int64 = .max, notBefore: Int64 = .min) throws -> (rows: [StoredRow], handedOver: Int) {
+    static func fetchHandingOver(
+        _ fixture: StoreFixture, _ handover: SampleCursor.Handover, from: Int64 = .min,
+        to: Int64 = .max, notBefore: Int64 = .min
+    ) throws -> (rows: [StoredRow], handedOver: Int) {
         let cursor = try fixture.opened.samples(sensor: .accelerometer, device: "host", from: from, to: to, notBefore: notBefore)
         var rows: [StoredRow] = []
         var handedOver = 0
@@ -21,15 +24,19 @@ import Testing
             switch item {
             case .block(let block):
                 for index in 0..<block.count {
-                    rows.append(StoredRow(time: block.sensorTime(at: index), receive: block.receiveTime(at: index),
-                                          values: block.values(at: index)))
+                    rows.append(
+                        StoredRow(
+                            time: block.sensorTime(at: index), receive: block.receiveTime(at: index),
+                            values: block.values(at: index)))
                 }
             case .chunk(let chunk):
                 let columns = try chunk.bytes.withUnsafeBytes { try StoredChunk.decode($0) }
                 #expect(columns.sensorTimes.count == chunk.count && columns.timesNonDecreasing)
                 for index in 0..<chunk.count {
-                    rows.append(StoredRow(time: columns.sensorTimes[index], receive: columns.receiveTimes[index],
-                                          values: columns.values.map { .integer($0[index]) }))
+                    rows.append(
+                        StoredRow(
+                            time: columns.sensorTimes[index], receive: columns.receiveTimes[index],
+                            values: columns.values.map { .integer($0[index]) }))
                 }
                 handedOver += chunk.count
             }
@@ -80,7 +87,8 @@ import Testing
         let all = try fixture.fetch()
         let noFormat = try Self.fetchHandingOver(fixture, SampleCursor.Handover(formats: [1], maxBytes: .max))
         #expect(noFormat.rows == all && noFormat.handedOver == 0)
-        let tooSmall = try Self.fetchHandingOver(fixture, SampleCursor.Handover(formats: [ChunkCodec.formatVersion], maxBytes: 16))
+        let tooSmall = try Self.fetchHandingOver(
+            fixture, SampleCursor.Handover(formats: [ChunkCodec.formatVersion], maxBytes: 16))
         #expect(tooSmall.rows == all && tooSmall.handedOver == 0)
     }
 
@@ -101,7 +109,8 @@ import Testing
         let (fixture, _) = try Self.filledStore(seconds: 10)
         try fixture.opened.close()
         let db = try SQLiteDatabase(path: fixture.configuration.databasePath)
-        let select = try db.prepare("SELECT id, min_time, max_time, sample_count, bytes FROM chunks ORDER BY min_time LIMIT 1 OFFSET 1")
+        let select = try db.prepare(
+            "SELECT id, min_time, max_time, sample_count, bytes FROM chunks ORDER BY min_time LIMIT 1 OFFSET 1")
         #expect(try select.step())
         let (id, minTime, maxTime, count) = (select.int64(0), select.int64(1), select.int64(2), select.int(3))
         var bytes = select.blob(4)

@@ -1,6 +1,7 @@
 import Foundation
 import SensorKitModel
 import Testing
+
 @testable import SensorStore
 
 /// The hold and the first-start rule when clocks lie (docs/design-notes/0005-clock-steps.md): a
@@ -38,8 +39,9 @@ import Testing
         fixture.clock.advance(nanoseconds: 60 * Self.second)
         let received = fixture.boottime
         let times = (0..<100).map { received - 30 * Self.second + Int64($0) * 10_000_000 }
-        let rows = StoreTests.append(fixture, stream, times: times, values: [times, times, times],
-                                     receiveDelay: received - times[0])
+        let rows = StoreTests.append(
+            fixture, stream, times: times, values: [times, times, times],
+            receiveDelay: received - times[0])
         try fixture.reopen()  // sealed: one chunk, eligible for handover by its sensor times
         fixture.clock.advance(nanoseconds: Self.second)
         var holdEdge = try fixture.opened.now() - hold
@@ -62,8 +64,9 @@ import Testing
         let start = fixture.boottime
         let received = (0..<200).map { start + Int64($0) * 100_000_000 }  // 20 s, 10 Hz
         let stamped = received.map { $0 + 10_500_000_000 }
-        let rows = StoreTests.append(fixture, stream, times: stamped, values: [stamped, stamped, stamped],
-                                     receiveDelay: -10_500_000_000)
+        let rows = StoreTests.append(
+            fixture, stream, times: stamped, values: [stamped, stamped, stamped],
+            receiveDelay: -10_500_000_000)
         fixture.clock.advance(nanoseconds: 30 * Self.second)
         try fixture.opened.flush()
         let firstStart = fixture.sr(received[100])
@@ -72,7 +75,8 @@ import Testing
         #expect(try fixture.fetch(notBefore: firstStart) == expected)  // pieces
         try fixture.reopen()
         #expect(try fixture.fetch(notBefore: firstStart) == expected)  // sealed
-        #expect(try ChunkHandoverTests.fetchHandingOver(fixture, ChunkHandoverTests.everyFormat, notBefore: firstStart).rows
+        #expect(
+            try ChunkHandoverTests.fetchHandingOver(fixture, ChunkHandoverTests.everyFormat, notBefore: firstStart).rows
                 == expected)
         #expect(try fixture.fetch() == rows)  // an app whose start predates it all gets every sample
     }

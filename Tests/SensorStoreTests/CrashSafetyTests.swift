@@ -3,6 +3,7 @@ import Glibc
 import SensorKitModel
 import SensorSystem
 import Testing
+
 @testable import SensorStore
 
 /// What survives a SIGKILL and a damaged file.
@@ -55,7 +56,8 @@ import Testing
         while let block = try cursor.next() {
             for i in 0..<block.count {
                 let n = survived
-                exact = exact && block.bootInstant(at: i).nanoseconds == base + n * 1_000_000
+                exact =
+                    exact && block.bootInstant(at: i).nanoseconds == base + n * 1_000_000
                     && block.receiveBootInstant(at: i).nanoseconds == base + n * 1_000_000 + 500
                     && block.values(at: i) == [.integer(n), .integer(-n), .integer(3 * n)]
                 survived += 1
@@ -96,7 +98,8 @@ import Testing
 
         // Pick the third chunk and flip one bit in the middle of its bytes, in the file itself.
         let db = try SQLiteDatabase(path: fixture.configuration.databasePath)
-        let select = try db.prepare("SELECT min_time, max_time, sample_count, bytes FROM chunks WHERE tier = 1 ORDER BY min_time LIMIT 1 OFFSET 2")
+        let select = try db.prepare(
+            "SELECT min_time, max_time, sample_count, bytes FROM chunks WHERE tier = 1 ORDER BY min_time LIMIT 1 OFFSET 2")
         #expect(try select.step())
         let (minTime, maxTime, count, blob) = (select.int64(0), select.int64(1), select.int(2), select.blob(3))
         let path = fixture.configuration.databasePath

@@ -1,6 +1,7 @@
 import Foundation
 import SensorKitModel
 import Testing
+
 @testable import SensorStore
 
 /// `SampleCursor.park`: a cursor that ends its read transaction while its reader waits must go on
@@ -16,8 +17,10 @@ import Testing
         var parks = 0
         while let block = try cursor.next() {
             for index in 0..<block.count {
-                rows.append(StoredRow(time: block.sensorTime(at: index), receive: block.receiveTime(at: index),
-                                      values: block.values(at: index)))
+                rows.append(
+                    StoredRow(
+                        time: block.sensorTime(at: index), receive: block.receiveTime(at: index),
+                        values: block.values(at: index)))
             }
             try cursor.park()
             parks += 1

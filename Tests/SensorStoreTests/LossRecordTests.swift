@@ -4,6 +4,7 @@ import SensorKitModel
 import SensorTestKit
 import Synchronization
 import Testing
+
 @testable import SensorStore
 
 /// Loss is never silent: a run ended by a power cut, and samples a full disk could not take,
@@ -17,8 +18,9 @@ import Testing
         let copy = NSTemporaryDirectory() + "sensorstore-powercut-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
         for suffix in ["", "-wal"] {
-            try FileManager.default.copyItem(atPath: fixture.configuration.databasePath + suffix,
-                                             toPath: copy + "/store.sqlite" + suffix)
+            try FileManager.default.copyItem(
+                atPath: fixture.configuration.databasePath + suffix,
+                toPath: copy + "/store.sqlite" + suffix)
         }
         return copy
     }
@@ -138,8 +140,9 @@ struct DiskFullTests {
             configuration.purgeInterval = 0
             adjust(&configuration)
             let losses = self.losses
-            store = try SensorStore(configuration: configuration, clock: clock, timeline: timeline,
-                                    onLoss: losses.append)
+            store = try SensorStore(
+                configuration: configuration, clock: clock, timeline: timeline,
+                onLoss: losses.append)
             stream = try store.register(.accelerometer)
         }
 
@@ -150,8 +153,10 @@ struct DiskFullTests {
             let start = clock.boottimeNanoseconds()
             let times = (0..<rate).map { start + Int64($0) * (1_000_000_000 / Int64(rate)) }
             let noise = (0..<3).map { _ in times.map { _ in Int64(random.next() % 65_536) - 32_768 } }
-            store.append(SampleBatch(boot: clock.bootID, sensorTimes: times, receiveTimes: times,
-                                     columns: noise.map { .integers($0) }), to: stream)
+            store.append(
+                SampleBatch(
+                    boot: clock.bootID, sensorTimes: times, receiveTimes: times,
+                    columns: noise.map { .integers($0) }), to: stream)
             appended += times.map { timeline.srNanoseconds(of: BootInstant(boot: clock.bootID, nanoseconds: $0))! }
             clock.advance(seconds: 1)
             do {
@@ -180,7 +185,11 @@ struct DiskFullTests {
             var covered = 0
             var unexplained: [Int64] = []
             for time in appended where !stored.contains(time) {
-                if records.contains(where: { $0.start <= time && time <= $0.end }) { covered += 1 } else { unexplained.append(time) }
+                if records.contains(where: { $0.start <= time && time <= $0.end }) {
+                    covered += 1
+                } else {
+                    unexplained.append(time)
+                }
             }
             let claimed = stored.filter { time in records.contains { $0.start <= time && time <= $0.end } }.count
             return (stored.count, covered, unexplained, claimed)
@@ -207,7 +216,9 @@ struct DiskFullTests {
         #expect(failures.isEmpty, "\(failures.prefix(3))")
         let (stored, covered, unexplained, claimed) = try rig.accounting()
         #expect(claimed == 0, "a lowDiskSpace record claims \(claimed) stored samples were deleted")
-        print("disk full test: \(rig.appended.count) appended, \(stored) stored, \(covered) in lowDiskSpace records, \(unexplained.count) unexplained, lowest free \(lowest) B")
+        print(
+            "disk full test: \(rig.appended.count) appended, \(stored) stored, \(covered) in lowDiskSpace records, \(unexplained.count) unexplained, lowest free \(lowest) B"
+        )
         let unexplainedCount = unexplained.count
         #expect(unexplainedCount == 0, "samples lost without a record")
         #expect(covered > 0, "the disk was meant to fill")
@@ -235,7 +246,9 @@ struct DiskFullTests {
         let after = rig.appended.dropFirst(before.count + during.count)
         let (stored, covered, unexplained, claimed) = try rig.accounting()
         #expect(claimed == 0, "a lowDiskSpace record claims \(claimed) stored samples were deleted")
-        print("disk full test (hog): \(rig.appended.count) appended, \(stored) stored, \(covered) in lowDiskSpace records, \(unexplained.count) unexplained")
+        print(
+            "disk full test (hog): \(rig.appended.count) appended, \(stored) stored, \(covered) in lowDiskSpace records, \(unexplained.count) unexplained"
+        )
         let unexplainedCount = unexplained.count
         #expect(unexplainedCount == 0, "samples lost without a record")
         #expect(covered > 0)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import SensorChunks
 
 /// The decoder runs each predictor's reconstruction inside the residual decoder's loop
@@ -11,13 +12,15 @@ import Testing
     static func columns() -> [[Int64]] {
         var random = SeededGenerator(seed: 2026)
         var columns: [[Int64]] = [[], [5], [1, 2], Array(0..<9), Array(0..<10).map { $0 * $0 }]
-        columns.append((0..<3_000).map { i in
-            let t = Double(i)
-            let motion: Double = 800 * sin(t / 590) + 300 * sin(t / 49)
-            return Int64(motion + random.gaussian() * 2.5) + 16_384
-        })
+        columns.append(
+            (0..<3_000).map { i in
+                let t = Double(i)
+                let motion: Double = 800 * sin(t / 590) + 300 * sin(t / 49)
+                return Int64(motion + random.gaussian() * 2.5) + 16_384
+            })
         columns.append(ChunkFormatTests.adversarialBlocks(&random).flatMap { $0 })
-        columns.append((0..<2_000).map { i in 1_700_000_000_000_000_000 + Int64(i) * 10_000_000 + Int64(random.next() % 40_001) - 20_000 })
+        columns.append(
+            (0..<2_000).map { i in 1_700_000_000_000_000_000 + Int64(i) * 10_000_000 + Int64(random.next() % 40_001) - 20_000 })
         return columns
     }
 

@@ -24,7 +24,8 @@ struct SeededGenerator: RandomNumberGenerator {
 
 /// The reference accelerometer signal (100 Hz, ±20 µs jitter, z ≈ 1 g in int16 counts,
 /// slow motion, σ = 2.5 LSB noise), small enough for a unit test.
-func referenceAccelerometer(seconds: Int, start: Int64 = 1_000_000_000_000, seed: UInt64 = 7) -> (times: [Int64], axes: [[Int64]]) {
+func referenceAccelerometer(seconds: Int, start: Int64 = 1_000_000_000_000, seed: UInt64 = 7) -> (times: [Int64], axes: [[Int64]])
+{
     var random = SeededGenerator(seed: seed)
     let count = seconds * 100
     var times = [Int64](), x = [Int64](), y = [Int64](), z = [Int64]()

@@ -1,6 +1,7 @@
 import Foundation
 import SensorKitModel
 import SensorTestKit
+
 @testable import SensorStore
 
 /// A store in a fresh temporary folder with a fake clock: time moves only when a test says so.
@@ -55,8 +56,10 @@ final class StoreFixture {
         var rows: [StoredRow] = []
         while let block = try cursor.next() {
             for index in 0..<block.count {
-                rows.append(StoredRow(time: block.sensorTime(at: index), receive: block.receiveTime(at: index),
-                                      values: block.values(at: index)))
+                rows.append(
+                    StoredRow(
+                        time: block.sensorTime(at: index), receive: block.receiveTime(at: index),
+                        values: block.values(at: index)))
             }
         }
         return rows
@@ -81,7 +84,9 @@ extension SampleSchema {
 extension StreamDescriptor {
     static let accelerometer = StreamDescriptor(
         sensor: .accelerometer, device: "host",
-        source: ["chip": .string("bmi160"), "udev": .string("/devices/iio:device0"), "rate": .integer(100),
-                 "mount": .array([.integer(1), .integer(0), .integer(0)])],
+        source: [
+            "chip": .string("bmi160"), "udev": .string("/devices/iio:device0"), "rate": .integer(100),
+            "mount": .array([.integer(1), .integer(0), .integer(0)]),
+        ],
         schema: .threeAxes)
 }

@@ -2,6 +2,7 @@ import Foundation
 import SensorChunks
 import SensorKitModel
 import Testing
+
 @testable import SensorStore
 
 /// The store end to end through its public API: appends, flushes, cursors, hold, window, purge,
@@ -14,7 +15,9 @@ import Testing
 
     /// Appends rows as one batch; the expected result, in SR ns.
     @discardableResult
-    static func append(_ fixture: StoreFixture, _ stream: StreamID, times: [Int64], values: [[Int64]], receiveDelay: Int64 = 1_000)
+    static func append(
+        _ fixture: StoreFixture, _ stream: StreamID, times: [Int64], values: [[Int64]], receiveDelay: Int64 = 1_000
+    )
         -> [StoredRow]
     {
         let batch = SampleBatch(
@@ -22,8 +25,9 @@ import Testing
             columns: values.map { .integers($0) })
         fixture.opened.append(batch, to: stream)
         return times.indices.map { i in
-            StoredRow(time: fixture.sr(times[i]), receive: fixture.sr(times[i] &+ receiveDelay),
-                      values: values.map { .integer($0[i]) })
+            StoredRow(
+                time: fixture.sr(times[i]), receive: fixture.sr(times[i] &+ receiveDelay),
+                values: values.map { .integer($0[i]) })
         }
     }
 
@@ -59,16 +63,18 @@ import Testing
                 time += Int64(random.next() % 20_000_000)
                 times.append(time)
                 for c in 0..<3 {
-                    let value: Int64 = switch random.next() % 8 {
-                    case 0: .min
-                    case 1: .max
-                    case 2: Int64(bitPattern: random.next())
-                    default: Int64(random.gaussian() * 300)
-                    }
+                    let value: Int64 =
+                        switch random.next() % 8 {
+                        case 0: .min
+                        case 1: .max
+                        case 2: Int64(bitPattern: random.next())
+                        default: Int64(random.gaussian() * 300)
+                        }
                     columns[c].append(value)
                 }
             }
-            expected += Self.append(fixture, stream, times: times, values: columns, receiveDelay: Int64(random.next() % 5_000_000))
+            expected += Self.append(
+                fixture, stream, times: times, values: columns, receiveDelay: Int64(random.next() % 5_000_000))
             if batchIndex % 7 == 3 { try fixture.opened.flush() }
         }
         fixture.clock.advance(nanoseconds: time)
@@ -154,8 +160,9 @@ import Testing
         #expect(try fixture.fetch(from: .min, to: holdStart + 1).isEmpty)
         #expect(try fixture.fetch(from: fixture.sr(times[4]), to: holdStart).count == 5)
         // Deletion records follow the same rule.
-        fixture.opened.recordGap(sensor: .accelerometer, device: "host", from: fixture.sr(0), to: fixture.sr(1),
-                                 reason: .noInterestedClients)
+        fixture.opened.recordGap(
+            sensor: .accelerometer, device: "host", from: fixture.sr(0), to: fixture.sr(1),
+            reason: .noInterestedClients)
         try fixture.opened.flush()
         #expect(try fixture.opened.deletionRecords(sensor: .accelerometer, device: "host", from: .min, to: holdStart).count == 1)
         #expect(try fixture.opened.deletionRecords(sensor: .accelerometer, device: "host", from: .min, to: holdStart + 1).isEmpty)
@@ -234,13 +241,15 @@ import Testing
     @Test func gapsReportedByThePipelineAreDeletionRecords() throws {
         let fixture = try StoreFixture(Self.noHold)
         let boot = fixture.clock.bootID
-        fixture.opened.recordGap(sensor: .accelerometer, device: "host", from: fixture.sr(100), to: fixture.sr(200),
-                                 reason: .systemInitiated)
+        fixture.opened.recordGap(
+            sensor: .accelerometer, device: "host", from: fixture.sr(100), to: fixture.sr(200),
+            reason: .systemInitiated)
         try fixture.opened.recordGap(
             sensor: .accelerometer, device: "host", from: BootInstant(boot: boot, nanoseconds: 300),
             to: BootInstant(boot: boot, nanoseconds: 400), reason: .noInterestedClients)
-        fixture.opened.recordGap(sensor: .rotationRate, device: "host", from: fixture.sr(100), to: fixture.sr(200),
-                                 reason: .systemInitiated)
+        fixture.opened.recordGap(
+            sensor: .rotationRate, device: "host", from: fixture.sr(100), to: fixture.sr(200),
+            reason: .systemInitiated)
         try fixture.opened.flush()
         func reasons(_ from: Int64, _ to: Int64) throws -> [SRDeletionReason] {
             try fixture.opened.deletionRecords(sensor: .accelerometer, device: "host", from: fixture.sr(from), to: fixture.sr(to))
@@ -251,8 +260,9 @@ import Testing
         #expect(try reasons(200, 299) == [])
         #expect(try reasons(199, 299) == [.systemInitiated])
         #expect(try reasons(200, 300) == [.noInterestedClients])
-        #expect(try fixture.opened.deletionRecords(sensor: .accelerometer, device: "host", from: .min, to: .max).first?.start
-            == fixture.sr(100))
+        #expect(
+            try fixture.opened.deletionRecords(sensor: .accelerometer, device: "host", from: .min, to: .max).first?.start
+                == fixture.sr(100))
     }
 
     @Test func appsConsentAndStakesPersist() throws {
@@ -267,13 +277,15 @@ import Testing
         try fixture.opened.setStake(bundleID: "org.example.other", sensor: .heartRate, active: false, at: 50)
         try fixture.reopen()
         #expect(try fixture.opened.apps() == ["org.example.other", "org.example.study"])
-        #expect(try fixture.opened.consents(bundleID: "org.example.study") == [
-            ConsentRecord(bundleID: "org.example.study", sensor: .accelerometer, status: .denied, decidedAt: 6)
-        ])
+        #expect(
+            try fixture.opened.consents(bundleID: "org.example.study") == [
+                ConsentRecord(bundleID: "org.example.study", sensor: .accelerometer, status: .denied, decidedAt: 6)
+            ])
         #expect(try fixture.opened.consents().count == 2)
-        #expect(try fixture.opened.stakes(sensor: .accelerometer) == [
-            StakeRecord(bundleID: "org.example.study", sensor: .accelerometer, firstStart: 100, active: true)
-        ])
+        #expect(
+            try fixture.opened.stakes(sensor: .accelerometer) == [
+                StakeRecord(bundleID: "org.example.study", sensor: .accelerometer, firstStart: 100, active: true)
+            ])
         #expect(try fixture.opened.sensorsWithActiveStakes() == [.accelerometer])
     }
 
@@ -288,7 +300,9 @@ import Testing
         timeline.adoptCurrentBoot(of: fixture.clock)
         let store = try SensorStore(configuration: fixture.configuration, clock: fixture.clock, timeline: timeline)
         defer { try? store.close() }
-        let batch = SampleBatch(boot: fixture.clock.bootID, sensorTimes: [500], receiveTimes: [600], columns: [.integers([3]), .integers([3]), .integers([3])])
+        let batch = SampleBatch(
+            boot: fixture.clock.bootID, sensorTimes: [500], receiveTimes: [600],
+            columns: [.integers([3]), .integers([3]), .integers([3])])
         store.append(batch, to: stream)
         fixture.clock.advance(seconds: 1)
         try store.flush()
@@ -301,18 +315,20 @@ import Testing
                 receives.append(block.receiveBootInstant(at: i))
             }
         }
-        #expect(instants == [
-            BootInstant(boot: first, nanoseconds: 1_000), BootInstant(boot: first, nanoseconds: 2_000),
-            BootInstant(boot: fixture.clock.bootID, nanoseconds: 500),
-        ])
+        #expect(
+            instants == [
+                BootInstant(boot: first, nanoseconds: 1_000), BootInstant(boot: first, nanoseconds: 2_000),
+                BootInstant(boot: fixture.clock.bootID, nanoseconds: 500),
+            ])
         #expect(receives.last == BootInstant(boot: fixture.clock.bootID, nanoseconds: 600))
     }
 
     @Test func appendingFromAnUnknownBootIsReportedNotStored() throws {
         let fixture = try StoreFixture(Self.noHold)
         let stream = try fixture.opened.register(.accelerometer)
-        let batch = SampleBatch(boot: BootID("never-adopted"), sensorTimes: [1], receiveTimes: [1],
-                                columns: [.integers([1]), .integers([1]), .integers([1])])
+        let batch = SampleBatch(
+            boot: BootID("never-adopted"), sensorTimes: [1], receiveTimes: [1],
+            columns: [.integers([1]), .integers([1]), .integers([1])])
         fixture.opened.append(batch, to: stream)
         #expect(throws: StoreError.unknownBoot(BootID("never-adopted"))) { try fixture.opened.flush() }
         try fixture.opened.flush()  // reported once
@@ -366,10 +382,11 @@ import Testing
             while try select.step() { rows.append([select.int64(0), select.int64(1), select.int64(2)]) }
             return rows
         }
-        #expect(try chunkRows() == [
-            [1, 100, fixture.sr(first.times[0])], [1, 100, fixture.sr(burst.times[70])],
-            [1, 100, fixture.sr(burst.times[170])], [0, 80, fixture.sr(burst.times[270])],
-        ])
+        #expect(
+            try chunkRows() == [
+                [1, 100, fixture.sr(first.times[0])], [1, 100, fixture.sr(burst.times[70])],
+                [1, 100, fixture.sr(burst.times[170])], [0, 80, fixture.sr(burst.times[270])],
+            ])
         fixture.clock.advance(seconds: 10)
         #expect(try fixture.fetch() == expected)
         try fixture.reopen()
@@ -407,7 +424,9 @@ import Testing
                 let count = Int(random.next() % 6)  // includes empty batches
                 // Odd nanoseconds for one stream, even for the other: no ties between them.
                 let times = (0..<count).map { Int64(1_000_000_000 + round * 100_000 + $0 * 10_000) * 2 + Int64(which) }
-                expected += StoreTests.append(fixture, stream, times: times, values: [times.map { $0 % 1000 }, times.map { _ in Int64(which) }, times.map { _ in 7 }])
+                expected += StoreTests.append(
+                    fixture, stream, times: times,
+                    values: [times.map { $0 % 1000 }, times.map { _ in Int64(which) }, times.map { _ in 7 }])
             }
             if round % 97 == 0 { try fixture.opened.flush() }
         }
@@ -434,7 +453,9 @@ import Testing
         for (which, stream) in streams.enumerated() {
             // Odd nanoseconds for one stream, even for the other: no ties between them.
             let times = (0..<count).map { Int64(1_000_000_000 + $0 * 10_000_000) + Int64(which) }
-            expected += StoreTests.append(fixture, stream, times: times, values: [times.map { $0 % 1000 }, times.map { _ in Int64(which) }, times.map { $0 % 3 }])
+            expected += StoreTests.append(
+                fixture, stream, times: times,
+                values: [times.map { $0 % 1000 }, times.map { _ in Int64(which) }, times.map { $0 % 3 }])
         }
         try fixture.opened.flush()
         let db = try SQLiteDatabase(path: fixture.configuration.databasePath)
@@ -468,8 +489,9 @@ import Testing
             for times in batches {
                 let batch = ChunkSamples(times: times, receiveTimes: times, columns: [times])
                 chunk.append(batch, shift: shift)
-                #expect(chunk.minTime == chunk.samples.times.min() && chunk.maxTime == chunk.samples.times.max(),
-                        "shift \(shift), batch \(times)")
+                #expect(
+                    chunk.minTime == chunk.samples.times.min() && chunk.maxTime == chunk.samples.times.max(),
+                    "shift \(shift), batch \(times)")
             }
         }
     }

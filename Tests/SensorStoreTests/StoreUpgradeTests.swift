@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SensorKitModel
 import Testing
+
 @testable import SensorStore
 
 /// The store across the change to chunk format 2, and the writer falling behind.
@@ -19,8 +20,9 @@ import Testing
         let stream = try fixture.opened.register(descriptor)
         let time = fixture.boottime
         fixture.opened.append(
-            SampleBatch(boot: fixture.clock.bootID, sensorTimes: [time], receiveTimes: [time + 5],
-                        columns: [.integers([42]), .floats([-0.0])]),
+            SampleBatch(
+                boot: fixture.clock.bootID, sensorTimes: [time], receiveTimes: [time + 5],
+                columns: [.integers([42]), .floats([-0.0])]),
             to: stream)
         try fixture.opened.flush()
         try fixture.opened.close()
@@ -31,7 +33,8 @@ import Testing
             let db = try SQLiteDatabase(path: fixture.configuration.databasePath)
             let boot = try #require(try db.scalar("SELECT id FROM boots"))
             let insert = try db.prepare(
-                "INSERT INTO chunks (stream, boot, tier, min_time, max_time, sample_count, byte_count, bytes) VALUES (?,?,?,?,?,?,?,?)")
+                "INSERT INTO chunks (stream, boot, tier, min_time, max_time, sample_count, byte_count, bytes) VALUES (?,?,?,?,?,?,?,?)"
+            )
             try insert.bind(1, stream.rawValue)
             try insert.bind(2, boot)
             try insert.bind(3, Int64(1))
@@ -51,15 +54,18 @@ import Testing
         try fixture.reopen()
         let db = try SQLiteDatabase(path: fixture.configuration.databasePath)
         #expect(try db.scalar("SELECT version FROM schema_version") == CatalogSchema.currentVersion)
-        let expected = old.times.indices.map { i in
-            StoredRow(time: old.times[i], receive: old.receiveTimes[i],
-                      values: [.integer(old.columns[0][i]), .float(Double(bitPattern: UInt64(bitPattern: old.columns[1][i])))])
-        } + [StoredRow(time: fixture.sr(time), receive: fixture.sr(time + 5), values: [.integer(42), .float(-0.0)])]
+        let expected =
+            old.times.indices.map { i in
+                StoredRow(
+                    time: old.times[i], receive: old.receiveTimes[i],
+                    values: [.integer(old.columns[0][i]), .float(Double(bitPattern: UInt64(bitPattern: old.columns[1][i])))])
+            } + [StoredRow(time: fixture.sr(time), receive: fixture.sr(time + 5), values: [.integer(42), .float(-0.0)])]
         #expect(try fixture.fetch() == expected)
         // Both chunks predate the receive bounds, so the first-start rule checks their samples one by one.
         #expect(try db.scalar("SELECT count(*) FROM chunks WHERE max_receive IS NULL") == 2)
         let firstStart = old.receiveTimes.sorted()[old.count / 2]
-        #expect(try fixture.fetch(notBefore: firstStart)
+        #expect(
+            try fixture.fetch(notBefore: firstStart)
                 == expected.filter { min($0.time, $0.receive) >= firstStart })
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import SensorKitModel
 import Synchronization
 import Testing
+
 @testable import SensorStore
 
 /// When the writer decides to commit (`CommitSchedule`), at instants the test chooses.
@@ -179,8 +180,9 @@ import Testing
     func aGapRecordIsCommittedWithoutAFlush() throws {
         let fixture = try Self.fixture(commitInterval: 0.2)
         _ = try fixture.opened.register(.accelerometer)
-        fixture.opened.recordGap(sensor: .accelerometer, device: "host", from: fixture.sr(1_000_000_000),
-                                 to: fixture.sr(2_000_000_000), reason: .systemInitiated)
+        fixture.opened.recordGap(
+            sensor: .accelerometer, device: "host", from: fixture.sr(1_000_000_000),
+            to: fixture.sr(2_000_000_000), reason: .systemInitiated)
         let start = Date()
         var records: [StoredDeletionRecord] = []
         while records.isEmpty, Date().timeIntervalSince(start) < 5 {

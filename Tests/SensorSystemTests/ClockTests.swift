@@ -1,5 +1,6 @@
-import Testing
 import SensorKitModel
+import Testing
+
 @testable import SensorSystem
 
 @Suite struct LinuxClockTests {

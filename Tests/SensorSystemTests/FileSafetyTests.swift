@@ -144,9 +144,13 @@ let nobody: uid_t = 65534
     @Test func aFolderOthersCanWriteNeedsTheStickyBit() throws {
         let folder = try ScratchFolder(mode: 0o777)
         defer { folder.remove() }
-        #expect(throws: FileRefusal.writableWithoutStickyBit(folder.path, mode: 0o40777)) { try SharedFolder.prepare(folder.path) }
+        #expect(throws: FileRefusal.writableWithoutStickyBit(folder.path, mode: 0o40777)) {
+            try SharedFolder.prepare(folder.path)
+        }
         chmod(folder.path, 0o775)
-        #expect(throws: FileRefusal.writableWithoutStickyBit(folder.path, mode: 0o40775)) { try SharedFolder.prepare(folder.path) }
+        #expect(throws: FileRefusal.writableWithoutStickyBit(folder.path, mode: 0o40775)) {
+            try SharedFolder.prepare(folder.path)
+        }
         chmod(folder.path, 0o1777)
         try SharedFolder.prepare(folder.path)
         chmod(folder.path, 0o755)

@@ -5,7 +5,8 @@ import Testing
 /// line of its own (with a forged `<0>` priority) nor carry a terminal escape sequence, and a
 /// huge value is cut (docs/reliability.md, "Hostile strings").
 @Suite struct JournalEscapingTests {
-    static let hostile = "x\n<0>sensorkitd: forged emergency\r\u{1B}]0;owned\u{07}\u{1B}]52;c;cm0gLXJm\u{07}\u{1B}[2J\u{0}\u{7F}\u{9B}31m\u{202E}"
+    static let hostile =
+        "x\n<0>sensorkitd: forged emergency\r\u{1B}]0;owned\u{07}\u{1B}]52;c;cm0gLXJm\u{07}\u{1B}[2J\u{0}\u{7F}\u{9B}31m\u{202E}"
 
     /// No control character of any kind (C0, DEL, C1) and no line or bidi separator.
     static func isClean(_ text: String) -> Bool {
@@ -66,6 +67,8 @@ import Testing
         }
         #expect(lines().count == RecurringProblems.maximumCauses, "one first line per kept cause, then silence")
         problems.flush()
-        #expect(lines().last?.hasPrefix("<4>other recurring problems: \(RecurringProblems.maximumCauses * 3) more times") == true, "\(lines().suffix(2))")
+        #expect(
+            lines().last?.hasPrefix("<4>other recurring problems: \(RecurringProblems.maximumCauses * 3) more times") == true,
+            "\(lines().suffix(2))")
     }
 }

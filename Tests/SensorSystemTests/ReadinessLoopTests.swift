@@ -42,11 +42,13 @@ import Testing
 
     @Test func runsOnlyWhenTheFdIsReadableAndStopWaitsForTheThread() throws {
         let pipe = Pipe(), calls = Calls()
-        let loop = try ReadinessLoop(name: "test", fileDescriptor: pipe.read, body: { wake in
-            calls.wakes.withLock { $0.append(wake) }
-            _ = pipe.drain()
-            return .wait(nanoseconds: nil)
-        }, onExit: { calls.exited.withLock { $0 = true } })
+        let loop = try ReadinessLoop(
+            name: "test", fileDescriptor: pipe.read,
+            body: { wake in
+                calls.wakes.withLock { $0.append(wake) }
+                _ = pipe.drain()
+                return .wait(nanoseconds: nil)
+            }, onExit: { calls.exited.withLock { $0 = true } })
         usleep(200_000)
         #expect(calls.all.isEmpty, "an idle loop does not wake")
         pipe.send(1)
@@ -59,17 +61,19 @@ import Testing
         pipe.send(3)
         usleep(50_000)
         #expect(calls.all.count == 2, "no call after stop")
-        loop.stop()   // idempotent
+        loop.stop()  // idempotent
     }
 
     @Test func aDeadlineTheBodyAskedForWakesItOnce() throws {
         let pipe = Pipe(), calls = Calls()
         let started = Date()
-        let loop = try ReadinessLoop(name: "test", fileDescriptor: pipe.read, body: { wake in
-            calls.wakes.withLock { $0.append(wake) }
-            _ = pipe.drain()
-            return .wait(nanoseconds: wake == .readable ? 100_000_000 : nil)
-        }, onExit: {})
+        let loop = try ReadinessLoop(
+            name: "test", fileDescriptor: pipe.read,
+            body: { wake in
+                calls.wakes.withLock { $0.append(wake) }
+                _ = pipe.drain()
+                return .wait(nanoseconds: wake == .readable ? 100_000_000 : nil)
+            }, onExit: {})
         pipe.send(1)
         #expect(calls.waitFor(2))
         #expect(Date().timeIntervalSince(started) >= 0.1, "not before the deadline")
@@ -80,10 +84,12 @@ import Testing
 
     @Test func theBodyEndsTheLoopByItself() throws {
         let pipe = Pipe(), calls = Calls()
-        let loop = try ReadinessLoop(name: "test", fileDescriptor: pipe.read, body: { wake in
-            calls.wakes.withLock { $0.append(wake) }
-            return .stop
-        }, onExit: { calls.exited.withLock { $0 = true } })
+        let loop = try ReadinessLoop(
+            name: "test", fileDescriptor: pipe.read,
+            body: { wake in
+                calls.wakes.withLock { $0.append(wake) }
+                return .stop
+            }, onExit: { calls.exited.withLock { $0 = true } })
         pipe.send(1)
         #expect(calls.waitFor(1))
         loop.stop()
@@ -95,14 +101,16 @@ import Testing
     @Test func theThreadIsNamedForTheKernel() throws {
         let pipe = Pipe()
         let seen = Mutex<String?>(nil)
-        let loop = try ReadinessLoop(name: "iio iio:device12", fileDescriptor: pipe.read, body: { _ in
-            let fd = open("/proc/thread-self/comm", O_RDONLY)
-            var bytes = [UInt8](repeating: 0, count: 64)
-            let count = fd < 0 ? 0 : max(0, Glibc.read(fd, &bytes, 64))
-            if fd >= 0 { Glibc.close(fd) }
-            seen.withLock { $0 = String(decoding: bytes.prefix(count), as: UTF8.self) }
-            return .stop
-        }, onExit: {})
+        let loop = try ReadinessLoop(
+            name: "iio iio:device12", fileDescriptor: pipe.read,
+            body: { _ in
+                let fd = open("/proc/thread-self/comm", O_RDONLY)
+                var bytes = [UInt8](repeating: 0, count: 64)
+                let count = fd < 0 ? 0 : max(0, Glibc.read(fd, &bytes, 64))
+                if fd >= 0 { Glibc.close(fd) }
+                seen.withLock { $0 = String(decoding: bytes.prefix(count), as: UTF8.self) }
+                return .stop
+            }, onExit: {})
         pipe.send(1)
         let deadline = Date().addingTimeInterval(3)
         while seen.withLock({ $0 }) == nil, Date() < deadline { usleep(2_000) }

@@ -72,7 +72,9 @@ private let interruptions = Atomic<Int>(0)
         }
         #expect(SystemCalls.close(-1) == SystemError("close(-1)", errno: EBADF))
         #expect(SystemCalls.shutdown(-1) == SystemError("shutdown(-1)", errno: EBADF))
-        #expect(throws: SystemError("stat(/nonexistent/sensorkitd)", errno: ENOENT)) { try SystemCalls.stat("/nonexistent/sensorkitd") }
+        #expect(throws: SystemError("stat(/nonexistent/sensorkitd)", errno: ENOENT)) {
+            try SystemCalls.stat("/nonexistent/sensorkitd")
+        }
         #expect(throws: SystemError("opendir(/nonexistent/sensorkitd)", errno: ENOENT)) {
             try SystemCalls.directoryEntries("/nonexistent/sensorkitd")
         }

@@ -17,8 +17,10 @@ public final class FakeClock: SystemClock, Sendable {
     private let state: Mutex<State>
 
     /// Starts at boot time `boottime` with the wall clock at `realtimeUnixNanoseconds`.
-    public init(boot: String = "boot-0", boottime: Int64 = 5_000_000_000,
-                realtimeUnixNanoseconds: Int64 = 1_795_000_000_000_000_000) {
+    public init(
+        boot: String = "boot-0", boottime: Int64 = 5_000_000_000,
+        realtimeUnixNanoseconds: Int64 = 1_795_000_000_000_000_000
+    ) {
         state = Mutex(State(boot: BootID(boot), boottime: boottime, realtime: realtimeUnixNanoseconds))
     }
 

@@ -27,12 +27,15 @@ public final class ManualScheduler: Scheduler, Sendable {
     /// Timers that have not been cancelled (repeating ones stay until cancelled).
     public var pendingTimers: Int { state.withLock { $0.entries.count } }
 
-    public func schedule(on queue: DispatchQueue, after delay: Int64, repeating interval: Int64?,
-                         _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer {
+    public func schedule(
+        on queue: DispatchQueue, after delay: Int64, repeating interval: Int64?,
+        _ body: @escaping @Sendable () -> Void
+    ) -> any ScheduledTimer {
         let id = state.withLock { state -> Int in
             state.nextID += 1
-            state.entries[state.nextID] = Entry(id: state.nextID, deadline: state.now + max(0, delay),
-                                                interval: interval.map { max(1, $0) }, queue: queue, body: body)
+            state.entries[state.nextID] = Entry(
+                id: state.nextID, deadline: state.now + max(0, delay),
+                interval: interval.map { max(1, $0) }, queue: queue, body: body)
             return state.nextID
         }
         return Timer(scheduler: self, id: id)
@@ -44,8 +47,10 @@ public final class ManualScheduler: Scheduler, Sendable {
         let end = state.withLock { $0.now + max(0, nanoseconds) }
         while true {
             let due = state.withLock { state -> Entry? in
-                guard let next = state.entries.values.filter({ $0.deadline <= end })
-                    .min(by: { ($0.deadline, $0.id) < ($1.deadline, $1.id) }) else { return nil }
+                guard
+                    let next = state.entries.values.filter({ $0.deadline <= end })
+                        .min(by: { ($0.deadline, $0.id) < ($1.deadline, $1.id) })
+                else { return nil }
                 state.now = max(state.now, next.deadline)
                 if let interval = next.interval {
                     state.entries[next.id]?.deadline = next.deadline + interval

@@ -56,8 +56,10 @@ public struct NeedsTrait: TestTrait, SuiteTrait, TestScoping {
 
     public var isRecursive: Bool { true }
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         // A suite's own scope passes through; each of its tests checks for itself and fails alone.
         if !test.isSuite { try TestEnvironment.require(need) }
         try await function()

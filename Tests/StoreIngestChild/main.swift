@@ -77,13 +77,16 @@ func report(directory: String, base: Int64, rate: Int64, appended: Int64, killed
         say("read before the kill, not stored \(String(format: "%.3f", Double(anchor + killed - last) / 1e9)) s")
     }
     let crash = store.crashLosses.first
-    say("crash record \(crash.map { "\($0.start == lastStored + 1 ? "from just after the last stored sample" : "from \($0.start)") to \($0.end <= restart ? "the restart" : "after the restart"), \(String(format: "%.3f", Double($0.end - $0.start) / 1e9)) s" } ?? "none")")
+    say(
+        "crash record \(crash.map { "\($0.start == lastStored + 1 ? "from just after the last stored sample" : "from \($0.start)") to \($0.end <= restart ? "the restart" : "after the restart"), \(String(format: "%.3f", Double($0.end - $0.start) / 1e9)) s" } ?? "none")"
+    )
 }
 
 let arguments = CommandLine.arguments
 if arguments.count == 6 || arguments.count == 7, arguments[1] == "report" {
-    try report(directory: arguments[2], base: Int64(arguments[3])!, rate: Int64(arguments[4])!, appended: Int64(arguments[5])!,
-               killed: arguments.count == 7 ? Int64(arguments[6])! : nil)
+    try report(
+        directory: arguments[2], base: Int64(arguments[3])!, rate: Int64(arguments[4])!, appended: Int64(arguments[5])!,
+        killed: arguments.count == 7 ? Int64(arguments[6])! : nil)
     exit(0)
 }
 
@@ -134,9 +137,12 @@ while Date().timeIntervalSince(start) < seconds {
         let indexes = next..<next + perBatch
         let times = indexes.map { base + $0 * period }
         store.append(
-            SampleBatch(boot: clock.bootID, sensorTimes: times, receiveTimes: times.map { $0 + 500 },
-                        columns: [.integers(indexes.map(value)), .integers(indexes.map { -value($0) }),
-                                  .integers(indexes.map { 3 * value($0) })]),
+            SampleBatch(
+                boot: clock.bootID, sensorTimes: times, receiveTimes: times.map { $0 + 500 },
+                columns: [
+                    .integers(indexes.map(value)), .integers(indexes.map { -value($0) }),
+                    .integers(indexes.map { 3 * value($0) }),
+                ]),
             to: stream)
         next += perBatch
         say("appended \(next)")

@@ -6,6 +6,7 @@ import SensorSystem
 import SensorTestKit
 import Synchronization
 import Testing
+
 @testable import SystemBus
 
 /// The connection against a real `dbus-daemon` and a Python service, each test on a private bus
@@ -26,8 +27,12 @@ import Testing
     @Test func nestedContainersRoundTripThroughAVariant() throws {
         let rig = try LiveBus()
         let value = DBusValue.structure([
-            .dictionary(key: .string, value: .variant, [DBusDictionaryEntry(.string("n"), .variant(.int32(3))),
-                                                        DBusDictionaryEntry(.string("l"), .variant(.array(.string, [.string("x")])))]),
+            .dictionary(
+                key: .string, value: .variant,
+                [
+                    DBusDictionaryEntry(.string("n"), .variant(.int32(3))),
+                    DBusDictionaryEntry(.string("l"), .variant(.array(.string, [.string("x")]))),
+                ]),
             .array(.structure([.string, .uint32]), [.structure([.string("a"), .uint32(1)])]),
             .array(.string, []),
         ])
@@ -48,17 +53,22 @@ import Testing
         #expect(throws: DBusError.remote(name: "org.sensorkit.Error.Refused", message: "not now\\x0a")) {
             try rig.call("Fail", [.string("org.sensorkit.Error.Refused"), .string("not now\n")])
         }
-        #expect(throws: DBusError.remote(name: "org.freedesktop.DBus.Error.ServiceUnknown",
-                                         message: "The name org.sensorkit.Nobody was not provided by any .service files")) {
+        #expect(
+            throws: DBusError.remote(
+                name: "org.freedesktop.DBus.Error.ServiceUnknown",
+                message: "The name org.sensorkit.Nobody was not provided by any .service files")
+        ) {
             try LiveBus.wait { queue, completion in
-                rig.connection.call(destination: "org.sensorkit.Nobody", path: LiveBus.object, interface: "x.Y", member: "Z",
-                                    queue: queue, completion: completion)
+                rig.connection.call(
+                    destination: "org.sensorkit.Nobody", path: LiveBus.object, interface: "x.Y", member: "Z",
+                    queue: queue, completion: completion)
             }
         }
         #expect(throws: DBusError.self) {
             try LiveBus.wait { queue, completion in
-                rig.connection.call(destination: LiveBus.service, path: LiveBus.object, interface: "not an interface", member: "Z",
-                                    queue: queue, completion: completion)
+                rig.connection.call(
+                    destination: LiveBus.service, path: LiveBus.object, interface: "not an interface", member: "Z",
+                    queue: queue, completion: completion)
             }
         }
     }
@@ -81,25 +91,31 @@ import Testing
     @Test func propertiesReadAndChangesArrive() throws {
         let rig = try LiveBus()
         let connection = rig.connection
-        #expect(try LiveBus.wait {
-            connection.property(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, name: "Count",
-                                queue: $0, completion: $1)
-        } == .uint32(0))
-        #expect(try LiveBus.wait {
-            connection.properties(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, queue: $0, completion: $1)
-        } == ["Count": .uint32(0), "Label": .string("start")])
+        #expect(
+            try LiveBus.wait {
+                connection.property(
+                    destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, name: "Count",
+                    queue: $0, completion: $1)
+            } == .uint32(0))
+        #expect(
+            try LiveBus.wait {
+                connection.properties(
+                    destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, queue: $0, completion: $1)
+            } == ["Count": .uint32(0), "Label": .string("start")])
         #expect(throws: DBusError.remote(name: "org.freedesktop.DBus.Error.UnknownProperty", message: "no such property")) {
             try LiveBus.wait {
-                connection.property(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, name: "Nope",
-                                    queue: $0, completion: $1)
+                connection.property(
+                    destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, name: "Nope",
+                    queue: $0, completion: $1)
             }
         }
         let log = EventLog()
         let subscription = try rig.subscribe(DBusPropertiesChanged.match(path: LiveBus.object, interface: LiveBus.interface), log)
         defer { subscription.cancel() }
         try LiveBus.wait {
-            connection.setProperty(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, name: "Label",
-                                   value: .string("moved"), queue: $0, completion: $1)
+            connection.setProperty(
+                destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, name: "Label",
+                value: .string("moved"), queue: $0, completion: $1)
         }
         try log.wait("PropertiesChanged") { !$0.isEmpty }
         let change = try DBusPropertiesChanged(log.signals[0])
@@ -111,7 +127,9 @@ import Testing
         let rig = try LiveBus()
         let connection = rig.connection
         func objects() throws(DBusError) -> DBusManagedObjects {
-            try LiveBus.wait { connection.managedObjects(destination: LiveBus.service, path: LiveBus.object, queue: $0, completion: $1) }
+            try LiveBus.wait {
+                connection.managedObjects(destination: LiveBus.service, path: LiveBus.object, queue: $0, completion: $1)
+            }
         }
         #expect(try objects().isEmpty)
         let log = EventLog()
@@ -122,7 +140,9 @@ import Testing
         #expect(try rig.call("AddThing", [.string("strap")]) == [.objectPath(path)])
         try log.wait("InterfacesAdded") { !$0.isEmpty }
         let appeared = try DBusInterfacesAdded(log.signals[0])
-        #expect(appeared.object == path && appeared.interfaces == ["org.sensorkit.Thing": ["Name": .string("strap"), "Level": .int16(-3)]])
+        #expect(
+            appeared.object == path
+                && appeared.interfaces == ["org.sensorkit.Thing": ["Name": .string("strap"), "Level": .int16(-3)]])
         #expect(try objects() == [path: ["org.sensorkit.Thing": ["Name": .string("strap"), "Level": .int16(-3)]]])
         _ = try rig.call("RemoveThing", [.string("strap")])
         try log.wait("InterfacesRemoved") { $0.count == 2 }
@@ -182,9 +202,11 @@ import Testing
         let log = EventLog()
         let pings = try rig.subscribe(DBusMatch(member: "Ping"), log)
         let pending = Mutex<Result<[DBusValue], DBusError>?>(nil)
-        rig.connection.call(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, member: "Sleep",
-                            arguments: [.double(30)], timeout: .seconds(60), queue: Self.queue) { result in pending.withLock { $0 = result } }
-        _ = try rig.call("Echo", [.variant(.byte(0))])   // the Sleep call reached the service
+        rig.connection.call(
+            destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, member: "Sleep",
+            arguments: [.double(30)], timeout: .seconds(60), queue: Self.queue
+        ) { result in pending.withLock { $0 = result } }
+        _ = try rig.call("Echo", [.variant(.byte(0))])  // the Sleep call reached the service
         rig.bus.kill()
         try log.wait("the subscription ended") { $0 == [.ended] }
         let deadline = Date().addingTimeInterval(LiveBus.patience)
@@ -210,7 +232,9 @@ import Testing
         #expect(try rig.call("Huge", [.uint32(500)]).first.map { try $0.as([String].self).count } == 500)
         #expect(throws: DBusError.malformed("more text than 10000 bytes in a message")) { try rig.call("Huge", [.uint32(700)]) }
         let bytes = DBusValue.array(.byte, Array(repeating: .byte(1), count: 2000))
-        #expect(throws: DBusError.malformed("more than the value budget in one message")) { try rig.call("Echo", [.variant(bytes)]) }
+        #expect(throws: DBusError.malformed("more than the value budget in one message")) {
+            try rig.call("Echo", [.variant(bytes)])
+        }
         #expect(try rig.call("Deep", [.uint32(3)]).count == 1)
         #expect(throws: DBusError.malformed("containers nested deeper than 8")) { try rig.call("Deep", [.uint32(10)]) }
         #expect(try rig.call("Echo", [.variant(.byte(3))]) == [.variant(.byte(3))])
@@ -222,8 +246,10 @@ import Testing
         let rig = try LiveBus(limits: limits)
         let slow = Mutex<[Result<[DBusValue], DBusError>]>([])
         for _ in 0..<2 {
-            rig.connection.call(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, member: "Sleep",
-                                arguments: [.double(1)], queue: Self.queue) { result in slow.withLock { $0.append(result) } }
+            rig.connection.call(
+                destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, member: "Sleep",
+                arguments: [.double(1)], queue: Self.queue
+            ) { result in slow.withLock { $0.append(result) } }
         }
         // Requests reach the bus thread in order: both Sleeps are pending when this one arrives.
         #expect(throws: DBusError.limitReached("2 calls pending")) { try rig.call("Echo", [.variant(.byte(1))]) }
@@ -258,8 +284,10 @@ import Testing
         let group = DispatchGroup()
         DispatchQueue.concurrentPerform(iterations: 100) { index in
             group.enter()
-            connection.call(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, member: "Echo",
-                            arguments: [.variant(.int32(Int32(index)))], queue: Self.queue) { result in
+            connection.call(
+                destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, member: "Echo",
+                arguments: [.variant(.int32(Int32(index)))], queue: Self.queue
+            ) { result in
                 do throws(DBusError) {
                     let value = try result.get()[0].unwrappingVariant().as(Int32.self)
                     results.withLock { $0.append(value) }
@@ -279,8 +307,10 @@ import Testing
     @Test func anIdleConnectionSleepsWithACallPending() throws {
         let rig = try LiveBus(description: "idle-probe")
         let task = try #require(Self.thread(named: "dbus idle-probe"))
-        rig.connection.call(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, member: "Sleep",
-                            arguments: [.double(5)], timeout: .seconds(20), queue: Self.queue) { _ in }
+        rig.connection.call(
+            destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, member: "Sleep",
+            arguments: [.double(5)], timeout: .seconds(20), queue: Self.queue
+        ) { _ in }
         usleep(200_000)
         let before = try Self.usage(task)
         sleep(1)
@@ -292,7 +322,8 @@ import Testing
     static func thread(named name: String) -> String? {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         return tasks.first { task in
-            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines) == name
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+                == name
         }
     }
 
@@ -310,7 +341,9 @@ import Testing
 
     @Test func aBrokerThatIsNotThereFailsToOpen() throws {
         #expect(throws: DBusError.self) { try DBusConnection(.address("unix:path=/nonexistent/sensorkit-test-bus")) }
-        #expect(throws: DBusError.invalidArgument("bus address with a NUL byte")) { try DBusConnection(.address("unix:path=/a\u{0}b")) }
+        #expect(throws: DBusError.invalidArgument("bus address with a NUL byte")) {
+            try DBusConnection(.address("unix:path=/a\u{0}b"))
+        }
     }
 }
 
@@ -322,22 +355,30 @@ import Testing
         let rig = try LiveBus()
         let connection = rig.connection
         #expect(try await connection.nameHasOwner(LiveBus.service))
-        #expect(try await connection.call(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface,
-                                          member: "Echo", arguments: [.variant(.byte(9))]) == [.variant(.byte(9))])
+        #expect(
+            try await connection.call(
+                destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface,
+                member: "Echo", arguments: [.variant(.byte(9))]) == [.variant(.byte(9))])
         await #expect(throws: DBusError.remote(name: "org.sensorkit.Error.No", message: "no")) {
-            try await connection.call(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, member: "Fail",
-                                      arguments: [.string("org.sensorkit.Error.No"), .string("no")])
+            try await connection.call(
+                destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface, member: "Fail",
+                arguments: [.string("org.sensorkit.Error.No"), .string("no")])
         }
-        #expect(try await connection.property(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface,
-                                              name: "Count") == .uint32(0))
+        #expect(
+            try await connection.property(
+                destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface,
+                name: "Count") == .uint32(0))
         let log = EventLog()
-        let subscription = try await connection.subscribe(DBusPropertiesChanged.match(path: LiveBus.object), queue: log.queue,
-                                                          handler: log.record)
+        let subscription = try await connection.subscribe(
+            DBusPropertiesChanged.match(path: LiveBus.object), queue: log.queue,
+            handler: log.record)
         defer { subscription.cancel() }
-        try await connection.setProperty(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface,
-                                         name: "Count", value: .uint32(4))
-        #expect(try await connection.properties(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface)
-            == ["Count": .uint32(4), "Label": .string("start")])
+        try await connection.setProperty(
+            destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface,
+            name: "Count", value: .uint32(4))
+        #expect(
+            try await connection.properties(destination: LiveBus.service, path: LiveBus.object, interface: LiveBus.interface)
+                == ["Count": .uint32(4), "Label": .string("start")])
         #expect(try await connection.managedObjects(destination: LiveBus.service, path: LiveBus.object).isEmpty)
         // The reply to GetAll came after the service's PropertiesChanged: it has been offered.
         log.queue.sync {}

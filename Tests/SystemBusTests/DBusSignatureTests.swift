@@ -1,11 +1,14 @@
 import Testing
+
 @testable import SystemBus
 
 /// Signatures by the specification's rules, byte for byte: what parses prints back to the same
 /// bytes, and what breaks a rule is refused with the rule named — never a trap.
 @Suite struct DBusSignatureTests {
-    @Test(arguments: ["", "y", "bnqiuxtdsogh", "v", "as", "aay", "a{sv}", "a{oa{sa{sv}}}", "a(susso)", "(ii)",
-                      "a{s(ib)}", "sa{sv}as", "oa{sa{sv}}", "a{ta{sv}}", "((y)(q))"])
+    @Test(arguments: [
+        "", "y", "bnqiuxtdsogh", "v", "as", "aay", "a{sv}", "a{oa{sa{sv}}}", "a(susso)", "(ii)",
+        "a{s(ib)}", "sa{sv}as", "oa{sa{sv}}", "a{ta{sv}}", "((y)(q))",
+    ])
     func validSignaturesPrintBackByteForByte(_ text: String) throws {
         let signature = try DBusSignature(text)
         #expect(signature.bytes == Array(text.utf8))
@@ -14,7 +17,10 @@ import Testing
 
     @Test func managedObjectsSignatureParsesToItsTypes() throws {
         let type = try DBusSignature.single("a{oa{sa{sv}}}")
-        #expect(type == .dictionary(key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant))))
+        #expect(
+            type
+                == .dictionary(
+                    key: .objectPath, value: .dictionary(key: .string, value: .dictionary(key: .string, value: .variant))))
         #expect(try DBusSignature("a(susso)").types == [.array(.structure([.string, .uint32, .string, .string, .objectPath]))])
     }
 
@@ -58,8 +64,10 @@ import Testing
 
     @Test func valuesKnowTheirSignatures() throws {
         let value = DBusValue.structure([
-            .array(.byte, [.byte(1)]), .dictionary(key: .string, value: .variant, [DBusDictionaryEntry(.string("a"), .variant(.int16(-1)))]),
-            .objectPath(try DBusObjectPath("/a/b_1")), .unixFD(DBusFileDescriptor(owning: -1)), .signature(try DBusSignature("a{sv}")),
+            .array(.byte, [.byte(1)]),
+            .dictionary(key: .string, value: .variant, [DBusDictionaryEntry(.string("a"), .variant(.int16(-1)))]),
+            .objectPath(try DBusObjectPath("/a/b_1")), .unixFD(DBusFileDescriptor(owning: -1)),
+            .signature(try DBusSignature("a{sv}")),
         ])
         #expect(value.type.signatureBytes == Array("(aya{sv}ohg)".utf8))
     }

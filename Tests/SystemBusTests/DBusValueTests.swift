@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SystemBus
 
 /// Values from the bus are hostile: typed reading refuses wrong types, duplicate keys and
@@ -29,36 +30,44 @@ import Testing
 
     @Test func managedObjectsReadNestedDictionaries() throws {
         let path = try DBusObjectPath("/org/bluez/hci0/dev_00_11")
-        let interfaces = DBusValue.dictionary(key: .string, value: .dictionary(key: .string, value: .variant), [
-            DBusDictionaryEntry(.string("org.bluez.Device1"), Self.properties([("Connected", .boolean(true))])),
-        ])
-        let objects = DBusValue.dictionary(key: .objectPath, value: interfaces.type, [DBusDictionaryEntry(.objectPath(path), interfaces)])
+        let interfaces = DBusValue.dictionary(
+            key: .string, value: .dictionary(key: .string, value: .variant),
+            [
+                DBusDictionaryEntry(.string("org.bluez.Device1"), Self.properties([("Connected", .boolean(true))]))
+            ])
+        let objects = DBusValue.dictionary(
+            key: .objectPath, value: interfaces.type, [DBusDictionaryEntry(.objectPath(path), interfaces)])
         #expect(try objects.managedObjects() == [path: ["org.bluez.Device1": ["Connected": .boolean(true)]]])
-        let twice = DBusValue.dictionary(key: .objectPath, value: interfaces.type, [
-            DBusDictionaryEntry(.objectPath(path), interfaces), DBusDictionaryEntry(.objectPath(path), interfaces),
-        ])
+        let twice = DBusValue.dictionary(
+            key: .objectPath, value: interfaces.type,
+            [
+                DBusDictionaryEntry(.objectPath(path), interfaces), DBusDictionaryEntry(.objectPath(path), interfaces),
+            ])
         #expect(throws: DBusError.malformed("object /org/bluez/hci0/dev_00_11 twice")) { try twice.managedObjects() }
         #expect(throws: DBusError.self) { try interfaces.managedObjects() }
     }
 
     @Test func standardSignalsDecodeOnlyTheirSignature() throws {
         let path = try DBusObjectPath("/t")
-        let changed = DBusMessage(sender: ":1.5", path: path, interface: DBusStandard.properties, member: "PropertiesChanged",
-                                  arguments: [.string("org.x.I"), Self.properties([("Level", .byte(80))]), .array(.string, [.string("Gone")])])
+        let changed = DBusMessage(
+            sender: ":1.5", path: path, interface: DBusStandard.properties, member: "PropertiesChanged",
+            arguments: [.string("org.x.I"), Self.properties([("Level", .byte(80))]), .array(.string, [.string("Gone")])])
         let decoded = try DBusPropertiesChanged(changed)
         #expect(decoded.interface == "org.x.I" && decoded.changed == ["Level": .byte(80)] && decoded.invalidated == ["Gone"])
         var short = changed
         short.arguments.removeLast()
         #expect(throws: DBusError.malformed("expected (sa{sv}as), got (sa{sv})")) { try DBusPropertiesChanged(short) }
 
-        let owner = DBusMessage(sender: "org.freedesktop.DBus", path: nil, interface: nil, member: "NameOwnerChanged",
-                                arguments: [.string("org.bluez"), .string(":1.2"), .string("")])
+        let owner = DBusMessage(
+            sender: "org.freedesktop.DBus", path: nil, interface: nil, member: "NameOwnerChanged",
+            arguments: [.string("org.bluez"), .string(":1.2"), .string("")])
         #expect(try DBusNameOwnerChanged(owner) == DBusNameOwnerChanged(owner))
         #expect(try DBusNameOwnerChanged(owner).newOwner == nil)
         #expect(try DBusNameOwnerChanged(owner).oldOwner == ":1.2")
 
-        let removed = DBusMessage(sender: nil, path: nil, interface: nil, member: nil,
-                                  arguments: [.objectPath(path), .array(.string, [.string("org.x.I")])])
+        let removed = DBusMessage(
+            sender: nil, path: nil, interface: nil, member: nil,
+            arguments: [.objectPath(path), .array(.string, [.string("org.x.I")])])
         #expect(try DBusInterfacesRemoved(removed).interfaces == ["org.x.I"])
         #expect(throws: DBusError.self) { try DBusInterfacesAdded(removed) }
     }
@@ -84,12 +93,18 @@ import Testing
     }
 
     @Test func matchRulesQuoteEveryValueByteForByte() throws {
-        let match = DBusMatch(sender: "org.bluez", path: try DBusObjectPath("/org/bluez"), interface: "org.x.I", member: "M",
-                              arg0: "it's,type='method_call'")
-        #expect(Array(match.rule.utf8) == Array(
-            "type='signal',sender='org.bluez',path='/org/bluez',interface='org.x.I',member='M',arg0='it'\\''s,type='\\''method_call'\\'''".utf8))
-        #expect(DBusNameOwnerChanged.match(name: "org.bluez").rule ==
-            "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.bluez'")
+        let match = DBusMatch(
+            sender: "org.bluez", path: try DBusObjectPath("/org/bluez"), interface: "org.x.I", member: "M",
+            arg0: "it's,type='method_call'")
+        #expect(
+            Array(match.rule.utf8)
+                == Array(
+                    "type='signal',sender='org.bluez',path='/org/bluez',interface='org.x.I',member='M',arg0='it'\\''s,type='\\''method_call'\\'''"
+                        .utf8))
+        #expect(
+            DBusNameOwnerChanged.match(name: "org.bluez").rule
+                == "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.bluez'"
+        )
     }
 
     @Test func textFromTheBusIsBoundedAndEscapedForLogs() {

@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 import SensorSimulation
 import SensorTestKit
-import Testing
 import SystemBus
+import Testing
 
 /// What goes on the wire, byte for byte: a call's arguments as sd-bus marshals them from our
 /// values, caught by `dbus-monitor --binary` on a private bus and compared with the encoding
@@ -11,19 +11,19 @@ import SystemBus
 /// counting from its first element after the padding for that element).
 @Suite(.timeLimit(.minutes(1))) struct DBusWireTests {
     static let expectedBody: [UInt8] = [
-        0x01, 0x00, 0x00, 0x00,                                     // y 1, padding to 4
-        0x04, 0x03, 0x02, 0x01,                                     // u 0x01020304
-        0x02, 0x00, 0x00, 0x00, 0x61, 0x62, 0x00,                   // s "ab": length, bytes, NUL
-        0x00,                                                       // padding to 4
-        0x04, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0x02, 0x00,             // an [-1, 2]: 4 bytes of int16s
-        0x01, 0x62, 0x00,                                           // v: signature "b"
-        0x00, 0x01, 0x00, 0x00, 0x00,                               // padding to 4, b true
-        0x18, 0x00, 0x00, 0x00,                                     // a{sv}: 24 bytes of entries
-        0x00, 0x00, 0x00, 0x00,                                     // padding to 8 (entries are structures)
-        0x01, 0x00, 0x00, 0x00, 0x6B, 0x00,                         // key s "k"
-        0x01, 0x74, 0x00,                                           // v: signature "t"
-        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,                   // padding to 8
-        0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,             // t 5
+        0x01, 0x00, 0x00, 0x00,  // y 1, padding to 4
+        0x04, 0x03, 0x02, 0x01,  // u 0x01020304
+        0x02, 0x00, 0x00, 0x00, 0x61, 0x62, 0x00,  // s "ab": length, bytes, NUL
+        0x00,  // padding to 4
+        0x04, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0x02, 0x00,  // an [-1, 2]: 4 bytes of int16s
+        0x01, 0x62, 0x00,  // v: signature "b"
+        0x00, 0x01, 0x00, 0x00, 0x00,  // padding to 4, b true
+        0x18, 0x00, 0x00, 0x00,  // a{sv}: 24 bytes of entries
+        0x00, 0x00, 0x00, 0x00,  // padding to 8 (entries are structures)
+        0x01, 0x00, 0x00, 0x00, 0x6B, 0x00,  // key s "k"
+        0x01, 0x74, 0x00,  // v: signature "t"
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // padding to 8
+        0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // t 5
     ]
 
     static let arguments: [DBusValue] = [
@@ -37,8 +37,9 @@ import SystemBus
         let capture = rig.bus.folder + "/capture.bin"
         let output = open(capture, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         try #require(output >= 0)
-        try rig.bus.spawn(["/usr/bin/dbus-monitor", "--address", rig.bus.address, "--binary", "interface='org.sensorkit.Wire'"],
-                          log: "monitor", stdout: output)
+        try rig.bus.spawn(
+            ["/usr/bin/dbus-monitor", "--address", rig.bus.address, "--binary", "interface='org.sensorkit.Wire'"],
+            log: "monitor", stdout: output)
         close(output)
         // The monitor is ready some time after it starts: send until it has caught one call.
         let deadline = Date().addingTimeInterval(LiveBus.patience)
@@ -46,14 +47,15 @@ import SystemBus
         while caught == nil {
             guard Date() < deadline else { throw LiveBus.Timeout(what: "dbus-monitor to catch the call\n\(rig.bus.logText())") }
             _ = try? LiveBus.wait { queue, completion in
-                rig.connection.call(destination: "org.freedesktop.DBus", path: DBusStandard.busPath, interface: "org.sensorkit.Wire",
-                                    member: "Check", arguments: Self.arguments, timeout: .seconds(5), queue: queue, completion: completion)
+                rig.connection.call(
+                    destination: "org.freedesktop.DBus", path: DBusStandard.busPath, interface: "org.sensorkit.Wire",
+                    member: "Check", arguments: Self.arguments, timeout: .seconds(5), queue: queue, completion: completion)
             }
             caught = Self.methodCalls(in: Array((try? Data(contentsOf: URL(fileURLWithPath: capture))) ?? Data())).first
             if caught == nil { usleep(50_000) }
         }
         let message = try #require(caught)
-        #expect(Array(message[0..<4]) == [UInt8(ascii: "l"), 1, message[2], 1])   // little-endian, method call, version 1
+        #expect(Array(message[0..<4]) == [UInt8(ascii: "l"), 1, message[2], 1])  // little-endian, method call, version 1
         let bodyLength = Int(message[4]) | Int(message[5]) << 8 | Int(message[6]) << 16 | Int(message[7]) << 24
         #expect(bodyLength == Self.expectedBody.count)
         #expect(Array(message.suffix(bodyLength)) == Self.expectedBody)
@@ -67,8 +69,8 @@ import SystemBus
         var offset = 0
         while stream.count - offset >= 16 {
             func u32(_ at: Int) -> Int {
-                Int(stream[offset + at]) | Int(stream[offset + at + 1]) << 8 | Int(stream[offset + at + 2]) << 16 |
-                    Int(stream[offset + at + 3]) << 24
+                Int(stream[offset + at]) | Int(stream[offset + at + 1]) << 8 | Int(stream[offset + at + 2]) << 16 | Int(
+                    stream[offset + at + 3]) << 24
             }
             guard stream[offset] == UInt8(ascii: "l") else { break }
             let fields = u32(12)

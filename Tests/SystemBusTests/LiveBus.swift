@@ -30,8 +30,10 @@ final class LiveBus {
     private(set) var service: ChildProcess?
     let connection: DBusConnection
 
-    init(limits: DBusLimits = DBusLimits(), description: String = "tests", service: Bool = true,
-         onLost: @escaping @Sendable (DBusError) -> Void = { _ in }) throws {
+    init(
+        limits: DBusLimits = DBusLimits(), description: String = "tests", service: Bool = true,
+        onLost: @escaping @Sendable (DBusError) -> Void = { _ in }
+    ) throws {
         try TestEnvironment.require(Self.needs)
         bus = try PrivateBus(seconds: 120)
         connection = try DBusConnection(.address(bus.address), description: description, limits: limits, onLost: onLost)
@@ -61,10 +63,12 @@ final class LiveBus {
         }
     }
 
-    func call(_ member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(10)) throws(DBusError) -> [DBusValue] {
+    func call(_ member: String, _ arguments: [DBusValue] = [], timeout: Duration = .seconds(10)) throws(DBusError) -> [DBusValue]
+    {
         try Self.wait { queue, completion in
-            connection.call(destination: Self.service, path: Self.object, interface: Self.interface, member: member,
-                            arguments: arguments, timeout: timeout, queue: queue, completion: completion)
+            connection.call(
+                destination: Self.service, path: Self.object, interface: Self.interface, member: member,
+                arguments: arguments, timeout: timeout, queue: queue, completion: completion)
         }
     }
 
@@ -72,10 +76,12 @@ final class LiveBus {
     func subscribe(_ match: DBusMatch, _ log: EventLog) throws -> DBusSubscription {
         let installed = Mutex<DBusError??>(nil)
         let done = DispatchSemaphore(value: 0)
-        let subscription = connection.subscribe(match, queue: log.queue, installed: { refusal in
-            installed.withLock { $0 = .some(refusal) }
-            done.signal()
-        }, handler: log.record)
+        let subscription = connection.subscribe(
+            match, queue: log.queue,
+            installed: { refusal in
+                installed.withLock { $0 = .some(refusal) }
+                done.signal()
+            }, handler: log.record)
         guard done.wait(timeout: .now() + Self.patience) == .success else { throw Timeout(what: "AddMatch \(match.rule)") }
         if let refusal = installed.withLock({ $0 }) ?? nil { throw refusal }
         return subscription
@@ -83,7 +89,9 @@ final class LiveBus {
 
     /// Starts an operation of the callback API and waits for its result (every call has a
     /// timeout of its own, so this ends).
-    static func wait<T: Sendable>(_ start: (DispatchQueue, @escaping @Sendable (Result<T, DBusError>) -> Void) -> Void) throws(DBusError) -> T {
+    static func wait<T: Sendable>(_ start: (DispatchQueue, @escaping @Sendable (Result<T, DBusError>) -> Void) -> Void)
+        throws(DBusError) -> T
+    {
         let outcome = Mutex<Result<T, DBusError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         start(DispatchQueue(label: "test.results")) { result in
@@ -94,7 +102,9 @@ final class LiveBus {
         return try outcome.withLock { $0! }.get()
     }
 
-    struct Timeout: Error, CustomStringConvertible { let what: String; var description: String { "timed out waiting for \(what)" } }
+    struct Timeout: Error, CustomStringConvertible {
+        let what: String; var description: String { "timed out waiting for \(what)" }
+    }
 }
 
 /// Collects a subscription's events; `wait` polls until a condition holds or fails the test.

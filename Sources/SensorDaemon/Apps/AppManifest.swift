@@ -75,17 +75,20 @@ public struct AppManifest: Hashable, Sendable {
         guard let entitlementsName = files.sorted().first(where: { $0.hasSuffix(".entitlements") }) else {
             throw .missingFile(directory + "/<name>.entitlements")
         }
-        return try parse(directory: directory,
-                         info: try bytes(at: directory + "/Info.plist"),
-                         entitlements: (entitlementsName, try bytes(at: directory + "/" + entitlementsName)),
-                         binding: try bytes(at: directory + "/" + bindingFile),
-                         resolveUser: resolveUser)
+        return try parse(
+            directory: directory,
+            info: try bytes(at: directory + "/Info.plist"),
+            entitlements: (entitlementsName, try bytes(at: directory + "/" + entitlementsName)),
+            binding: try bytes(at: directory + "/" + bindingFile),
+            resolveUser: resolveUser)
     }
 
     /// The manifest from its three files' bytes: pure, no I/O. `directory` names the app (its
     /// last component is the bundle id) and the files in error messages.
-    public static func parse(directory: String, info infoBytes: [UInt8], entitlements: (name: String, bytes: [UInt8]),
-                             binding bindingBytes: [UInt8], resolveUser: (String) -> UInt32?) throws(LoadError) -> AppManifest {
+    public static func parse(
+        directory: String, info infoBytes: [UInt8], entitlements: (name: String, bytes: [UInt8]),
+        binding bindingBytes: [UInt8], resolveUser: (String) -> UInt32?
+    ) throws(LoadError) -> AppManifest {
         let bundleID = (directory as NSString).lastPathComponent
         let info = try dictionary(infoBytes, path: directory + "/Info.plist")
         let entitlementsPath = directory + "/" + entitlements.name
@@ -104,8 +107,9 @@ public struct AppManifest: Hashable, Sendable {
                 guard let entry = value as? [String: Any] else {
                     throw .invalid(directory + "/Info.plist", reason: "NSSensorKitUsageDetail.\(key) must be a dictionary")
                 }
-                details[key] = UsageDetail(description: entry["Description"] as? String,
-                                           required: (entry["Required"] as? Bool) ?? false)
+                details[key] = UsageDetail(
+                    description: entry["Description"] as? String,
+                    required: (entry["Required"] as? Bool) ?? false)
             }
         }
         guard let users = binding["Users"] as? [String], !users.isEmpty else {

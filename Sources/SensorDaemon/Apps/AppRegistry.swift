@@ -51,8 +51,10 @@ public struct AppRegistry: Sendable {
 
     /// The manifest `app` if the peer may act as it: its uid is bound, and if the manifest names an
     /// executable, the peer process runs it (`/proc/<pid>/exe`).
-    public func authenticate(app: String, peer: UnixSocket.PeerCredentials,
-                             executableOf: (Int32) -> String? = ProcessIdentity.executable(ofPID:)) throws(Refusal) -> AppManifest {
+    public func authenticate(
+        app: String, peer: UnixSocket.PeerCredentials,
+        executableOf: (Int32) -> String? = ProcessIdentity.executable(ofPID:)
+    ) throws(Refusal) -> AppManifest {
         guard let manifest = apps[app] else { throw .unknownApp(app) }
         guard manifest.uids.contains(peer.uid) else { throw .userNotBound(app: app, uid: peer.uid) }
         if let expected = manifest.executable {
@@ -65,9 +67,12 @@ public struct AppRegistry: Sendable {
     /// The manifest a connection bound to `bound` at `hello` acts under now, checked as `hello`
     /// would check it (docs/protocol.md §3.6): throws when the app was uninstalled or the uid
     /// removed from its binding. The executable is read again only when the manifest names a new one.
-    public func rebind(_ bound: AppManifest, peer: UnixSocket.PeerCredentials,
-                       executableOf: (Int32) -> String? = ProcessIdentity.executable(ofPID:)) throws(Refusal) -> AppManifest {
+    public func rebind(
+        _ bound: AppManifest, peer: UnixSocket.PeerCredentials,
+        executableOf: (Int32) -> String? = ProcessIdentity.executable(ofPID:)
+    ) throws(Refusal) -> AppManifest {
         let unchanged = apps[bound.bundleID]?.executable == bound.executable
-        return try authenticate(app: bound.bundleID, peer: peer, executableOf: { unchanged ? bound.executable : executableOf($0) })
+        return try authenticate(
+            app: bound.bundleID, peer: peer, executableOf: { unchanged ? bound.executable : executableOf($0) })
     }
 }

@@ -135,7 +135,7 @@ public enum ShellPattern {
     private static func setEnd(_ p: [Character], from start: Int) -> Int? {
         var i = start + 1
         if i < p.count, p[i] == "!" { i += 1 }
-        if i < p.count, p[i] == "]" { i += 1 }   // a leading ] is a member
+        if i < p.count, p[i] == "]" { i += 1 }  // a leading ] is a member
         while i < p.count {
             if p[i] == "]" { return i }
             i += 1

@@ -67,7 +67,8 @@ public struct DaemonConfiguration: Hashable, Sendable {
         var keyLines: [String: Int] = [:]
         for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = offset + 1
-            let content = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
+            let content =
+                rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
                 .map { $0.trimmingCharacters(in: " \t\r") } ?? ""
             if content.isEmpty { continue }
             if content.hasPrefix("[") {
@@ -76,19 +77,25 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 let parts = section.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: " \t") }
                 section = parts.joined(separator: " ")
                 switch parts.first {
-                case "store", "iio", "reader", "ble": guard parts.count == 1 else { throw ParseError(line: line, message: "[\(parts[0])] takes no name") }
+                case "store", "iio", "reader", "ble":
+                    guard parts.count == 1 else { throw ParseError(line: line, message: "[\(parts[0])] takes no name") }
                 case "sensor":
                     guard parts.count == 2, SensorCatalog.sensor(named: parts[1]) != nil else {
-                        throw ParseError(line: line, message: "unknown sensor in [\(section)]; use names like accelerometer or rotationRate")
+                        throw ParseError(
+                            line: line, message: "unknown sensor in [\(section)]; use names like accelerometer or rotationRate")
                     }
                 case "grant":
                     guard parts.count == 2 else { throw ParseError(line: line, message: "[grant] needs an app bundle id") }
                 case "wearable":
-                    guard parts.count == 2 else { throw ParseError(line: line, message: "[wearable] needs a name, e.g. [wearable chest-strap]") }
+                    guard parts.count == 2 else {
+                        throw ParseError(line: line, message: "[wearable] needs a name, e.g. [wearable chest-strap]")
+                    }
                 default: throw ParseError(line: line, message: "unknown section [\(section)]")
                 }
                 if let earlier = sectionLines[section] {
-                    throw ParseError(line: line, message: "section [\(section)] appears twice (first on line \(earlier)); merge the two into one")
+                    throw ParseError(
+                        line: line,
+                        message: "section [\(section)] appears twice (first on line \(earlier)); merge the two into one")
                 }
                 sectionLines[section] = line
                 if parts.first == "wearable" { config.wearables.append(WearableConfiguration(name: parts[1], line: line)) }
@@ -99,11 +106,16 @@ public struct DaemonConfiguration: Hashable, Sendable {
             guard pair.count == 2, !pair[0].isEmpty else { throw ParseError(line: line, message: "expected key = value") }
             let (key, value) = (pair[0], pair[1])
             if let earlier = keyLines[section + "\u{0}" + key] {
-                throw ParseError(line: line, message: "\(key) is set twice\(section.isEmpty ? "" : " in [\(section)]") (first on line \(earlier)); keep one")
+                throw ParseError(
+                    line: line,
+                    message:
+                        "\(key) is set twice\(section.isEmpty ? "" : " in [\(section)]") (first on line \(earlier)); keep one")
             }
             keyLines[section + "\u{0}" + key] = line
             func duration() throws(ParseError) -> Int64 {
-                guard let d = parseDuration(value) else { throw ParseError(line: line, message: "\(key): '\(value)' is not a duration (e.g. 24h, 7d, 0)") }
+                guard let d = parseDuration(value) else {
+                    throw ParseError(line: line, message: "\(key): '\(value)' is not a duration (e.g. 24h, 7d, 0)")
+                }
                 return d
             }
             func positiveDuration() throws(ParseError) -> Int64 {
@@ -112,13 +124,17 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 return d
             }
             func size() throws(ParseError) -> Int64 {
-                guard let s = parseSize(value) else { throw ParseError(line: line, message: "\(key): '\(value)' is not a size (e.g. 20G, 512M)") }
+                guard let s = parseSize(value) else {
+                    throw ParseError(line: line, message: "\(key): '\(value)' is not a size (e.g. 20G, 512M)")
+                }
                 return s
             }
             let parts = section.split(separator: " ", maxSplits: 1).map(String.init)
             switch (parts.first ?? "", key) {
             case ("", "profile"):
-                guard let profile = Profile(rawValue: value) else { throw ParseError(line: line, message: "profile must be study or lab") }
+                guard let profile = Profile(rawValue: value) else {
+                    throw ParseError(line: line, message: "profile must be study or lab")
+                }
                 config.profile = profile
             case ("store", "hold"): config.defaultRetention.hold = try duration(); explicitHold = true
             case ("store", "window"): config.defaultRetention.window = try positiveDuration()
@@ -132,7 +148,9 @@ public struct DaemonConfiguration: Hashable, Sendable {
             case ("sensor", "rate"):
                 let number = value.hasSuffix("Hz") ? String(value.dropLast(2)).trimmingCharacters(in: " \t") : value
                 guard let hertz = Double(number), hertz.isFinite, hertz > 0, hertz <= 100_000 else {
-                    throw ParseError(line: line, message: "rate: '\(value)' must be a rate in Hz above 0 and at most 100000 (e.g. 100 or 12.5)")
+                    throw ParseError(
+                        line: line, message: "rate: '\(value)' must be a rate in Hz above 0 and at most 100000 (e.g. 100 or 12.5)"
+                    )
                 }
                 config.sensorRates[SensorCatalog.sensor(named: parts[1])!] = hertz
             case ("grant", "sensors"):
@@ -143,7 +161,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
                     config.grants.append(ControlLedger.Key(app: parts[1], sensor: sensor))
                 }
             case ("reader", "max-connections"), ("reader", "max-connections-per-user"),
-                 ("reader", "max-fetches"), ("reader", "max-fetches-per-user"):
+                ("reader", "max-fetches"), ("reader", "max-fetches-per-user"):
                 guard let count = Int(value), count > 0, count <= 1_000_000 else {
                     throw ParseError(line: line, message: "\(key): '\(value)' must be a whole number from 1 to 1000000")
                 }
@@ -175,20 +193,27 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 }
                 if key == "address" {
                     guard let address = WearableConfiguration.address(parsing: value) else {
-                        throw ParseError(line: line, message: "address: '\(value)' is not a Bluetooth address like C0:FF:EE:00:00:01")
+                        throw ParseError(
+                            line: line, message: "address: '\(value)' is not a Bluetooth address like C0:FF:EE:00:00:01")
                     }
                     config.wearables[config.wearables.count - 1].match = .address(address)
                 } else {
                     guard !value.isEmpty, ShellPattern.isValid(value) else {
-                        throw ParseError(line: line, message: "name: '\(value)' is not a shell pattern (an unclosed [ or a trailing \\)")
+                        throw ParseError(
+                            line: line, message: "name: '\(value)' is not a shell pattern (an unclosed [ or a trailing \\)")
                     }
                     config.wearables[config.wearables.count - 1].match = .name(value)
                 }
             case ("wearable", "streams"):
                 var streams: [SRSensor] = []
                 for name in value.split(separator: ",").map({ $0.trimmingCharacters(in: " \t") }) where !name.isEmpty {
-                    guard let sensor = SensorCatalog.sensor(named: name), WearableConfiguration.streamSensors.contains(sensor) else {
-                        throw ParseError(line: line, message: "streams: '\(name)' is not a wearable stream; use heartRate, onWristState, electrocardiogram, photoplethysmogram")
+                    guard let sensor = SensorCatalog.sensor(named: name), WearableConfiguration.streamSensors.contains(sensor)
+                    else {
+                        throw ParseError(
+                            line: line,
+                            message:
+                                "streams: '\(name)' is not a wearable stream; use heartRate, onWristState, electrocardiogram, photoplethysmogram"
+                        )
                     }
                     if !streams.contains(sensor) { streams.append(sensor) }
                 }
@@ -199,16 +224,23 @@ public struct DaemonConfiguration: Hashable, Sendable {
         }
         for (index, wearable) in config.wearables.enumerated() {
             guard config.ble != nil else {
-                throw ParseError(line: wearable.line, message: "[wearable \(wearable.name)] needs a [ble] section (transport = hci or emulated:/folder)")
+                throw ParseError(
+                    line: wearable.line,
+                    message: "[wearable \(wearable.name)] needs a [ble] section (transport = hci or emulated:/folder)")
             }
             guard let match = wearable.match else {
                 throw ParseError(line: wearable.line, message: "[wearable \(wearable.name)] needs address = or name =")
             }
             guard !wearable.streams.isEmpty else {
-                throw ParseError(line: wearable.line, message: "[wearable \(wearable.name)] needs streams = (heartRate, onWristState, electrocardiogram, photoplethysmogram)")
+                throw ParseError(
+                    line: wearable.line,
+                    message:
+                        "[wearable \(wearable.name)] needs streams = (heartRate, onWristState, electrocardiogram, photoplethysmogram)"
+                )
             }
             if case .address = match, let other = config.wearables[..<index].first(where: { $0.match == match }) {
-                throw ParseError(line: wearable.line, message: "[wearable \(wearable.name)] has the address of [wearable \(other.name)]")
+                throw ParseError(
+                    line: wearable.line, message: "[wearable \(wearable.name)] has the address of [wearable \(other.name)]")
             }
         }
         if config.profile == .lab && !explicitHold { config.defaultRetention.hold = 0 }

@@ -25,8 +25,9 @@ struct BLEDriver: SensorDriver {
     func start(registry: any SourceRegistry, journal: Journal) throws -> any SourceDiscovery {
         let transport = try BLETransports.make(settings.transport)
         journal.info("ble: \(wearables.count) wearable(s) over \(settings.transport)")
-        let central = BLECentral(transport: transport, wearables: wearables, registry: registry,
-                                 clock: LinuxSystemClock(), journal: journal)
+        let central = BLECentral(
+            transport: transport, wearables: wearables, registry: registry,
+            clock: LinuxSystemClock(), journal: journal)
         central.start()
         return central
     }

@@ -8,13 +8,16 @@ struct RemoteIIODriver: SensorDriver {
     let configuration: DaemonConfiguration
 
     var entry: DriverRegistry.Driver {
-        .init(name: "iio-remote", source: .iio, sensors: Set(IIOSensorFunction.Kind.allCases.map(\.sensor)),
-              disabledBy: configuration.iioEnabled ? nil : "[iio] enabled = no")
+        .init(
+            name: "iio-remote", source: .iio, sensors: Set(IIOSensorFunction.Kind.allCases.map(\.sensor)),
+            disabledBy: configuration.iioEnabled ? nil : "[iio] enabled = no")
     }
 
     func start(registry: any SourceRegistry, journal: Journal) throws -> any SourceDiscovery {
-        let remote = IIORemoteDiscovery(registry: registry, options: .init(
-            uris: configuration.remoteIIOContexts, clock: LinuxSystemClock(), log: journal))
+        let remote = IIORemoteDiscovery(
+            registry: registry,
+            options: .init(
+                uris: configuration.remoteIIOContexts, clock: LinuxSystemClock(), log: journal))
         remote.start()
         return remote
     }

@@ -61,17 +61,20 @@ final class ClientConnection: @unchecked Sendable {
     private let scheduler: any Scheduler
     private var partialFrameTimer: (any ScheduledTimer)?
 
-    init(id: Int, fd: Int32, peer: UnixSocket.PeerCredentials, poller: SocketPoller,
-         partialFrameTimeout: Double = defaultPartialFrameTimeout, scheduler: any Scheduler = DispatchScheduler(),
-         released: @escaping @Sendable () -> Void = {}) {
+    init(
+        id: Int, fd: Int32, peer: UnixSocket.PeerCredentials, poller: SocketPoller,
+        partialFrameTimeout: Double = defaultPartialFrameTimeout, scheduler: any Scheduler = DispatchScheduler(),
+        released: @escaping @Sendable () -> Void = {}
+    ) {
         self.id = id
         self.fd = fd
         self.poller = poller
         self.peer = peer
         self.partialFrameTimeout = partialFrameTimeout
         self.scheduler = scheduler
-        self.flow = ConnectionFlow(maxQueuedRequests: Self.maxQueuedRequests, readPauseBytes: Self.readPauseBytes,
-                                   maxPendingBytes: Self.maxPendingBytes, partialFrameTimeout: partialFrameTimeout)
+        self.flow = ConnectionFlow(
+            maxQueuedRequests: Self.maxQueuedRequests, readPauseBytes: Self.readPauseBytes,
+            maxPendingBytes: Self.maxPendingBytes, partialFrameTimeout: partialFrameTimeout)
         self.released = released
         self.queue = DispatchQueue(label: "sensorkitd.reader.connection.\(id)", target: Self.sharedTarget)
     }
@@ -158,7 +161,9 @@ final class ClientConnection: @unchecked Sendable {
                 partialFrameTimer?.cancel()
                 partialFrameTimer = nil
             case .replyMalformed(let problem):
-                enqueue(WireJSON.frame(WireReply.failure(nil, WireError(.malformedRequest, "\(problem); closing the connection"))).encoded())
+                enqueue(
+                    WireJSON.frame(WireReply.failure(nil, WireError(.malformedRequest, "\(problem); closing the connection")))
+                        .encoded())
                 handle(.closeRequested(problem, flushFirst: true))
             case .close(let reason):
                 release(reason: reason)
@@ -242,7 +247,8 @@ final class ClientConnection: @unchecked Sendable {
     /// (Re)starts the partial-frame deadline: `partialFrameTimeout` from now.
     private func armPartialFrameTimer() {
         partialFrameTimer?.cancel()
-        partialFrameTimer = scheduler.schedule(on: queue, after: Int64(partialFrameTimeout * 1e9), repeating: nil) { [weak self] in
+        partialFrameTimer = scheduler.schedule(on: queue, after: Int64(partialFrameTimeout * 1e9), repeating: nil) {
+            [weak self] in
             guard let self else { return }
             self.handle(.partialFrameExpired(buffered: self.decoder.bufferedCount))
         }
@@ -258,7 +264,8 @@ final class ClientConnection: @unchecked Sendable {
                 result = try frame.bytes.withUnsafeBytes { head in
                     try frame.tail.withUnsafeBytes { tail in
                         if pendingOffset >= frame.count {
-                            return try UnixSocket.write(fd, UnsafeRawBufferPointer(rebasing: tail[(pendingOffset - frame.count)...]))
+                            return try UnixSocket.write(
+                                fd, UnsafeRawBufferPointer(rebasing: tail[(pendingOffset - frame.count)...]))
                         }
                         let rest = UnsafeRawBufferPointer(rebasing: head[pendingOffset..<frame.count])
                         return tail.isEmpty ? try UnixSocket.write(fd, rest) : try UnixSocket.write(fd, rest, tail)

@@ -32,7 +32,7 @@ public struct ConfiguredGrants: Codable, Hashable, Sendable {
         let text: String
         do {
             text = try SystemFiles.read(path, limit: maximumBytes)
-        } catch where error.errno == ENOENT {
+        } catch  where error.errno == ENOENT {
             return ConfiguredGrants([:])
         }
         return try JSONDecoder().decode(ConfiguredGrants.self, from: Data(text.utf8))

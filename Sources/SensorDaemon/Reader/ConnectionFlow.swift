@@ -83,8 +83,10 @@ struct ConnectionFlow {
     private var readAgainQueued = false
     private var reading = true
 
-    init(maxQueuedRequests: Int, readPauseBytes: Int, maxPendingBytes: Int, flushBeforeCloseBytes: Int = 65_536,
-         partialFrameTimeout: Double) {
+    init(
+        maxQueuedRequests: Int, readPauseBytes: Int, maxPendingBytes: Int, flushBeforeCloseBytes: Int = 65_536,
+        partialFrameTimeout: Double
+    ) {
         self.maxQueuedRequests = maxQueuedRequests
         self.readPauseBytes = readPauseBytes
         self.maxPendingBytes = maxPendingBytes
@@ -159,7 +161,9 @@ struct ConnectionFlow {
             return [.armPartialFrameDeadline]
         case .partialFrameExpired(let buffered):
             guard state == .open, !readPaused, buffered > 0 else { return [] }
-            return [.replyMalformed("incomplete frame: \(buffered) bytes of it arrived and no more within \(partialFrameTimeout) s")]
+            return [
+                .replyMalformed("incomplete frame: \(buffered) bytes of it arrived and no more within \(partialFrameTimeout) s")
+            ]
         case .closeRequested(let reason, let flushFirst):
             if flushFirst && pendingBytes > 0 && pendingBytes < flushBeforeCloseBytes {
                 // Already closing after the flush: the later reason is the one reported.
@@ -177,7 +181,9 @@ struct ConnectionFlow {
     }
 
     private mutating func resumeIfDrained() -> [Action] {
-        guard readPaused, state == .open, unanswered <= maxQueuedRequests / 2, pendingBytes <= readPauseBytes / 2 else { return [] }
+        guard readPaused, state == .open, unanswered <= maxQueuedRequests / 2, pendingBytes <= readPauseBytes / 2 else {
+            return []
+        }
         readPaused = false
         return [.resumeReading] + readAgain()
     }

@@ -135,7 +135,13 @@ struct FetchFlow<Batch> {
             case .tick(let now):
                 let idle = now.subtractingSaturating(running.lastProgress)
                 if idle >= idleTimeout {
-                    return finish(.failure(requestID, WireError(.timedOut, "fetch ended after \(idleTimeout / 1_000_000_000) s without an ack or a batch read by the client (\(running.sent) samples sent)")))
+                    return finish(
+                        .failure(
+                            requestID,
+                            WireError(
+                                .timedOut,
+                                "fetch ended after \(idleTimeout / 1_000_000_000) s without an ack or a batch read by the client (\(running.sent) samples sent)"
+                            )))
                 }
                 if idle >= parkAfter && !running.parked {
                     running.parked = true

@@ -20,29 +20,35 @@ public enum FetchPolicy {
         case empty(notice: String)
     }
 
-    public static func decide(from: Int64, to: Int64, now: Int64, hold: Int64, window: Int64,
-                              firstStart: Int64?) -> Verdict {
+    public static func decide(
+        from: Int64, to: Int64, now: Int64, hold: Int64, window: Int64,
+        firstStart: Int64?
+    ) -> Verdict {
         guard let firstStart else {
             return .empty(notice: "this app never started recording this sensor (startRecording), so it has no data")
         }
         // The range arithmetic is the store's own (one rule, applied again by the store itself);
         // this adds the explanation a person reads when nothing comes back.
         if let visible = RetentionPolicy(hold: hold, window: max(window, 1))
-            .visibleRange(from: from, to: to, notBefore: firstStart, now: now) {
+            .visibleRange(from: from, to: to, notBefore: firstStart, now: now)
+        {
             return .read(from: visible.after, to: visible.through, notBefore: firstStart)
         }
         // `to` is the client's and may be anything up to Int64.max while `now − hold` is negative
         // (a timeline younger than the hold): saturate rather than trap.
         let holdStart = now.subtractingSaturating(hold)
         if hold > 0 && to > holdStart {
-            return .empty(notice: "the range ends \(describe(to.subtractingSaturating(holdStart))) inside the \(describe(hold)) hold; "
-                          + "SensorKit returns nothing for a range that overlaps the hold — ask for data up to \(holdStart) (now − hold)")
+            return .empty(
+                notice: "the range ends \(describe(to.subtractingSaturating(holdStart))) inside the \(describe(hold)) hold; "
+                    + "SensorKit returns nothing for a range that overlaps the hold — ask for data up to \(holdStart) (now − hold)"
+            )
         }
         if to == from {
             return .empty(notice: "the range (from, to] is empty: from equals to")
         }
         if to <= now.subtractingSaturating(window) {
-            return .empty(notice: "the range lies entirely before the \(describe(window)) window; older data was deleted (ageLimit)")
+            return .empty(
+                notice: "the range lies entirely before the \(describe(window)) window; older data was deleted (ageLimit)")
         }
         return .empty(notice: "the range ends before this app first started recording this sensor")
     }

@@ -34,14 +34,17 @@ final class FetchStream: @unchecked Sendable {
     /// long between batches, and a parked cursor costs a new read transaction to resume.
     static let parkAfterNanoseconds: Int64 = 1_000_000_000
 
-    init(requestID: UInt32, cursor: any FetchCursor, connection: ClientConnection, window: Int, notice: String?,
-         idleTimeout: Int64, scheduler: any Scheduler = DispatchScheduler(), onFinish: @escaping @Sendable (UInt32) -> Void) {
+    init(
+        requestID: UInt32, cursor: any FetchCursor, connection: ClientConnection, window: Int, notice: String?,
+        idleTimeout: Int64, scheduler: any Scheduler = DispatchScheduler(), onFinish: @escaping @Sendable (UInt32) -> Void
+    ) {
         self.requestID = requestID
         self.cursor = cursor
         self.connection = connection
         self.scheduler = scheduler
-        self.flow = FetchFlow(requestID: requestID, window: window, idleTimeout: idleTimeout,
-                              parkAfter: Self.parkAfterNanoseconds, notice: notice)
+        self.flow = FetchFlow(
+            requestID: requestID, window: window, idleTimeout: idleTimeout,
+            parkAfter: Self.parkAfterNanoseconds, notice: notice)
         self.onFinish = onFinish
         self.queue = DispatchQueue(label: "sensorkitd.reader.fetch.\(requestID)", target: connection.queue)
     }
@@ -82,8 +85,9 @@ final class FetchStream: @unchecked Sendable {
                     }
                 case .read:
                     do {
-                        let batch = try cursor.nextBatch(requestID: requestID, maxSamples: WireLimits.samplesPerBatch,
-                                                         reusing: spare.popLast() ?? [])
+                        let batch = try cursor.nextBatch(
+                            requestID: requestID, maxSamples: WireLimits.samplesPerBatch,
+                            reusing: spare.popLast() ?? [])
                         events.append(.read(batch, count: batch?.count ?? 0))
                     } catch {
                         events.append(.readFailed("\(error)"))

@@ -15,8 +15,10 @@ public protocol SampleArchive: Sendable {
     /// deletion records. Hold and window are the caller's business (it passes a clamped range).
     /// `chunkFormats`: stored-chunk versions the client decodes itself (docs/protocol.md §5.3);
     /// chunks wholly inside the range may then go out as `chunk` frames. Empty: batches only.
-    func cursor(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64,
-                chunkFormats: Set<UInt8>) throws -> any FetchCursor
+    func cursor(
+        sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64,
+        chunkFormats: Set<UInt8>
+    ) throws -> any FetchCursor
 
     /// What each stream of `sensors` (nil: all) stored over the last minute and day before `now`
     /// and in `(from, to]`, its deletion records, and the store's budget (`health`,

@@ -48,8 +48,10 @@ public final class ReaderServer: @unchecked Sendable {
     /// Binds the socket (replacing a stale one); the folder is created if missing. With
     /// `inheritedListener` (socket activation, already checked by `InheritedSocket`) it serves that
     /// descriptor instead, listening on `path`.
-    public init(path: String, service: ReaderService, limits: ReaderLimits = ReaderLimits(.init(), openFiles: OpenFileLimit.current),
-                inheritedListener: Int32? = nil, log: Journal) throws {
+    public init(
+        path: String, service: ReaderService, limits: ReaderLimits = ReaderLimits(.init(), openFiles: OpenFileLimit.current),
+        inheritedListener: Int32? = nil, log: Journal
+    ) throws {
         let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !folder.isEmpty && inheritedListener == nil { try SystemFiles.makeDirectory(folder) }
         self.path = path
@@ -117,11 +119,14 @@ public final class ReaderServer: @unchecked Sendable {
             UnixSocket.requestSendBuffer(fd, bytes: 1 << 20)
             nextID += 1
             let uid = peer.uid
-            service.attach(ClientConnection(id: nextID, fd: fd, peer: peer, poller: poller, partialFrameTimeout: partialFrameTimeout,
-                                            scheduler: service.scheduler) { [weak self] in
-                guard let self else { return }
-                self.acceptQueue.async { self.release(uid) }
-            })
+            service.attach(
+                ClientConnection(
+                    id: nextID, fd: fd, peer: peer, poller: poller, partialFrameTimeout: partialFrameTimeout,
+                    scheduler: service.scheduler
+                ) { [weak self] in
+                    guard let self else { return }
+                    self.acceptQueue.async { self.release(uid) }
+                })
         }
     }
 
@@ -142,7 +147,9 @@ public final class ReaderServer: @unchecked Sendable {
     private func caughtUp() {
         guard let since = starvedSince else { return }
         let milliseconds = (DispatchTime.now().uptimeNanoseconds - since.uptimeNanoseconds) / 1_000_000
-        log.notice("accepting connections on \(path) again: every waiting connection taken after \(milliseconds) ms and \(starvedRetries) more failed accepts (\(openCount) open)")
+        log.notice(
+            "accepting connections on \(path) again: every waiting connection taken after \(milliseconds) ms and \(starvedRetries) more failed accepts (\(openCount) open)"
+        )
         starvedSince = nil
     }
 
@@ -176,7 +183,9 @@ public final class ReaderServer: @unchecked Sendable {
         if starvedSince == nil {
             starvedSince = .now()
             starvedRetries = 0
-            log.error("accept on \(path) failed: \(error) with \(openCount) connections open; pausing accepts, retrying every \(Self.acceptBackoffMilliseconds) ms")
+            log.error(
+                "accept on \(path) failed: \(error) with \(openCount) connections open; pausing accepts, retrying every \(Self.acceptBackoffMilliseconds) ms"
+            )
         } else {
             starvedRetries += 1
         }

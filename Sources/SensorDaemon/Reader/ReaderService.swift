@@ -32,10 +32,13 @@ public final class ReaderService: @unchecked Sendable {
         public var maxFetchesPerUser = 128
         public var log: Journal
 
-        public init(registry: AppRegistry, archive: any SampleArchive, recorder: any RecordingControl,
-                    clock: any SystemClock, timeline: @escaping @Sendable () -> Timeline, storage: any ControlStorage,
-                    drivers: DriverRegistry, preGranted: [ControlLedger.Key] = [], fetchIdleTimeout: Int64 = ReaderLimits.Settings().fetchIdleTimeout,
-                    log: Journal) {
+        public init(
+            registry: AppRegistry, archive: any SampleArchive, recorder: any RecordingControl,
+            clock: any SystemClock, timeline: @escaping @Sendable () -> Timeline, storage: any ControlStorage,
+            drivers: DriverRegistry, preGranted: [ControlLedger.Key] = [],
+            fetchIdleTimeout: Int64 = ReaderLimits.Settings().fetchIdleTimeout,
+            log: Journal
+        ) {
             self.registry = registry
             self.archive = archive
             self.recorder = recorder
@@ -139,7 +142,8 @@ public final class ReaderService: @unchecked Sendable {
                     try self.dependencies.storage.saveConsent(key, status: .authorized, at: now)
                     self.ledger.decide(key, granted: true, at: now, by: "config")
                 } catch {
-                    self.dependencies.log.error("reload: cannot store the configured grant of \(key.sensor.rawValue) to \(key.app): \(error)")
+                    self.dependencies.log.error(
+                        "reload: cannot store the configured grant of \(key.sensor.rawValue) to \(key.app): \(error)")
                 }
             }
             self.revokeRemovedGrants(at: now, context: "reload")
@@ -155,26 +159,33 @@ public final class ReaderService: @unchecked Sendable {
     /// other thread sees the service) or on the control queue.
     private func revokeRemovedGrants(at now: Int64, context: String) {
         let kept = Set(dependencies.preGranted)
-        let removed = ledger.decisions.filter { $0.value.decidedBy == "config" && $0.value.status == .authorized && !kept.contains($0.key) }
+        let removed = ledger.decisions.filter {
+            $0.value.decidedBy == "config" && $0.value.status == .authorized && !kept.contains($0.key)
+        }
         for key in removed.keys.sorted() {
             do {
                 try dependencies.storage.saveConsent(key, status: .denied, at: now)
                 if ledger.stakes[key]?.active == true { try dependencies.storage.saveStake(key, active: false, at: now) }
                 ledger.decide(key, granted: false, at: now, by: "config (grant removed)")
-                dependencies.log.notice("\(context): the configured grant of \(key.sensor.rawValue) to \(key.app) was removed; its consent is revoked")
+                dependencies.log.notice(
+                    "\(context): the configured grant of \(key.sensor.rawValue) to \(key.app) was removed; its consent is revoked"
+                )
                 var event = WireReply(event: WireReply.Event.authorizationChanged.rawValue)
                 event.sensor = key.sensor.rawValue
                 event.authorizationStatus = SRAuthorizationStatus.denied.rawValue
                 broadcast(event, toApp: key.app)
             } catch {
-                dependencies.log.error("\(context): cannot revoke the removed grant of \(key.sensor.rawValue) to \(key.app): \(error)")
+                dependencies.log.error(
+                    "\(context): cannot revoke the removed grant of \(key.sensor.rawValue) to \(key.app): \(error)")
             }
         }
         guard let path = dependencies.configuredGrantsFile else { return }
         do {
             try ConfiguredGrants(ledger.decisions).save(path)
         } catch {
-            dependencies.log.error("\(context): cannot remember the configured grants in \(path): \(error); a [grant] removed before the next start will not be revoked then")
+            dependencies.log.error(
+                "\(context): cannot remember the configured grants in \(path): \(error); a [grant] removed before the next start will not be revoked then"
+            )
         }
     }
 
@@ -187,19 +198,28 @@ public final class ReaderService: @unchecked Sendable {
         do {
             manifest = try dependencies.registry.rebind(bound, peer: session.connection.peer)
         } catch {
-            let why = switch error {
-            case .unknownApp: "app '\(bound.bundleID)' was uninstalled"
-            case .userNotBound(_, let uid): "uid \(uid) was removed from the binding of app '\(bound.bundleID)'"
-            case .wrongExecutable(_, let expected, _): "app '\(bound.bundleID)' may now only be run as \(expected)"
-            }
-            return withdraw(session, WireError(error.isUnknownApp ? .unknownApp : .notPermitted, why + "; this connection may no longer act as it"))
+            let why =
+                switch error {
+                case .unknownApp: "app '\(bound.bundleID)' was uninstalled"
+                case .userNotBound(_, let uid): "uid \(uid) was removed from the binding of app '\(bound.bundleID)'"
+                case .wrongExecutable(_, let expected, _): "app '\(bound.bundleID)' may now only be run as \(expected)"
+                }
+            return withdraw(
+                session,
+                WireError(error.isUnknownApp ? .unknownApp : .notPermitted, why + "; this connection may no longer act as it"))
         }
         session.app = manifest
         for (id, sensor) in session.fetchSensors {
             if !manifest.entitledSensors.contains(sensor) {
-                session.fetches[id]?.revoke(WireError(.invalidEntitlement, "\(manifest.bundleID)'s entitlement \(AppManifest.entitlementKey) no longer lists \(sensor.rawValue); the fetch ended"))
+                session.fetches[id]?.revoke(
+                    WireError(
+                        .invalidEntitlement,
+                        "\(manifest.bundleID)'s entitlement \(AppManifest.entitlementKey) no longer lists \(sensor.rawValue); the fetch ended"
+                    ))
             } else if ledger.status(.init(app: manifest.bundleID, sensor: sensor)) != .authorized {
-                session.fetches[id]?.revoke(WireError(.noAuthorization, "\(manifest.bundleID) is no longer authorized for \(sensor.rawValue); the fetch ended"))
+                session.fetches[id]?.revoke(
+                    WireError(
+                        .noAuthorization, "\(manifest.bundleID) is no longer authorized for \(sensor.rawValue); the fetch ended"))
             }
         }
     }
@@ -253,7 +273,9 @@ public final class ReaderService: @unchecked Sendable {
             // carries no outside value), the rest counted.
             let uid = session.connection.peer.uid
             let kind = reason.prefix { $0 != ":" }.prefix(80)
-            outsiderLines.report("connections of uid \(uid) closed (\(kind))", "<6>\(LogMessage("connection \(id) (uid \(uid)) closed: \(reason)"))")
+            outsiderLines.report(
+                "connections of uid \(uid) closed (\(kind))",
+                "<6>\(LogMessage("connection \(id) (uid \(uid)) closed: \(reason)"))")
         }
     }
 
@@ -324,8 +346,10 @@ public final class ReaderService: @unchecked Sendable {
             return fail(request.id, .malformedRequest, "send hello first", session)
         }
         if operation.isAdministrative, session.app != nil, !WireRequest.Operation.allowedInAppSessions.contains(operation) {
-            return fail(request.id, .notPermitted,
-                        "an app session may call only \(WireRequest.Operation.allowedInAppSessions.map(\.rawValue).sorted().joined(separator: ", ")) of the administrative operations; \(operation.rawValue) needs an admin session (hello without app)", session)
+            return fail(
+                request.id, .notPermitted,
+                "an app session may call only \(WireRequest.Operation.allowedInAppSessions.map(\.rawValue).sorted().joined(separator: ", ")) of the administrative operations; \(operation.rawValue) needs an admin session (hello without app)",
+                session)
         }
         // The app may have been uninstalled or its binding changed since the last request.
         if session.app != nil { recheck(session) }
@@ -351,22 +375,30 @@ public final class ReaderService: @unchecked Sendable {
 
     private func hello(_ request: WireRequest, _ session: Session) {
         guard !session.helloDone else {
-            return fail(request.id, .malformedRequest, "hello was already answered on this connection; open a new one to act as another app", session)
+            return fail(
+                request.id, .malformedRequest,
+                "hello was already answered on this connection; open a new one to act as another app", session)
         }
         guard request.v == WireLimits.version else {
-            return fail(request.id, .unsupportedVersion,
-                        "protocol version \(request.v.map(String.init) ?? "missing") is not supported; this daemon speaks \(WireLimits.version)", session)
+            return fail(
+                request.id, .unsupportedVersion,
+                "protocol version \(request.v.map(String.init) ?? "missing") is not supported; this daemon speaks \(WireLimits.version)",
+                session)
         }
         if let app = request.app {
             do {
                 session.app = try dependencies.registry.authenticate(app: app, peer: session.connection.peer)
             } catch {
                 let peer = session.connection.peer
-                outsiderLines.report("refused hellos of uid \(peer.uid)", "<5>\(LogMessage("refused connection from uid \(peer.uid) pid \(peer.pid): \(error)"))")
+                outsiderLines.report(
+                    "refused hellos of uid \(peer.uid)",
+                    "<5>\(LogMessage("refused connection from uid \(peer.uid) pid \(peer.pid): \(error)"))")
                 // A uid that administers nothing learns the same for an app that is not installed
                 // and one that does not bind it: which apps are installed is not its business.
                 if !error.isWrongExecutable, !administrators.include(peer, in: dependencies.registry, app: app) {
-                    fail(request.id, .unknownApp, "uid \(peer.uid) may not act as app '\(app)': no such app is installed for this user", session)
+                    fail(
+                        request.id, .unknownApp,
+                        "uid \(peer.uid) may not act as app '\(app)': no such app is installed for this user", session)
                 } else {
                     fail(request.id, error.isUnknownApp ? .unknownApp : .notPermitted, error.description, session)
                 }
@@ -389,7 +421,8 @@ public final class ReaderService: @unchecked Sendable {
     /// The app and sensor of an app request, checked for entitlement; nil after replying an error.
     /// `needsDriver`: the sensor must have a driver here (every operation but stopRecording, which
     /// must stay able to drop a stake recorded before).
-    private func entitledSensor(_ request: WireRequest, _ session: Session, needsDriver: Bool = true) -> (AppManifest, SRSensor)? {
+    private func entitledSensor(_ request: WireRequest, _ session: Session, needsDriver: Bool = true) -> (AppManifest, SRSensor)?
+    {
         guard let app = boundApp(request, session) else { return nil }
         guard let raw = request.sensor else {
             fail(request.id, .malformedRequest, "the request needs a sensor", session)
@@ -398,8 +431,10 @@ public final class ReaderService: @unchecked Sendable {
         let sensor = SRSensor(raw)
         let recorded = sensor.parentOfDeletionRecords ?? sensor
         guard app.entitledSensors.contains(recorded) else {
-            fail(request.id, .invalidEntitlement,
-                 "\(app.bundleID)'s entitlement \(AppManifest.entitlementKey) does not list \(SensorCatalog.descriptor(for: recorded)?.entitlement ?? recorded.rawValue)", session)
+            fail(
+                request.id, .invalidEntitlement,
+                "\(app.bundleID)'s entitlement \(AppManifest.entitlementKey) does not list \(SensorCatalog.descriptor(for: recorded)?.entitlement ?? recorded.rawValue)",
+                session)
             return nil
         }
         if case .unsupported(let reason) = SensorCatalog.support(for: sensor) {
@@ -434,8 +469,9 @@ public final class ReaderService: @unchecked Sendable {
         reply.states = sensors.map { sensor in
             let key = ControlLedger.Key(app: app.bundleID, sensor: sensor)
             let stake = ledger.stakes[key]
-            return WireSensorState(sensor: sensor.rawValue, authorizationStatus: ledger.status(key).rawValue,
-                                   recording: stake?.active ?? false, firstRecording: stake?.firstStart)
+            return WireSensorState(
+                sensor: sensor.rawValue, authorizationStatus: ledger.status(key).rawValue,
+                recording: stake?.active ?? false, firstRecording: stake?.firstStart)
         }
         send(reply, to: session)
     }
@@ -445,37 +481,50 @@ public final class ReaderService: @unchecked Sendable {
         let sensors = Set((request.sensors ?? []).map(SRSensor.init(rawValue:)))
         guard !sensors.isEmpty else { return fail(request.id, .malformedRequest, "requestAuthorization needs sensors", session) }
         guard session.openRequests < WireLimits.maxOpenRequests else {
-            return fail(request.id, .tooManyRequests, "at most \(WireLimits.maxOpenRequests) open requests per connection", session)
+            return fail(
+                request.id, .tooManyRequests, "at most \(WireLimits.maxOpenRequests) open requests per connection", session)
         }
         let notEntitled = sensors.filter { !app.entitledSensors.contains($0) }
         guard notEntitled.isEmpty else {
-            return fail(request.id, .invalidEntitlement,
-                        "\(app.bundleID) is not entitled to \(notEntitled.map(\.rawValue).sorted().joined(separator: ", "))", session)
+            return fail(
+                request.id, .invalidEntitlement,
+                "\(app.bundleID) is not entitled to \(notEntitled.map(\.rawValue).sorted().joined(separator: ", "))", session)
         }
         let undecided = sensors.filter { ledger.status(.init(app: app.bundleID, sensor: $0)) == .notDetermined }
         guard !undecided.isEmpty else {
             // Apple: when every sensor was already decided no prompt is shown and the completion
             // gets an error; the statuses are unchanged.
-            return fail(request.id, .promptDeclined, "no prompt shown: every requested sensor was already decided (sensorkitctl consent changes decisions)", session)
+            return fail(
+                request.id, .promptDeclined,
+                "no prompt shown: every requested sensor was already decided (sensorkitctl consent changes decisions)", session)
         }
         let time = now
         for sensor in undecided { ledger.request(ControlLedger.Key(app: app.bundleID, sensor: sensor)) }
         let log = dependencies.log
-        dependencies.storage.persist(undecided.map { .consent(ControlLedger.Key(app: app.bundleID, sensor: $0), .notDetermined, at: time) }) { _, failure in
+        dependencies.storage.persist(
+            undecided.map { .consent(ControlLedger.Key(app: app.bundleID, sensor: $0), .notDetermined, at: time) }
+        ) { _, failure in
             if let failure { log.error("could not save the consent request of \(app.bundleID): \(failure)") }
         }
         session.waitingConsent[request.id] = undecided
-        outsiderLines.report("consent requests of \(app.bundleID)", "<6>\(LogMessage("\(app.bundleID) asks for consent to \(undecided.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }.sorted().joined(separator: ", ")); answer with: sensorkitctl consent \(app.bundleID)"))")
+        outsiderLines.report(
+            "consent requests of \(app.bundleID)",
+            "<6>\(LogMessage("\(app.bundleID) asks for consent to \(undecided.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }.sorted().joined(separator: ", ")); answer with: sensorkitctl consent \(app.bundleID)"))"
+        )
     }
 
     private func changeStake(_ request: WireRequest, _ session: Session, start: Bool) {
         guard let (app, sensor) = entitledSensor(request, session, needsDriver: start) else { return }
         guard SRSensor(request.sensor!).parentOfDeletionRecords == nil else {
-            return fail(request.id, .malformedRequest, "deletion-record streams are fetched, never recorded; record \(sensor.rawValue)", session)
+            return fail(
+                request.id, .malformedRequest, "deletion-record streams are fetched, never recorded; record \(sensor.rawValue)",
+                session)
         }
         let key = ControlLedger.Key(app: app.bundleID, sensor: sensor)
         guard ledger.status(key) == .authorized else {
-            return fail(request.id, .noAuthorization, "\(app.bundleID) is not authorized for \(sensor.rawValue) (status \(ledger.status(key)))", session)
+            return fail(
+                request.id, .noAuthorization,
+                "\(app.bundleID) is not authorized for \(sensor.rawValue) (status \(ledger.status(key)))", session)
         }
         let time = now
         saving = true
@@ -489,8 +538,10 @@ public final class ReaderService: @unchecked Sendable {
         }
     }
 
-    private func stakeSaved(_ request: WireRequest, _ session: Session, app: AppManifest, sensor: SRSensor,
-                            key: ControlLedger.Key, start: Bool, at time: Int64) {
+    private func stakeSaved(
+        _ request: WireRequest, _ session: Session, app: AppManifest, sensor: SRSensor,
+        key: ControlLedger.Key, start: Bool, at time: Int64
+    ) {
         if start { ledger.startRecording(key, at: time) } else { ledger.stopRecording(key) }
         dependencies.recorder.record(ledger.sensorsToRecord)
         send(WireReply(id: request.id, ok: true), to: session)
@@ -520,18 +571,24 @@ public final class ReaderService: @unchecked Sendable {
             return fail(request.id, .fetchRequestInvalid, "the fetch request's from and to must both be set", session)
         }
         guard to >= from else {
-            return fail(request.id, .fetchRequestInvalid, "the fetch request's range is inverted: to (\(to)) is before from (\(from))", session)
+            return fail(
+                request.id, .fetchRequestInvalid, "the fetch request's range is inverted: to (\(to)) is before from (\(from))",
+                session)
         }
         guard session.fetches[request.id] == nil, session.fetches.count < WireLimits.maxConcurrentFetches,
-              session.openRequests < WireLimits.maxOpenRequests else {
-            return fail(request.id, .tooManyRequests, "at most \(WireLimits.maxConcurrentFetches) fetches at once per connection, each with its own id", session)
+            session.openRequests < WireLimits.maxOpenRequests
+        else {
+            return fail(
+                request.id, .tooManyRequests,
+                "at most \(WireLimits.maxConcurrentFetches) fetches at once per connection, each with its own id", session)
         }
         guard BatchLayout.of(sensor) != nil else {
             return fail(request.id, .unsupportedSensor, "\(sensor.rawValue) has no sample layout", session)
         }
         let retention = dependencies.archive.retention(for: recorded)
-        let verdict = FetchPolicy.decide(from: from, to: to, now: now, hold: retention.hold, window: retention.window,
-                                         firstStart: ledger.stakes[key]?.firstStart)
+        let verdict = FetchPolicy.decide(
+            from: from, to: to, now: now, hold: retention.hold, window: retention.window,
+            firstStart: ledger.stakes[key]?.firstStart)
         switch verdict {
         case .empty(let notice):
             var done = WireReply(id: request.id, ok: true)
@@ -544,8 +601,9 @@ public final class ReaderService: @unchecked Sendable {
             let cursor: any FetchCursor
             do {
                 let formats = Set((request.chunkFormats ?? []).compactMap { UInt8(exactly: $0) })
-                cursor = try dependencies.archive.cursor(sensor: sensor, device: request.device ?? SRDevice.hostIdentifier,
-                                                         from: from, to: to, notBefore: notBefore, chunkFormats: formats)
+                cursor = try dependencies.archive.cursor(
+                    sensor: sensor, device: request.device ?? SRDevice.hostIdentifier,
+                    from: from, to: to, notBefore: notBefore, chunkFormats: formats)
             } catch {
                 fetchAdmission.release(uid)
                 return fail(request.id, .dataInaccessible, "the store cannot be read: \(error)", session)
@@ -591,16 +649,23 @@ public final class ReaderService: @unchecked Sendable {
         // in an admin session; an app session and a stranger's session get none of it.
         let seesActivity = session.app == nil && administrators.include(session.connection.peer, in: dependencies.registry)
         if !seesActivity, operation == .sensors || operation == .devices {
-            return fail(request.id, .notPermitted, "\(operation.rawValue) is shown to administrators only (root, the daemon's user or group, a study's Consenters) in an admin session", session)
+            return fail(
+                request.id, .notPermitted,
+                "\(operation.rawValue) is shown to administrators only (root, the daemon's user or group, a study's Consenters) in an admin session",
+                session)
         }
         switch operation {
         case .daemonStatus:
-            reply.info = ["version": DaemonCommand.version, "now": String(now),
-                          "boot": dependencies.clock.bootID.rawValue,
-                          "drivers": dependencies.drivers.drivers.map { "\($0.name)\($0.disabledBy == nil ? "" : " (disabled)")" }.joined(separator: ","),
-                          "unrecordable": unrecordable.compactMap { sensor, reason in
-                              SensorCatalog.descriptor(for: sensor)?.isSupportedOnLinux == true ? reason.map { "\(sensor.rawValue): \($0)" } : nil
-                          }.joined(separator: "\n")]
+            reply.info = [
+                "version": DaemonCommand.version, "now": String(now),
+                "boot": dependencies.clock.bootID.rawValue,
+                "drivers": dependencies.drivers.drivers.map { "\($0.name)\($0.disabledBy == nil ? "" : " (disabled)")" }.joined(
+                    separator: ","),
+                "unrecordable": unrecordable.compactMap { sensor, reason in
+                    SensorCatalog.descriptor(for: sensor)?.isSupportedOnLinux == true
+                        ? reason.map { "\(sensor.rawValue): \($0)" } : nil
+                }.joined(separator: "\n"),
+            ]
             if seesActivity {
                 // Bytes queued for clients that have not read them yet: bounded by credit and the
                 // per-connection limit, whatever clients ask for.
@@ -617,8 +682,9 @@ public final class ReaderService: @unchecked Sendable {
         case .sensors:
             let recording = ledger.sensorsToRecord
             reply.states = unrecordable.map { sensor, reason in
-                var state = WireSensorState(sensor: sensor.rawValue, authorizationStatus: 0,
-                                            recording: recording.contains(sensor), firstRecording: nil)
+                var state = WireSensorState(
+                    sensor: sensor.rawValue, authorizationStatus: 0,
+                    recording: recording.contains(sensor), firstRecording: nil)
                 state.recordable = reason == nil
                 state.unrecordableReason = reason
                 return state
@@ -627,15 +693,17 @@ public final class ReaderService: @unchecked Sendable {
             reply.sources = dependencies.recorder.sources()
         case .apps:
             reply.apps = visibleApps(session).map {
-                WireApp(app: $0.bundleID, purpose: $0.purpose, entitledSensors: $0.entitledSensors.map(\.rawValue).sorted(),
-                        users: $0.users, executable: $0.executable)
+                WireApp(
+                    app: $0.bundleID, purpose: $0.purpose, entitledSensors: $0.entitledSensors.map(\.rawValue).sorted(),
+                    users: $0.users, executable: $0.executable)
             }
         case .consentList:
             reply.consent = visibleApps(session).filter { request.app == nil || $0.bundleID == request.app }.map(consentSheet)
         case .stakes:
             let visible = Set(visibleApps(session).map(\.bundleID))
             reply.stakes = ledger.stakes.filter { visible.contains($0.key.app) }.sorted { $0.key < $1.key }.map {
-                WireStake(app: $0.key.app, sensor: $0.key.sensor.rawValue, active: $0.value.active, firstRecording: $0.value.firstStart)
+                WireStake(
+                    app: $0.key.app, sensor: $0.key.sensor.rawValue, active: $0.value.active, firstRecording: $0.value.firstStart)
             }
         case .consentDecide:
             return decide(request, session)
@@ -653,7 +721,9 @@ public final class ReaderService: @unchecked Sendable {
         let to = request.to ?? now
         let from = request.from ?? to.subtractingSaturating(86_400_000_000_000)
         guard to > from, to.subtractingSaturating(from) <= WireHealth.maxRange else {
-            return fail(request.id, .malformedRequest, "health needs from < to, at most \(WireHealth.maxRange / 86_400_000_000_000) days apart", session)
+            return fail(
+                request.id, .malformedRequest,
+                "health needs from < to, at most \(WireHealth.maxRange / 86_400_000_000_000) days apart", session)
         }
         guard healthInFlight < 4 else {
             return fail(request.id, .tooManyRequests, "the daemon is already answering 4 health requests; ask again", session)
@@ -661,9 +731,10 @@ public final class ReaderService: @unchecked Sendable {
         healthInFlight += 1
         let sensors: Set<SRSensor>? = session.isRoot ? nil : Set(visibleApps(session).flatMap(\.entitledSensors))
         let recording = ledger.sensorsToRecord
-        let rates = Dictionary(dependencies.recorder.sources().compactMap { source in
-            ExpectedRate.of(source.details).map { (source.sensor + "\u{0}" + source.device, $0) }
-        }, uniquingKeysWith: { first, _ in first })
+        let rates = Dictionary(
+            dependencies.recorder.sources().compactMap { source in
+                ExpectedRate.of(source.details).map { (source.sensor + "\u{0}" + source.device, $0) }
+            }, uniquingKeysWith: { first, _ in first })
         let archive = dependencies.archive
         let id = request.id, connection = session.connection
         healthQueue.async {
@@ -705,7 +776,9 @@ public final class ReaderService: @unchecked Sendable {
         }
         let notEntitled = decisions.keys.filter { !app.entitledSensors.contains(SRSensor($0)) }.sorted()
         guard notEntitled.isEmpty else {
-            return fail(request.id, .invalidEntitlement, "\(bundleID) is not entitled to \(notEntitled.joined(separator: ", ")); nothing was changed", session)
+            return fail(
+                request.id, .invalidEntitlement,
+                "\(bundleID) is not entitled to \(notEntitled.joined(separator: ", ")); nothing was changed", session)
         }
         // Each decision is one or two writes (a denial also ends an active stake); the ledger
         // takes the decisions whose writes were all saved, in order, as it did when it waited.
@@ -734,13 +807,16 @@ public final class ReaderService: @unchecked Sendable {
         }
     }
 
-    private func decisionsSaved(_ request: WireRequest, _ session: Session, app: AppManifest, changed: [(SRSensor, SRAuthorizationStatus)]) {
+    private func decisionsSaved(
+        _ request: WireRequest, _ session: Session, app: AppManifest, changed: [(SRSensor, SRAuthorizationStatus)]
+    ) {
         let bundleID = app.bundleID
         dependencies.recorder.record(ledger.sensorsToRecord)
         let declinedRequired = changed.filter { $0.1 == .denied && app.usageDetail(for: $0.0)?.required == true }
         var reply = WireReply(id: request.id, ok: true)
         if !declinedRequired.isEmpty {
-            reply.notice = "declined sensors the study marks Required: \(declinedRequired.map { $0.0.rawValue }.joined(separator: ", ")); the study may not be able to continue"
+            reply.notice =
+                "declined sensors the study marks Required: \(declinedRequired.map { $0.0.rawValue }.joined(separator: ", ")); the study may not be able to continue"
         }
         send(reply, to: session)
         for (sensor, status) in changed {

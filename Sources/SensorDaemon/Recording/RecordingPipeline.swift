@@ -59,17 +59,21 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
         queue.async {
             do {
                 let id = try self.sink.openStream(source.descriptor)
-                let state = StreamState(source: source, streamID: id,
-                                        queue: DispatchQueue(label: "sensorkitd.stream.\(id)"))
+                let state = StreamState(
+                    source: source, streamID: id,
+                    queue: DispatchQueue(label: "sensorkitd.stream.\(id)"))
                 self.streams[key] = state
                 if let since = self.vanished.removeValue(forKey: key) {
                     let now = self.clock.now()
                     if since.boot == now.boot {
                         self.sink.recordGap(stream: id, from: since, to: now, reason: .systemInitiated)
-                        self.journal.notice("source \(source.descriptor.source) is back after \(FetchPolicy.describe(now.nanoseconds.subtractingSaturating(since.nanoseconds))); the gap is recorded")
+                        self.journal.notice(
+                            "source \(source.descriptor.source) is back after \(FetchPolicy.describe(now.nanoseconds.subtractingSaturating(since.nanoseconds))); the gap is recorded"
+                        )
                     }
                 }
-                self.journal.info("source \(source.descriptor.source) (\(source.descriptor.sensor.rawValue)) added as stream \(id)")
+                self.journal.info(
+                    "source \(source.descriptor.source) (\(source.descriptor.sensor.rawValue)) added as stream \(id)")
                 self.apply(state)
             } catch {
                 self.listing.withLock { listing in
@@ -92,7 +96,9 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                     state.source.close()
                     state.queue.async { state.recording = false }
                 }
-                self.journal.warning("source \(source) removed while \(self.wanted.contains(state.source.descriptor.sensor) ? "recording" : "idle")")
+                self.journal.warning(
+                    "source \(source) removed while \(self.wanted.contains(state.source.descriptor.sensor) ? "recording" : "idle")"
+                )
             }
         }
     }
@@ -111,9 +117,10 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
         return sources.map { source in
             let d = source.descriptor
             let status = wanted.contains(d.sensor) ? source.captureStatus ?? .recording : .idle
-            return WireSource(sensor: d.sensor.rawValue, device: d.device, source: d.source,
-                              details: d.details.merging(source.status) { _, live in live },
-                              recording: status.isRecording, state: status.description)
+            return WireSource(
+                sensor: d.sensor.rawValue, device: d.device, source: d.source,
+                details: d.details.merging(source.status) { _, live in live },
+                recording: status.isRecording, state: status.description)
         }.sorted { ($0.source, $0.sensor) < ($1.source, $1.sensor) }
     }
 
@@ -175,7 +182,9 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
             sink.append(stream: state.streamID, batch)
         case .gap(let from, let to, let reason, let why):
             sink.recordGap(stream: state.streamID, from: from, to: to, reason: reason)
-            journal.warning("\(state.source.descriptor.source): lost \(FetchPolicy.describe(to.nanoseconds.subtractingSaturating(from.nanoseconds))) of data (\(why)); recorded as \(reason)")
+            journal.warning(
+                "\(state.source.descriptor.source): lost \(FetchPolicy.describe(to.nanoseconds.subtractingSaturating(from.nanoseconds))) of data (\(why)); recorded as \(reason)"
+            )
         }
     }
 }

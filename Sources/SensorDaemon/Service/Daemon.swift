@@ -33,10 +33,12 @@ public final class Daemon: @unchecked Sendable {
         /// default `TimeoutStopSec` of 90 s, after which it would SIGKILL).
         public var stopDeadline: Double = 10
 
-        public init(paths: DaemonPaths, configuration: DaemonConfiguration, clock: any SystemClock, journal: Journal,
-                    openStore: @escaping @Sendable (String, TimelineKeeper) throws -> any DaemonStore,
-                    startSources: @escaping @Sendable (RecordingPipeline) throws -> [any SourceDiscovery],
-                    drivers: DriverRegistry? = nil, listener: Int32? = nil) {
+        public init(
+            paths: DaemonPaths, configuration: DaemonConfiguration, clock: any SystemClock, journal: Journal,
+            openStore: @escaping @Sendable (String, TimelineKeeper) throws -> any DaemonStore,
+            startSources: @escaping @Sendable (RecordingPipeline) throws -> [any SourceDiscovery],
+            drivers: DriverRegistry? = nil, listener: Int32? = nil
+        ) {
             self.paths = paths
             self.configuration = configuration
             self.clock = clock
@@ -72,7 +74,9 @@ public final class Daemon: @unchecked Sendable {
         try SharedFolder.prepare(socketFolder.isEmpty ? "." : socketFolder)
         let tightened = try StateDirectory.secure(parts.paths.stateDirectory)
         if !tightened.isEmpty {
-            journal.warning("state directory \(parts.paths.stateDirectory) was readable by others; made private: \(tightened.map(\.description).joined(separator: ", "))")
+            journal.warning(
+                "state directory \(parts.paths.stateDirectory) was readable by others; made private: \(tightened.map(\.description).joined(separator: ", "))"
+            )
         }
         timeline = try TimelineKeeper(stateDirectory: parts.paths.stateDirectory, clock: parts.clock, journal: journal)
         store = try parts.openStore(parts.paths.stateDirectory, timeline)
@@ -85,7 +89,9 @@ public final class Daemon: @unchecked Sendable {
         // starts (its share is `ReaderLimits.reserve`).
         let limits = ReaderLimits(parts.configuration.reader, openFiles: OpenFileLimit.current, inUse: OpenFileLimit.inUse ?? 0)
         store.limitReads(to: limits.maxStoreReaders)
-        journal.info("reader limits: \(limits.maxConnections) connections, \(limits.maxConnectionsPerUser) per user; \(limits.maxFetches) fetches running, \(limits.maxFetchesPerUser) per user; idle fetches end after \(limits.fetchIdleTimeout / 1_000_000_000) s")
+        journal.info(
+            "reader limits: \(limits.maxConnections) connections, \(limits.maxConnectionsPerUser) per user; \(limits.maxFetches) fetches running, \(limits.maxFetchesPerUser) per user; idle fetches end after \(limits.fetchIdleTimeout / 1_000_000_000) s"
+        )
         var dependencies = ReaderService.Dependencies(
             registry: registry, archive: store, recorder: pipeline, clock: parts.clock,
             timeline: { keeper.current }, storage: store, drivers: parts.drivers,
@@ -95,8 +101,9 @@ public final class Daemon: @unchecked Sendable {
         dependencies.maxFetches = limits.maxFetches
         dependencies.maxFetchesPerUser = limits.maxFetchesPerUser
         service = try ReaderService(dependencies)
-        server = try ReaderServer(path: parts.paths.socket, service: service, limits: limits, inheritedListener: parts.listener,
-                                  log: journal)
+        server = try ReaderServer(
+            path: parts.paths.socket, service: service, limits: limits, inheritedListener: parts.listener,
+            log: journal)
         try timeline.publish(besideSocket: parts.paths.socket)
         do {
             discoveries = try parts.startSources(pipeline)
@@ -113,7 +120,9 @@ public final class Daemon: @unchecked Sendable {
         // boot's anchor), so advancing it more often bought nothing but a wake-up a second
         // (docs/measurements/iio.md, "Whole daemon").
         housekeeping = parts.scheduler.schedule(on: housekeepingQueue, after: 10_000_000_000, repeating: 10_000_000_000) {
-            let tick = ticks.withLock { $0 += 1; return $0 }
+            let tick = ticks.withLock {
+                $0 += 1; return $0
+            }
             keeper.advance(to: clock.now())
             store.timelineChanged(keeper.current)
             keeper.saveOrLog()
@@ -121,9 +130,10 @@ public final class Daemon: @unchecked Sendable {
         }
         let (reader, recorder) = (service, pipeline)
         watchdog = ServiceManagerNotifier.watchdogInterval(environment: parts.environment).map { interval in
-            ServiceWatchdog(interval: interval, scheduler: parts.scheduler,
-                            probes: [("reader", reader.probe), ("pipeline", recorder.probe)],
-                            ping: { notifier.notify("WATCHDOG=1") }, log: journal)
+            ServiceWatchdog(
+                interval: interval, scheduler: parts.scheduler,
+                probes: [("reader", reader.probe), ("pipeline", recorder.probe)],
+                ping: { notifier.notify("WATCHDOG=1") }, log: journal)
         }
         server.start()
         notifier.notify("READY=1\nSTATUS=recording for \(registry.apps.count) app(s)")
@@ -139,19 +149,28 @@ public final class Daemon: @unchecked Sendable {
         notifier.notify("STOPPING=1")
         let steps: [(String, @Sendable () -> Void)] = [
             ("closing the reader socket", { [server] in server.stop() }),
-            ("stopping the sources", { [discoveries, pipeline] in
-                for discovery in discoveries.reversed() { discovery.stop() }
-                pipeline.stopAll()
-            }),
-            ("stopping the timers", { [self] in
-                housekeeping.cancel()
-                watchdog?.stop()
-                housekeepingQueue.sync {}
-            }),
-            ("saving the timeline", { [timeline, parts] in
-                timeline.advance(to: parts.clock.now())
-                timeline.saveOrLog()
-            }),
+            (
+                "stopping the sources",
+                { [discoveries, pipeline] in
+                    for discovery in discoveries.reversed() { discovery.stop() }
+                    pipeline.stopAll()
+                }
+            ),
+            (
+                "stopping the timers",
+                { [self] in
+                    housekeeping.cancel()
+                    watchdog?.stop()
+                    housekeepingQueue.sync {}
+                }
+            ),
+            (
+                "saving the timeline",
+                { [timeline, parts] in
+                    timeline.advance(to: parts.clock.now())
+                    timeline.saveOrLog()
+                }
+            ),
             ("flushing and closing the store", { [store] in store.close() }),
         ]
         let current = Mutex<String?>(nil)
@@ -170,7 +189,9 @@ public final class Daemon: @unchecked Sendable {
         guard finished.wait(timeout: .now() + deadline) == .success else {
             let step = current.withLock { $0 } ?? "?"
             let left = steps.drop(while: { $0.0 != step }).map(\.0)
-            parts.journal.error("shutdown cut short after \(deadline) s: \(left.joined(separator: ", ")) did not finish (\(step) hangs); exiting without them")
+            parts.journal.error(
+                "shutdown cut short after \(deadline) s: \(left.joined(separator: ", ")) did not finish (\(step) hangs); exiting without them"
+            )
             return false
         }
         parts.journal.notice("sensorkitd stopped; store flushed and closed")

@@ -8,8 +8,10 @@ enum DaemonSources {
         DriverTable(configuration: configuration).registry
     }
 
-    static func start(configuration: DaemonConfiguration, registry: any SourceRegistry,
-                      journal: Journal) throws -> [any SourceDiscovery] {
+    static func start(
+        configuration: DaemonConfiguration, registry: any SourceRegistry,
+        journal: Journal
+    ) throws -> [any SourceDiscovery] {
         DriverTable(configuration: configuration).start(registry: registry, journal: journal)
     }
 }

@@ -50,7 +50,9 @@ public final class ServiceWatchdog: @unchecked Sendable {
         }
         guard late.isEmpty else {
             if late.values.contains(1) {
-                log.error("watchdog: \(late.keys.sorted().joined(separator: ", ")) did not answer within \(milliseconds) ms; withholding WATCHDOG=1")
+                log.error(
+                    "watchdog: \(late.keys.sorted().joined(separator: ", ")) did not answer within \(milliseconds) ms; withholding WATCHDOG=1"
+                )
             }
             return
         }

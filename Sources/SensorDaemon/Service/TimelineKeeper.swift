@@ -30,7 +30,9 @@ public final class TimelineKeeper: Sendable {
         switch adoption {
         case .kept:
             if confirmed {
-                journal.notice("the wall clock was confirmed (\(confirmation)); boot \(clock.bootID) keeps its anchor (stored times depend on it), the next boot is anchored by the clock")
+                journal.notice(
+                    "the wall clock was confirmed (\(confirmation)); boot \(clock.bootID) keeps its anchor (stored times depend on it), the next boot is anchored by the clock"
+                )
             }
         case .anchored(let anchor):
             journal.info("boot \(clock.bootID) anchored at SR \(anchor) ns")
@@ -39,11 +41,17 @@ public final class TimelineKeeper: Sendable {
                 journal.notice("the wall clock was confirmed (\(confirmation)): boot \(clock.bootID) anchored by it")
             }
         case .raised(let anchor, let raisedBy):
-            journal.warning("the wall clock is behind the recorded timeline; boot \(clock.bootID) anchored \(raisedBy) ns later than the wall clock says (SR \(anchor) ns) so time never runs backwards")
+            journal.warning(
+                "the wall clock is behind the recorded timeline; boot \(clock.bootID) anchored \(raisedBy) ns later than the wall clock says (SR \(anchor) ns) so time never runs backwards"
+            )
         case .unproven(let anchor, let unprovenBy):
-            journal.warning("the wall clock is not synchronised (adjtimex); boot \(clock.bootID) starts right after recorded time (SR \(anchor) ns), not \(unprovenBy) ns later as the wall clock says, so no held data is released on its word (docs/design-notes/0005-clock-steps.md)")
+            journal.warning(
+                "the wall clock is not synchronised (adjtimex); boot \(clock.bootID) starts right after recorded time (SR \(anchor) ns), not \(unprovenBy) ns later as the wall clock says, so no held data is released on its word (docs/design-notes/0005-clock-steps.md)"
+            )
         case .unconfirmed(let anchor, let claimed):
-            journal.error("the synchronised wall clock says \(Self.hours(claimed)) passed since the last recorded time, more than the \(Self.hours(Timeline.maxUnconfirmedAdvance)) a new boot may move the timeline without a person confirming; boot \(clock.bootID) starts right after recorded time (SR \(anchor) ns), so no held data is released on the clock's word. If the clock is right: sensorkitctl time --confirm-clock (from the next boot; docs/design-notes/0005-clock-steps.md)")
+            journal.error(
+                "the synchronised wall clock says \(Self.hours(claimed)) passed since the last recorded time, more than the \(Self.hours(Timeline.maxUnconfirmedAdvance)) a new boot may move the timeline without a person confirming; boot \(clock.bootID) starts right after recorded time (SR \(anchor) ns), so no held data is released on the clock's word. If the clock is right: sensorkitctl time --confirm-clock (from the next boot; docs/design-notes/0005-clock-steps.md)"
+            )
         }
         state = Mutex(timeline)
         try TimelineFile.save(timeline, to: path)

@@ -44,8 +44,9 @@ struct SampleMapper {
         }
         let mapping: StreamMapping?
         do throws(MissingStoredColumn) {
-            mapping = try SensorFamilies.mapping(layout: layout, sensor: descriptor.sensor, names: descriptor.schema.columns.map(\.name),
-                                                 sources: sources, details: details)
+            mapping = try SensorFamilies.mapping(
+                layout: layout, sensor: descriptor.sensor, names: descriptor.schema.columns.map(\.name),
+                sources: sources, details: details)
         } catch {
             throw MappingError.missingColumn(error.column, stream: "\(descriptor.sensor.rawValue)@\(descriptor.device)")
         }

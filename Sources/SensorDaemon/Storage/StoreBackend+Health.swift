@@ -12,12 +12,16 @@ extension StoreBackend {
         let mergeGap = max(1_000_000_000, to.subtractingSaturating(from) / 4_000)
         let detail = try store.activity(from: from, to: to, mergeGap: mergeGap, maxSpans: WireHealth.maxSpansPerStream)
             .filter { visible($0.sensor) }
-        let lastDay = Dictionary(try store.activity(from: dayStart, to: now, maxSpans: 1).map { (key($0.sensor, $0.device), $0) },
-                                 uniquingKeysWith: { first, _ in first })
-        let lastMinute = Dictionary(try store.activity(from: now.subtractingSaturating(minute), to: now, maxSpans: 1)
-            .map { (key($0.sensor, $0.device), $0.samples) }, uniquingKeysWith: { first, _ in first })
+        let lastDay = Dictionary(
+            try store.activity(from: dayStart, to: now, maxSpans: 1).map { (key($0.sensor, $0.device), $0) },
+            uniquingKeysWith: { first, _ in first })
+        let lastMinute = Dictionary(
+            try store.activity(from: now.subtractingSaturating(minute), to: now, maxSpans: 1)
+                .map { (key($0.sensor, $0.device), $0.samples) }, uniquingKeysWith: { first, _ in first })
         let summaries = Dictionary(grouping: try store.deletionSummary(from: dayStart, to: now)) { key($0.sensor, $0.device) }
-        let records = Dictionary(grouping: try store.deletionRecords(from: from, to: to, limitPerStream: WireHealth.maxRecordsPerStream + 1)) {
+        let records = Dictionary(
+            grouping: try store.deletionRecords(from: from, to: to, limitPerStream: WireHealth.maxRecordsPerStream + 1)
+        ) {
             key($0.sensor, $0.device)
         }
         let detailSummaries = Dictionary(grouping: try store.deletionSummary(from: from, to: to)) { key($0.sensor, $0.device) }
@@ -30,7 +34,9 @@ extension StoreBackend {
                 sensor: activity.sensor.rawValue, device: activity.device, expectedRate: nil, recording: false,
                 lastSample: activity.newestSample ?? lastDay[k]?.newestSample,
                 lastMinute: lastMinute[k] ?? 0, lastDay: lastDay[k]?.samples ?? 0,
-                gaps: (summaries[k] ?? []).map { WireGapSummary(reason: $0.reason.rawValue, count: $0.count, seconds: Double($0.nanoseconds) / 1e9) },
+                gaps: (summaries[k] ?? []).map {
+                    WireGapSummary(reason: $0.reason.rawValue, count: $0.count, seconds: Double($0.nanoseconds) / 1e9)
+                },
                 spans: activity.spans.map { [$0.lowerBound, $0.upperBound] },
                 records: kept.map { WireGap(start: $0.start, end: $0.end, reason: $0.reason.rawValue) })
             if total > kept.count { health.omittedRecords = total - kept.count }
@@ -42,9 +48,11 @@ extension StoreBackend {
             streams.removeLast(streams.count - WireHealth.maxStreams)
         }
         let usage = try store.diskUsage()
-        var health = WireHealth(now: now, from: from, to: to, streams: streams, store: WireStoreUse(
-            occupiedBytes: usage.occupiedBytes, availableBytes: usage.availableBytes,
-            maxBytes: store.configuration.maxBytes, minFreeBytes: store.configuration.minFreeBytes))
+        var health = WireHealth(
+            now: now, from: from, to: to, streams: streams,
+            store: WireStoreUse(
+                occupiedBytes: usage.occupiedBytes, availableBytes: usage.availableBytes,
+                maxBytes: store.configuration.maxBytes, minFreeBytes: store.configuration.minFreeBytes))
         health.omittedStreams = omitted
         return health
     }

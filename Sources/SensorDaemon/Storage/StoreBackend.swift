@@ -28,11 +28,14 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
     }
 
     /// Opens the store in `stateDirectory` with the configuration's retention and budget.
-    public static func open(stateDirectory: String, configuration: DaemonConfiguration, clock: any SystemClock,
-                            timeline: Timeline, hostDevice: SRDevice, journal: Journal) throws -> StoreBackend {
+    public static func open(
+        stateDirectory: String, configuration: DaemonConfiguration, clock: any SystemClock,
+        timeline: Timeline, hostDevice: SRDevice, journal: Journal
+    ) throws -> StoreBackend {
         var storeConfiguration = StoreConfiguration(directory: stateDirectory)
-        storeConfiguration.retention = RetentionPolicy(hold: configuration.defaultRetention.hold,
-                                                       window: configuration.defaultRetention.window)
+        storeConfiguration.retention = RetentionPolicy(
+            hold: configuration.defaultRetention.hold,
+            window: configuration.defaultRetention.window)
         storeConfiguration.retentionOverrides = configuration.sensorRetention.mapValues {
             RetentionPolicy(hold: $0.hold, window: $0.window)
         }
@@ -47,7 +50,9 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
             onWriteFailure: { error in failures.report("store write failed", "<3>store write failed: \(error)") },
             onLoss: { losses.on($0) })
         for loss in store.crashLosses {
-            journal.warning("the previous run ended without closing the store: \(loss.sensor.rawValue) on \(loss.device) lost \(FetchPolicy.describe(loss.end - loss.start)); recorded as systemInitiated")
+            journal.warning(
+                "the previous run ended without closing the store: \(loss.sensor.rawValue) on \(loss.device) lost \(FetchPolicy.describe(loss.end - loss.start)); recorded as systemInitiated"
+            )
         }
         return StoreBackend(store: store, configuration: configuration, hostDevice: hostDevice, journal: journal)
     }
@@ -57,17 +62,23 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
     public func openStream(_ descriptor: SourceDescriptor) throws -> Int64 {
         var identity: SourceIdentity = descriptor.details.mapValues { .string($0) }
         identity["source"] = .string(descriptor.source)
-        let schema = SampleSchema(descriptor.columns.map {
-            // IIO: value = (raw + offset) × scale; the store: value = raw × scale + offset'.
-            .integer(name: $0.name, scale: $0.scale, offset: $0.offset * $0.scale, unit: $0.unit)
-        })
-        return try store.register(StreamDescriptor(sensor: descriptor.sensor, device: descriptor.device,
-                                                   source: identity, schema: schema)).rawValue
+        let schema = SampleSchema(
+            descriptor.columns.map {
+                // IIO: value = (raw + offset) × scale; the store: value = raw × scale + offset'.
+                .integer(name: $0.name, scale: $0.scale, offset: $0.offset * $0.scale, unit: $0.unit)
+            })
+        return try store.register(
+            StreamDescriptor(
+                sensor: descriptor.sensor, device: descriptor.device,
+                source: identity, schema: schema)
+        ).rawValue
     }
 
     public func append(stream: Int64, _ batch: SourceBatch) {
-        store.append(SampleBatch(boot: batch.boot, sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes,
-                                 columns: batch.columns.map { .integers($0) }), to: StreamID(rawValue: stream))
+        store.append(
+            SampleBatch(
+                boot: batch.boot, sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes,
+                columns: batch.columns.map { .integers($0) }), to: StreamID(rawValue: stream))
     }
 
     public func recordGap(stream: Int64, from: BootInstant, to: BootInstant, reason: SRDeletionReason) {
@@ -87,7 +98,11 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
 
     public func maintain() {
         // A purge still waiting for the writer (a slow disk) is not joined by another.
-        guard purging.withLock({ busy in defer { busy = true }; return !busy }) else { return }
+        guard
+            purging.withLock({ busy in
+                defer { busy = true }; return !busy
+            })
+        else { return }
         maintenanceQueue.async { [self] in
             defer { purging.withLock { $0 = false } }
             do {
@@ -128,9 +143,10 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
             return ""
         }
         let name = text("deviceName")
-        return SRDevice(identifier: identifier, name: name.isEmpty ? identifier : name, model: text("deviceModel"),
-                        systemName: text("deviceSystemName"), systemVersion: text("deviceSystemVersion"),
-                        productType: text("deviceProductType"))
+        return SRDevice(
+            identifier: identifier, name: name.isEmpty ? identifier : name, model: text("deviceModel"),
+            systemName: text("deviceSystemName"), systemVersion: text("deviceSystemVersion"),
+            productType: text("deviceProductType"))
     }
 
     public func retention(for sensor: SRSensor) -> (hold: Int64, window: Int64) {
@@ -138,16 +154,21 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
         return (retention.hold, retention.window)
     }
 
-    public func cursor(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64,
-                       chunkFormats: Set<UInt8>) throws -> any FetchCursor {
+    public func cursor(
+        sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64,
+        chunkFormats: Set<UInt8>
+    ) throws -> any FetchCursor {
         if let parent = sensor.parentOfDeletionRecords {
             let records = try store.deletionRecords(sensor: parent, device: device, from: from, to: to)
             return DeletionRecordCursor(records: records)
         }
-        guard let layout = BatchLayout.of(sensor) else { throw SRError(.dataInaccessible, message: "\(sensor.rawValue) has no layout") }
+        guard let layout = BatchLayout.of(sensor) else {
+            throw SRError(.dataInaccessible, message: "\(sensor.rawValue) has no layout")
+        }
         let cursor = try store.samples(sensor: sensor, device: device, from: from, to: to, notBefore: notBefore)
         // Chunks go out as stored only where the client applies the same mapping (linear layouts).
-        let handover = chunkFormats.isEmpty || !SensorFamilies.isLinear(layout)
+        let handover =
+            chunkFormats.isEmpty || !SensorFamilies.isLinear(layout)
             ? nil : SampleCursor.Handover(formats: chunkFormats, maxBytes: WireLimits.maxChunkBytes)
         return StoreFetchCursor(cursor: cursor, layout: layout, store: store, handover: handover)
     }
@@ -235,8 +256,10 @@ final class StoreFetchCursor: FetchCursor {
         let range = position..<min(block.count, position + min(maxSamples, BatchFrameWriter.maxSamples(columns: perSample)))
         position = range.upperBound
         let mapper = try mapper(for: block.stream)
-        let size = BatchFrameWriter.write(into: &storage, requestID: requestID, layout: layout, count: range.count,
-                                          raggedCount: mapper.raggedCount(block, range)) { sections in
+        let size = BatchFrameWriter.write(
+            into: &storage, requestID: requestID, layout: layout, count: range.count,
+            raggedCount: mapper.raggedCount(block, range)
+        ) { sections in
             mapper.write(block, range, into: sections)
         }
         return EncodedBatch(storage: storage, size: size, count: range.count)
@@ -250,8 +273,9 @@ final class StoreFetchCursor: FetchCursor {
         }
         storage.removeAll(keepingCapacity: true)
         // The chunk goes out from the array the store read it into, right after this header.
-        ChunkBatchFrame.appendFrameUpToChunk(requestID: requestID, layout: layout, formatVersion: chunk.formatVersion,
-                                             count: chunk.count, mapping: mapping, chunkBytes: chunk.bytes.count, to: &storage)
+        ChunkBatchFrame.appendFrameUpToChunk(
+            requestID: requestID, layout: layout, formatVersion: chunk.formatVersion,
+            count: chunk.count, mapping: mapping, chunkBytes: chunk.bytes.count, to: &storage)
         return EncodedBatch(storage: storage, size: storage.count, count: chunk.count, tail: chunk.bytes)
     }
 
@@ -274,9 +298,11 @@ final class DeletionRecordCursor: FetchCursor {
 
     func nextBatch(requestID: UInt32, maxSamples: Int, reusing storage: consuming [UInt8]) throws -> EncodedBatch? {
         guard !records.isEmpty else { return nil }
-        let page = records.prefix(min(maxSamples, BatchFrameWriter.maxSamples(columns: DeletionRecordsFamily.Wire.allCases.count)))
+        let page = records.prefix(
+            min(maxSamples, BatchFrameWriter.maxSamples(columns: DeletionRecordsFamily.Wire.allCases.count)))
         records = records.dropFirst(page.count)
-        let size = BatchFrameWriter.write(into: &storage, requestID: requestID, layout: .deletionRecords, count: page.count) { sections in
+        let size = BatchFrameWriter.write(into: &storage, requestID: requestID, layout: .deletionRecords, count: page.count) {
+            sections in
             let wire = WireColumns<DeletionRecordsFamily.Wire>(sections)
             let (ends, reasons) = (wire[.endTime], wire[.reason])
             for (i, record) in page.enumerated() {

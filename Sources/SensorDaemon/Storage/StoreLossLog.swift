@@ -21,8 +21,10 @@ final class StoreLossLog: Sendable {
     private let episode = Mutex<Episode?>(nil)
 
     /// `now` gives monotonic nanoseconds (injected for tests); `interval` is in nanoseconds.
-    init(_ journal: Journal, interval: Int64 = 60_000_000_000,
-         now: @escaping @Sendable () -> Int64 = { Int64(clamping: DispatchTime.now().uptimeNanoseconds) }) {
+    init(
+        _ journal: Journal, interval: Int64 = 60_000_000_000,
+        now: @escaping @Sendable () -> Int64 = { Int64(clamping: DispatchTime.now().uptimeNanoseconds) }
+    ) {
         self.journal = journal
         self.interval = interval
         self.now = now
@@ -38,12 +40,20 @@ final class StoreLossLog: Sendable {
                 episode!.samples += samples
                 return episode!.problems
             }
-            problems.report(Self.cause, "<4>store: losing new samples (\(samples) so far): the disk budget or a failed write leaves no room; each loss is recorded as a deletion record (lowDiskSpace, or systemInitiated for a failed write); free space or raise [store] max-bytes")
+            problems.report(
+                Self.cause,
+                "<4>store: losing new samples (\(samples) so far): the disk budget or a failed write leaves no room; each loss is recorded as a deletion record (lowDiskSpace, or systemInitiated for a failed write); free space or raise [store] max-bytes"
+            )
         case .recovered:
-            guard let ended = episode.withLock({ episode -> Episode? in defer { episode = nil }; return episode }) else { return }
+            guard
+                let ended = episode.withLock({ episode -> Episode? in
+                    defer { episode = nil }; return episode
+                })
+            else { return }
             ended.problems.flush()
             let seconds = Double(max(0, now() - ended.since)) / 1e9
-            journal.notice("store: writing new samples again after losing \(ended.samples) in \(String(format: "%.1f", seconds)) s")
+            journal.notice(
+                "store: writing new samples again after losing \(ended.samples) in \(String(format: "%.1f", seconds)) s")
         }
     }
 }

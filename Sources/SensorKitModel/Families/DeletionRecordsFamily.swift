@@ -16,8 +16,9 @@ public enum DeletionRecordsFamily: BatchFamily {
         let t = batch.times
         let (end, reason) = (batch[.endTime], batch[.reason])
         results.each {
-            SRDeletionRecord(startTime: SRAbsoluteTime(nanoseconds: t[$0]), endTime: SRAbsoluteTime(nanoseconds: Int64(end[$0])),
-                             reason: SRDeletionReason(rawValue: Int(reason[$0])) ?? .systemInitiated)
+            SRDeletionRecord(
+                startTime: SRAbsoluteTime(nanoseconds: t[$0]), endTime: SRAbsoluteTime(nanoseconds: Int64(end[$0])),
+                reason: SRDeletionReason(rawValue: Int(reason[$0])) ?? .systemInitiated)
         }
     }
 }

@@ -32,14 +32,16 @@ public enum ElectrocardiogramFamily: SensorFamily {
         let (t, dates) = (batch.times, batch.dates)
         let (microvolts, flags) = (batch[.microvolts], batch[.flags])
         let first = 0
-        let session = SRElectrocardiogramSession(state: .active, sessionGuidance: .unguided,
-                                                 identifier: String(Int64(batch[.sessionStart][first])))
+        let session = SRElectrocardiogramSession(
+            state: .active, sessionGuidance: .unguided,
+            identifier: String(Int64(batch[.sessionStart][first])))
         let sample = SRElectrocardiogramSample(
             date: dates.date(t[first]), frequency: Measurement(value: batch[.frequency][first], unit: .hertz), session: session,
             lead: SRElectrocardiogramSample.Lead(rawValue: Int(batch[.lead][first])) ?? .leftArmMinusRightArm,
             data: batch.indices.map {
-                SRElectrocardiogramData(flags: .init(rawValue: UInt(flags[$0])),
-                                        value: Measurement(value: microvolts[$0], unit: .microvolts))
+                SRElectrocardiogramData(
+                    flags: .init(rawValue: UInt(flags[$0])),
+                    value: Measurement(value: microvolts[$0], unit: .microvolts))
             })
         results.batch([sample])
     }

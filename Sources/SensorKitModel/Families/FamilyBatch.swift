@@ -36,8 +36,9 @@ public struct SampleDates: Sendable {
     }
 
     public init(timeline: Timeline, clock: any SystemClock) {
-        self.init(cfOffset: timeline.cfOffsetNanoseconds(clock).map { Double($0) / 1e9 } ?? .nan,
-                  anchor: timeline.currentBoot.flatMap { timeline.anchors[$0] })
+        self.init(
+            cfOffset: timeline.cfOffsetNanoseconds(clock).map { Double($0) / 1e9 } ?? .nan,
+            anchor: timeline.currentBoot.flatMap { timeline.anchors[$0] })
     }
 
     /// Wall-clock `Date` of an SR nanosecond, with the current offset (as Apple converts).

@@ -47,9 +47,10 @@ public enum LightFamily: SensorFamily {
     public static func results<Results: FetchResultBuilder>(_ batch: FamilyBatch<Wire>, into results: inout Results) {
         let (lux, x, y, placement) = (batch[.lux], batch[.chromaticityX], batch[.chromaticityY], batch[.placement])
         results.each {
-            SRAmbientLightSample(placement: SRAmbientLightSample.SensorPlacement(rawValue: Int(placement[$0])) ?? .unknown,
-                                 chromaticity: .init(x: Float32(x[$0]), y: Float32(y[$0])),
-                                 lux: Measurement(value: lux[$0], unit: .lux))
+            SRAmbientLightSample(
+                placement: SRAmbientLightSample.SensorPlacement(rawValue: Int(placement[$0])) ?? .unknown,
+                chromaticity: .init(x: Float32(x[$0]), y: Float32(y[$0])),
+                lux: Measurement(value: lux[$0], unit: .lux))
         }
     }
 }

@@ -35,10 +35,13 @@ public enum MotionFamily: SensorFamily {
         // Accelerometers are m/s² in IIO and g in CoreMotion; gyroscopes are rad/s in both.
         let divisor = stream.sensor == .accelerometer ? UnitConversion.standardGravity : 1
         let outputs = matrix.rows.map { row in
-            ColumnMapping.Output(terms: [ColumnMapping.Term(source: axes[0], coefficient: row.x),
-                                         ColumnMapping.Term(source: axes[1], coefficient: row.y),
-                                         ColumnMapping.Term(source: axes[2], coefficient: row.z)],
-                                 divisor: divisor)
+            ColumnMapping.Output(
+                terms: [
+                    ColumnMapping.Term(source: axes[0], coefficient: row.x),
+                    ColumnMapping.Term(source: axes[1], coefficient: row.y),
+                    ColumnMapping.Term(source: axes[2], coefficient: row.z),
+                ],
+                divisor: divisor)
         }
         return .linear(ColumnMapping(sources: stream.sources, outputs: outputs))
     }
@@ -47,16 +50,20 @@ public enum MotionFamily: SensorFamily {
         let (t, dates) = (batch.times, batch.dates)
         let (x, y, z) = (batch[.x], batch[.y], batch[.z])
         if batch.sensor == .rotationRate {
-            results.batch(batch.indices.map {
-                CMRecordedRotationRateData(rotationRate: CMRotationRate(x: x[$0], y: y[$0], z: z[$0]),
-                                           startDate: dates.date(t[$0]), timestamp: dates.uptime(t[$0]))
-            })
+            results.batch(
+                batch.indices.map {
+                    CMRecordedRotationRateData(
+                        rotationRate: CMRotationRate(x: x[$0], y: y[$0], z: z[$0]),
+                        startDate: dates.date(t[$0]), timestamp: dates.uptime(t[$0]))
+                })
         } else {
             let batchID = UInt64(bitPattern: t[0])
-            results.batch(batch.indices.map {
-                CMRecordedAccelerometerData(identifier: batchID, acceleration: CMAcceleration(x: x[$0], y: y[$0], z: z[$0]),
-                                            startDate: dates.date(t[$0]), timestamp: dates.uptime(t[$0]))
-            })
+            results.batch(
+                batch.indices.map {
+                    CMRecordedAccelerometerData(
+                        identifier: batchID, acceleration: CMAcceleration(x: x[$0], y: y[$0], z: z[$0]),
+                        startDate: dates.date(t[$0]), timestamp: dates.uptime(t[$0]))
+                })
         }
     }
 }

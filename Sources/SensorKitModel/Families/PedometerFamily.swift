@@ -42,8 +42,9 @@ public enum PedometerFamily: SensorFamily {
         let (t, dates) = (batch.times, batch.dates)
         let (end, steps) = (batch[.endTime], batch[.steps])
         results.each {
-            CMPedometerData(startDate: dates.date(t[$0]), endDate: dates.date(Int64(end[$0])),
-                            numberOfSteps: NSNumber(value: Int(steps[$0])))
+            CMPedometerData(
+                startDate: dates.date(t[$0]), endDate: dates.date(Int64(end[$0])),
+                numberOfSteps: NSNumber(value: Int(steps[$0])))
         }
     }
 }

@@ -23,18 +23,19 @@ public enum PhotoplethysmogramFamily: SensorFamily {
         let (t, dates) = (batch.times, batch.dates)
         let channels = Column.allCases.map { batch[$0] }
         let start = t[0]
-        results.batch(batch.indices.map { i in
-            SRPhotoplethysmogramSample(
-                startDate: dates.date(start), nanosecondsSinceStart: t[i] - start, usage: [],
-                opticalSamples: channels.indices.map { channel in
-                    SRPhotoplethysmogramOpticalSample(
-                        emitter: channel, activePhotodiodeIndexes: IndexSet(integer: 0), signalIdentifier: channel,
-                        nominalWavelength: Measurement(value: 0, unit: .nanometers),
-                        effectiveWavelength: Measurement(value: 0, unit: .nanometers),
-                        samplingFrequency: Measurement(value: 0, unit: .hertz), nanosecondsSinceStart: t[i] - start,
-                        normalizedReflectance: channels[channel][i])
-                },
-                accelerometerSamples: [], temperature: nil)
-        })
+        results.batch(
+            batch.indices.map { i in
+                SRPhotoplethysmogramSample(
+                    startDate: dates.date(start), nanosecondsSinceStart: t[i] - start, usage: [],
+                    opticalSamples: channels.indices.map { channel in
+                        SRPhotoplethysmogramOpticalSample(
+                            emitter: channel, activePhotodiodeIndexes: IndexSet(integer: 0), signalIdentifier: channel,
+                            nominalWavelength: Measurement(value: 0, unit: .nanometers),
+                            effectiveWavelength: Measurement(value: 0, unit: .nanometers),
+                            samplingFrequency: Measurement(value: 0, unit: .hertz), nanosecondsSinceStart: t[i] - start,
+                            normalizedReflectance: channels[channel][i])
+                    },
+                    accelerometerSamples: [], temperature: nil)
+            })
     }
 }

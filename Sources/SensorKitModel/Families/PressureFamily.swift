@@ -45,10 +45,12 @@ public enum PressureFamily: SensorFamily {
         let (t, dates) = (batch.times, batch.dates)
         let (pressure, temperature) = (batch[.pressure], batch[.temperature])
         let batchID = UInt64(bitPattern: t[0])
-        results.batch(batch.indices.map {
-            CMRecordedPressureData(identifier: batchID, pressure: Measurement(value: pressure[$0], unit: .kilopascals),
-                                   temperature: Measurement(value: temperature[$0], unit: .celsius),
-                                   startDate: dates.date(t[$0]), timestamp: dates.uptime(t[$0]))
-        })
+        results.batch(
+            batch.indices.map {
+                CMRecordedPressureData(
+                    identifier: batchID, pressure: Measurement(value: pressure[$0], unit: .kilopascals),
+                    temperature: Measurement(value: temperature[$0], unit: .celsius),
+                    startDate: dates.date(t[$0]), timestamp: dates.uptime(t[$0]))
+            })
     }
 }

@@ -73,9 +73,12 @@ extension SensorFamily {
                 raggedCount(StoredValues(stream: stream, stored: stored, count: count, bootAnchor: bootAnchor))
             }
             let ragged = maxRaggedValuesPerSample == 0 ? nil : count
-            return StreamMapping(layout: layout, linear: nil, perSample: { stored, count, bootAnchor, sections in
-                body(StoredValues(stream: stream, stored: stored, count: count, bootAnchor: bootAnchor), WireColumns(sections))
-            }, ragged: ragged)
+            return StreamMapping(
+                layout: layout, linear: nil,
+                perSample: { stored, count, bootAnchor, sections in
+                    body(
+                        StoredValues(stream: stream, stored: stored, count: count, bootAnchor: bootAnchor), WireColumns(sections))
+                }, ragged: ragged)
         }
     }
 }
@@ -89,9 +92,11 @@ public struct StreamMapping: Sendable {
     private let perSample: (@Sendable ([UnsafeBufferPointer<Int64>], Int, Int64, BatchFrameSections) -> Void)?
     private let ragged: (@Sendable ([UnsafeBufferPointer<Int64>], Int, Int64) -> Int)?
 
-    init(layout: BatchLayout, linear: ColumnMapping?,
-         perSample: (@Sendable ([UnsafeBufferPointer<Int64>], Int, Int64, BatchFrameSections) -> Void)?,
-         ragged: (@Sendable ([UnsafeBufferPointer<Int64>], Int, Int64) -> Int)?) {
+    init(
+        layout: BatchLayout, linear: ColumnMapping?,
+        perSample: (@Sendable ([UnsafeBufferPointer<Int64>], Int, Int64, BatchFrameSections) -> Void)?,
+        ragged: (@Sendable ([UnsafeBufferPointer<Int64>], Int, Int64) -> Int)?
+    ) {
         self.layout = layout
         self.linear = linear
         self.perSample = perSample

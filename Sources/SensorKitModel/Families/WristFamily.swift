@@ -26,10 +26,11 @@ public enum WristFamily: SensorFamily {
         let (onWrist, location, crown) = (batch[.onWrist], batch[.wristLocation], batch[.crownOrientation])
         results.each {
             let on = onWrist[$0] != 0
-            return SRWristDetection(onWrist: on,
-                                    wristLocation: SRWristDetection.WristLocation(rawValue: Int(location[$0])) ?? .left,
-                                    crownOrientation: SRWristDetection.CrownOrientation(rawValue: Int(crown[$0])) ?? .right,
-                                    onWristDate: on ? dates.date(t[$0]) : nil, offWristDate: on ? nil : dates.date(t[$0]))
+            return SRWristDetection(
+                onWrist: on,
+                wristLocation: SRWristDetection.WristLocation(rawValue: Int(location[$0])) ?? .left,
+                crownOrientation: SRWristDetection.CrownOrientation(rawValue: Int(crown[$0])) ?? .right,
+                onWristDate: on ? dates.date(t[$0]) : nil, offWristDate: on ? nil : dates.date(t[$0]))
         }
     }
 }

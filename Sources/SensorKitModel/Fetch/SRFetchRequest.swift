@@ -18,8 +18,9 @@ public final class SRFetchRequest: NSObject, @unchecked Sendable {
     }
 
     private static let defaultDeviceProvider = Mutex<@Sendable () -> SRDevice>({
-        SRDevice(identifier: SRDevice.hostIdentifier, name: "localhost", model: "", systemName: "Linux",
-                 systemVersion: "", productType: "")
+        SRDevice(
+            identifier: SRDevice.hostIdentifier, name: "localhost", model: "", systemName: "Linux",
+            systemVersion: "", productType: "")
     })
 
     /// The device a new request targets; the SensorKit module installs `SRDevice.current`.

@@ -25,8 +25,10 @@ public struct DayChart: Sendable {
     public var ticks: [(at: Int64, label: String)]
     public var rows: [Row]
 
-    public init(title: String, subtitle: String, start: Int64, end: Int64, now: Int64?,
-                ticks: [(at: Int64, label: String)], rows: [Row]) {
+    public init(
+        title: String, subtitle: String, start: Int64, end: Int64, now: Int64?,
+        ticks: [(at: Int64, label: String)], rows: [Row]
+    ) {
         self.title = title
         self.subtitle = subtitle
         self.start = start
@@ -53,7 +55,8 @@ public struct DayChart: Sendable {
     /// The x of an instant, clamped to the plot.
     public func x(_ time: Int64) -> Double {
         let clamped = min(max(time, start), end)
-        return Self.plotLeft + Self.plotWidth * Double(clamped.subtractingSaturating(start)) / Double(end.subtractingSaturating(start))
+        return Self.plotLeft + Self.plotWidth * Double(clamped.subtractingSaturating(start))
+            / Double(end.subtractingSaturating(start))
     }
 
     /// The top of row `index`'s bar.
@@ -91,7 +94,9 @@ public struct DayChart: Sendable {
     public func svg() -> String {
         var out = ""
         let width = Self.width, height = height
-        out += ##"<svg xmlns="http://www.w3.org/2000/svg" width="\##(n(width))" height="\##(n(height))" viewBox="0 0 \##(n(width)) \##(n(height))" font-family="DejaVu Sans, Verdana, sans-serif">"## + "\n"
+        out +=
+            ##"<svg xmlns="http://www.w3.org/2000/svg" width="\##(n(width))" height="\##(n(height))" viewBox="0 0 \##(n(width)) \##(n(height))" font-family="DejaVu Sans, Verdana, sans-serif">"##
+            + "\n"
         out += ##"<rect x="0" y="0" width="\##(n(width))" height="\##(n(height))" fill="#ffffff"/>"## + "\n"
         out += text(Self.margin, 28, title, size: 20, weight: "bold")
         out += text(Self.margin, 50, subtitle, size: 13, fill: "#424242")
@@ -99,23 +104,29 @@ public struct DayChart: Sendable {
         // Hour grid and labels above the rows.
         for tick in ticks where tick.at >= start && tick.at <= end {
             let x = x(tick.at)
-            out += ##"<line x1="\##(n(x))" y1="\##(n(plotTop))" x2="\##(n(x))" y2="\##(n(plotBottom + 4))" stroke="#e0e0e0" stroke-width="1"/>"## + "\n"
+            out +=
+                ##"<line x1="\##(n(x))" y1="\##(n(plotTop))" x2="\##(n(x))" y2="\##(n(plotBottom + 4))" stroke="#e0e0e0" stroke-width="1"/>"##
+                + "\n"
             out += text(x, plotTop - 4, tick.label, size: 11, fill: "#616161", anchor: "middle")
         }
         let elapsedEnd = min(end, now ?? end)
         for (index, row) in rows.enumerated() {
             let top = barTop(index)
             if index % 2 == 1 {
-                out += rect(Self.margin, Self.headerHeight + Double(index) * Self.rowHeight, width - 2 * Self.margin, Self.rowHeight, "#f5f5f5")
+                out += rect(
+                    Self.margin, Self.headerHeight + Double(index) * Self.rowHeight, width - 2 * Self.margin, Self.rowHeight,
+                    "#f5f5f5")
             }
             let covered = coveredFraction(row.recorded, through: elapsedEnd)
             out += text(Self.plotLeft - 10, top + 11, row.name, size: 13, weight: "bold", anchor: "end")
-            out += text(Self.plotLeft - 10, top + 23, "\(percentText(covered)) recorded", size: 10, fill: "#616161", anchor: "end")
+            out += text(
+                Self.plotLeft - 10, top + 23, "\(percentText(covered)) recorded", size: 10, fill: "#616161", anchor: "end")
             if elapsedEnd > start {
                 out += rect(x(start), top, x(elapsedEnd) - x(start), Self.barHeight, Self.unexplainedColour)
             }
             // A gap narrower than a pixel still shows; recorded time is drawn over gaps it overlaps.
-            for gap in row.gaps.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) where gap.range.upperBound > start && gap.range.lowerBound < end {
+            for gap in row.gaps.sorted(by: { $0.range.lowerBound < $1.range.lowerBound })
+            where gap.range.upperBound > start && gap.range.lowerBound < end {
                 out += bar(gap.range, top: top, colour: Self.colour(gap.reason), minimum: 1.5)
             }
             for span in row.recorded where span.upperBound >= start && span.lowerBound <= end {
@@ -124,12 +135,17 @@ public struct DayChart: Sendable {
         }
         if let now, now > start, now < end {
             let x = x(now)
-            out += ##"<line x1="\##(n(x))" y1="\##(n(plotTop))" x2="\##(n(x))" y2="\##(n(plotBottom + 4))" stroke="#212121" stroke-width="1.5" stroke-dasharray="4 3"/>"## + "\n"
+            out +=
+                ##"<line x1="\##(n(x))" y1="\##(n(plotTop))" x2="\##(n(x))" y2="\##(n(plotBottom + 4))" stroke="#212121" stroke-width="1.5" stroke-dasharray="4 3"/>"##
+                + "\n"
             out += text(x + 4, plotBottom + 16, "now", size: 11, fill: "#212121")
         }
         // Legend: two lines of swatches.
-        let entries: [(String, String)] = [(Self.recordedColour, "recorded"), (Self.unexplainedColour, "no data and no record (unexplained)")]
-            + [SRDeletionReason.noInterestedClients, .systemInitiated, .lowDiskSpace, .ageLimit, .userInitiated].map { (Self.colour($0), Self.legendText($0)) }
+        let entries: [(String, String)] =
+            [(Self.recordedColour, "recorded"), (Self.unexplainedColour, "no data and no record (unexplained)")]
+            + [SRDeletionReason.noInterestedClients, .systemInitiated, .lowDiskSpace, .ageLimit, .userInitiated].map {
+                (Self.colour($0), Self.legendText($0))
+            }
         let legendTop = plotBottom + 30
         for (i, entry) in entries.enumerated() {
             let column = Double(i % 4), line = Double(i / 4)
@@ -168,9 +184,12 @@ public struct DayChart: Sendable {
         ##"<rect x="\##(n(x))" y="\##(n(y))" width="\##(n(width))" height="\##(n(height))" fill="\##(fill)"/>"## + "\n"
     }
 
-    private func text(_ x: Double, _ y: Double, _ content: String, size: Int, weight: String = "normal", fill: String = "#000000",
-                      anchor: String = "start") -> String {
-        ##"<text x="\##(n(x))" y="\##(n(y))" font-size="\##(size)" font-weight="\##(weight)" fill="\##(fill)" text-anchor="\##(anchor)">\##(Self.escape(content))</text>"## + "\n"
+    private func text(
+        _ x: Double, _ y: Double, _ content: String, size: Int, weight: String = "normal", fill: String = "#000000",
+        anchor: String = "start"
+    ) -> String {
+        ##"<text x="\##(n(x))" y="\##(n(y))" font-size="\##(size)" font-weight="\##(weight)" fill="\##(fill)" text-anchor="\##(anchor)">\##(Self.escape(content))</text>"##
+            + "\n"
     }
 
     /// Two decimals at most: enough for a pixel, short in the file.

@@ -27,42 +27,58 @@ public struct SensorDescriptor: Hashable, Sendable {
 /// The catalog of every sensor constant, and the verdict for names it does not know.
 public enum SensorCatalog {
     public static let all: [SensorDescriptor] = [
-        d(.ambientLightSensor, "ambientLightSensor", "ambient-light-sensor", "SRSensorUsageAmbientLightSensor",
-          .iio, "IIO in_illuminance*, in_intensity_{red,green,blue,clear}", "SRAmbientLightSample"),
-        d(.accelerometer, "accelerometer", "motion-accelerometer", "SRSensorUsageMotion",
-          .iio, "IIO in_accel_*", "CMRecordedAccelerometerData", batched: true),
-        d(.rotationRate, "rotationRate", "motion-rotation-rate", "SRSensorUsageMotion",
-          .iio, "IIO in_anglvel_*", "CMRecordedRotationRateData", batched: true),
+        d(
+            .ambientLightSensor, "ambientLightSensor", "ambient-light-sensor", "SRSensorUsageAmbientLightSensor",
+            .iio, "IIO in_illuminance*, in_intensity_{red,green,blue,clear}", "SRAmbientLightSample"),
+        d(
+            .accelerometer, "accelerometer", "motion-accelerometer", "SRSensorUsageMotion",
+            .iio, "IIO in_accel_*", "CMRecordedAccelerometerData", batched: true),
+        d(
+            .rotationRate, "rotationRate", "motion-rotation-rate", "SRSensorUsageMotion",
+            .iio, "IIO in_anglvel_*", "CMRecordedRotationRateData", batched: true),
         d(.visits, "visits", "visits", "SRSensorUsageVisits", .none, "", "SRVisit"),
-        d(.pedometerData, "pedometerData", "pedometer", "SRSensorUsagePedometer",
-          .iio, "IIO in_steps_input (polled)", "CMPedometerData"),
-        d(.deviceUsageReport, "deviceUsageReport", "device-usage", "SRSensorUsageDeviceUsage",
-          .none, "", "SRDeviceUsageReport"),
-        d(.messagesUsageReport, "messagesUsageReport", "messages-usage", "SRSensorUsageMessageUsage",
-          .none, "", "SRMessagesUsageReport"),
-        d(.phoneUsageReport, "phoneUsageReport", "phone-usage", "SRSensorUsagePhoneUsage",
-          .none, "", "SRPhoneUsageReport"),
-        d(.onWristState, "onWristState", "on-wrist", "SRSensorUsageWristDetection",
-          .bluetoothLE, "BLE Heart Rate Service sensor-contact bit", "SRWristDetection"),
-        d(.keyboardMetrics, "keyboardMetrics", "keyboard-metrics", "SRSensorUsageKeyboardMetrics",
-          .none, "", "SRKeyboardMetrics"),
-        d(.siriSpeechMetrics, "siriSpeechMetrics", "speech-metrics-siri", "SRSensorUsageSpeechMetrics",
-          .none, "", "SRSpeechMetrics"),
-        d(.telephonySpeechMetrics, "telephonySpeechMetrics", "speech-metrics-telephony",
-          "SRSensorUsageSpeechMetrics", .none, "", "SRSpeechMetrics"),
-        d(.ambientPressure, "ambientPressure", "ambient-pressure", "SRSensorUsageElevation",
-          .iio, "IIO in_pressure*, in_temp*", "CMRecordedPressureData", batched: true),
+        d(
+            .pedometerData, "pedometerData", "pedometer", "SRSensorUsagePedometer",
+            .iio, "IIO in_steps_input (polled)", "CMPedometerData"),
+        d(
+            .deviceUsageReport, "deviceUsageReport", "device-usage", "SRSensorUsageDeviceUsage",
+            .none, "", "SRDeviceUsageReport"),
+        d(
+            .messagesUsageReport, "messagesUsageReport", "messages-usage", "SRSensorUsageMessageUsage",
+            .none, "", "SRMessagesUsageReport"),
+        d(
+            .phoneUsageReport, "phoneUsageReport", "phone-usage", "SRSensorUsagePhoneUsage",
+            .none, "", "SRPhoneUsageReport"),
+        d(
+            .onWristState, "onWristState", "on-wrist", "SRSensorUsageWristDetection",
+            .bluetoothLE, "BLE Heart Rate Service sensor-contact bit", "SRWristDetection"),
+        d(
+            .keyboardMetrics, "keyboardMetrics", "keyboard-metrics", "SRSensorUsageKeyboardMetrics",
+            .none, "", "SRKeyboardMetrics"),
+        d(
+            .siriSpeechMetrics, "siriSpeechMetrics", "speech-metrics-siri", "SRSensorUsageSpeechMetrics",
+            .none, "", "SRSpeechMetrics"),
+        d(
+            .telephonySpeechMetrics, "telephonySpeechMetrics", "speech-metrics-telephony",
+            "SRSensorUsageSpeechMetrics", .none, "", "SRSpeechMetrics"),
+        d(
+            .ambientPressure, "ambientPressure", "ambient-pressure", "SRSensorUsageElevation",
+            .iio, "IIO in_pressure*, in_temp*", "CMRecordedPressureData", batched: true),
         d(.mediaEvents, "mediaEvents", nil, "SRSensorUsageMediaEvents", .none, "", "SRMediaEvent"),
-        d(.wristTemperature, "wristTemperature", "wrist-temperature", "SRSensorUsageWristTemperature",
-          .none, "", "SRWristTemperatureSession"),
-        d(.heartRate, "heartRate", "heart-rate", "SRSensorUsageHeartRate",
-          .bluetoothLE, "BLE Heart Rate Service 0x180D", "CMHighFrequencyHeartRateData"),
+        d(
+            .wristTemperature, "wristTemperature", "wrist-temperature", "SRSensorUsageWristTemperature",
+            .none, "", "SRWristTemperatureSession"),
+        d(
+            .heartRate, "heartRate", "heart-rate", "SRSensorUsageHeartRate",
+            .bluetoothLE, "BLE Heart Rate Service 0x180D", "CMHighFrequencyHeartRateData"),
         d(.faceMetrics, "faceMetrics", nil, "SRSensorUsageFacialMetrics", .none, "", "SRFaceMetrics"),
         d(.odometer, "odometer", nil, "SRSensorUsageOdometer", .none, "", "CMOdometerData"),
-        d(.electrocardiogram, "electrocardiogram", "ecg", "SRSensorUsageECG",
-          .bluetoothLE, "Polar PMD ECG", "SRElectrocardiogramSample", batched: true),
-        d(.photoplethysmogram, "photoplethysmogram", "ppg", "SRSensorUsagePPG",
-          .bluetoothLE, "Polar PMD PPG", "SRPhotoplethysmogramSample", batched: true),
+        d(
+            .electrocardiogram, "electrocardiogram", "ecg", "SRSensorUsageECG",
+            .bluetoothLE, "Polar PMD ECG", "SRElectrocardiogramSample", batched: true),
+        d(
+            .photoplethysmogram, "photoplethysmogram", "ppg", "SRSensorUsagePPG",
+            .bluetoothLE, "Polar PMD PPG", "SRPhotoplethysmogramSample", batched: true),
         d(.acousticSettings, "acousticSettings", nil, nil, .none, "", "SRAcousticSettings"),
         d(.sleepSessions, "sleepSessions", "sleep-sessions", "SRSensorUsageSleep", .none, "", "SRSleepSession"),
         d(.headphoneMotion, "headphoneMotion", nil, nil, .none, "", ""),
@@ -122,8 +138,9 @@ public enum SensorCatalog {
         _ source: SensorDescriptor.LinuxSource, _ sourceDescription: String, _ sampleClass: String,
         batched: Bool = false
     ) -> SensorDescriptor {
-        SensorDescriptor(sensor: sensor, name: name, entitlement: entitlement, usageDetailKey: usageKey,
-                         source: source, sourceDescription: sourceDescription, sampleClass: sampleClass,
-                         isBatched: batched)
+        SensorDescriptor(
+            sensor: sensor, name: name, entitlement: entitlement, usageDetailKey: usageKey,
+            source: source, sourceDescription: sourceDescription, sampleClass: sampleClass,
+            isBatched: batched)
     }
 }

@@ -9,8 +9,10 @@ public protocol Scheduler: Sendable {
     func uptimeNanoseconds() -> Int64
     /// Runs `body` on `queue` `delay` ns from now, then every `interval` ns when one is given,
     /// until the returned timer is cancelled.
-    func schedule(on queue: DispatchQueue, after delay: Int64, repeating interval: Int64?,
-                  _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer
+    func schedule(
+        on queue: DispatchQueue, after delay: Int64, repeating interval: Int64?,
+        _ body: @escaping @Sendable () -> Void
+    ) -> any ScheduledTimer
 }
 
 /// A timer a `Scheduler` runs; after `cancel` its body does not start again.
@@ -24,14 +26,17 @@ public struct DispatchScheduler: Scheduler {
 
     public func uptimeNanoseconds() -> Int64 { Int64(clamping: DispatchTime.now().uptimeNanoseconds) }
 
-    public func schedule(on queue: DispatchQueue, after delay: Int64, repeating interval: Int64?,
-                         _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer {
+    public func schedule(
+        on queue: DispatchQueue, after delay: Int64, repeating interval: Int64?,
+        _ body: @escaping @Sendable () -> Void
+    ) -> any ScheduledTimer {
         let source = DispatchSource.makeTimerSource(queue: queue)
         let deadline = DispatchTime.now() + .nanoseconds(Int(clamping: max(0, delay)))
         if let interval {
             // A tenth of the period, at most 100 ms: a fast watchdog must still tick on time.
             let leeway = Int(clamping: min(100_000_000, max(1, interval) / 10))
-            source.schedule(deadline: deadline, repeating: .nanoseconds(Int(clamping: max(1, interval))), leeway: .nanoseconds(leeway))
+            source.schedule(
+                deadline: deadline, repeating: .nanoseconds(Int(clamping: max(1, interval))), leeway: .nanoseconds(leeway))
         } else {
             source.schedule(deadline: deadline, leeway: .milliseconds(10))
         }

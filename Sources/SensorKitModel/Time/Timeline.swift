@@ -37,8 +37,10 @@ public struct Timeline: Hashable, Sendable, Codable {
         return Timeline(origin: origin, anchors: [:], highWater: Int64.min)
     }
 
-    public init(origin: Int64, anchors: [BootID: Int64], highWater: Int64, currentBoot: BootID? = nil,
-                unprovenBoots: Set<BootID> = []) {
+    public init(
+        origin: Int64, anchors: [BootID: Int64], highWater: Int64, currentBoot: BootID? = nil,
+        unprovenBoots: Set<BootID> = []
+    ) {
         self.origin = origin
         self.anchors = anchors
         self.highWater = highWater
@@ -89,8 +91,10 @@ public struct Timeline: Hashable, Sendable, Codable {
     /// it), and later than that only by what a synchronised wall clock says passed — at most
     /// `maxAdvance` unless `confirmed` (a person confirmed the clock since the last boot).
     @discardableResult
-    public mutating func adoptCurrentBoot(of clock: any SystemClock, maxAdvance: Int64 = Timeline.maxUnconfirmedAdvance,
-                                          confirmed: Bool = false) -> Adoption {
+    public mutating func adoptCurrentBoot(
+        of clock: any SystemClock, maxAdvance: Int64 = Timeline.maxUnconfirmedAdvance,
+        confirmed: Bool = false
+    ) -> Adoption {
         let boot = clock.bootID
         currentBoot = boot
         if let anchor = anchors[boot] { return .kept(anchor: anchor) }

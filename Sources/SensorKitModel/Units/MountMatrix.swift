@@ -21,7 +21,9 @@ public struct MountMatrix: Hashable, Sendable, CustomStringConvertible {
     /// Parses the sysfs/udev text. Numbers are locale-independent decimals (`SysfsNumber`).
     public init(parsing text: some StringProtocol) throws(MountMatrixError) {
         let rowTexts = SysfsNumber.trim(text).split(separator: ";", omittingEmptySubsequences: false)
-        guard rowTexts.count == 3 else { throw MountMatrixError(text: String(text), reason: "expected three rows separated by ';'") }
+        guard rowTexts.count == 3 else {
+            throw MountMatrixError(text: String(text), reason: "expected three rows separated by ';'")
+        }
         var rows: [SIMD3<Double>] = []
         for rowText in rowTexts {
             let cells = rowText.split(separator: ",", omittingEmptySubsequences: false)

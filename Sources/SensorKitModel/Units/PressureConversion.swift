@@ -12,7 +12,8 @@ public struct PressureReading: Hashable, Sendable {
 
     /// From processed values (after `ChannelCalibration` or read from `_input`).
     public init(iioPressure: Double, iioTemperature: Double?) {
-        self.init(kilopascals: UnitConversion.kilopascals(fromIIOPressure: iioPressure),
-                  celsius: iioTemperature.map(UnitConversion.celsius(fromMilliCelsius:)))
+        self.init(
+            kilopascals: UnitConversion.kilopascals(fromIIOPressure: iioPressure),
+            celsius: iioTemperature.map(UnitConversion.celsius(fromMilliCelsius:)))
     }
 }

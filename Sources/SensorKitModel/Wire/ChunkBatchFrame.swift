@@ -18,7 +18,8 @@ public struct ChunkBatchFrame: Hashable, Sendable {
     public var mapping: ColumnMapping
     public var chunk: [UInt8]
 
-    public init(requestID: UInt32, layout: BatchLayout, formatVersion: UInt8, count: Int, mapping: ColumnMapping, chunk: [UInt8]) {
+    public init(requestID: UInt32, layout: BatchLayout, formatVersion: UInt8, count: Int, mapping: ColumnMapping, chunk: [UInt8])
+    {
         precondition(mapping.outputs.count == layout.columns.count, "one output per layout column")
         self.requestID = requestID
         self.layout = layout
@@ -35,8 +36,9 @@ public struct ChunkBatchFrame: Hashable, Sendable {
 
     /// Appends a whole `chunk` frame (header and payload) to `bytes`.
     public func appendFrame(to bytes: inout [UInt8]) {
-        Self.appendFrameUpToChunk(requestID: requestID, layout: layout, formatVersion: formatVersion, count: count,
-                                  mapping: mapping, chunkBytes: chunk.count, to: &bytes)
+        Self.appendFrameUpToChunk(
+            requestID: requestID, layout: layout, formatVersion: formatVersion, count: count,
+            mapping: mapping, chunkBytes: chunk.count, to: &bytes)
         bytes.append(contentsOf: chunk)
     }
 
@@ -119,7 +121,8 @@ public struct ChunkBatchFrame: Hashable, Sendable {
         let length = Int(try reader.read() as UInt32)
         let chunk = try reader.readBytes(length, spareZeros: chunkPadding)
         guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
-        return ChunkBatchFrame(requestID: requestID, layout: layout, formatVersion: version, count: count,
-                               mapping: ColumnMapping(sources: sources, outputs: outputs), chunk: chunk)
+        return ChunkBatchFrame(
+            requestID: requestID, layout: layout, formatVersion: version, count: count,
+            mapping: ColumnMapping(sources: sources, outputs: outputs), chunk: chunk)
     }
 }

@@ -65,8 +65,9 @@ public struct ColumnMapping: Hashable, Sendable {
     public var outputs: [Output]
 
     public init(sources: [Source], outputs: [Output]) {
-        precondition(outputs.allSatisfy { $0.terms.allSatisfy { sources.indices.contains($0.source) } },
-                     "a term names a stored column that does not exist")
+        precondition(
+            outputs.allSatisfy { $0.terms.allSatisfy { sources.indices.contains($0.source) } },
+            "a term names a stored column that does not exist")
         self.sources = sources
         self.outputs = outputs
     }
@@ -114,7 +115,9 @@ public struct ColumnMapping: Hashable, Sendable {
     /// Layout column `output` for `count` samples as a new array.
     public func column(_ output: Int, count: Int, stored: [UnsafeBufferPointer<Int64>]) -> [Double] {
         [Double](unsafeUninitializedCapacity: count) { buffer, initialized in
-            if let base = buffer.baseAddress { write(output: output, count: count, stored: stored, to: UnsafeMutableRawPointer(base)) }
+            if let base = buffer.baseAddress {
+                write(output: output, count: count, stored: stored, to: UnsafeMutableRawPointer(base))
+            }
             initialized = count
         }
     }
@@ -140,7 +143,9 @@ public struct ColumnMapping: Hashable, Sendable {
     /// [−2^51, 2^51); when one does not, the whole column is written again with the conversion
     /// instruction. One pass per term, not a check and then a conversion: the counts are read
     /// once, which matters as a chunk's columns (480 KB each at 60 000 samples) outgrow the cache.
-    private func writeAffine(_ spec: Output, count: Int, stored: [UnsafeBufferPointer<Int64>], to destination: UnsafeMutableRawPointer) {
+    private func writeAffine(
+        _ spec: Output, count: Int, stored: [UnsafeBufferPointer<Int64>], to destination: UnsafeMutableRawPointer
+    ) {
         var b = 0.0
         for (index, term) in spec.terms.enumerated() {
             let product = term.coefficient * sources[term.source].offset
@@ -197,13 +202,17 @@ public struct ColumnMapping: Hashable, Sendable {
         return outside == 0
     }
 
-    private func writePhysical(_ column: Int, count: Int, stored: [UnsafeBufferPointer<Int64>], to destination: UnsafeMutableRawPointer) {
+    private func writePhysical(
+        _ column: Int, count: Int, stored: [UnsafeBufferPointer<Int64>], to destination: UnsafeMutableRawPointer
+    ) {
         let source = sources[column], values = stored[column]
         if source.isFloat {
             for i in 0..<count { destination.storeBytes(of: values[i], toByteOffset: i &* 8, as: Int64.self) }
         } else {
             let (scale, offset) = (source.scale, source.offset)
-            for i in 0..<count { destination.storeBytes(of: Double(values[i]) * scale + offset, toByteOffset: i &* 8, as: Double.self) }
+            for i in 0..<count {
+                destination.storeBytes(of: Double(values[i]) * scale + offset, toByteOffset: i &* 8, as: Double.self)
+            }
         }
     }
 }

@@ -56,7 +56,8 @@ extension WireRequest {
         guard let field else { return "a field of the request is malformed" }
         let got = object[field].map(shown) ?? "nothing"
         if let range = integerFields.first(where: { $0.name == field })?.range {
-            let bounds = range == Int64.min...Int64.max || range.lowerBound == Int64(Int.min)
+            let bounds =
+                range == Int64.min...Int64.max || range.lowerBound == Int64(Int.min)
                 ? "" : " from \(range.lowerBound) to \(range.upperBound)"
             return "field '\(field)' is malformed: it must be an integer\(bounds), not \(got)"
         }
@@ -90,8 +91,10 @@ extension WireJSON {
     public static func boundedFrame(_ reply: WireReply) -> Frame {
         let frame = WireJSON.frame(reply)
         guard frame.payload.count + 1 > WireLimits.maxServerFrame else { return frame }
-        let error = WireError(.replyTooLarge,
-                              "the reply would be \(frame.payload.count + 1) bytes, more than the protocol's frame limit of \(WireLimits.maxServerFrame); ask for less (for example consentList with app)")
+        let error = WireError(
+            .replyTooLarge,
+            "the reply would be \(frame.payload.count + 1) bytes, more than the protocol's frame limit of \(WireLimits.maxServerFrame); ask for less (for example consentList with app)"
+        )
         return WireJSON.frame(WireReply.failure(reply.id, error))
     }
 }

@@ -20,8 +20,10 @@ public struct SampleBatchFrame: Hashable, Sendable {
     /// Per-sample lists flattened (heart rate RR intervals), split by the layout's count column.
     public var ragged: [Double]
 
-    public init(requestID: UInt32, layout: BatchLayout, sensorTimes: [Int64], writeTimes: [Int64],
-                columns: [[Double]], ragged: [Double] = []) {
+    public init(
+        requestID: UInt32, layout: BatchLayout, sensorTimes: [Int64], writeTimes: [Int64],
+        columns: [[Double]], ragged: [Double] = []
+    ) {
         precondition(columns.count == layout.columns.count, "layout \(layout) has \(layout.columns.count) columns")
         precondition(writeTimes.count == sensorTimes.count && columns.allSatisfy { $0.count == sensorTimes.count })
         self.requestID = requestID
@@ -76,29 +78,30 @@ public struct SampleBatchFrame: Hashable, Sendable {
     /// Decodes a payload in place (e.g. borrowed from `FrameDecoder.nextFrame`): each section is
     /// copied once, straight into its array.
     public static func decode(_ raw: UnsafeRawBufferPointer) throws(DecodeError) -> SampleBatchFrame {
-            var reader = ByteReader(raw)
-            let requestID: UInt32 = try reader.read()
-            let layoutByte: UInt8 = try reader.read()
-            _ = try reader.read() as UInt8
-            let columnCount = Int(try reader.read() as UInt16)
-            let count = Int(try reader.read() as UInt32)
-            guard let layout = BatchLayout(rawValue: layoutByte) else { throw .unknownLayout(layoutByte) }
-            guard columnCount == layout.columns.count else { throw .columnCount(layout: layout, got: columnCount) }
-            let sensorTimes: [Int64] = try reader.readArray(count)
-            let writeTimes: [Int64] = try reader.readArray(count)
-            var columns: [[Double]] = []
-            columns.reserveCapacity(columnCount)
-            for _ in 0..<columnCount { columns.append(try reader.readArray(count)) }
-            let raggedCount = Int(try reader.read() as UInt32)
-            let ragged: [Double] = try reader.readArray(raggedCount)
-            guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
-            return SampleBatchFrame(requestID: requestID, layout: layout, sensorTimes: sensorTimes,
-                                    writeTimes: writeTimes, columns: columns, ragged: ragged)
+        var reader = ByteReader(raw)
+        let requestID: UInt32 = try reader.read()
+        let layoutByte: UInt8 = try reader.read()
+        _ = try reader.read() as UInt8
+        let columnCount = Int(try reader.read() as UInt16)
+        let count = Int(try reader.read() as UInt32)
+        guard let layout = BatchLayout(rawValue: layoutByte) else { throw .unknownLayout(layoutByte) }
+        guard columnCount == layout.columns.count else { throw .columnCount(layout: layout, got: columnCount) }
+        let sensorTimes: [Int64] = try reader.readArray(count)
+        let writeTimes: [Int64] = try reader.readArray(count)
+        var columns: [[Double]] = []
+        columns.reserveCapacity(columnCount)
+        for _ in 0..<columnCount { columns.append(try reader.readArray(count)) }
+        let raggedCount = Int(try reader.read() as UInt32)
+        let ragged: [Double] = try reader.readArray(raggedCount)
+        guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
+        return SampleBatchFrame(
+            requestID: requestID, layout: layout, sensorTimes: sensorTimes,
+            writeTimes: writeTimes, columns: columns, ragged: ragged)
     }
 }
 
 #if _endian(big)
-#error("the wire format is little-endian; add byte swapping for big-endian hosts")
+    #error("the wire format is little-endian; add byte swapping for big-endian hosts")
 #endif
 
 @inline(__always)

@@ -51,8 +51,10 @@ public struct WireStreamHealth: Codable, Hashable, Sendable {
     public var records: [WireGap]
     public var omittedRecords: Int?
 
-    public init(sensor: String, device: String, expectedRate: Double?, recording: Bool, lastSample: Int64?,
-                lastMinute: Double, lastDay: Double, gaps: [WireGapSummary], spans: [[Int64]], records: [WireGap]) {
+    public init(
+        sensor: String, device: String, expectedRate: Double?, recording: Bool, lastSample: Int64?,
+        lastMinute: Double, lastDay: Double, gaps: [WireGapSummary], spans: [[Int64]], records: [WireGap]
+    ) {
         self.sensor = sensor
         self.device = device
         self.expectedRate = expectedRate

@@ -89,7 +89,7 @@ public enum WireErrorCode: Int, Codable, Hashable, Sendable, CaseIterable {
         case .fetchRequestInvalid: return .fetchRequestInvalid
         case .promptDeclined: return .promptDeclined
         case .dataInaccessible, .malformedRequest, .unsupportedVersion, .unknownOperation, .tooManyRequests,
-             .unsupportedSensor, .internalError, .cancelled, .replyTooLarge, .timedOut:
+            .unsupportedSensor, .internalError, .cancelled, .replyTooLarge, .timedOut:
             return .dataInaccessible
         }
     }
@@ -162,8 +162,9 @@ public struct WireDevice: Codable, Hashable, Sendable {
     }
 
     public var device: SRDevice {
-        SRDevice(identifier: identifier, name: name, model: model, systemName: systemName,
-                 systemVersion: systemVersion, productType: productType)
+        SRDevice(
+            identifier: identifier, name: name, model: model, systemName: systemName,
+            systemVersion: systemVersion, productType: productType)
     }
 }
 
@@ -260,8 +261,10 @@ public struct WireSource: Codable, Hashable, Sendable {
     /// What capture is doing: `idle`, `recording`, `recording, degraded: …`, `failed: …`,
     /// `waiting for hardware: …` (`CaptureStatus`); absent from older daemons.
     public var state: String?
-    public init(sensor: String, device: String, source: String, details: [String: String], recording: Bool,
-                state: String? = nil) {
+    public init(
+        sensor: String, device: String, source: String, details: [String: String], recording: Bool,
+        state: String? = nil
+    ) {
         self.sensor = sensor
         self.device = device
         self.source = source

@@ -47,7 +47,8 @@ extension SensorStore {
             try writer.withTransaction { db in
                 let app = try Self.ensureApp(bundleID, db)
                 let upsert = try db.prepare(
-                    "INSERT INTO consent (app, sensor, status, decided_at) VALUES (?, ?, ?, ?) ON CONFLICT (app, sensor) DO UPDATE SET status = excluded.status, decided_at = excluded.decided_at")
+                    "INSERT INTO consent (app, sensor, status, decided_at) VALUES (?, ?, ?, ?) ON CONFLICT (app, sensor) DO UPDATE SET status = excluded.status, decided_at = excluded.decided_at"
+                )
                 try upsert.bind(1, app)
                 try upsert.bind(2, sensor.rawValue)
                 try upsert.bind(3, Int64(status.rawValue))
@@ -70,9 +71,10 @@ extension SensorStore {
                 if let bundleID { try query.bind(1, bundleID) } else { try query.bindNull(1) }
                 var result: [ConsentRecord] = []
                 while try query.step() {
-                    result.append(ConsentRecord(
-                        bundleID: query.string(0), sensor: SRSensor(query.string(1)),
-                        status: SRAuthorizationStatus(rawValue: query.int(2)) ?? .notDetermined, decidedAt: query.int64(3)))
+                    result.append(
+                        ConsentRecord(
+                            bundleID: query.string(0), sensor: SRSensor(query.string(1)),
+                            status: SRAuthorizationStatus(rawValue: query.int(2)) ?? .notDetermined, decidedAt: query.int64(3)))
                 }
                 return result
             }
@@ -86,7 +88,8 @@ extension SensorStore {
             try writer.withTransaction { db in
                 let app = try Self.ensureApp(bundleID, db)
                 let upsert = try db.prepare(
-                    "INSERT INTO stakes (app, sensor, first_start, active) VALUES (?, ?, ?, ?) ON CONFLICT (app, sensor) DO UPDATE SET active = excluded.active")
+                    "INSERT INTO stakes (app, sensor, first_start, active) VALUES (?, ?, ?, ?) ON CONFLICT (app, sensor) DO UPDATE SET active = excluded.active"
+                )
                 try upsert.bind(1, app)
                 try upsert.bind(2, sensor.rawValue)
                 try upsert.bind(3, time)
@@ -111,9 +114,10 @@ extension SensorStore {
                 if let sensor { try query.bind(2, sensor.rawValue) } else { try query.bindNull(2) }
                 var result: [StakeRecord] = []
                 while try query.step() {
-                    result.append(StakeRecord(
-                        bundleID: query.string(0), sensor: SRSensor(query.string(1)), firstStart: query.int64(2),
-                        active: query.int64(3) != 0))
+                    result.append(
+                        StakeRecord(
+                            bundleID: query.string(0), sensor: SRSensor(query.string(1)), firstStart: query.int64(2),
+                            active: query.int64(3) != 0))
                 }
                 return result
             }

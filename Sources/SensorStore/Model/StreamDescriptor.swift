@@ -1,5 +1,5 @@
-import SensorChunks
 import Foundation
+import SensorChunks
 import SensorKitModel
 
 /// A JSON value, for the free-form identity of a sample source (chip name, udev path, mount

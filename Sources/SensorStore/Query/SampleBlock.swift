@@ -37,7 +37,9 @@ public struct SampleBlock: Sendable {
 
     /// Every stored column over `range` (0-based within the block), as buffers valid only
     /// inside `body`: the mapping's fast path reads them without slicing per value.
-    public func withRawColumns<Result>(_ range: Range<Int>, _ body: ([UnsafeBufferPointer<Int64>]) throws -> Result) rethrows -> Result {
+    public func withRawColumns<Result>(_ range: Range<Int>, _ body: ([UnsafeBufferPointer<Int64>]) throws -> Result) rethrows
+        -> Result
+    {
         precondition(range.lowerBound >= 0 && range.upperBound <= count)
         let absolute = (self.range.lowerBound + range.lowerBound)..<(self.range.lowerBound + range.upperBound)
         return try ColumnMapping.withBuffers(samples.columns, absolute, body)

@@ -186,20 +186,23 @@ public final class SampleCursor {
     /// `ref` as stored when it can be handed over; otherwise it is loaded for decoding (or, if
     /// corrupt, reported and skipped) and nil is returned.
     private func takeWhole(_ ref: ChunkRef, _ handover: Handover) throws -> EncodedChunk? {
-        guard let reader = chunkBytes, let stream = streams[ref.stream], let (boot, anchor) = boots[ref.bootRow] else { return nil }
+        guard let reader = chunkBytes, let stream = streams[ref.stream], let (boot, anchor) = boots[ref.bootRow] else {
+            return nil
+        }
         let bytes = try reader.bytes(ofRow: ref.id)
         let verdict = bytes.withUnsafeBytes { raw -> Result<EncodedChunk?, ChunkCodecError> in
             do throws(ChunkCodecError) {
                 let inspection = try ChunkCodec.inspect(raw)
                 guard inspection.header.columnCount == stream.descriptor.schema.columns.count,
-                      inspection.header.count == ref.sampleCount
+                    inspection.header.count == ref.sampleCount
                 else { throw .malformed("chunk does not match its stream") }
                 guard inspection.header.timesNonDecreasing, handover.formats.contains(inspection.version),
-                      raw.count <= handover.maxBytes
+                    raw.count <= handover.maxBytes
                 else { return .success(nil) }
-                return .success(EncodedChunk(
-                    stream: stream.id, schema: stream.descriptor.schema, boot: boot, bootAnchor: anchor,
-                    count: ref.sampleCount, formatVersion: inspection.version, bytes: bytes))
+                return .success(
+                    EncodedChunk(
+                        stream: stream.id, schema: stream.descriptor.schema, boot: boot, bootAnchor: anchor,
+                        count: ref.sampleCount, formatVersion: inspection.version, bytes: bytes))
             } catch {
                 return .failure(error)
             }
@@ -246,11 +249,13 @@ public final class SampleCursor {
             try chunks.bind([stream.rawValue, after.subtractingSaturating(widest), through, after])
             while try chunks.step() {
                 let receivesKnown = !chunks.isNull(5) && !chunks.isNull(6)
-                refs.append(ChunkRef(
-                    id: chunks.int64(0), stream: stream, bootRow: chunks.int64(1), minTime: chunks.int64(2),
-                    maxTime: chunks.int64(3), sampleCount: chunks.int(4),
-                    checksReceives: !receivesKnown || !admission.admitsReceives(lowest: chunks.int64(5), highest: chunks.int64(6)),
-                    tier: chunks.int64(7)))
+                refs.append(
+                    ChunkRef(
+                        id: chunks.int64(0), stream: stream, bootRow: chunks.int64(1), minTime: chunks.int64(2),
+                        maxTime: chunks.int64(3), sampleCount: chunks.int(4),
+                        checksReceives: !receivesKnown
+                            || !admission.admitsReceives(lowest: chunks.int64(5), highest: chunks.int64(6)),
+                        tier: chunks.int64(7)))
             }
         }
         return refs
@@ -305,7 +310,7 @@ public final class SampleCursor {
         do {
             let decoded = try fetch.withBlob(0) { try ChunkCodec.decode($0) }
             guard decoded.header.columnCount == stream.descriptor.schema.columns.count,
-                  decoded.samples.count == ref.sampleCount
+                decoded.samples.count == ref.sampleCount
             else { throw ChunkCodecError.malformed("chunk does not match its stream") }
             samples = decoded.samples
             if !decoded.header.timesNonDecreasing { samples = samples.sortedByTime() }

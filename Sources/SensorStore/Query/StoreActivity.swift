@@ -32,7 +32,8 @@ extension SensorStore {
     /// (SR ns). At most `maxSpans` spans per stream: when there are more, the merge gap doubles
     /// until they fit. Reads only the catalog (chunk time bounds and sample counts), never a chunk.
     /// No hold or window applies: this says what is stored, not what an app may fetch.
-    public func activity(from: Int64, to: Int64, mergeGap: Int64 = 1_000_000_000, maxSpans: Int = 720) throws -> [StreamActivity] {
+    public func activity(from: Int64, to: Int64, mergeGap: Int64 = 1_000_000_000, maxSpans: Int = 720) throws -> [StreamActivity]
+    {
         guard to > from else { return [] }
         let db = try readers.checkOut()
         defer { readers.checkIn(db) }
@@ -40,10 +41,12 @@ extension SensorStore {
         // widest chunk span before it.
         let span = try db.prepare("SELECT max_chunk_span FROM streams WHERE id = ?")
         let chunks = try db.prepare(
-            "SELECT min_time, max_time, sample_count FROM chunks WHERE stream = ? AND min_time >= ? AND min_time <= ? ORDER BY min_time")
+            "SELECT min_time, max_time, sample_count FROM chunks WHERE stream = ? AND min_time >= ? AND min_time <= ? ORDER BY min_time"
+        )
         let newest = try db.prepare(
             "SELECT max(max_time) FROM (SELECT max_time FROM chunks WHERE stream = ? ORDER BY min_time DESC LIMIT 16)")
-        var bounds: [String: (sensor: SRSensor, device: String, samples: Double, chunks: [ClosedRange<Int64>], newest: Int64?)] = [:]
+        var bounds: [String: (sensor: SRSensor, device: String, samples: Double, chunks: [ClosedRange<Int64>], newest: Int64?)] =
+            [:]
         for stream in streams {
             let key = stream.descriptor.sensor.rawValue + "\u{0}" + stream.descriptor.device
             var entry = bounds[key] ?? (stream.descriptor.sensor, stream.descriptor.device, 0, [], nil)
@@ -59,7 +62,8 @@ extension SensorStore {
                 guard high > from else { continue }
                 let clipped = max(low, from.addingSaturating(1))...min(high, to)
                 let width = Double(high.subtractingSaturating(low))
-                entry.samples += width > 0 ? count * Double(clipped.upperBound.subtractingSaturating(clipped.lowerBound)) / width : count
+                entry.samples +=
+                    width > 0 ? count * Double(clipped.upperBound.subtractingSaturating(clipped.lowerBound)) / width : count
                 entry.chunks.append(clipped)
             }
             newest.reset()
@@ -68,8 +72,9 @@ extension SensorStore {
             bounds[key] = entry
         }
         return bounds.values.map { entry in
-            StreamActivity(sensor: entry.sensor, device: entry.device, samples: entry.samples,
-                           spans: Self.merge(entry.chunks, gap: mergeGap, maxSpans: maxSpans), newestSample: entry.newest)
+            StreamActivity(
+                sensor: entry.sensor, device: entry.device, samples: entry.samples,
+                spans: Self.merge(entry.chunks, gap: mergeGap, maxSpans: maxSpans), newestSample: entry.newest)
         }.sorted { ($0.sensor.rawValue, $0.device) < ($1.sensor.rawValue, $1.device) }
     }
 
@@ -105,10 +110,11 @@ extension SensorStore {
         try query.bind(2, to)
         var summaries: [DeletionSummary] = []
         while try query.step() {
-            summaries.append(DeletionSummary(
-                sensor: SRSensor(query.string(0)), device: query.string(1),
-                reason: SRDeletionReason(rawValue: query.int(2)) ?? .systemInitiated,
-                count: query.int(3), nanoseconds: max(0, query.int64(4))))
+            summaries.append(
+                DeletionSummary(
+                    sensor: SRSensor(query.string(0)), device: query.string(1),
+                    reason: SRDeletionReason(rawValue: query.int(2)) ?? .systemInitiated,
+                    count: query.int(3), nanoseconds: max(0, query.int64(4))))
         }
         return summaries
     }
@@ -130,9 +136,10 @@ extension SensorStore {
         try query.bind(3, max(0, limit))
         var records: [StoredDeletionRecord] = []
         while try query.step() {
-            records.append(StoredDeletionRecord(
-                sensor: SRSensor(query.string(0)), device: query.string(1), start: query.int64(2), end: query.int64(3),
-                reason: SRDeletionReason(rawValue: query.int(4)) ?? .systemInitiated))
+            records.append(
+                StoredDeletionRecord(
+                    sensor: SRSensor(query.string(0)), device: query.string(1), start: query.int64(2), end: query.int64(3),
+                    reason: SRDeletionReason(rawValue: query.int(4)) ?? .systemInitiated))
         }
         return records
     }

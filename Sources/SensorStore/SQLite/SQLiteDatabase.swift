@@ -23,8 +23,9 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// Every read connection the store may open is in use (`ReaderPool`), reported as `SQLITE_BUSY`.
     static func readersExhausted(limit: Int) -> SQLiteError {
-        SQLiteError(operation: "open a read connection", code: SQLITE_BUSY,
-                    message: "all \(limit) read connections of the store are in use")
+        SQLiteError(
+            operation: "open a read connection", code: SQLITE_BUSY,
+            message: "all \(limit) read connections of the store are in use")
     }
 }
 
@@ -61,7 +62,8 @@ final class SQLiteDatabase: @unchecked Sendable {
     deinit { sqlite3_close_v2(handle) }
 
     private func failure(_ operation: String, _ code: Int32) -> SQLiteError {
-        SQLiteError(operation: operation, code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+        SQLiteError(
+            operation: operation, code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
     }
 
     /// Runs SQL without results (`sqlite3_exec`): schema statements, pragmas, BEGIN/COMMIT.
@@ -204,7 +206,8 @@ final class SQLiteStatement {
     func bind(_ index: Int32, blob: [UInt8]) throws(SQLiteError) {
         let result = blob.withUnsafeBytes { raw in
             // A zero-length blob needs a non-null pointer, or SQLite stores NULL.
-            sqlite3_bind_blob(statement, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), transientDestructor)
+            sqlite3_bind_blob(
+                statement, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(raw.count), transientDestructor)
         }
         try check(result, "bind blob")
     }

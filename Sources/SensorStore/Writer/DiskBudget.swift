@@ -79,8 +79,9 @@ extension StoreWriter {
             let unwritten = open[stream].map { $0.count - $0.durableCount } ?? 0
             guard let span = open[stream]?.dropUnwritten(), let descriptor = registry.descriptor(stream) else { continue }
             samplesLostUnreported += unwritten
-            try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: span.min, end: span.max,
-                             reason: .lowDiskSpace)
+            try insertRecord(
+                sensor: descriptor.sensor, device: descriptor.device, start: span.min, end: span.max,
+                reason: .lowDiskSpace)
         }
     }
 
@@ -96,7 +97,8 @@ extension StoreWriter {
         // before its pieces are freed: room the file system must still have when the seal comes.
         let sealing = Int64(2 * Double(unsealed) * pieceBytesPerSample)
         let floor = max(configuration.minFreeBytes ?? 0, configuration.recordReserveBytes)
-        let short = floor.subtractingSaturating(usage.availableBytes.subtractingSaturating(pending).subtractingSaturating(sealing))
+        let short = floor.subtractingSaturating(
+            usage.availableBytes.subtractingSaturating(pending).subtractingSaturating(sealing))
         guard let maxBytes = configuration.maxBytes else { return (short, short > 0) }
         let over = (usage.occupiedBytes &+ pending).subtractingSaturating(maxBytes)
         return (max(short, over), short > 0)
@@ -111,7 +113,8 @@ extension StoreWriter {
         guard recordsSinceCount >= max(bound / 10, 1) else { return }
         recordsSinceCount = 0
         let db = try database()
-        let counts = try db.prepare("SELECT sensor, device, count(*) FROM deletion_records GROUP BY sensor, device HAVING count(*) > ?")
+        let counts = try db.prepare(
+            "SELECT sensor, device, count(*) FROM deletion_records GROUP BY sensor, device HAVING count(*) > ?")
         try counts.bind(1, Int64(bound))
         var over: [(SourceKey, Int64)] = []
         while try counts.step() {
@@ -123,7 +126,9 @@ extension StoreWriter {
             let remaining = try db.prepare("SELECT count(*) FROM deletion_records WHERE sensor = ? AND device = ?")
             var left = count - Int64(bound / 2)
             for _ in 0..<64 where left > 0 {
-                guard try evictOldest(of: source, atLeast: left.multipliedSaturating(by: Self.recordBytes), &report) > 0 else { break }
+                guard try evictOldest(of: source, atLeast: left.multipliedSaturating(by: Self.recordBytes), &report) > 0 else {
+                    break
+                }
                 remaining.reset()
                 try remaining.bind(1, source.sensor.rawValue)
                 try remaining.bind(2, source.device)
@@ -197,22 +202,26 @@ extension StoreWriter {
         var horizon = streams.compactMap { open[$0].flatMap { $0.isEmpty ? nil : $0.minTime } }.min() ?? .max
         var held: [Held] = []
         let chunks = try db.prepare(
-            "SELECT id, min_time, max_time, sample_count, byte_count FROM chunks WHERE stream = ? ORDER BY min_time, id LIMIT \(Self.evictionScan)")
+            "SELECT id, min_time, max_time, sample_count, byte_count FROM chunks WHERE stream = ? ORDER BY min_time, id LIMIT \(Self.evictionScan)"
+        )
         for stream in streams {
             chunks.reset()
             try chunks.bind(1, stream.rawValue)
             var rows = 0
             while try chunks.step() {
                 rows += 1
-                held.append(Held(start: chunks.int64(1), end: chunks.int64(2), chunk: chunks.int64(0), record: nil,
-                                 samples: chunks.int(3), bytes: chunks.int64(4) + 64))
+                held.append(
+                    Held(
+                        start: chunks.int64(1), end: chunks.int64(2), chunk: chunks.int64(0), record: nil,
+                        samples: chunks.int(3), bytes: chunks.int64(4) + 64))
             }
             // Past the last row read, chunks of this stream were not looked at.
             if rows == Self.evictionScan, let last = held.last { horizon = min(horizon, last.start) }
         }
         chunks.reset()
         let records = try db.prepare(
-            "SELECT id, start_time, end_time FROM deletion_records WHERE sensor = ? AND device = ? ORDER BY end_time LIMIT \(Self.evictionScan)")
+            "SELECT id, start_time, end_time FROM deletion_records WHERE sensor = ? AND device = ? ORDER BY end_time LIMIT \(Self.evictionScan)"
+        )
         try records.bind(1, source.sensor.rawValue)
         try records.bind(2, source.device)
         var recordRows = 0
@@ -220,8 +229,10 @@ extension StoreWriter {
         while try records.step() {
             recordRows += 1
             lastRecordEnd = records.int64(2)
-            held.append(Held(start: records.int64(1), end: lastRecordEnd, chunk: nil, record: records.int64(0), samples: 0,
-                             bytes: Self.recordBytes))
+            held.append(
+                Held(
+                    start: records.int64(1), end: lastRecordEnd, chunk: nil, record: records.int64(0), samples: 0,
+                    bytes: Self.recordBytes))
         }
         records.reset()
         if recordRows == Self.evictionScan { horizon = min(horizon, lastRecordEnd) }
@@ -270,7 +281,8 @@ extension StoreWriter {
         var recordsFolded = 0
         for victim in victims {
             guard let record = victim.record,
-                  spans.contains(where: { $0.start <= victim.start && victim.end <= $0.end }) else { continue }
+                spans.contains(where: { $0.start <= victim.start && victim.end <= $0.end })
+            else { continue }
             try begin()
             deleteRecord.reset()
             try deleteRecord.bind(1, record)
@@ -279,8 +291,9 @@ extension StoreWriter {
         }
         let freed = victims.reduce(Int64(0)) { $0 + ($1.chunk != nil ? $1.bytes : 0) } + Int64(recordsFolded) * Self.recordBytes
         for span in spans {
-            try insertRecord(sensor: source.sensor, device: source.device, start: span.start, end: span.end,
-                             reason: .lowDiskSpace, explainsDeletion: true)
+            try insertRecord(
+                sensor: source.sensor, device: source.device, start: span.start, end: span.end,
+                reason: .lowDiskSpace, explainsDeletion: true)
         }
         return max(0, freed - Int64(spans.count) * Self.recordBytes)
     }

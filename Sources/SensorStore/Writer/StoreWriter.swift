@@ -1,6 +1,6 @@
-import SensorChunks
 import Dispatch
 import Foundation
+import SensorChunks
 import SensorKitModel
 import SensorSystem
 import Synchronization
@@ -133,7 +133,8 @@ final class StoreWriter: @unchecked Sendable {
                 "INSERT INTO chunks (stream, boot, tier, min_time, max_time, sample_count, byte_count, bytes, min_receive, max_receive) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 persistent: true),
             deleteChunk: try db.prepare("DELETE FROM chunks WHERE id = ?", persistent: true),
-            widenSpan: try db.prepare("UPDATE streams SET max_chunk_span = ?2 WHERE id = ?1 AND max_chunk_span < ?2", persistent: true),
+            widenSpan: try db.prepare(
+                "UPDATE streams SET max_chunk_span = ?2 WHERE id = ?1 AND max_chunk_span < ?2", persistent: true),
             insertRecord: try db.prepare(
                 "INSERT INTO deletion_records (sensor, device, start_time, end_time, reason) VALUES (?,?,?,?,?)",
                 persistent: true),
@@ -162,8 +163,9 @@ final class StoreWriter: @unchecked Sendable {
             let purgeTimer = DispatchSource.makeTimerSource(queue: queue)
             // Leeway lets the kernel fold this wake-up into another; a purge a few seconds late
             // changes nothing.
-            purgeTimer.schedule(deadline: .now() + interval, repeating: interval,
-                                leeway: .milliseconds(Int(min(interval / 10, 5) * 1000)))
+            purgeTimer.schedule(
+                deadline: .now() + interval, repeating: interval,
+                leeway: .milliseconds(Int(min(interval / 10, 5) * 1000)))
             purgeTimer.setEventHandler { [weak self] in self?.purgeOnSchedule() }
             purgeTimer.resume()
             self.purgeTimer = purgeTimer
@@ -340,8 +342,9 @@ final class StoreWriter: @unchecked Sendable {
         guard let descriptor = registry.descriptor(stream), let anchor = timeline.withLock({ $0.anchors[boot] }) else { return }
         // Committed with the drain's samples (the drain consults the schedule).
         do {
-            try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: anchor &+ first,
-                             end: anchor &+ last, reason: .systemInitiated)
+            try insertRecord(
+                sensor: descriptor.sensor, device: descriptor.device, start: anchor &+ first,
+                end: anchor &+ last, reason: .systemInitiated)
         } catch {
             fail(error)
         }
@@ -470,8 +473,9 @@ final class StoreWriter: @unchecked Sendable {
     private func writePiece(_ chunk: inout OpenChunk, through end: Int) throws {
         let range = chunk.durableCount..<end
         let bytes = encoder.encode(chunk.samples, range: range, roles: chunk.roles, effort: .fast)
-        let id = try insertChunk(stream: chunk.stream, bootRow: chunk.bootRow, tier: 0, samples: chunk.samples,
-                                 range: range, bytes: bytes)
+        let id = try insertChunk(
+            stream: chunk.stream, bootRow: chunk.bootRow, tier: 0, samples: chunk.samples,
+            range: range, bytes: bytes)
         chunk.pieceIDs.append(id)
         chunk.durableCount = end
         samplesWritten += range.count
@@ -483,8 +487,9 @@ final class StoreWriter: @unchecked Sendable {
     func seal(_ chunk: inout OpenChunk, count: Int) throws {
         let bytes = encoder.encode(chunk.samples, range: 0..<count, roles: chunk.roles, effort: .best)
         // The open chunk keeps its time bounds: a whole-chunk seal (the usual one) needs no scan.
-        try insertChunk(stream: chunk.stream, bootRow: chunk.bootRow, tier: 1, samples: chunk.samples, range: 0..<count,
-                        bytes: bytes, bounds: count == chunk.count ? (chunk.minTime, chunk.maxTime) : nil)
+        try insertChunk(
+            stream: chunk.stream, bootRow: chunk.bootRow, tier: 1, samples: chunk.samples, range: 0..<count,
+            bytes: bytes, bounds: count == chunk.count ? (chunk.minTime, chunk.maxTime) : nil)
         for id in chunk.pieceIDs { try deleteChunk(id) }
         let durableRemainder = chunk.durableCount - count
         chunk.removeSealedPrefix(count)
@@ -513,8 +518,9 @@ final class StoreWriter: @unchecked Sendable {
         do {
             try deleteChunk(id)
             guard try database().changes > 0 else { return }  // already dropped by another query
-            try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: minTime, end: maxTime,
-                             reason: .systemInitiated, explainsDeletion: true)
+            try insertRecord(
+                sensor: descriptor.sensor, device: descriptor.device, start: minTime, end: maxTime,
+                reason: .systemInitiated, explainsDeletion: true)
             for key in open.keys { open[key]?.pieceIDs.removeAll { $0 == id } }
             try commit()
         } catch {
@@ -526,7 +532,8 @@ final class StoreWriter: @unchecked Sendable {
     /// boot, in arrival order. Pieces that fail their checksum become `systemInitiated` records.
     private func recoverPieces() throws {
         let db = try database()
-        let pieces = try db.prepare("SELECT id, stream, boot, min_time, max_time, bytes FROM chunks WHERE tier = 0 ORDER BY stream, id")
+        let pieces = try db.prepare(
+            "SELECT id, stream, boot, min_time, max_time, bytes FROM chunks WHERE tier = 0 ORDER BY stream, id")
         var groups: [(stream: StreamID, boot: Int64, ids: [Int64], samples: ChunkSamples)] = []
         var corrupt: [(id: Int64, stream: StreamID, min: Int64, max: Int64)] = []
         while try pieces.step() {
@@ -537,7 +544,9 @@ final class StoreWriter: @unchecked Sendable {
             let decoded: ChunkSamples
             do {
                 decoded = try ChunkCodec.decode(pieces.blob(5)).samples
-                guard decoded.columns.count == descriptor.schema.columns.count else { throw ChunkCodecError.malformed("column count") }
+                guard decoded.columns.count == descriptor.schema.columns.count else {
+                    throw ChunkCodecError.malformed("column count")
+                }
             } catch {
                 corrupt.append((id, stream, pieces.int64(3), pieces.int64(4)))
                 continue
@@ -554,8 +563,9 @@ final class StoreWriter: @unchecked Sendable {
         for piece in corrupt {
             try deleteChunk(piece.id)
             if let descriptor = registry.descriptor(piece.stream) {
-                try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: piece.min, end: piece.max,
-                                 reason: .systemInitiated, explainsDeletion: true)
+                try insertRecord(
+                    sensor: descriptor.sensor, device: descriptor.device, start: piece.min, end: piece.max,
+                    reason: .systemInitiated, explainsDeletion: true)
             }
         }
         for group in groups {
@@ -590,10 +600,13 @@ final class StoreWriter: @unchecked Sendable {
             // From just after the last sample the database keeps: that one is not lost.
             let start = max(try lastCommittedTime(run.stream).map { $0 &+ 1 } ?? run.since, run.since)
             guard now > start else { continue }
-            try insertRecord(sensor: descriptor.sensor, device: descriptor.device, start: start, end: now,
-                             reason: .systemInitiated)
-            crashLosses.append(StoredDeletionRecord(sensor: descriptor.sensor, device: descriptor.device, start: start,
-                                                    end: now, reason: .systemInitiated))
+            try insertRecord(
+                sensor: descriptor.sensor, device: descriptor.device, start: start, end: now,
+                reason: .systemInitiated)
+            crashLosses.append(
+                StoredDeletionRecord(
+                    sensor: descriptor.sensor, device: descriptor.device, start: start,
+                    end: now, reason: .systemInitiated))
         }
         try db.execute("DELETE FROM live_streams")
         try commit()
@@ -636,7 +649,8 @@ final class StoreWriter: @unchecked Sendable {
         var report = PurgeReport()
         try begin()
         let range = try db.prepare(
-            "SELECT min(min_time), max(max_time), count(*), coalesce(sum(sample_count), 0) FROM chunks WHERE stream = ? AND tier = 1 AND max_time <= ?")
+            "SELECT min(min_time), max(max_time), count(*), coalesce(sum(sample_count), 0) FROM chunks WHERE stream = ? AND tier = 1 AND max_time <= ?"
+        )
         let delete = try db.prepare("DELETE FROM chunks WHERE stream = ? AND tier = 1 AND max_time <= ?")
         var longestWindow: Int64 = configuration.retention.window
         for stream in registry.all {
@@ -656,13 +670,16 @@ final class StoreWriter: @unchecked Sendable {
             delete.reset()
             try delete.bind([stream.id.rawValue, cutoff])
             try delete.run()
-            try insertRecord(sensor: stream.descriptor.sensor, device: stream.descriptor.device, start: first, end: last,
-                             reason: .ageLimit, explainsDeletion: true)
+            try insertRecord(
+                sensor: stream.descriptor.sensor, device: stream.descriptor.device, start: first, end: last,
+                reason: .ageLimit, explainsDeletion: true)
             report.purgedChunks += chunks
             report.purgedSamples += samples
         }
         // Deletion records outlive the data they explain by one window, then go too.
-        try db.execute("DELETE FROM deletion_records WHERE end_time < \(now.subtractingSaturating(longestWindow.multipliedSaturating(by: 2)))")
+        try db.execute(
+            "DELETE FROM deletion_records WHERE end_time < \(now.subtractingSaturating(longestWindow.multipliedSaturating(by: 2)))"
+        )
         coalescing.forgetAll()
         try keepBudget(&report)
         try commit()
@@ -747,8 +764,10 @@ final class StoreWriter: @unchecked Sendable {
     /// the deletion with it and the record is not owed — owing it would claim the deletion of
     /// samples the rollback kept. Other records explain samples lost whatever happens to the
     /// transaction, and a rollback leaves them owed.
-    func insertRecord(sensor: SRSensor, device: String, start: Int64, end: Int64, reason: SRDeletionReason,
-                      explainsDeletion: Bool = false) throws {
+    func insertRecord(
+        sensor: SRSensor, device: String, start: Int64, end: Int64, reason: SRDeletionReason,
+        explainsDeletion: Bool = false
+    ) throws {
         guard let statements else { throw StoreError.closed }
         try begin()
         if !explainsDeletion {
@@ -781,8 +800,9 @@ final class StoreWriter: @unchecked Sendable {
     /// Inserts the records a failed transaction took with it.
     private func writeOwedRecords() throws {
         while let record = recordsOwed.first {
-            try insertRecord(sensor: record.sensor, device: record.device, start: record.start, end: record.end,
-                             reason: record.reason)
+            try insertRecord(
+                sensor: record.sensor, device: record.device, start: record.start, end: record.end,
+                reason: record.reason)
             recordsOwed.removeFirst()
         }
     }
@@ -869,8 +889,10 @@ final class StoreWriter: @unchecked Sendable {
             let first = since[stream] ?? chunk.minTime
             // From just after the last sample the database keeps: that one is not lost.
             let start = min(max(committed.map { $0 &+ 1 } ?? first, first), chunk.newest)
-            owe(LossRecord(sensor: descriptor.sensor, device: descriptor.device, start: start, end: chunk.newest,
-                           reason: reason))
+            owe(
+                LossRecord(
+                    sensor: descriptor.sensor, device: descriptor.device, start: start, end: chunk.newest,
+                    reason: reason))
         }
         do {
             try keepBudget()

@@ -27,14 +27,18 @@ final class BLECentral: SourceDiscovery, @unchecked Sendable {
     private var lastTick: Int64?
     private let problems: RecurringProblems
 
-    init(transport: any BLETransport, wearables: [WearableConfiguration], registry: any SourceRegistry,
-         clock: any SystemClock, journal: Journal) {
+    init(
+        transport: any BLETransport, wearables: [WearableConfiguration], registry: any SourceRegistry,
+        clock: any SystemClock, journal: Journal
+    ) {
         self.transport = transport
         self.clock = clock
         self.journal = journal
         problems = RecurringProblems(journal)
         let queue = self.queue
-        links = wearables.map { WearableLink(configuration: $0, queue: queue, registry: registry, clock: clock, journal: journal) }
+        links = wearables.map {
+            WearableLink(configuration: $0, queue: queue, registry: registry, clock: clock, journal: journal)
+        }
     }
 
     func start() {
@@ -52,7 +56,10 @@ final class BLECentral: SourceDiscovery, @unchecked Sendable {
         let now = clock.boottimeNanoseconds()
         if let last = lastTick, now &- last > Self.lateTick {
             let late = FetchPolicy.describe(now &- last &- Self.tickNanoseconds)
-            problems.report("ble: queue held up", "<4>ble: the driver's queue was held up \(late); heart rates and wrist states received meanwhile are stamped up to that late; counted, and summed up in the log later")
+            problems.report(
+                "ble: queue held up",
+                "<4>ble: the driver's queue was held up \(late); heart rates and wrist states received meanwhile are stamped up to that late; counted, and summed up in the log later"
+            )
         }
         lastTick = now
         for link in links { link.tick(now: now) }
@@ -68,7 +75,8 @@ final class BLECentral: SourceDiscovery, @unchecked Sendable {
             let why: String
             switch error {
             case .busy(let detail):
-                why = "\(detail) — another Bluetooth stack holds the adapter (bluetoothd discovery or a scanner left running); stop it or retry later"
+                why =
+                    "\(detail) — another Bluetooth stack holds the adapter (bluetoothd discovery or a scanner left running); stop it or retry later"
             default:
                 why = error.description
             }

@@ -65,7 +65,8 @@ final class WearableLink: @unchecked Sendable {
     /// Why PMD cannot run on this link (an MTU below `pmdMTU`), or why the device refused a stream.
     private var pmdBlocked: String?
     private var refusals: [PMDMeasurementType: String] = [:]
-    private var heartRateGuard = RateGuard(perSecond: WearableLink.heartRateBound.perSecond, burst: WearableLink.heartRateBound.burst)
+    private var heartRateGuard = RateGuard(
+        perSecond: WearableLink.heartRateBound.perSecond, burst: WearableLink.heartRateBound.burst)
     private var candidates = WearableCandidates()
     private var contactOnThisLink = false
     private var heartRate = HeartRateTimeline()
@@ -77,8 +78,10 @@ final class WearableLink: @unchecked Sendable {
     private let problems: RecurringProblems
     private var counts: [String: Int] = [:]
 
-    init(configuration: WearableConfiguration, queue: DispatchQueue, registry: any SourceRegistry,
-         clock: any SystemClock, journal: Journal) {
+    init(
+        configuration: WearableConfiguration, queue: DispatchQueue, registry: any SourceRegistry,
+        clock: any SystemClock, journal: Journal
+    ) {
         self.configuration = configuration
         self.queue = queue
         self.registry = registry
@@ -102,7 +105,9 @@ final class WearableLink: @unchecked Sendable {
         let matching = reports.filter { configuration.matches(address: $0.address, advertisedName: $0.data.localName) }
         let (chosen, new) = candidates.choose(matching.map { .init(address: $0.address.uppercased(), name: $0.data.localName) })
         for candidate in new {
-            journal.notice("wearable \(configuration.name): \(candidate.address) advertises the name \(candidate.name.map { "'\($0)'" } ?? "?"), a candidate")
+            journal.notice(
+                "wearable \(configuration.name): \(candidate.address) advertises the name \(candidate.name.map { "'\($0)'" } ?? "?"), a candidate"
+            )
         }
         return chosen.flatMap { chosen in matching.first { $0.address.uppercased() == chosen.address } }
     }
@@ -148,7 +153,8 @@ final class WearableLink: @unchecked Sendable {
             switch error {
             case .outOfRange(let detail): why = "out of range (\(detail))"
             case .system(let failure) where failure.errno == EBUSY:
-                why = "\(failure): another client (usually bluetoothd, which auto-connects paired or trusted devices) already holds this wearable's ATT channel — unpair it (bluetoothctl remove \(report.address)) or disconnect it there"
+                why =
+                    "\(failure): another client (usually bluetoothd, which auto-connects paired or trusted devices) already holds this wearable's ATT channel — unpair it (bluetoothctl remove \(report.address)) or disconnect it there"
             default: why = error.description
             }
             once("connect:\(why)", warning: "\(label): cannot connect: \(why); retrying with backoff")
@@ -215,7 +221,10 @@ final class WearableLink: @unchecked Sendable {
         case .indication(let handle, let value):
             if handle == controlPointHandle { controlPointIndication(value) }
         case .ignoredPDU(let why):
-            count("ignoredPDU", "\(label): dropped a PDU that does not decode or was not asked for (\(why)); counted, and summed up in the log later")
+            count(
+                "ignoredPDU",
+                "\(label): dropped a PDU that does not decode or was not asked for (\(why)); counted, and summed up in the log later"
+            )
         case .linkFailed(let why):
             linkLost(why)
         }
@@ -252,14 +261,22 @@ final class WearableLink: @unchecked Sendable {
         }
         if wantsPMD {
             let service = services.service(.polarMeasurementDataService)
-            if let controlPoint = service?.characteristic(.polarMeasurementControlPoint), let data = service?.characteristic(.polarMeasurementData) {
+            if let controlPoint = service?.characteristic(.polarMeasurementControlPoint),
+                let data = service?.characteristic(.polarMeasurementData)
+            {
                 if mtu < Self.pmdMTU {
-                    once("mtu", warning: "\(label): the link's ATT MTU is \(mtu), PMD needs at least \(Self.pmdMTU); recording heart rate only")
+                    once(
+                        "mtu",
+                        warning:
+                            "\(label): the link's ATT MTU is \(mtu), PMD needs at least \(Self.pmdMTU); recording heart rate only"
+                    )
                     pmdBlocked = "the link's ATT MTU is \(mtu), PMD needs at least \(Self.pmdMTU)"
                 } else {
                     controlPointHandle = controlPoint.valueHandle
                     dataHandle = data.valueHandle
-                    if controlPoint.properties.contains(.read) { reads[connection.read(controlPoint.valueHandle)] = .polarMeasurementControlPoint }
+                    if controlPoint.properties.contains(.read) {
+                        reads[connection.read(controlPoint.valueHandle)] = .polarMeasurementControlPoint
+                    }
                     subscribe(controlPoint)
                     subscribe(data)
                 }
@@ -281,7 +298,9 @@ final class WearableLink: @unchecked Sendable {
         case .bodySensorLocation: location = BodySensorLocation(decoding: value)
         case .polarMeasurementControlPoint:
             features = PMDFeatures(decoding: value)
-            if features == nil { once("features", warning: "\(label): PMD feature read did not decode; trying the streams anyway") }
+            if features == nil {
+                once("features", warning: "\(label): PMD feature read did not decode; trying the streams anyway")
+            }
         default: information.set(uuid, value: value)
         }
     }
@@ -300,19 +319,23 @@ final class WearableLink: @unchecked Sendable {
         phase = .ready
         if let address, let registered = streams.values.first?.descriptor.device, registered != "ble:" + address {
             // Bound by name to another advertiser than before: its streams are another device's.
-            journal.notice("\(label): a different device than \(registered) answers to the name; its streams are registered as its own")
+            journal.notice(
+                "\(label): a different device than \(registered) answers to the name; its streams are registered as its own")
             for stream in streams.values { registry.remove(source: stream.descriptor.source) }
             streams = [:]
         }
         if streams.isEmpty, let address {
             let device = information.device(address: address, advertisedName: advertisedName)
             for sensor in configuration.streams {
-                let stream = WearableStream(descriptor: descriptor(sensor, device: device), queue: queue, clock: clock) { [weak self] stream, on in
+                let stream = WearableStream(descriptor: descriptor(sensor, device: device), queue: queue, clock: clock) {
+                    [weak self] stream, on in
                     self?.recordingChanged(stream, on: on)
                 }
                 streams[sensor] = stream
             }
-            journal.notice("\(label): \(device.model.isEmpty ? "model unknown" : device.model), firmware \(device.systemVersion.isEmpty ? "unknown" : device.systemVersion), battery \(battery.map { "\($0) %" } ?? "unknown"); streams \(configuration.streams.map(\.rawValue).joined(separator: ", "))")
+            journal.notice(
+                "\(label): \(device.model.isEmpty ? "model unknown" : device.model), firmware \(device.systemVersion.isEmpty ? "unknown" : device.systemVersion), battery \(battery.map { "\($0) %" } ?? "unknown"); streams \(configuration.streams.map(\.rawValue).joined(separator: ", "))"
+            )
             publishStatus()
             for stream in streams.values.sorted(by: { $0.sensor.rawValue < $1.sensor.rawValue }) { registry.add(stream) }
         } else {
@@ -356,7 +379,9 @@ final class WearableLink: @unchecked Sendable {
             let current = pmd[type] ?? .idle
             if want, current == .idle {
                 if let features, !features.types.contains(type) {
-                    once("feature:\(type)", warning: "\(label): the device does not offer PMD \(type); \(sensor.rawValue) is not recorded")
+                    once(
+                        "feature:\(type)",
+                        warning: "\(label): the device does not offer PMD \(type); \(sensor.rawValue) is not recorded")
                     refuse(type, "the device does not offer PMD \(type)")
                     continue
                 }
@@ -375,7 +400,9 @@ final class WearableLink: @unchecked Sendable {
         do {
             indication = try PMDControlPointIndication(decoding: value)
         } catch {
-            count("cp", "\(label): a PMD control-point indication did not decode (\(error)); counted, and summed up in the log later")
+            count(
+                "cp",
+                "\(label): a PMD control-point indication did not decode (\(error)); counted, and summed up in the log later")
             return
         }
         switch indication {
@@ -389,7 +416,10 @@ final class WearableLink: @unchecked Sendable {
                 let delay = pmdBackoff[type, default: ReconnectBackoff()].linkLost(upFor: ranFor)
                 pmd[type] = .pausing
                 pmdRetryAt[type] = now &+ delay
-                count("stopped:\(type)", "\(label): the device stopped PMD \(type) on its own; starting it again in \(FetchPolicy.describe(delay)) (the pause doubles while it keeps doing so); counted, and summed up in the log later")
+                count(
+                    "stopped:\(type)",
+                    "\(label): the device stopped PMD \(type) on its own; starting it again in \(FetchPolicy.describe(delay)) (the pause doubles while it keeps doing so); counted, and summed up in the log later"
+                )
             }
             applyPMD()
         case .response(let part):
@@ -397,7 +427,10 @@ final class WearableLink: @unchecked Sendable {
             case .incomplete:
                 return
             case .refused(let why):
-                count("cp-continuation", "\(label): a PMD control-point response in parts was dropped (\(why)); counted, and summed up in the log later")
+                count(
+                    "cp-continuation",
+                    "\(label): a PMD control-point response in parts was dropped (\(why)); counted, and summed up in the log later"
+                )
                 if let type = PMDMeasurementType(rawValue: part.measurementType) {
                     switch pmd[type] ?? .idle {
                     case .gettingSettings, .starting: refuse(type, "its control-point response was dropped (\(why))")
@@ -422,7 +455,8 @@ final class WearableLink: @unchecked Sendable {
             }
             // One value per setting: ECG at 130 Hz where offered, otherwise the first value.
             let chosen = offered.compactMap { setting -> PMDSetting? in
-                guard [.sampleRate, .resolution, .range, .channels].contains(setting.kind), let first = setting.values.first else { return nil }
+                guard [.sampleRate, .resolution, .range, .channels].contains(setting.kind), let first = setting.values.first
+                else { return nil }
                 let value = setting.kind == .sampleRate && type == .ecg && setting.values.contains(130) ? 130 : first
                 return PMDSetting(setting.kind, [value])
             }
@@ -442,10 +476,14 @@ final class WearableLink: @unchecked Sendable {
                 pmd[type] = .restarting
                 command(connection, controlPoint, PMDCommand.stopMeasurement(type).encoded())
             case .invalidMTU:
-                once("pmd-mtu:\(type)", warning: "\(label): the device refused PMD \(type) for the link's MTU (\(mtu)); recording heart rate only")
+                once(
+                    "pmd-mtu:\(type)",
+                    warning: "\(label): the device refused PMD \(type) for the link's MTU (\(mtu)); recording heart rate only")
                 refuse(type, "the device refused PMD \(type) for the link's MTU (\(mtu))")
             default:
-                once("start:\(type):\(response.status)", warning: "\(label): the device refused to start PMD \(type) (\(response.status))")
+                once(
+                    "start:\(type):\(response.status)",
+                    warning: "\(label): the device refused to start PMD \(type) (\(response.status))")
                 refuse(type, "the device refused to start PMD \(type) (\(response.status))")
             }
         case (0x03, .stopping), (0x03, .restarting):
@@ -469,7 +507,10 @@ final class WearableLink: @unchecked Sendable {
         let time = now
         let boot = clock.bootID
         guard heartRateGuard.admit(at: time) else {
-            count("hr-rate", "\(label): heart-rate measurements arrive faster than \(Int(Self.heartRateBound.perSecond)) a second; the excess is dropped and recorded as a gap; counted, and summed up in the log later")
+            count(
+                "hr-rate",
+                "\(label): heart-rate measurements arrive faster than \(Int(Self.heartRateBound.perSecond)) a second; the excess is dropped and recorded as a gap; counted, and summed up in the log later"
+            )
             streams[.heartRate]?.openGap(after: nil, now: time, why: "more heart-rate measurements than a strap sends")
             streams[.onWristState]?.openGap(after: time, now: time, why: "more heart-rate measurements than a strap sends")
             return
@@ -477,7 +518,9 @@ final class WearableLink: @unchecked Sendable {
         let before = heartRate.malformed
         let output = heartRate.receive(value, at: time)
         if heartRate.malformed > before {
-            count("hrm", "\(label): a heart-rate measurement that does not decode was dropped; counted, and summed up in the log later")
+            count(
+                "hrm",
+                "\(label): a heart-rate measurement that does not decode was dropped; counted, and summed up in the log later")
             return
         }
         let contact = (try? HeartRateMeasurement(decoding: value))?.sensorContact
@@ -487,9 +530,13 @@ final class WearableLink: @unchecked Sendable {
         }
         if let beat = output.beat, let stream = streams[.heartRate] {
             if beat.rrIntervals.count > WearableSamples.rrColumns {
-                count("rr", "\(label): a measurement carried \(beat.rrIntervals.count) RR intervals; the store keeps \(WearableSamples.rrColumns) per measurement and the rest were dropped; counted, and summed up in the log later")
+                count(
+                    "rr",
+                    "\(label): a measurement carried \(beat.rrIntervals.count) RR intervals; the store keeps \(WearableSamples.rrColumns) per measurement and the rest were dropped; counted, and summed up in the log later"
+                )
             }
-            stream.emit(boot: boot, times: [time], receiveTimes: [time], columns: WearableSamples.heartRate(beat, contact: contact))
+            stream.emit(
+                boot: boot, times: [time], receiveTimes: [time], columns: WearableSamples.heartRate(beat, contact: contact))
         }
         if let stream = streams[.onWristState], let onWrist = output.wristState {
             stream.emit(boot: boot, times: [time], receiveTimes: [time], columns: [[onWrist ? 1 : 0], [0], [0]])
@@ -498,28 +545,62 @@ final class WearableLink: @unchecked Sendable {
 
     private func pmdFrame(_ value: [UInt8]) {
         guard let first = value.first, let type = PMDMeasurementType(rawValue: first & 0x3F), var timeline = timelines[type],
-              pmd[type] == .running
+            pmd[type] == .running
         else {
-            count("frame-unexpected", "\(label): a PMD frame of a stream that is not running was dropped; counted, and summed up in the log later")
+            count(
+                "frame-unexpected",
+                "\(label): a PMD frame of a stream that is not running was dropped; counted, and summed up in the log later")
             return
         }
         let before = timeline.counters
         let events = timeline.receive(value, at: now)
         let after = timeline.counters
         timelines[type] = timeline
-        if after.duplicates > before.duplicates { count("dup:\(type)", "\(label): PMD \(type) frame repeating the previous timestamp dropped; counted, and summed up in the log later") }
-        if after.undecodable > before.undecodable { count("undecodable:\(type)", "\(label): PMD \(type) frame that does not decode dropped and recorded as a gap; counted, and summed up in the log later") }
-        if after.resets > before.resets { count("reset:\(type)", "\(label): PMD \(type) device clock reset; recorded as a gap, mapping restarted; counted, and summed up in the log later") }
-        if after.jumps > before.jumps { count("jump:\(type)", "\(label): PMD \(type) device time jumped; recorded as a gap, mapping restarted; counted, and summed up in the log later") }
-        if after.missing > before.missing { count("missing:\(type)", "\(label): PMD \(type) frames missing; recorded as a gap; counted, and summed up in the log later") }
+        if after.duplicates > before.duplicates {
+            count(
+                "dup:\(type)",
+                "\(label): PMD \(type) frame repeating the previous timestamp dropped; counted, and summed up in the log later")
+        }
+        if after.undecodable > before.undecodable {
+            count(
+                "undecodable:\(type)",
+                "\(label): PMD \(type) frame that does not decode dropped and recorded as a gap; counted, and summed up in the log later"
+            )
+        }
+        if after.resets > before.resets {
+            count(
+                "reset:\(type)",
+                "\(label): PMD \(type) device clock reset; recorded as a gap, mapping restarted; counted, and summed up in the log later"
+            )
+        }
+        if after.jumps > before.jumps {
+            count(
+                "jump:\(type)",
+                "\(label): PMD \(type) device time jumped; recorded as a gap, mapping restarted; counted, and summed up in the log later"
+            )
+        }
+        if after.missing > before.missing {
+            count(
+                "missing:\(type)",
+                "\(label): PMD \(type) frames missing; recorded as a gap; counted, and summed up in the log later")
+        }
         if after.implausible > before.implausible {
-            count("implausible:\(type)", "\(label): PMD \(type) frame holding more samples than \(timeline.maximumFrameSamples) or than its device time covers at \(sampleRates[type] ?? 0) Hz dropped and recorded as a gap; counted, and summed up in the log later")
+            count(
+                "implausible:\(type)",
+                "\(label): PMD \(type) frame holding more samples than \(timeline.maximumFrameSamples) or than its device time covers at \(sampleRates[type] ?? 0) Hz dropped and recorded as a gap; counted, and summed up in the log later"
+            )
         }
         if after.overRate > before.overRate {
-            count("rate:\(type)", "\(label): PMD \(type) samples arrive faster than \(PMDStreamTimeline.rateMargin) × \(sampleRates[type] ?? 0) Hz; the excess is dropped and recorded as a gap; counted, and summed up in the log later")
+            count(
+                "rate:\(type)",
+                "\(label): PMD \(type) samples arrive faster than \(PMDStreamTimeline.rateMargin) × \(sampleRates[type] ?? 0) Hz; the excess is dropped and recorded as a gap; counted, and summed up in the log later"
+            )
         }
         if after.clockRate > before.clockRate {
-            count("clock-rate:\(type)", "\(label): PMD \(type) device clock runs at a rate the host clock disagrees with (beyond \(Int(ClockRateCheck.tolerance * 100)) %); its frames are refused and recorded as a gap until it agrees again; counted, and summed up in the log later")
+            count(
+                "clock-rate:\(type)",
+                "\(label): PMD \(type) device clock runs at a rate the host clock disagrees with (beyond \(Int(ClockRateCheck.tolerance * 100)) %); its frames are refused and recorded as a gap until it agrees again; counted, and summed up in the log later"
+            )
         }
         handle(events, of: type)
     }
@@ -534,8 +615,9 @@ final class WearableLink: @unchecked Sendable {
             case .frame(let timed):
                 uncertainty[type] = timed.uncertainty
                 let receive = [Int64](repeating: timed.receiveTime, count: timed.sampleTimes.count)
-                let columns = WearableSamples.pmd(timed, type: type, sampleRate: sampleRates[type] ?? 130,
-                                                  sessionStart: sessionStarts[type] ?? 0)
+                let columns = WearableSamples.pmd(
+                    timed, type: type, sampleRate: sampleRates[type] ?? 130,
+                    sessionStart: sessionStarts[type] ?? 0)
                 stream.emit(boot: boot, times: timed.sampleTimes, receiveTimes: receive, columns: columns)
             }
         }
@@ -584,11 +666,12 @@ final class WearableLink: @unchecked Sendable {
         heartRate.restart()
         if let address { candidates.linkEnded(address, contactSeen: contactOnThisLink) }
         if case .name? = configuration.match, candidates.trusted != address {
-            address = nil   // not known to be the strap: chosen again among the candidates at the next scan
+            address = nil  // not known to be the strap: chosen again among the candidates at the next scan
         }
         resetLinkState()
         wait(backoff.linkLost(upFor: time &- connectedAt))
-        journal.warning("\(label): link lost (\(why)); reconnecting in \(FetchPolicy.describe(retryAt &- time)) with full re-subscription")
+        journal.warning(
+            "\(label): link lost (\(why)); reconnecting in \(FetchPolicy.describe(retryAt &- time)) with full re-subscription")
         if let done = stopping {
             stopping = nil
             done()

@@ -21,8 +21,10 @@ final class WearableStream: SensorSource, @unchecked Sendable {
     private var gaps = GapCoalescer<SourceBatch>()
 
     /// `changed` runs on `queue` when recording turns on or off.
-    init(descriptor: SourceDescriptor, queue: DispatchQueue, clock: any SystemClock,
-         changed: @escaping (WearableStream, Bool) -> Void) {
+    init(
+        descriptor: SourceDescriptor, queue: DispatchQueue, clock: any SystemClock,
+        changed: @escaping (WearableStream, Bool) -> Void
+    ) {
         self.descriptor = descriptor
         self.queue = queue
         self.clock = clock
@@ -59,7 +61,7 @@ final class WearableStream: SensorSource, @unchecked Sendable {
     private func stop() {
         guard recording else { return }
         recording = false
-        changed(self, false)   // may emit the samples still held
+        changed(self, false)  // may emit the samples still held
         // Stopped while the link is down: the gap ends with the stake.
         let now = clock.now()
         closeGap(at: now.nanoseconds, boot: now.boot)
@@ -113,9 +115,14 @@ final class WearableStream: SensorSource, @unchecked Sendable {
             switch action {
             case .gap(let gap):
                 var why = gap.why
-                if gap.gaps > 1 { why += "; \(gap.gaps - 1) more gaps in a row joined into this record, \(gap.droppedSamples) samples between them dropped" }
-                deliver(.gap(from: BootInstant(boot: boot, nanoseconds: gap.from), to: BootInstant(boot: boot, nanoseconds: gap.to),
-                             reason: .systemInitiated, why: why))
+                if gap.gaps > 1 {
+                    why +=
+                        "; \(gap.gaps - 1) more gaps in a row joined into this record, \(gap.droppedSamples) samples between them dropped"
+                }
+                deliver(
+                    .gap(
+                        from: BootInstant(boot: boot, nanoseconds: gap.from), to: BootInstant(boot: boot, nanoseconds: gap.to),
+                        reason: .systemInitiated, why: why))
                 lastTime = max(lastTime ?? gap.to, gap.to)
             case .samples(let batch):
                 deliver(.samples(batch))
