@@ -88,7 +88,7 @@ public final class SensorStore: Sendable {
     }
 
     /// Every registered stream.
-    public var streams: [StoredStream] { registry.all }
+    public var streams: [RegisteredStream] { registry.all }
 
     /// The descriptor of a stream.
     public func descriptor(of stream: StreamID) -> StreamDescriptor? { registry.descriptor(stream) }

@@ -103,6 +103,17 @@ public enum SystemCalls {
         _ = try syscall("sigaction(\(number))") { sigaction(number, &action, nil) }
     }
 
+    /// `pthread_sigmask(SIG_BLOCK, …)`: the calling thread, and every thread it starts from now on,
+    /// blocks `numbers` (so only a Dispatch signal source reads them). Does not block.
+    public static func blockSignals(_ numbers: [Int32]) throws(SystemError) {
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        for number in numbers { sigaddset(&blocked, number) }
+        // pthread_sigmask returns the error number instead of setting errno.
+        let result = pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        if result != 0 { throw SystemError("pthread_sigmask(SIG_BLOCK)", errno: result) }
+    }
+
     /// An `AF_UNIX` datagram socket, close-on-exec.
     public static func datagramSocket() throws(SystemError) -> Int32 {
         try syscall("socket(AF_UNIX, SOCK_DGRAM)") {

@@ -22,10 +22,11 @@ public final class StopSignals: @unchecked Sendable {
     /// Call on the main thread before any other thread starts: the signals are blocked here, and
     /// threads inherit the mask, so none of them takes a signal meant for Dispatch.
     public init(journal: Journal) {
-        var blocked = sigset_t()
-        sigemptyset(&blocked)
-        for number in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&blocked, number) }
-        pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        do {
+            try SystemCalls.blockSignals([SIGTERM, SIGINT, SIGHUP])
+        } catch {
+            preconditionFailure("\(error)")  // only an invalid `how` fails: a bug, not weather
+        }
         for number in [SIGTERM, SIGINT, SIGHUP] {
             // The Dispatch source takes the signal over; a failure here would only leave the
             // default action.

@@ -26,12 +26,12 @@ final class StreamRegistry: Sendable {
     }
     func id(forKey key: String) -> StreamID? { state.withLock { $0.byKey[key] } }
 
-    var all: [StoredStream] {
-        state.withLock { $0.byID.map { StoredStream(id: $0.key, descriptor: $0.value) } }.sorted { $0.id < $1.id }
+    var all: [RegisteredStream] {
+        state.withLock { $0.byID.map { RegisteredStream(id: $0.key, descriptor: $0.value) } }.sorted { $0.id < $1.id }
     }
 
     /// The streams of one sensor on one device, in id order.
-    func streams(sensor: SRSensor, device: String) -> [StoredStream] {
+    func streams(sensor: SRSensor, device: String) -> [RegisteredStream] {
         all.filter { $0.descriptor.sensor == sensor && $0.descriptor.device == device }
     }
 }

@@ -141,8 +141,9 @@ public struct StreamID: RawRepresentable, Hashable, Comparable, Sendable, Custom
     public var description: String { "stream \(rawValue)" }
 }
 
-/// A registered stream.
-public struct StoredStream: Hashable, Sendable {
+/// A stream registered in the catalog: its id and descriptor (not `StoredStream<Key>`, which is one
+/// stream as a sensor family reads its columns).
+public struct RegisteredStream: Hashable, Sendable {
     /// The catalog id.
     public let id: StreamID
     /// The descriptor as stored (source metadata normalized).

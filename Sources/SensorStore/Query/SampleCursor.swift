@@ -34,7 +34,7 @@ public final class SampleCursor {
 
     private struct Run {
         let ref: ChunkRef
-        let stream: StoredStream
+        let stream: RegisteredStream
         let boot: BootID
         let anchor: Int64
         let samples: ChunkSamples
@@ -45,7 +45,7 @@ public final class SampleCursor {
 
     private let pool: ReaderPool
     private var db: SQLiteDatabase?
-    private let streams: [StreamID: StoredStream]
+    private let streams: [StreamID: RegisteredStream]
     private let after: Int64
     private let through: Int64
     private let admission: SampleAdmission
@@ -73,7 +73,7 @@ public final class SampleCursor {
     }
 
     init(
-        pool: ReaderPool, streams: [StoredStream], after: Int64, through: Int64, admission: SampleAdmission,
+        pool: ReaderPool, streams: [RegisteredStream], after: Int64, through: Int64, admission: SampleAdmission,
         reportCorrupt: @escaping (Int64, StreamID, Int64, Int64) -> Void
     ) {
         self.pool = pool
