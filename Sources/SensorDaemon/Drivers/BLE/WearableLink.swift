@@ -556,51 +556,28 @@ final class WearableLink: @unchecked Sendable {
         let events = timeline.receive(value, at: now)
         let after = timeline.counters
         timelines[type] = timeline
-        if after.duplicates > before.duplicates {
-            count(
-                "dup:\(type)",
-                "\(label): PMD \(type) frame repeating the previous timestamp dropped; counted, and summed up in the log later")
-        }
-        if after.undecodable > before.undecodable {
-            count(
-                "undecodable:\(type)",
-                "\(label): PMD \(type) frame that does not decode dropped and recorded as a gap; counted, and summed up in the log later"
-            )
-        }
-        if after.resets > before.resets {
-            count(
-                "reset:\(type)",
-                "\(label): PMD \(type) device clock reset; recorded as a gap, mapping restarted; counted, and summed up in the log later"
-            )
-        }
-        if after.jumps > before.jumps {
-            count(
-                "jump:\(type)",
-                "\(label): PMD \(type) device time jumped; recorded as a gap, mapping restarted; counted, and summed up in the log later"
-            )
-        }
-        if after.missing > before.missing {
-            count(
-                "missing:\(type)",
-                "\(label): PMD \(type) frames missing; recorded as a gap; counted, and summed up in the log later")
-        }
-        if after.implausible > before.implausible {
-            count(
-                "implausible:\(type)",
-                "\(label): PMD \(type) frame holding more samples than \(timeline.maximumFrameSamples) or than its device time covers at \(sampleRates[type] ?? 0) Hz dropped and recorded as a gap; counted, and summed up in the log later"
-            )
-        }
-        if after.overRate > before.overRate {
-            count(
-                "rate:\(type)",
-                "\(label): PMD \(type) samples arrive faster than \(PMDStreamTimeline.rateMargin) × \(sampleRates[type] ?? 0) Hz; the excess is dropped and recorded as a gap; counted, and summed up in the log later"
-            )
-        }
-        if after.clockRate > before.clockRate {
-            count(
-                "clock-rate:\(type)",
-                "\(label): PMD \(type) device clock runs at a rate the host clock disagrees with (beyond \(Int(ClockRateCheck.tolerance * 100)) %); its frames are refused and recorded as a gap until it agrees again; counted, and summed up in the log later"
-            )
+        // What each counter that moved means, in one line per kind (logged once, then summed up).
+        let findings: [(counter: KeyPath<PMDStreamTimeline.Counters, Int>, key: String, what: String)] = [
+            (\.duplicates, "dup", "frame repeating the previous timestamp dropped"),
+            (\.undecodable, "undecodable", "frame that does not decode dropped and recorded as a gap"),
+            (\.resets, "reset", "device clock reset; recorded as a gap, mapping restarted"),
+            (\.jumps, "jump", "device time jumped; recorded as a gap, mapping restarted"),
+            (\.missing, "missing", "frames missing; recorded as a gap"),
+            (
+                \.implausible, "implausible",
+                "frame holding more samples than \(timeline.maximumFrameSamples) or than its device time covers at \(sampleRates[type] ?? 0) Hz dropped and recorded as a gap"
+            ),
+            (
+                \.overRate, "rate",
+                "samples arrive faster than \(PMDStreamTimeline.rateMargin) × \(sampleRates[type] ?? 0) Hz; the excess is dropped and recorded as a gap"
+            ),
+            (
+                \.clockRate, "clock-rate",
+                "device clock runs at a rate the host clock disagrees with (beyond \(Int(ClockRateCheck.tolerance * 100)) %); its frames are refused and recorded as a gap until it agrees again"
+            ),
+        ]
+        for finding in findings where after[keyPath: finding.counter] > before[keyPath: finding.counter] {
+            count("\(finding.key):\(type)", "\(label): PMD \(type) \(finding.what); counted, and summed up in the log later")
         }
         handle(events, of: type)
     }
