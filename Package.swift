@@ -29,6 +29,7 @@ let package = Package(
         .target(name: "CChecksum"),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CSystemdBus", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
 
         // Pure core: SensorKit-shaped values, units, the time model. No Glibc, no I/O.
         .target(name: "SensorKitModel", swiftSettings: strict),
@@ -52,6 +53,9 @@ let package = Package(
         .target(
             name: "IIOBridge", dependencies: ["SensorKitModel", "SensorSystem", "CUdev", "CIIO"],
             swiftSettings: strict),
+
+        // The keyboard bridge: evdev keyboards counted into typing metrics; no key code leaves it.
+        .target(name: "KeyboardBridge", dependencies: ["SensorKitModel", "SensorSystem", "CEvdev"], swiftSettings: strict),
 
         // The client library: `import SensorKit` mirrors Apple's framework. It decodes stored
         // chunks a fetch hands over with the store's own chunk decoder (SensorChunks).
@@ -98,6 +102,11 @@ let package = Package(
         .testTarget(name: "IIOBridgeTests", dependencies: ["IIOBridge", "SensorTestKit"], swiftSettings: strict),
         // Run by IIOBridgeTests inside umockdev (enumeration, hotplug), found beside the test bundle.
         .executableTarget(name: "iio-udev-child", dependencies: ["IIOBridge"], path: "Tests/IIOUdevChild", swiftSettings: strict),
+        .testTarget(name: "KeyboardBridgeTests", dependencies: ["KeyboardBridge", "SensorTestKit"], swiftSettings: strict),
+        // Run by KeyboardBridgeTests inside umockdev (an emulated evdev keyboard), found beside the test bundle.
+        .executableTarget(
+            name: "keyboard-evdev-child", dependencies: ["KeyboardBridge", "SensorSystem"], path: "Tests/KeyboardEvdevChild",
+            swiftSettings: strict),
         .testTarget(
             name: "SensorDaemonTests",
             dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit"],

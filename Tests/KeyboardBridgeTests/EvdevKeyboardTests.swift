@@ -1,0 +1,65 @@
+import Foundation
+import SensorTestKit
+import Testing
+
+/// A keyboard emulated by umockdev (Tests/Fixtures/evdev: the node's udev description and the
+/// ioctl answers libevdev 1.13 asks for, at the exact buffer sizes umockdev matches) types a
+/// script; `keyboard-evdev-child` reads it through `EvdevDevice` and counts it.
+@Suite struct EvdevKeyboardTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/evdev").path
+    static var child: String {
+        let bundle = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return (bundle as NSString).deletingLastPathComponent + "/keyboard-evdev-child"
+    }
+
+    /// An evemu script pressing and releasing `codes` 200 ms apart. umockdev reads the fraction
+    /// after the dot as a number in its own right, with a leading zero meaning octal, so times
+    /// are written as `seconds.microseconds` without zero padding.
+    static func script(_ codes: [UInt16]) -> String {
+        var lines = ["# device /dev/input/event3"]
+        var micros: Int64 = 1_000_000
+        func event(_ type: Int, _ code: UInt16, _ value: Int) {
+            lines.append(String(format: "E: %lld.%lld %04x %04x %d", micros / 1_000_000, micros % 1_000_000, type, code, value))
+        }
+        for code in codes {
+            event(4, 4, Int(code) + 0x70000)  // MSC_SCAN, as real keyboards send
+            event(1, code, 1)
+            event(0, 0, 0)
+            micros += 50_000
+            event(1, code, 0)
+            event(0, 0, 0)
+            micros += 150_000
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
+    func typedKeysAreReadThroughLibevdevAndOnlyCountsLeave() throws {
+        // "correct horse⌫e⏎"
+        let codes: [UInt16] = [46, 24, 19, 19, 18, 46, 20, 57, 35, 24, 19, 31, 18, 14, 18, 28]
+        let events = NSTemporaryDirectory() + "/keyboard-\(getpid()).events"
+        try Self.script(codes).write(toFile: events, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: events) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        process.arguments = [
+            "--kill-after=5", "30", "/usr/bin/umockdev-run", "-d", Self.fixtures + "/keyboard.umockdev",
+            "-i", "/dev/input/event3=" + Self.fixtures + "/keyboard.ioctl", "-e", "/dev/input/event3=" + events,
+            "--", Self.child, "/dev/input/event3", String(codes.count),
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "child failed:\n\(log)")
+        #expect(
+            log == """
+                name sensorkit test keyboard typing true
+                taps 16 deletes 1 words 2 characters 13 episodes 1 pauses 0 typing 3000 ms overflows 0
+
+                """)
+    }
+}
