@@ -32,6 +32,8 @@ public final class EvdevDevice {
 
     public let path: String
     public let fileDescriptor: Int32
+    /// Whether the kernel accepted boot-clock event times; if not they are `CLOCK_REALTIME`.
+    public let eventClockIsBoot: Bool
     private let handle: OpaquePointer
 
     /// Opens `path` read-only and non-blocking and asks for boot-clock event times (refused by
@@ -48,7 +50,7 @@ public final class EvdevDevice {
         self.path = path
         fileDescriptor = fd
         handle = device
-        _ = libevdev_set_clock_id(device, CLOCK_BOOTTIME)
+        eventClockIsBoot = libevdev_set_clock_id(device, CLOCK_BOOTTIME) == 0
     }
 
     deinit {
