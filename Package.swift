@@ -105,8 +105,8 @@ let package = Package(
         .testTarget(name: "KeyboardBridgeTests", dependencies: ["KeyboardBridge", "SensorTestKit"], swiftSettings: strict),
         // Run by KeyboardBridgeTests inside umockdev (an emulated evdev keyboard), found beside the test bundle.
         .executableTarget(
-            name: "keyboard-evdev-child", dependencies: ["KeyboardBridge", "SensorSystem"], path: "Tests/KeyboardEvdevChild",
-            swiftSettings: strict),
+            name: "keyboard-evdev-child", dependencies: ["KeyboardBridge", "SensorKitModel", "SensorSystem"],
+            path: "Tests/KeyboardEvdevChild", swiftSettings: strict),
         .testTarget(
             name: "SensorDaemonTests",
             dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit"],

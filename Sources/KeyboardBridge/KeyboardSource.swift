@@ -75,7 +75,7 @@ final class KeyboardReading: @unchecked Sendable {
     private let clock: any SystemClock
     private let deliver: @Sendable (SourceEvent) -> Void
     private var meter: KeyboardMeter
-    private var times = KeyEventTimes()
+    private var times: KeyEventTimes
     private var lastEvent: Int64
 
     init(
@@ -88,6 +88,7 @@ final class KeyboardReading: @unchecked Sendable {
         let now = clock.boottimeNanoseconds()
         meter = KeyboardMeter(start: now, intervalLength: settings.intervalNanoseconds, thresholds: settings.thresholds)
         lastEvent = now
+        times = KeyEventTimes(start: now)
     }
 
     func untilIntervalEnd() -> Int64? {
@@ -118,6 +119,7 @@ final class KeyboardReading: @unchecked Sendable {
                     lastEvent = now
                 })
         }
+        if end == .empty { times.drained(at: now) }
         closed += meter.close(upTo: now)
         emit(closed)
         switch (wake, end) {

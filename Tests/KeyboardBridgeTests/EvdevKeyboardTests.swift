@@ -34,20 +34,44 @@ import Testing
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// "correct horse⌫e⏎"
+    static let typed: [UInt16] = [46, 24, 19, 19, 18, 46, 20, 57, 35, 24, 19, 31, 18, 14, 18, 28]
+
     @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
     func typedKeysAreReadThroughLibevdevAndOnlyCountsLeave() throws {
-        // "correct horse⌫e⏎"
-        let codes: [UInt16] = [46, 24, 19, 19, 18, 46, 20, 57, 35, 24, 19, 31, 18, 14, 18, 28]
-        let events = NSTemporaryDirectory() + "/keyboard-\(getpid()).events"
+        #expect(
+            try Self.typeIntoChild(Self.typed) == """
+                name sensorkit test keyboard typing true
+                taps 16 deletes 1 words 2 characters 13 episodes 1 pauses 0 typing 3000 ms overflows 0
+
+                """)
+    }
+
+    /// The same typing through `KeyboardSource`: its reading thread, the interval rows it
+    /// delivers (1 s intervals here), and the interval in progress delivered when it stops.
+    @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
+    func theSourceDeliversEveryPressInItsIntervals() throws {
+        #expect(
+            try Self.typeIntoChild(Self.typed, source: true) == """
+                status recording
+                taps 16 deletes 1 words 2 characters 13 several intervals true
+
+                """)
+    }
+
+    /// Runs the child under umockdev with the emulated keyboard typing `codes`; returns what it printed.
+    static func typeIntoChild(_ codes: [UInt16], source: Bool = false) throws -> String {
+        let events = NSTemporaryDirectory() + "/keyboard-\(getpid())-\(source).events"
         try Self.script(codes).write(toFile: events, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: events) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = [
-            "--kill-after=5", "30", "/usr/bin/umockdev-run", "-d", Self.fixtures + "/keyboard.umockdev",
-            "-i", "/dev/input/event3=" + Self.fixtures + "/keyboard.ioctl", "-e", "/dev/input/event3=" + events,
-            "--", Self.child, "/dev/input/event3", String(codes.count),
-        ]
+        process.arguments =
+            [
+                "--kill-after=5", "30", "/usr/bin/umockdev-run", "-d", Self.fixtures + "/keyboard.umockdev",
+                "-i", "/dev/input/event3=" + Self.fixtures + "/keyboard.ioctl", "-e", "/dev/input/event3=" + events,
+                "--", Self.child,
+            ] + (source ? ["--source"] : []) + ["/dev/input/event3", String(codes.count)]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
@@ -55,11 +79,6 @@ import Testing
         let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "child failed:\n\(log)")
-        #expect(
-            log == """
-                name sensorkit test keyboard typing true
-                taps 16 deletes 1 words 2 characters 13 episodes 1 pauses 0 typing 3000 ms overflows 0
-
-                """)
+        return log
     }
 }

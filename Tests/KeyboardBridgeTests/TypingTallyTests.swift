@@ -133,3 +133,20 @@ import Testing
         #expect(far.finish(at: .min).end == .max - 10)
     }
 }
+
+@Suite struct KeyEventTimesTests {
+    @Test func eventTimesAreMappedAndHeldBetweenTheLastEventAndTheRead() {
+        var times = KeyEventTimes(start: 1_000)
+        // Wall-clock stamps 5 000 ahead of the boot clock: offset −5 000.
+        #expect(times.boot(eventTime: 6_100, offset: -5_000, readAt: 1_200) == 1_100)
+        #expect(times.boot(eventTime: 6_150, offset: -5_000, readAt: 1_200) == 1_150)
+        // A stamp from before the last event (a wall-clock step back) is held at the last event.
+        #expect(times.boot(eventTime: 0, offset: -5_000, readAt: 1_200) == 1_150)
+        // One from the future is held at the read.
+        #expect(times.boot(eventTime: 99_999, offset: -5_000, readAt: 1_200) == 1_200)
+        times.drained(at: 1_300)
+        #expect(times.boot(eventTime: 6_250, offset: -5_000, readAt: 1_400) == 1_300)
+        #expect(times.boot(eventTime: .max, offset: 1, readAt: 1_500) == 1_500)
+        #expect(times.boot(eventTime: .min, offset: -1, readAt: 1_600) == 1_600)
+    }
+}

@@ -1,19 +1,47 @@
 import Foundation
 import Glibc
 import KeyboardBridge
+import SensorKitModel
 import SensorSystem
+import Synchronization
 
 // The half of KeyboardBridgeTests that runs inside `umockdev-run` (the preload must be there
 // from the process's start): opens an emulated evdev node through `EvdevDevice`, reads until it
 // has seen `presses` key presses (or 10 s passed), counts them with `KeyboardMeter`, and prints
 // what left the reading loop: the device's name and the interval's counts, never a key code.
+// With `--source`, the same through `KeyboardSource` (its own reading thread, 1 s intervals):
+// the intervals it delivered, summed, once they hold every press.
 //
-//     keyboard-evdev-child DEVNODE PRESSES
+//     keyboard-evdev-child [--source] DEVNODE PRESSES
 
-let arguments = CommandLine.arguments
+var arguments = CommandLine.arguments
+let throughSource = arguments.count > 1 && arguments[1] == "--source"
+if throughSource { arguments.remove(at: 1) }
 guard arguments.count == 3, let wanted = Int(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: keyboard-evdev-child DEVNODE PRESSES\n".utf8))
+    FileHandle.standardError.write(Data("usage: keyboard-evdev-child [--source] DEVNODE PRESSES\n".utf8))
     exit(2)
+}
+if throughSource {
+    let delivered = Mutex<[SourceEvent]>([])
+    let source = KeyboardSource(
+        keyboard: KeyboardDevice(devnode: arguments[1], identity: "test", name: "test"),
+        settings: KeyboardSettings(intervalNanoseconds: 1_000_000_000), clock: LinuxSystemClock())
+    source.setRecording(true) { event in delivered.withLock { $0.append(event) } }
+    print("status \(source.captureStatus.map(String.init(describing:)) ?? "none")")
+    func sum(_ column: Int) -> Int64 {
+        delivered.withLock { events in
+            events.reduce(0) { total, event in
+                guard case .samples(let batch) = event else { return total }
+                return total + batch.columns[column].reduce(0, +)
+            }
+        }
+    }
+    let deadline = Date().addingTimeInterval(10)
+    while sum(1) < wanted, Date() < deadline { usleep(50_000) }
+    source.setRecording(false) { _ in }
+    let batches = delivered.withLock { $0.count }
+    print("taps \(sum(1)) deletes \(sum(2)) words \(sum(3)) characters \(sum(4)) several intervals \(batches >= 3)")
+    exit(0)
 }
 do {
     let device = try EvdevDevice(path: arguments[1])
