@@ -51,11 +51,15 @@ let package = Package(
 
         // The IIO bridge: udev discovery, scan decoding, buffered and polled capture.
         .target(
-            name: "IIOBridge", dependencies: ["SensorKitModel", "SensorSystem", "CUdev", "CIIO"],
+            name: "IIOBridge", dependencies: ["SensorKitModel", "SensorSystem", "Udev", "CIIO"],
             swiftSettings: strict),
 
+        // udev discovery of one subsystem's devices, for the bridges that find hardware through it.
+        .target(name: "Udev", dependencies: ["SensorSystem", "CUdev"], swiftSettings: strict),
+
         // The keyboard bridge: evdev keyboards counted into typing metrics; no key code leaves it.
-        .target(name: "KeyboardBridge", dependencies: ["SensorKitModel", "SensorSystem", "CEvdev"], swiftSettings: strict),
+        .target(
+            name: "KeyboardBridge", dependencies: ["SensorKitModel", "SensorSystem", "Udev", "CEvdev"], swiftSettings: strict),
 
         // The client library: `import SensorKit` mirrors Apple's framework. It decodes stored
         // chunks a fetch hands over with the store's own chunk decoder (SensorChunks).

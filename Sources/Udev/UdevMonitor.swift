@@ -1,11 +1,10 @@
 import CUdev
 import Dispatch
 import Glibc
-import SensorKitModel
 import SensorSystem
 
-/// An IIO device as udev reports it: from enumeration (`action == nil`) or from a uevent.
-public struct UdevIIODevice: Hashable, Sendable {
+/// A device as udev reports it: from enumeration (`action == nil`) or from a uevent.
+public struct UdevDevice: Hashable, Sendable {
     public enum Action: Hashable, Sendable {
         case add, remove, change, other(String)
 
@@ -21,14 +20,14 @@ public struct UdevIIODevice: Hashable, Sendable {
 
     /// Nil for devices found by enumeration.
     public var action: Action?
-    /// `/sys/devices/…/iio:device0`: the device's sysfs directory, for `IIOSysfsDevice`, and its
-    /// identity for de-duplication between enumeration and events.
+    /// `/sys/devices/…/iio:device0`: the device's sysfs directory, and its identity for
+    /// de-duplication between enumeration and events.
     public var syspath: String
-    /// `iio:device0`.
+    /// `iio:device0`, `event3`.
     public var sysname: String
     /// `/dev/iio:device0` (`DEVNAME`), nil when the device has no node.
     public var devnode: String?
-    /// udev properties after rules ran (`ACCEL_MOUNT_MATRIX`, `ACCEL_LOCATION`, …).
+    /// udev properties after rules ran (`ACCEL_MOUNT_MATRIX`, `ID_INPUT_KEYBOARD`, …).
     public var properties: [String: String]
 
     public init(action: Action? = nil, syspath: String, sysname: String, devnode: String?, properties: [String: String]) {
@@ -38,40 +37,37 @@ public struct UdevIIODevice: Hashable, Sendable {
         self.devnode = devnode
         self.properties = properties
     }
-
-    /// hwdb `ACCEL_MOUNT_MATRIX`, parsed; nil when absent. It takes precedence over sysfs.
-    public func accelMountMatrix() throws(MountMatrixError) -> MountMatrix? {
-        guard let text = properties["ACCEL_MOUNT_MATRIX"] else { return nil }
-        return try MountMatrix(parsing: text)
-    }
-
-    /// hwdb `ACCEL_LOCATION`: `display` (the default) or `base` on 2-in-1s.
-    public var accelLocation: String? { properties["ACCEL_LOCATION"] }
 }
 
-/// Discovery of IIO devices through libudev — the only file that touches libudev.
+/// Discovery of one subsystem's devices through libudev — the only file that touches libudev.
 ///
-/// `init` creates the `"udev"` netlink monitor, filters it to subsystem `iio` and enables it
+/// `init` creates the `"udev"` netlink monitor, filters it to the subsystem and enables it
 /// **before** anything is enumerated, so a device that appears during enumeration is seen at
 /// least once (the caller de-duplicates by syspath; docs/iio.md §12.7). The monitor fd is non-blocking
 /// and CLOEXEC, suitable for a `DispatchSourceRead` on `queue`; on readability call `receive()`.
-/// Triggers (`triggerN`) share subsystem `iio` and are filtered out.
+/// Devices whose sysname `accepts` refuses (IIO's triggers, input's `inputN` parents) are left out.
 ///
 /// libudev handles are not thread-safe: every method must run on `queue`.
-public final class UdevIIOMonitor: @unchecked Sendable {
+public final class UdevMonitor: @unchecked Sendable {
     // @unchecked: the udev handles are touched only on `queue` (dispatchPrecondition) and in deinit.
     public let queue: DispatchQueue
     /// The monitor's socket (`udev_monitor_get_fd`). Never blocks.
     public let fileDescriptor: Int32
+    public let subsystem: String
+    private let accepts: @Sendable (String) -> Bool
     private let udev: OpaquePointer
     private let monitor: OpaquePointer
 
     /// `udev_new`, `udev_monitor_new_from_netlink(udev, "udev")`,
-    /// `udev_monitor_filter_add_match_subsystem_devtype(m, "iio", NULL)`,
+    /// `udev_monitor_filter_add_match_subsystem_devtype(m, subsystem, NULL)`,
     /// `udev_monitor_enable_receiving`. Does not block. Without a running udevd (containers)
     /// libudev still creates the monitor; it then receives nothing.
-    public init(queue: DispatchQueue) throws(SystemError) {
+    public init(
+        subsystem: String, queue: DispatchQueue, accepts: @escaping @Sendable (_ sysname: String) -> Bool
+    ) throws(SystemError) {
         self.queue = queue
+        self.subsystem = subsystem
+        self.accepts = accepts
         guard let udev = udev_new() else { throw SystemError("udev_new", errno: errno) }
         guard let monitor = udev_monitor_new_from_netlink(udev, "udev") else {
             let error = errno
@@ -81,7 +77,7 @@ public final class UdevIIOMonitor: @unchecked Sendable {
         do throws(SystemError) {
             _ = try Self.check(
                 "udev_monitor_filter_add_match_subsystem_devtype",
-                udev_monitor_filter_add_match_subsystem_devtype(monitor, "iio", nil))
+                udev_monitor_filter_add_match_subsystem_devtype(monitor, subsystem, nil))
             _ = try Self.check("udev_monitor_enable_receiving", udev_monitor_enable_receiving(monitor))
             let fd = try Self.check("udev_monitor_get_fd", udev_monitor_get_fd(monitor))
             let flags = try syscall("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
@@ -103,22 +99,22 @@ public final class UdevIIOMonitor: @unchecked Sendable {
         udev_unref(udev)
     }
 
-    /// Every IIO device present now (`udev_enumerate_add_match_subsystem(e, "iio")`,
+    /// Every device of the subsystem present now (`udev_enumerate_add_match_subsystem`,
     /// `udev_enumerate_scan_devices`), sorted by syspath. Reads sysfs and the udev database:
-    /// may block briefly. A machine without IIO gives an empty list.
-    public func enumerate() throws(SystemError) -> [UdevIIODevice] {
+    /// may block briefly. A machine without such devices gives an empty list.
+    public func enumerate() throws(SystemError) -> [UdevDevice] {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let enumerator = udev_enumerate_new(udev) else { throw SystemError("udev_enumerate_new", errno: errno) }
         defer { udev_enumerate_unref(enumerator) }
-        _ = try Self.check("udev_enumerate_add_match_subsystem", udev_enumerate_add_match_subsystem(enumerator, "iio"))
+        _ = try Self.check("udev_enumerate_add_match_subsystem", udev_enumerate_add_match_subsystem(enumerator, subsystem))
         _ = try Self.check("udev_enumerate_scan_devices", udev_enumerate_scan_devices(enumerator))
-        var devices: [UdevIIODevice] = []
+        var devices: [UdevDevice] = []
         var entry = udev_enumerate_get_list_entry(enumerator)
         while let current = entry {
             if let syspath = udev_list_entry_get_name(current),
                 let device = udev_device_new_from_syspath(udev, syspath)
             {
-                if let found = Self.device(device, action: nil) { devices.append(found) }
+                if let found = self.device(device, action: nil) { devices.append(found) }
                 udev_device_unref(device)
             }
             entry = udev_list_entry_get_next(current)
@@ -127,12 +123,12 @@ public final class UdevIIOMonitor: @unchecked Sendable {
     }
 
     /// Drains pending uevents (`udev_monitor_receive_device` until NULL). Never blocks.
-    public func receive() -> [UdevIIODevice] {
+    public func receive() -> [UdevDevice] {
         dispatchPrecondition(condition: .onQueue(queue))
-        var events: [UdevIIODevice] = []
+        var events: [UdevDevice] = []
         while let device = udev_monitor_receive_device(monitor) {
-            let action = udev_device_get_action(device).map { UdevIIODevice.Action(String(cString: $0)) }
-            if let found = Self.device(device, action: action) { events.append(found) }
+            let action = udev_device_get_action(device).map { UdevDevice.Action(String(cString: $0)) }
+            if let found = self.device(device, action: action) { events.append(found) }
             udev_device_unref(device)
         }
         return events
@@ -140,7 +136,7 @@ public final class UdevIIOMonitor: @unchecked Sendable {
 
     /// A `DispatchSourceRead` on the monitor fd that hands each batch of events to `handler` on
     /// `queue`. The caller resumes it and cancels it before dropping the monitor.
-    public func makeEventSource(_ handler: @escaping @Sendable ([UdevIIODevice]) -> Void) -> any DispatchSourceRead {
+    public func makeEventSource(_ handler: @escaping @Sendable ([UdevDevice]) -> Void) -> any DispatchSourceRead {
         let source = DispatchSource.makeReadSource(fileDescriptor: fileDescriptor, queue: queue)
         source.setEventHandler { [self] in
             let events = receive()
@@ -149,11 +145,11 @@ public final class UdevIIOMonitor: @unchecked Sendable {
         return source
     }
 
-    /// The device's facts, or nil for a trigger or anything that is not `iio:deviceN`.
-    private static func device(_ device: OpaquePointer, action: UdevIIODevice.Action?) -> UdevIIODevice? {
+    /// The device's facts, or nil for one whose sysname `accepts` refuses.
+    private func device(_ device: OpaquePointer, action: UdevDevice.Action?) -> UdevDevice? {
         guard let syspath = udev_device_get_syspath(device).map({ String(cString: $0) }),
             let sysname = udev_device_get_sysname(device).map({ String(cString: $0) }),
-            sysname.hasPrefix("iio:device")
+            accepts(sysname)
         else { return nil }
         var properties: [String: String] = [:]
         var entry = udev_device_get_properties_list_entry(device)
@@ -164,7 +160,7 @@ public final class UdevIIOMonitor: @unchecked Sendable {
             entry = udev_list_entry_get_next(current)
         }
         let devnode = udev_device_get_devnode(device).map { String(cString: $0) } ?? properties["DEVNAME"]
-        return UdevIIODevice(action: action, syspath: syspath, sysname: sysname, devnode: devnode, properties: properties)
+        return UdevDevice(action: action, syspath: syspath, sysname: sysname, devnode: devnode, properties: properties)
     }
 
     /// libudev returns a negative errno on failure.
