@@ -106,7 +106,8 @@ let package = Package(
         .testTarget(name: "IIOBridgeTests", dependencies: ["IIOBridge", "SensorTestKit"], swiftSettings: strict),
         // Run by IIOBridgeTests inside umockdev (enumeration, hotplug), found beside the test bundle.
         .executableTarget(name: "iio-udev-child", dependencies: ["IIOBridge"], path: "Tests/IIOUdevChild", swiftSettings: strict),
-        .testTarget(name: "KeyboardBridgeTests", dependencies: ["KeyboardBridge", "SensorTestKit"], swiftSettings: strict),
+        .testTarget(
+            name: "KeyboardBridgeTests", dependencies: ["KeyboardBridge", "Udev", "SensorTestKit"], swiftSettings: strict),
         // Run by KeyboardBridgeTests inside umockdev (an emulated evdev keyboard), found beside the test bundle.
         .executableTarget(
             name: "keyboard-evdev-child", dependencies: ["KeyboardBridge", "SensorKitModel", "SensorSystem"],

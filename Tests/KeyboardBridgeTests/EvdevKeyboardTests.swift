@@ -59,8 +59,20 @@ import Testing
                 """)
     }
 
+    /// udev enumeration through `KeyboardDiscovery`: the emulated keyboard becomes one source,
+    /// named by its port (`ID_PATH`), and stopping removes it.
+    @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
+    func discoveryFindsTheKeyboardByItsUdevProperties() throws {
+        #expect(
+            try Self.typeIntoChild([], arguments: ["--discover"]) == """
+                evdev:platform-i8042-serio-0 /dev/input/event3 sensorkit test keyboard
+                removed evdev:platform-i8042-serio-0
+
+                """)
+    }
+
     /// Runs the child under umockdev with the emulated keyboard typing `codes`; returns what it printed.
-    static func typeIntoChild(_ codes: [UInt16], source: Bool = false) throws -> String {
+    static func typeIntoChild(_ codes: [UInt16], source: Bool = false, arguments: [String]? = nil) throws -> String {
         let events = NSTemporaryDirectory() + "/keyboard-\(getpid())-\(source).events"
         try Self.script(codes).write(toFile: events, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: events) }
@@ -71,7 +83,7 @@ import Testing
                 "--kill-after=5", "30", "/usr/bin/umockdev-run", "-d", Self.fixtures + "/keyboard.umockdev",
                 "-i", "/dev/input/event3=" + Self.fixtures + "/keyboard.ioctl", "-e", "/dev/input/event3=" + events,
                 "--", Self.child,
-            ] + (source ? ["--source"] : []) + ["/dev/input/event3", String(codes.count)]
+            ] + (arguments ?? (source ? ["--source"] : []) + ["/dev/input/event3", String(codes.count)])
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output

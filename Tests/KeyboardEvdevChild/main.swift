@@ -15,6 +15,28 @@ import Synchronization
 //     keyboard-evdev-child [--source] DEVNODE PRESSES
 
 var arguments = CommandLine.arguments
+if arguments.count == 2, arguments[1] == "--discover" {
+    // udev enumeration of the emulated machine: which devices become keyboard sources.
+    final class Registry: SourceRegistry {
+        let added = Mutex<[String]>([])
+        func add(_ source: any SensorSource) {
+            let keyboard = (source as? KeyboardSource)?.keyboard
+            added.withLock { $0.append("\(source.descriptor.source) \(keyboard?.devnode ?? "") \(keyboard?.name ?? "")") }
+        }
+        func remove(source: String) { added.withLock { $0.append("removed \(source)") } }
+    }
+    let registry = Registry()
+    do {
+        let discovery = try KeyboardDiscovery.start(
+            registry: registry, settings: KeyboardSettings(), clock: LinuxSystemClock(), journal: .discard)
+        discovery.stop()
+    } catch {
+        print("failed \(error)")
+        exit(1)
+    }
+    registry.added.withLock { print($0.joined(separator: "\n")) }
+    exit(0)
+}
 let throughSource = arguments.count > 1 && arguments[1] == "--source"
 if throughSource { arguments.remove(at: 1) }
 guard arguments.count == 3, let wanted = Int(arguments[2]) else {
