@@ -6,6 +6,7 @@ import SensorSystem
 import Synchronization
 import Testing
 
+@testable import BLEBridge
 @testable import SensorDaemon
 
 /// A radio shared with bluetoothd: a scan refused as busy and a connect refused with EBUSY are
@@ -40,7 +41,8 @@ import Testing
         let (journal, lines) = Journal.memory()
         let central = BLECentral(
             transport: transport, wearables: [WearableConfiguration(name: "strap", match: .name("HR*"), streams: [.heartRate])],
-            registry: Sources(), clock: LinuxSystemClock(), journal: journal)
+            registry: Sources(), clock: LinuxSystemClock(), journal: journal,
+            durations: FetchPolicy.describe)
         central.start()
         let deadline = Date().addingTimeInterval(10)
         while transport.connects.withLock({ $0 }) < 3 && Date() < deadline { usleep(50_000) }
@@ -59,7 +61,8 @@ import Testing
     @Test func aHeldUpQueueIsLoggedOnce() {
         let (journal, lines) = Journal.memory()
         let central = BLECentral(
-            transport: BusyTransport(), wearables: [], registry: Sources(), clock: LinuxSystemClock(), journal: journal)
+            transport: BusyTransport(), wearables: [], registry: Sources(), clock: LinuxSystemClock(), journal: journal,
+            durations: FetchPolicy.describe)
         central.start()
         usleep(400_000)
         central.queue.sync { _ = usleep(800_000) }  // another link's work holding the queue

@@ -1,4 +1,3 @@
-import BLEBridge
 import Dispatch
 import Glibc
 import SensorKitModel
@@ -33,6 +32,7 @@ final class WearableLink: @unchecked Sendable {
     private let registry: any SourceRegistry
     private let clock: any SystemClock
     private let journal: Journal
+    private let durations: @Sendable (Int64) -> String
 
     private(set) var phase = Phase.searching
     private var retryAt: Int64 = 0
@@ -80,8 +80,9 @@ final class WearableLink: @unchecked Sendable {
 
     init(
         configuration: WearableConfiguration, queue: DispatchQueue, registry: any SourceRegistry,
-        clock: any SystemClock, journal: Journal
+        clock: any SystemClock, journal: Journal, durations: @escaping @Sendable (Int64) -> String
     ) {
+        self.durations = durations
         self.configuration = configuration
         self.queue = queue
         self.registry = registry
@@ -418,7 +419,7 @@ final class WearableLink: @unchecked Sendable {
                 pmdRetryAt[type] = now &+ delay
                 count(
                     "stopped:\(type)",
-                    "\(label): the device stopped PMD \(type) on its own; starting it again in \(FetchPolicy.describe(delay)) (the pause doubles while it keeps doing so); counted, and summed up in the log later"
+                    "\(label): the device stopped PMD \(type) on its own; starting it again in \(durations(delay)) (the pause doubles while it keeps doing so); counted, and summed up in the log later"
                 )
             }
             applyPMD()
@@ -648,7 +649,7 @@ final class WearableLink: @unchecked Sendable {
         resetLinkState()
         wait(backoff.linkLost(upFor: time &- connectedAt))
         journal.warning(
-            "\(label): link lost (\(why)); reconnecting in \(FetchPolicy.describe(retryAt &- time)) with full re-subscription")
+            "\(label): link lost (\(why)); reconnecting in \(durations(retryAt &- time)) with full re-subscription")
         if let done = stopping {
             stopping = nil
             done()

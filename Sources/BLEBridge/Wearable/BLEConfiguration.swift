@@ -21,7 +21,7 @@ public struct BLESettings: Hashable, Sendable {
     public init(transport: Transport = .hci(adapter: "hci0")) { self.transport = transport }
 
     /// `hci` or `emulated:/absolute/folder`.
-    static func transport(parsing value: String) -> Transport? {
+    public static func transport(parsing value: String) -> Transport? {
         if value == "hci" { return .hci(adapter: "hci0") }
         guard value.hasPrefix("emulated:") else { return nil }
         let directory = String(value.dropFirst("emulated:".count))
@@ -66,7 +66,7 @@ public struct WearableConfiguration: Hashable, Sendable {
     }
 
     /// `AA:BB:CC:DD:EE:FF` (either case) → upper case; nil when not six hex octets.
-    static func address(parsing value: String) -> String? {
+    public static func address(parsing value: String) -> String? {
         let octets = value.split(separator: ":", omittingEmptySubsequences: false)
         guard octets.count == 6, octets.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else { return nil }
         return value.uppercased()
