@@ -53,8 +53,8 @@ public struct WearableConfiguration: Hashable, Sendable {
         self.line = line
     }
 
-    /// The sensors a wearable can record.
-    public static let streamSensors: [SRSensor] = [.heartRate, .onWristState, .electrocardiogram, .photoplethysmogram]
+    /// The sensors a wearable can record: the Heart Rate Service's two and every PMD stream.
+    public static let streamSensors: [SRSensor] = [.heartRate, .onWristState] + PMDStreamKind.all.map(\.sensor)
 
     /// Whether a scan report with this address and advertised name is this wearable.
     public func matches(address: String, advertisedName: String?) -> Bool {
