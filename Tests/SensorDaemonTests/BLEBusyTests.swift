@@ -25,9 +25,11 @@ import Testing
             return [BLEScanReport(address: "C0:FF:EE:00:00:01", data: AdvertisingData(parsing: [0x04, 0x09, 0x48, 0x52, 0x31]))]
         }
 
-        func connect(_ report: BLEScanReport) throws(ATTBearerError) -> any ATTBearer {
+        func connect(
+            _ report: BLEScanReport, queue: DispatchQueue, onEvent: @escaping @Sendable (GATTLinkEvent) -> Void
+        ) throws(BLETransportError) -> any GATTLink {
             connects.withLock { $0 += 1 }
-            throw .system(SystemError("connect(C0:FF:EE:00:00:01)", errno: EBUSY))
+            throw .busy(SystemError("connect(C0:FF:EE:00:00:01)", errno: EBUSY).description)
         }
     }
 

@@ -27,7 +27,7 @@ public final class BLECentral: @unchecked Sendable {
     private let problems: RecurringProblems
     private let durations: @Sendable (Int64) -> String
 
-    /// `durations` words a span of nanoseconds for the log as the rest of the daemon does.
+    /// `durations` words a span of nanoseconds for the log the way the rest of the daemon does.
     public init(
         transport: any BLETransport, wearables: [WearableConfiguration], registry: any SourceRegistry,
         clock: any SystemClock, journal: Journal, durations: @escaping @Sendable (Int64) -> String
@@ -40,7 +40,8 @@ public final class BLECentral: @unchecked Sendable {
         let queue = self.queue
         links = wearables.map {
             WearableLink(
-                configuration: $0, queue: queue, registry: registry, clock: clock, journal: journal, durations: durations)
+                configuration: $0, queue: queue, transport: transport, registry: registry, clock: clock, journal: journal,
+                durations: durations)
         }
     }
 
@@ -88,10 +89,7 @@ public final class BLECentral: @unchecked Sendable {
             return
         }
         // Connects run after the scan pass, one at a time on this queue.
-        for link in searching {
-            guard let report = link.choose(reports) else { continue }
-            link.connect(report, over: transport)
-        }
+        for link in searching { link.scanned(reports) }
     }
 
     /// A planned disconnect of every wearable: PMD STOP for each running stream, wait (bounded)
