@@ -1,13 +1,21 @@
-/// How the BLE driver finds wearables and opens their ATT bearer: over the radio (HCI LE scan and
-/// an L2CAP LE socket on the ATT channel) or over the emulated transport's directory
-/// (docs/ble.md, "The emulated transport"). Everything above the bearer is the same for both.
+import Dispatch
+
+/// How the BLE driver finds wearables and connects them: over the radio (HCI LE scan and an L2CAP
+/// LE socket on the ATT channel) or over the emulated transport's directory (docs/ble.md, "The
+/// emulated transport"), both with our own ATT client (`ATTGATTLink`). Everything above the
+/// `GATTLink` is the same for every transport.
 public protocol BLETransport: AnyObject, Sendable {
     /// What one scan pass saw: every peripheral in range, advertising and scan-response data merged.
     /// Called at least once a second by the driver; must not block for long (≤ one scan window).
     func scan() throws(BLETransportError) -> [BLEScanReport]
-    /// Opens the ATT bearer to a peripheral the last scan reported. Never called while a scan
-    /// pass runs (a controller must not scan while it connects).
-    func connect(_ report: BLEScanReport) throws(ATTBearerError) -> any ATTBearer
+    /// Connects a peripheral the last scan reported; never called while a scan pass runs (a
+    /// controller must not scan while it connects). Called on `queue`; the link's methods are
+    /// called on it and `onEvent` runs on it, never inside this call: `.ready` once services are
+    /// resolved, then one answer per request, or `.linkLost`. `.busy` means another client holds
+    /// the peripheral's link; anything else (out of range included) is `.failed` or `.unavailable`.
+    func connect(
+        _ report: BLEScanReport, queue: DispatchQueue, onEvent: @escaping @Sendable (GATTLinkEvent) -> Void
+    ) throws(BLETransportError) -> any GATTLink
 }
 
 /// One peripheral as a scan saw it.
@@ -64,7 +72,18 @@ public final class EmulatedBLETransport: BLETransport {
         EmulatedScan.scan(directory: directory).map { BLEScanReport(address: $0.address, data: $0.data, endpoint: $0.attPath) }
     }
 
+    /// The ATT bearer alone: the `.att` socket of the report.
     public func connect(_ report: BLEScanReport) throws(ATTBearerError) -> any ATTBearer {
         try SeqPacketATTBearer(connectingTo: report.endpoint)
+    }
+
+    public func connect(
+        _ report: BLEScanReport, queue: DispatchQueue, onEvent: @escaping @Sendable (GATTLinkEvent) -> Void
+    ) throws(BLETransportError) -> any GATTLink {
+        do {
+            return ATTGATTLink.open(bearer: try connect(report), queue: queue, onEvent: onEvent)
+        } catch {
+            throw ATTGATTLink.transportError(error)
+        }
     }
 }

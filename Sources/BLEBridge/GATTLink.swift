@@ -51,6 +51,9 @@ public enum GATTLinkEvent: Hashable, Sendable {
     /// A notification or an indication: the link treats both alike (the link acknowledges
     /// indications itself).
     case notification(GATTCharacteristicID, value: [UInt8])
+    /// Input from the peripheral that was dropped (a PDU that does not decode, a response nobody
+    /// asked for, a value of an unknown characteristic): counted by the link; nothing else follows.
+    case ignoredInput(String)
     /// The connection is gone (or never came up); reported once, and nothing follows it.
     case linkLost(String)
 }

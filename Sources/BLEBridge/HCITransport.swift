@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import SensorSystem
 import Synchronization
@@ -92,6 +93,17 @@ public final class HCITransport: BLETransport {
         return collector.reports
     }
 
+    public func connect(
+        _ report: BLEScanReport, queue: DispatchQueue, onEvent: @escaping @Sendable (GATTLinkEvent) -> Void
+    ) throws(BLETransportError) -> any GATTLink {
+        do {
+            return ATTGATTLink.open(bearer: try connect(report), queue: queue, onEvent: onEvent)
+        } catch {
+            throw ATTGATTLink.transportError(error)
+        }
+    }
+
+    /// The ATT bearer alone: an L2CAP LE socket on the ATT channel to the report's address.
     public func connect(_ report: BLEScanReport) throws(ATTBearerError) -> any ATTBearer {
         try radio.withLock { (_) throws(ATTBearerError) in
             try L2CAPATTChannel.connect(

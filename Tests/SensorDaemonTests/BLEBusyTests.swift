@@ -6,6 +6,7 @@ import SensorSystem
 import Synchronization
 import Testing
 
+@testable import BLEBridge
 @testable import SensorDaemon
 
 /// A radio shared with bluetoothd: a scan refused as busy and a connect refused with EBUSY are
@@ -24,9 +25,11 @@ import Testing
             return [BLEScanReport(address: "C0:FF:EE:00:00:01", data: AdvertisingData(parsing: [0x04, 0x09, 0x48, 0x52, 0x31]))]
         }
 
-        func connect(_ report: BLEScanReport) throws(ATTBearerError) -> any ATTBearer {
+        func connect(
+            _ report: BLEScanReport, queue: DispatchQueue, onEvent: @escaping @Sendable (GATTLinkEvent) -> Void
+        ) throws(BLETransportError) -> any GATTLink {
             connects.withLock { $0 += 1 }
-            throw .system(SystemError("connect(C0:FF:EE:00:00:01)", errno: EBUSY))
+            throw .busy(SystemError("connect(C0:FF:EE:00:00:01)", errno: EBUSY).description)
         }
     }
 
@@ -40,7 +43,8 @@ import Testing
         let (journal, lines) = Journal.memory()
         let central = BLECentral(
             transport: transport, wearables: [WearableConfiguration(name: "strap", match: .name("HR*"), streams: [.heartRate])],
-            registry: Sources(), clock: LinuxSystemClock(), journal: journal)
+            registry: Sources(), clock: LinuxSystemClock(), journal: journal,
+            durations: FetchPolicy.describe)
         central.start()
         let deadline = Date().addingTimeInterval(10)
         while transport.connects.withLock({ $0 }) < 3 && Date() < deadline { usleep(50_000) }
@@ -59,7 +63,8 @@ import Testing
     @Test func aHeldUpQueueIsLoggedOnce() {
         let (journal, lines) = Journal.memory()
         let central = BLECentral(
-            transport: BusyTransport(), wearables: [], registry: Sources(), clock: LinuxSystemClock(), journal: journal)
+            transport: BusyTransport(), wearables: [], registry: Sources(), clock: LinuxSystemClock(), journal: journal,
+            durations: FetchPolicy.describe)
         central.start()
         usleep(400_000)
         central.queue.sync { _ = usleep(800_000) }  // another link's work holding the queue

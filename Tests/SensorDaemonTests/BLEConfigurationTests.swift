@@ -1,3 +1,4 @@
+import BLEBridge
 import SensorDaemon
 import SensorKitModel
 import Testing

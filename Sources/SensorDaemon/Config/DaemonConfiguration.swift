@@ -1,3 +1,4 @@
+import BLEBridge
 import SensorKitModel
 
 /// `sensorkitd.conf` (docs/configuration.md): INI-style sections of `key = value` lines.

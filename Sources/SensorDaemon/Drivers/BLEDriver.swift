@@ -27,8 +27,10 @@ struct BLEDriver: SensorDriver {
         journal.info("ble: \(wearables.count) wearable(s) over \(settings.transport)")
         let central = BLECentral(
             transport: transport, wearables: wearables, registry: registry,
-            clock: LinuxSystemClock(), journal: journal)
+            clock: LinuxSystemClock(), journal: journal, durations: FetchPolicy.describe)
         central.start()
         return central
     }
 }
+
+extension BLECentral: SourceDiscovery {}

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SensorDaemon
+@testable import BLEBridge
 
 /// One stream's gaps turned into deletion records at the source (docs/ble.md, "Gaps").
 @Suite struct GapCoalescerTests {

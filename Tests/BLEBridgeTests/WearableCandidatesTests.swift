@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SensorDaemon
+@testable import BLEBridge
 
 /// Which advertiser a `name =` wearable binds (docs/ble.md, "States of a wearable").
 @Suite struct WearableCandidatesTests {

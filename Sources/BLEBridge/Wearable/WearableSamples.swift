@@ -1,4 +1,3 @@
-import BLEBridge
 import SensorKitModel
 
 /// What a wearable's streams store (docs/ble.md, "What is stored"): their descriptors and the

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SensorDaemon
+@testable import BLEBridge
 
 /// The wait before a wearable's next connect (docs/ble.md, "States of a wearable").
 @Suite struct ReconnectBackoffTests {

@@ -1,4 +1,3 @@
-import BLEBridge
 import Dispatch
 import SensorKitModel
 import SensorSystem
@@ -6,7 +5,7 @@ import SensorSystem
 /// The BLE driver's discovery: scans while a wearable is being searched for (at least once a
 /// second), connects one wearable at a time and never while a scan pass runs, and on stop lets
 /// every link stop its PMD streams before it closes. Everything runs on one serial queue.
-final class BLECentral: SourceDiscovery, @unchecked Sendable {
+public final class BLECentral: @unchecked Sendable {
     // @unchecked: every field is confined to `queue`.
     static let tickNanoseconds: Int64 = 250_000_000
     static let scanInterval: Int64 = 900_000_000
@@ -26,22 +25,27 @@ final class BLECentral: SourceDiscovery, @unchecked Sendable {
     private var scanProblem: String?
     private var lastTick: Int64?
     private let problems: RecurringProblems
+    private let durations: @Sendable (Int64) -> String
 
-    init(
+    /// `durations` words a span of nanoseconds for the log the way the rest of the daemon does.
+    public init(
         transport: any BLETransport, wearables: [WearableConfiguration], registry: any SourceRegistry,
-        clock: any SystemClock, journal: Journal
+        clock: any SystemClock, journal: Journal, durations: @escaping @Sendable (Int64) -> String
     ) {
         self.transport = transport
+        self.durations = durations
         self.clock = clock
         self.journal = journal
         problems = RecurringProblems(journal)
         let queue = self.queue
         links = wearables.map {
-            WearableLink(configuration: $0, queue: queue, registry: registry, clock: clock, journal: journal)
+            WearableLink(
+                configuration: $0, queue: queue, transport: transport, registry: registry, clock: clock, journal: journal,
+                durations: durations)
         }
     }
 
-    func start() {
+    public func start() {
         queue.async {
             let timer = DispatchSource.makeTimerSource(queue: self.queue)
             timer.schedule(deadline: .now(), repeating: .nanoseconds(Int(Self.tickNanoseconds)), leeway: .milliseconds(20))
@@ -55,7 +59,7 @@ final class BLECentral: SourceDiscovery, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         let now = clock.boottimeNanoseconds()
         if let last = lastTick, now &- last > Self.lateTick {
-            let late = FetchPolicy.describe(now &- last &- Self.tickNanoseconds)
+            let late = durations(now &- last &- Self.tickNanoseconds)
             problems.report(
                 "ble: queue held up",
                 "<4>ble: the driver's queue was held up \(late); heart rates and wrist states received meanwhile are stamped up to that late; counted, and summed up in the log later"
@@ -85,15 +89,12 @@ final class BLECentral: SourceDiscovery, @unchecked Sendable {
             return
         }
         // Connects run after the scan pass, one at a time on this queue.
-        for link in searching {
-            guard let report = link.choose(reports) else { continue }
-            link.connect(report, over: transport)
-        }
+        for link in searching { link.scanned(reports) }
     }
 
     /// A planned disconnect of every wearable: PMD STOP for each running stream, wait (bounded)
     /// for the devices to confirm, then close the links.
-    func stop() {
+    public func stop() {
         let confirmed = DispatchSemaphore(value: 0)
         let count = queue.sync { () -> Int in
             timer?.cancel()

@@ -21,7 +21,7 @@ public struct BLESettings: Hashable, Sendable {
     public init(transport: Transport = .hci(adapter: "hci0")) { self.transport = transport }
 
     /// `hci` or `emulated:/absolute/folder`.
-    static func transport(parsing value: String) -> Transport? {
+    public static func transport(parsing value: String) -> Transport? {
         if value == "hci" { return .hci(adapter: "hci0") }
         guard value.hasPrefix("emulated:") else { return nil }
         let directory = String(value.dropFirst("emulated:".count))
@@ -53,8 +53,8 @@ public struct WearableConfiguration: Hashable, Sendable {
         self.line = line
     }
 
-    /// The sensors a wearable can record.
-    public static let streamSensors: [SRSensor] = [.heartRate, .onWristState, .electrocardiogram, .photoplethysmogram]
+    /// The sensors a wearable can record: the Heart Rate Service's two and every PMD stream.
+    public static let streamSensors: [SRSensor] = [.heartRate, .onWristState] + PMDStreamKind.all.map(\.sensor)
 
     /// Whether a scan report with this address and advertised name is this wearable.
     public func matches(address: String, advertisedName: String?) -> Bool {
@@ -66,7 +66,7 @@ public struct WearableConfiguration: Hashable, Sendable {
     }
 
     /// `AA:BB:CC:DD:EE:FF` (either case) → upper case; nil when not six hex octets.
-    static func address(parsing value: String) -> String? {
+    public static func address(parsing value: String) -> String? {
         let octets = value.split(separator: ":", omittingEmptySubsequences: false)
         guard octets.count == 6, octets.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else { return nil }
         return value.uppercased()

@@ -1,0 +1,247 @@
+/// The PMD half of the link machine: every stream of `PMDStreamKind.all` is started (GET
+/// settings → START) while it is recorded and stopped (STOP) when not, its frames are put on the
+/// host timeline, and what the device refuses or stops on its own is a gap (docs/ble.md, "PMD").
+extension WearableLinkMachine {
+    /// Starts the PMD streams that are recorded and stops the others.
+    mutating func applyPMD() {
+        if phase == .ready, let session {
+            // A staked PMD stream that cannot run on this link records nothing: that is a gap.
+            for kind in PMDStreamKind.all {
+                guard let why = session.pmdBlocked ?? session.pmd[kind.measurementType]?.refusal else { continue }
+                openGap(kind.sensor, after: nil, why: "\(kind.sensor.rawValue) not recorded: \(why)")
+            }
+        }
+        guard phase == .ready, let session, session.pmdReady, session.controlPoint != nil else { return }
+        for kind in PMDStreamKind.all where isRegistered(kind.sensor) {
+            let type = kind.measurementType
+            let want = recording.contains(kind.sensor) && !stopRequested
+            let current = session.pmd[type]?.phase ?? .idle
+            if want, current == .idle {
+                if let features = session.features, !features.types.contains(type) {
+                    problem(
+                        "feature:\(type)",
+                        "\(label): the device does not offer PMD \(type); \(kind.sensor.rawValue) is not recorded")
+                    refuse(kind, "the device does not offer PMD \(type)")
+                    continue
+                }
+                setPhase(type, .gettingSettings)
+                command(PMDCommand.getMeasurementSettings(type).encoded())
+            } else if !want, current == .running || current == .starting {
+                stop(kind)
+            }
+        }
+    }
+
+    /// Every running stream is stopped; `.stopped` once the device confirmed them all.
+    mutating func stopAll() {
+        stopRequested = true
+        if session?.controlPoint != nil {
+            for kind in PMDStreamKind.all {
+                let current = session?.pmd[kind.measurementType]?.phase ?? .idle
+                if current == .running || current == .starting { stop(kind) }
+            }
+        }
+        if session?.pmd.values.contains(where: { $0.phase == .stopping }) != true {
+            stopRequested = false
+            actions.append(.stopped)
+        }
+    }
+
+    private mutating func stop(_ kind: PMDStreamKind) {
+        setPhase(kind.measurementType, .stopping)
+        command(PMDCommand.stopMeasurement(kind.measurementType).encoded())
+        flush(kind)
+    }
+
+    private mutating func setPhase(_ type: PMDMeasurementType, _ phase: PMDPhase) {
+        session?.pmd[type, default: PMDRun()].phase = phase
+    }
+
+    /// Writes a PMD command. A response in parts continues only the command just sent: parts
+    /// left over from before (a device that never ended them) are dropped here.
+    private mutating func command(_ bytes: [UInt8]) {
+        guard let controlPoint = session?.controlPoint else { return }
+        session?.responses.reset()
+        actions.append(.write(controlPoint, bytes))
+    }
+
+    /// The device will not run `kind` on this link: it is not started again until the next
+    /// connection, and a staked stream's time without it is a gap.
+    private mutating func refuse(_ kind: PMDStreamKind, _ why: String) {
+        session?.pmd[kind.measurementType] = PMDRun(phase: .refused, refusal: why)
+        openGap(kind.sensor, after: nil, why: why)
+    }
+
+    mutating func controlPointIndication(_ value: [UInt8]) {
+        let indication: PMDControlPointIndication
+        do {
+            indication = try PMDControlPointIndication(decoding: value)
+        } catch {
+            problem(
+                "cp",
+                "\(label): a PMD control-point indication did not decode (\(error)); counted, and summed up in the log later")
+            return
+        }
+        switch indication {
+        case .measurementsStopped(let types):
+            for raw in types {
+                guard let type = PMDMeasurementType(rawValue: raw), let kind = PMDStreamKind.of(type),
+                    session?.pmd[type]?.phase == .running
+                else { continue }
+                flush(kind)
+                openGap(kind.sensor, after: nil, why: "the device stopped the stream")
+                // Started again after a pause that doubles while the device keeps stopping it.
+                let ranFor = now &- (sessionStarts[type] ?? now)
+                let delay = pmdBackoff[type, default: ReconnectBackoff()].linkLost(upFor: ranFor)
+                session?.pmd[type] = PMDRun(phase: .pausing, retryAt: now &+ delay)
+                problem(
+                    "stopped:\(type)",
+                    "\(label): the device stopped PMD \(type) on its own; starting it again in \(durations(delay)) (the pause doubles while it keeps doing so); counted, and summed up in the log later"
+                )
+            }
+            applyPMD()
+        case .response(let part):
+            guard var responses = session?.responses else { return }
+            let outcome = responses.add(part)
+            session?.responses = responses
+            switch outcome {
+            case .incomplete:
+                return
+            case .refused(let why):
+                problem(
+                    "cp-continuation",
+                    "\(label): a PMD control-point response in parts was dropped (\(why)); counted, and summed up in the log later"
+                )
+                if let type = PMDMeasurementType(rawValue: part.measurementType), let kind = PMDStreamKind.of(type) {
+                    switch session?.pmd[type]?.phase ?? .idle {
+                    case .gettingSettings, .starting: refuse(kind, "its control-point response was dropped (\(why))")
+                    default: break
+                    }
+                }
+            case .complete(let response):
+                guard let type = PMDMeasurementType(rawValue: response.measurementType), let kind = PMDStreamKind.of(type)
+                else { return }
+                pmdResponse(response, kind: kind)
+            }
+        }
+    }
+
+    private mutating func pmdResponse(_ response: PMDResponse, kind: PMDStreamKind) {
+        guard session?.controlPoint != nil else { return }
+        let type = kind.measurementType
+        switch (response.opcode, session?.pmd[type]?.phase ?? .idle) {
+        case (0x01, .gettingSettings):
+            guard response.status == .success, let offered = try? PMDSetting.decodeList(response.parameters[...]) else {
+                problem("settings:\(type)", "\(label): PMD \(type) settings refused (\(response.status)); not recorded")
+                refuse(kind, "PMD \(type) settings refused (\(response.status))")
+                return
+            }
+            let chosen = kind.chosenSettings(offered)
+            sampleRates[type] = chosen.first { $0.kind == .sampleRate }?.values.first.map { Int($0) } ?? kind.fallbackSampleRate
+            setPhase(type, .starting)
+            command(PMDCommand.startMeasurement(type, settings: chosen).encoded())
+        case (0x02, .starting):
+            switch response.status {
+            case .success:
+                setPhase(type, .running)
+                let rate = sampleRates[type] ?? kind.fallbackSampleRate
+                timelines[type] = PMDStreamTimeline(measurementType: type, sampleRateHz: rate)
+                sessionStarts[type] = now
+                log(.info("\(label): PMD \(type) streaming at \(rate) Hz"))
+            case .alreadyInState:
+                // Still streaming from before a lost link: stop it, then start afresh.
+                setPhase(type, .restarting)
+                command(PMDCommand.stopMeasurement(type).encoded())
+            case .invalidMTU:
+                let mtu = session?.mtu ?? 23
+                problem(
+                    "pmd-mtu:\(type)",
+                    "\(label): the device refused PMD \(type) for the link's MTU (\(mtu)); recording heart rate only")
+                refuse(kind, "the device refused PMD \(type) for the link's MTU (\(mtu))")
+            default:
+                problem(
+                    "start:\(type):\(response.status)", "\(label): the device refused to start PMD \(type) (\(response.status))")
+                refuse(kind, "the device refused to start PMD \(type) (\(response.status))")
+            }
+        case (0x03, .stopping), (0x03, .restarting):
+            setPhase(type, .idle)
+            if stopRequested, session?.pmd.values.contains(where: { $0.phase == .stopping }) != true {
+                stopRequested = false
+                actions.append(.stopped)
+                return
+            }
+            applyPMD()
+        default:
+            break
+        }
+        publishStatus()
+    }
+
+    // MARK: Frames
+
+    mutating func pmdFrame(_ value: [UInt8]) {
+        guard let first = value.first, let type = PMDMeasurementType(rawValue: first & 0x3F), let kind = PMDStreamKind.of(type),
+            var timeline = timelines[type], session?.pmd[type]?.phase == .running
+        else {
+            problem(
+                "frame-unexpected",
+                "\(label): a PMD frame of a stream that is not running was dropped; counted, and summed up in the log later")
+            return
+        }
+        let before = timeline.counters
+        let events = timeline.receive(value, at: now)
+        let after = timeline.counters
+        timelines[type] = timeline
+        let rate = sampleRates[type] ?? 0
+        // What each counter that moved means, in one line per kind (logged once, then summed up).
+        let findings: [(counter: KeyPath<PMDStreamTimeline.Counters, Int>, key: String, what: String)] = [
+            (\.duplicates, "dup", "frame repeating the previous timestamp dropped"),
+            (\.undecodable, "undecodable", "frame that does not decode dropped and recorded as a gap"),
+            (\.resets, "reset", "device clock reset; recorded as a gap, mapping restarted"),
+            (\.jumps, "jump", "device time jumped; recorded as a gap, mapping restarted"),
+            (\.missing, "missing", "frames missing; recorded as a gap"),
+            (
+                \.implausible, "implausible",
+                "frame holding more samples than \(timeline.maximumFrameSamples) or than its device time covers at \(rate) Hz dropped and recorded as a gap"
+            ),
+            (
+                \.overRate, "rate",
+                "samples arrive faster than \(PMDStreamTimeline.rateMargin) × \(rate) Hz; the excess is dropped and recorded as a gap"
+            ),
+            (
+                \.clockRate, "clock-rate",
+                "device clock runs at a rate the host clock disagrees with (beyond \(Int(ClockRateCheck.tolerance * 100)) %); its frames are refused and recorded as a gap until it agrees again"
+            ),
+        ]
+        for finding in findings where after[keyPath: finding.counter] > before[keyPath: finding.counter] {
+            problem("\(finding.key):\(type)", "\(label): PMD \(type) \(finding.what); counted, and summed up in the log later")
+        }
+        handle(events, of: kind)
+    }
+
+    mutating func handle(_ events: [PMDStreamTimeline.Event], of kind: PMDStreamKind) {
+        guard isRegistered(kind.sensor), !events.isEmpty else { return }
+        let type = kind.measurementType
+        for event in events {
+            switch event {
+            case .gap(let gap):
+                openGap(kind.sensor, after: gap.after, at: gap.receiveTime, why: "PMD \(type): \(gap.reason)")
+            case .frame(let timed):
+                uncertainty[type] = timed.uncertainty
+                let sample = Sample.pmd(
+                    timed, kind: kind, sampleRate: sampleRates[type] ?? kind.fallbackSampleRate,
+                    sessionStart: sessionStarts[type] ?? 0)
+                actions.append(.emit(kind.sensor, sample, at: timed.receiveTime))
+            }
+        }
+        publishStatus()
+    }
+
+    /// Releases a PMD stream's held frames (it stops, or the link went down).
+    mutating func flush(_ kind: PMDStreamKind) {
+        guard var timeline = timelines[kind.measurementType] else { return }
+        let events = timeline.finish()
+        timelines[kind.measurementType] = nil
+        handle(events, of: kind)
+    }
+}
