@@ -170,6 +170,18 @@ public final class DaemonHarness: @unchecked Sendable {
         return Self.fetchAll(connection, sensor: sensor, from: 0, to: now).batches.reduce(0) { $0 + $1.count }
     }
 
+    /// Lets `duration` of recording pass on `time` (this daemon's and its sources' clock and
+    /// scheduler) and waits until `app` can fetch more than `samples` of `sensor`: the store
+    /// commits on real time, within half a second, so this polls for at most `seconds`. Whether
+    /// it could.
+    package func record(
+        on time: ManualTime, for duration: Duration, beyond samples: Int, app: String = studyApp,
+        sensor: SRSensor = .accelerometer, seconds: Double = 10
+    ) throws -> Bool {
+        try time.advance(by: duration)
+        return Self.eventually(seconds) { samplesVisible(to: app, sensor: sensor) > samples }
+    }
+
     /// The folder of the built products (sensorkitd, sensorkitctl next to the test bundle).
     public static var productsFolder: String {
         let path = CommandLine.arguments[0]

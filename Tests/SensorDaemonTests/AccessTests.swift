@@ -29,8 +29,8 @@ import Testing
         #expect(app.call(.startRecording) { $0.sensor = accelerometer }.error == nil)
         app.close()
         #expect(DaemonHarness.eventually { source.isRecording })
-        try time.advance(by: .milliseconds(500))  // 25 001 samples
-        #expect(DaemonHarness.eventually { harness.samplesVisible(to: study) >= 3 * WireLimits.samplesPerBatch })
+        // 25 001 samples: more than three batches.
+        #expect(try harness.record(on: time, for: .milliseconds(500), beyond: 3 * WireLimits.samplesPerBatch - 1))
         return harness
     }
 

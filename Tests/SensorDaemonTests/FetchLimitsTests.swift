@@ -62,8 +62,7 @@ import Testing
             connection.close()
         }
         #expect(DaemonHarness.eventually { source.isRecording })
-        try time.advance(by: .seconds(2))
-        #expect(DaemonHarness.eventually { harness.samplesVisible(to: DaemonHarness.otherApp) >= 40_000 })
+        #expect(try harness.record(on: time, for: .seconds(2), beyond: 39_999, app: DaemonHarness.otherApp))
         guard let line = harness.logLines().first(where: { $0.contains("reader limits:") }),
             let perUser = line.firstMatch(of: /(\d+) fetches running, (\d+) per user/).map({ Int($0.2)! })
         else {

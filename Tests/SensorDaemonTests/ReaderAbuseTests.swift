@@ -66,13 +66,6 @@ import Testing
         return harness
     }
 
-    /// Lets `duration` of recording pass and waits until more than `samples` are fetchable (the
-    /// store commits on real time, within half a second).
-    func record(_ harness: DaemonHarness, for duration: Duration, beyond samples: Int) throws -> Bool {
-        try time.advance(by: duration)
-        return DaemonHarness.eventually(10, every: 0.05) { recordingCount(harness) > samples }
-    }
-
     @Test func malformedUnknownAndWrongVersionRequestsGetClearErrors() throws {
         let harness = try recordingHarness()
         defer { harness.stop() }
@@ -117,7 +110,7 @@ import Testing
         truncated.send([200, 0, 0, 0, 1, 123])  // a frame cut short, then the client leaves
         _ = truncated
         // Everyone else is still served and recording goes on.
-        #expect(try record(harness, for: .milliseconds(100), beyond: recordingCount(harness)))
+        #expect(try harness.record(on: time, for: .milliseconds(100), beyond: recordingCount(harness)))
     }
 
     @Test func aClientThatNeverReadsIsBoundedAndOthersAreUnaffected() throws {
@@ -126,7 +119,7 @@ import Testing
         // worth of frames per fetch, would hold far more than the bound checked at the end.
         let harness = try recordingHarness(rate: 50_000, perTick: 5_000)
         defer { harness.stop() }
-        #expect(try record(harness, for: .seconds(3), beyond: 149_999))
+        #expect(try harness.record(on: time, for: .seconds(3), beyond: 149_999))
         let lazy = try RawClient(harness.socket)
         #expect(lazy.hello(app: DaemonHarness.studyApp)?.ok == true)
         // Sixteen fetches with the largest window, and never a read or an ack.
@@ -142,7 +135,7 @@ import Testing
         try UnixSocket.setNonBlocking(lazy.fd)
         _ = ReaderLimitsTests.flood(
             lazy.fd, with: Frame(kind: .message, payload: Array("{\"id\":100,\"op\":\"status\"}".utf8)).encoded(), for: 1)
-        #expect(try record(harness, for: .milliseconds(100), beyond: recordingCount(harness)), "recording must go on")
+        #expect(try harness.record(on: time, for: .milliseconds(100), beyond: recordingCount(harness)), "recording must go on")
         // The daemon queues the next batch of a fetch only once the previous one is written, so
         // for the lazy client it holds at most one batch frame per fetch plus the replies to the
         // flood (a status reply is a few hundred bytes; 1 KiB each is generous).
@@ -166,7 +159,7 @@ import Testing
     @Test func anAckOfAbsurdSizeLeavesTheDaemonServing() throws {
         let harness = try recordingHarness(rate: 50_000, perTick: 5_000)
         defer { harness.stop() }
-        #expect(try record(harness, for: .milliseconds(1500), beyond: 74_999))
+        #expect(try harness.record(on: time, for: .milliseconds(1500), beyond: 74_999))
         let client = try RawClient(harness.socket)
         #expect(client.hello(app: DaemonHarness.studyApp)?.ok == true)
         // Far more batches than the socket buffer holds, and the client does not read yet: the
@@ -185,7 +178,7 @@ import Testing
     @Test func aClientThatLeavesMidFetchIsForgotten() throws {
         let harness = try recordingHarness()
         defer { harness.stop() }
-        #expect(try record(harness, for: .seconds(1), beyond: 99))
+        #expect(try harness.record(on: time, for: .seconds(1), beyond: 99))
         for window in [1, 16, 1, 16, 16] {
             let leaver = try RawClient(harness.socket)
             #expect(leaver.hello(app: DaemonHarness.studyApp)?.ok == true)
@@ -212,7 +205,7 @@ import Testing
     @Test func aClientThatStopsReceivingIsLetGoQuietly() throws {
         let harness = try recordingHarness()
         defer { harness.stop() }
-        #expect(try record(harness, for: .milliseconds(500), beyond: 49))
+        #expect(try harness.record(on: time, for: .milliseconds(500), beyond: 49))
         let leaver = try RawClient(harness.socket)
         #expect(leaver.hello(app: DaemonHarness.studyApp)?.ok == true)
         #expect(shutdown(leaver.fd, Int32(SHUT_RD)) == 0)
