@@ -15,6 +15,10 @@ public final class DaemonHarness: @unchecked Sendable {
     public let socket: String
     public let daemon: Daemon
     public let logLines: @Sendable () -> [String]
+    /// The daemon's clock and the scheduler its timers run on: the system's by default, a
+    /// `ManualTime` (passed as both) when the test moves time by hand.
+    public let clock: any SystemClock
+    public let scheduler: any Scheduler
 
     public static let studyApp = "com.example.study"
     public static let otherApp = "com.example.other"
@@ -22,11 +26,13 @@ public final class DaemonHarness: @unchecked Sendable {
 
     /// Starts a daemon; `config` is sensorkitd.conf text, `sources` are added at start. `prepare`
     /// runs on the folder (apps in its `apps.d`) just before the daemon starts (the folder is removed if it cannot).
-    /// `scheduler` runs the daemon's timers (a manual one lets a test move time), `environment`
-    /// stands for the process's (systemd's variables), `stopDeadline` bounds `stop`.
+    /// `clock` is the daemon's boot and wall clock and `scheduler` runs its timers (a `ManualTime`
+    /// as both lets a test move time by hand; give the sources the same), `environment` stands for
+    /// the process's (systemd's variables), `stopDeadline` bounds `stop`.
     public init(
         config: String = "profile = lab\n", sources: [any SensorSource] = [],
-        scheduler: any Scheduler = DispatchScheduler(), environment: [String: String] = [:],
+        clock: any SystemClock = LinuxSystemClock(), scheduler: any Scheduler = DispatchScheduler(),
+        environment: [String: String] = [:],
         stopDeadline: Double = 10, prepare: (_ folder: String) throws -> Void = { _ in }
     ) throws {
         // A short, world-traversable folder: the socket path must fit sun_path, and the
@@ -50,7 +56,8 @@ public final class DaemonHarness: @unchecked Sendable {
         let configuration = try DaemonCommand.loadConfiguration(paths.config)
         let (journal, lines) = Journal.memory()
         logLines = lines
-        let clock = LinuxSystemClock()
+        self.clock = clock
+        self.scheduler = scheduler
         let host = HostIdentity.read().device
         let created = folder
         do {
@@ -137,7 +144,7 @@ public final class DaemonHarness: @unchecked Sendable {
     }
 
     /// SR nanoseconds now on the daemon's timeline.
-    public var now: Int64 { daemon.timeline.srNanoseconds(of: LinuxSystemClock().now())! }
+    public var now: Int64 { daemon.timeline.srNanoseconds(of: clock.now())! }
 
     /// Runs `arguments` as nobody (setpriv); its exit status and output.
     public static func asNobody(_ arguments: [String]) throws -> (status: Int32, output: String) {
@@ -161,6 +168,18 @@ public final class DaemonHarness: @unchecked Sendable {
         guard let connection = try? connect(app: app) else { return -1 }
         defer { connection.close() }
         return Self.fetchAll(connection, sensor: sensor, from: 0, to: now).batches.reduce(0) { $0 + $1.count }
+    }
+
+    /// Lets `duration` of recording pass on `time` (this daemon's and its sources' clock and
+    /// scheduler) and waits until `app` can fetch more than `samples` of `sensor`: the store
+    /// commits on real time, within half a second, so this polls for at most `seconds`. Whether
+    /// it could.
+    package func record(
+        on time: ManualTime, for duration: Duration, beyond samples: Int, app: String = studyApp,
+        sensor: SRSensor = .accelerometer, seconds: Double = 10
+    ) throws -> Bool {
+        try time.advance(by: duration)
+        return Self.eventually(seconds) { samplesVisible(to: app, sensor: sensor) > samples }
     }
 
     /// The folder of the built products (sensorkitd, sensorkitctl next to the test bundle).

@@ -3,17 +3,20 @@ import SensorKitModel
 import SensorSystem
 import Synchronization
 
-/// A source that samples a deterministic signal on a strict timer, stamped with the real boot
-/// clock: what a buffered IIO accelerometer delivers, without hardware. Sample i has raw columns
-/// `(i mod 1000, −(i mod 1000), 1000)` so a test can check every value it fetches.
+/// A source that samples a deterministic signal on a timer, stamped with the boot clock: what a
+/// buffered IIO accelerometer delivers, without hardware. Sample i has raw columns
+/// `(i mod 1000, −(i mod 1000), 1000)` so a test can check every value it fetches. Its timer runs
+/// on the injected scheduler and its samples are stamped by the injected clock: the real ones by
+/// default, a `ManualTime` (as both) in a test that moves time by hand.
 public final class GeneratedSource: SensorSource, @unchecked Sendable {
-    // @unchecked: `timer` and `index` are confined to `queue`.
+    // @unchecked: `timer`, `index`, `nextTime` and `ticks` are confined to `queue`.
     public let descriptor: SourceDescriptor
     private let queue = DispatchQueue(label: "test.generated-source")
-    private let clock: LinuxSystemClock
+    private let clock: any SystemClock
+    private let scheduler: any Scheduler
     private let period: Int64
     private let perTick: Int
-    private var timer: (any DispatchSourceTimer)?
+    private var timer: (any ScheduledTimer)?
     private var index: Int64 = 0
     private var nextTime: Int64 = 0
     private let gapEvery: Int
@@ -23,9 +26,10 @@ public final class GeneratedSource: SensorSource, @unchecked Sendable {
     /// n-th tick's samples are lost and reported as the source's own gap (a deletion record).
     public init(
         sensor: SRSensor = .accelerometer, rate: Int = 100, perTick: Int = 10, gapEvery: Int = 0,
-        clock: LinuxSystemClock = LinuxSystemClock()
+        clock: any SystemClock = LinuxSystemClock(), scheduler: any Scheduler = DispatchScheduler()
     ) {
         self.clock = clock
+        self.scheduler = scheduler
         self.period = 1_000_000_000 / Int64(rate)
         self.perTick = perTick
         self.gapEvery = gapEvery
@@ -55,15 +59,16 @@ public final class GeneratedSource: SensorSource, @unchecked Sendable {
                 return
             }
             guard self.timer == nil else { return }
-            let timer = DispatchSource.makeTimerSource(queue: self.queue)
-            let interval = Double(self.period * Int64(self.perTick)) / 1e9
-            timer.schedule(deadline: .now(), repeating: interval, leeway: .never)
             self.nextTime = self.clock.boottimeNanoseconds()
-            timer.setEventHandler { [weak self] in self?.tick(deliver) }
-            self.timer = timer
-            timer.resume()
+            self.timer = self.scheduler.schedule(
+                on: self.queue, after: 0, repeating: self.period * Int64(self.perTick)
+            ) { [weak self] in self?.tick(deliver) }
         }
     }
+
+    /// Whether its timer runs: recording starts and stops asynchronously, so a test that moves
+    /// time by hand waits for this before it counts on (or against) the next tick.
+    public var isRecording: Bool { queue.sync { timer != nil } }
 
     private func tick(_ deliver: @Sendable (SourceEvent) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))

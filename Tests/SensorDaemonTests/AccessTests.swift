@@ -18,14 +18,19 @@ import Testing
     static let accelerometer = SRSensor.accelerometer.rawValue
 
     /// A daemon recording the accelerometer fast (50 kHz generated), the study app granted and
-    /// recording, with more than two batches stored; `config` is the daemon's configuration.
+    /// recording, with more than two batches stored; `config` is the daemon's configuration. Its
+    /// time moves by hand: half a second of recording passes at once, then time stands still.
     static func recording(config: String = "profile = lab\n", grant: Bool = true) throws -> DaemonHarness {
-        let harness = try DaemonHarness(config: config, sources: [GeneratedSource(rate: 50_000, perTick: 5_000)])
+        let time = ManualTime()
+        let source = GeneratedSource(rate: 50_000, perTick: 5_000, clock: time, scheduler: time)
+        let harness = try DaemonHarness(config: config, sources: [source], clock: time, scheduler: time)
         if grant { try harness.grant([.accelerometer], to: study) }
         let app = try harness.connect(app: study)
         #expect(app.call(.startRecording) { $0.sensor = accelerometer }.error == nil)
         app.close()
-        #expect(DaemonHarness.eventually(20, every: 0.1) { harness.samplesVisible(to: study) >= 3 * WireLimits.samplesPerBatch })
+        #expect(DaemonHarness.eventually { source.isRecording })
+        // 25 001 samples: more than three batches.
+        #expect(try harness.record(on: time, for: .milliseconds(500), beyond: 3 * WireLimits.samplesPerBatch - 1))
         return harness
     }
 

@@ -48,9 +48,11 @@ import Testing
         // one and no acks it stays running.
         // Eight fetches per user, as a daemon under LimitNOFILE=640 derives (the derivation is
         // checked above); the test process itself has far more descriptors.
+        // Two seconds of recording pass at once on time moved by hand.
+        let time = ManualTime()
+        let source = GeneratedSource(rate: 20_000, perTick: 2_000, clock: time, scheduler: time)
         let harness = try DaemonHarness(
-            config: "profile = lab\n[reader]\nmax-fetches-per-user = 8\n",
-            sources: [GeneratedSource(rate: 20_000, perTick: 2_000)])
+            config: "profile = lab\n[reader]\nmax-fetches-per-user = 8\n", sources: [source], clock: time, scheduler: time)
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
         try harness.grant([.accelerometer], to: DaemonHarness.otherApp)
@@ -59,7 +61,8 @@ import Testing
             #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
             connection.close()
         }
-        #expect(DaemonHarness.eventually(20, every: 0.25) { harness.samplesVisible(to: DaemonHarness.otherApp) >= 40_000 })
+        #expect(DaemonHarness.eventually { source.isRecording })
+        #expect(try harness.record(on: time, for: .seconds(2), beyond: 39_999, app: DaemonHarness.otherApp))
         guard let line = harness.logLines().first(where: { $0.contains("reader limits:") }),
             let perUser = line.firstMatch(of: /(\d+) fetches running, (\d+) per user/).map({ Int($0.2)! })
         else {

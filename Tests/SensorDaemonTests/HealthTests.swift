@@ -10,34 +10,42 @@ import Testing
 /// accelerometer: rates from the catalog, gaps by reason, the store's budget, and who sees what.
 @Suite(.serialized) struct HealthTests {
     @Test func reportsRatesGapsAndStoreUse() throws {
+        let time = ManualTime()
+        let source = GeneratedSource(rate: 100, clock: time, scheduler: time)
         let harness = try DaemonHarness(
-            config: "profile = lab\n[store]\nmax-bytes = 64M\n", sources: [GeneratedSource(rate: 100)])
+            config: "profile = lab\n[store]\nmax-bytes = 64M\n", sources: [source], clock: time, scheduler: time)
         defer { harness.stop() }
         let app = DaemonHarness.studyApp
         try harness.grant([.accelerometer], to: app)
         let connection = try harness.connect(app: app)
         let started = harness.now
         #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
-        usleep(1_000_000)
+        #expect(DaemonHarness.eventually { source.isRecording })
+        try time.advance(by: .seconds(1))  // 11 ticks: the first sample, then 10 every 100 ms
         // A pause in recording is a noInterestedClients gap.
         #expect(connection.call(.stopRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
-        usleep(300_000)
+        #expect(DaemonHarness.eventually { !source.isRecording })
+        try time.advance(by: .milliseconds(300))
         #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
-        usleep(1_500_000)
+        #expect(DaemonHarness.eventually { source.isRecording })
+        try time.advance(by: .milliseconds(1500))  // 16 ticks: 151 samples
 
+        // 101 + 151 samples, once the store's commit (on real time, at most 0.5 s away) is in.
         let admin = try harness.connect(app: nil)
-        let reply = admin.call(.health)
+        var reply = admin.call(.health)
+        #expect(
+            DaemonHarness.eventually {
+                reply = admin.call(.health)
+                return reply.health?.streams.first?.lastMinute == 252
+            }, "\(String(describing: reply.health?.streams))")
         let health = try #require(reply.health, "\(String(describing: reply.error))")
         let stream = try #require(health.streams.first { $0.sensor == SRSensor.accelerometer.rawValue })
         #expect(stream.device == "host" && stream.recording && stream.expectedRate == 100)
-        // At least 2.5 s recorded at 100 Hz less what is not committed yet (0.5 s); at most what
-        // 100 Hz gives from the first start to the reply (longer on a loaded machine).
-        let elapsed = Double(health.now - started) / 1e9
-        #expect(stream.lastMinute >= 150 && stream.lastMinute <= elapsed * 100 + 10, "\(stream.lastMinute) in \(elapsed) s")
+        #expect(health.now - started == 2_800_000_000, "the daemon's clock is the test's")
         #expect(stream.lastDay == stream.lastMinute)
         #expect(health.now - (stream.lastSample ?? 0) < 10_000_000_000, "the newest sample is fresh")
         #expect(stream.gaps.map(\.reason) == [SRDeletionReason.noInterestedClients.rawValue], "\(stream.gaps)")
-        #expect(stream.gaps.first.map { $0.count == 1 && $0.seconds > 0.2 && $0.seconds < elapsed } == true, "\(stream.gaps)")
+        #expect(stream.gaps.first.map { $0.count == 1 && $0.seconds >= 0.29 && $0.seconds <= 0.31 } == true, "\(stream.gaps)")
         #expect(stream.records.map(\.reason) == [SRDeletionReason.noInterestedClients.rawValue])
         // A 0.3 s pause is far narrower than a day's merge gap (21.6 s): one span, ending at the newest sample.
         #expect(stream.spans.count == 1 && stream.spans.first?.last == stream.lastSample, "\(stream.spans)")
@@ -63,12 +71,16 @@ import Testing
     }
 
     @Test func anotherUserSeesOnlyTheSensorsOfStudiesItAnswersFor() throws {
-        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 100)])
+        let time = ManualTime()
+        let source = GeneratedSource(rate: 100, clock: time, scheduler: time)
+        let harness = try DaemonHarness(sources: [source], clock: time, scheduler: time)
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
         let connection = try harness.connect(app: DaemonHarness.studyApp)
         #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
-        usleep(800_000)
+        #expect(DaemonHarness.eventually { source.isRecording })
+        try time.advance(by: .milliseconds(800))
+        #expect(DaemonHarness.eventually { harness.samplesVisible(to: DaemonHarness.studyApp) == 81 })
         let ctl = harness.folder + "/sensorkitctl"
         try FileManager.default.copyItem(atPath: DaemonHarness.productsFolder + "/sensorkitctl", toPath: ctl)
         // nobody is a user of com.example.other but answers for no study: no stream.

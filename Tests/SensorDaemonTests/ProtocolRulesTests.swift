@@ -65,22 +65,18 @@ import Testing
 
     /// §6.2/§7: a connection runs up to 16 fetches at once; the 17th gets 103 with its id.
     @Test func theSeventeenthRunningFetchIsRefused() throws {
-        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 50_000, perTick: 5_000)])
+        let time = ManualTime()
+        let source = GeneratedSource(rate: 50_000, perTick: 5_000, clock: time, scheduler: time)
+        let harness = try DaemonHarness(sources: [source], clock: time, scheduler: time)
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
         let starter = try harness.connect(app: DaemonHarness.studyApp)
         #expect(starter.call(.startRecording) { $0.sensor = Self.accelerometer }.error == nil)
         starter.close()
+        #expect(DaemonHarness.eventually { source.isRecording })
         // Enough samples that a fetch with window 1 that is never acknowledged keeps running:
-        // more than the batch it sends and the one it reads ahead.
-        let enough = 3 * WireLimits.samplesPerBatch
-        #expect(
-            DaemonHarness.eventually(20) {
-                guard let probe = try? harness.connect(app: DaemonHarness.studyApp) else { return false }
-                defer { probe.close() }
-                let all = DaemonHarness.fetchAll(probe, sensor: .accelerometer, from: 0, to: harness.now, chunkFormats: nil)
-                return all.batches.reduce(0) { $0 + $1.count } > enough
-            })
+        // more than the batch it sends and the one it reads ahead (half a second: 25 001).
+        #expect(try harness.record(on: time, for: .milliseconds(500), beyond: 3 * WireLimits.samplesPerBatch))
         let client = try RawClient(harness.socket)
         #expect(client.hello(app: DaemonHarness.studyApp)?.ok == true)
         let limit = WireLimits.maxConcurrentFetches
@@ -91,11 +87,14 @@ import Testing
                     "{\"id\":\(id),\"op\":\"fetch\",\"sensor\":\"\(Self.accelerometer)\",\"from\":0,\"to\":\(harness.now),\"window\":1}"
             )
         }
-        let (replies, closed) = client.replies(within: 2)
+        // A status request behind them: the replies go out in request order, so everything the
+        // fetches answered has arrived once its reply has (no waiting for silence).
+        client.send(json: "{\"id\":99,\"op\":\"status\"}")
+        let (replies, closed) = client.replies(within: 10, max: 2)
         #expect(!closed)
         // The sixteenth was accepted (no reply yet: it waits for an ack); only the seventeenth
         // has an answer, 103.
-        #expect(replies.count == 1, "\(replies)")
+        #expect(replies.map(\.id) == [UInt32(10 + limit), 99], "\(replies)")
         #expect(replies.first?.id == UInt32(10 + limit) && replies.first?.error?.code == .tooManyRequests, "\(replies)")
         let admin = try harness.connect(app: nil)
         defer { admin.close() }

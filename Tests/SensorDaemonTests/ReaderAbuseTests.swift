@@ -51,13 +51,18 @@ import Testing
         UnixSocket.poll(fd: client.fd, events: Int16(POLLIN), timeoutMilliseconds: 5000) > 0
     }
 
-    /// A daemon recording the accelerometer for the study app, generated at `rate` Hz.
+    /// The daemon's and the generated source's time, moved by hand (`record`).
+    let time = ManualTime()
+
+    /// A daemon recording the accelerometer for the study app, generated at `rate` Hz on `time`.
     func recordingHarness(rate: Int = 100, perTick: Int = 10) throws -> DaemonHarness {
-        let harness = try DaemonHarness(sources: [GeneratedSource(rate: rate, perTick: perTick)])
+        let source = GeneratedSource(rate: rate, perTick: perTick, clock: time, scheduler: time)
+        let harness = try DaemonHarness(sources: [source], clock: time, scheduler: time)
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
         let app = try harness.connect(app: DaemonHarness.studyApp)
         #expect(app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
         app.close()
+        #expect(DaemonHarness.eventually { source.isRecording })
         return harness
     }
 
@@ -105,8 +110,7 @@ import Testing
         truncated.send([200, 0, 0, 0, 1, 123])  // a frame cut short, then the client leaves
         _ = truncated
         // Everyone else is still served and recording goes on.
-        let before = recordingCount(harness)
-        #expect(DaemonHarness.eventually(5) { recordingCount(harness) > before })
+        #expect(try harness.record(on: time, for: .milliseconds(100), beyond: recordingCount(harness)))
     }
 
     @Test func aClientThatNeverReadsIsBoundedAndOthersAreUnaffected() throws {
@@ -115,7 +119,7 @@ import Testing
         // worth of frames per fetch, would hold far more than the bound checked at the end.
         let harness = try recordingHarness(rate: 50_000, perTick: 5_000)
         defer { harness.stop() }
-        #expect(DaemonHarness.eventually(20, every: 0.25) { recordingCount(harness) >= 150_000 })
+        #expect(try harness.record(on: time, for: .seconds(3), beyond: 149_999))
         let lazy = try RawClient(harness.socket)
         #expect(lazy.hello(app: DaemonHarness.studyApp)?.ok == true)
         // Sixteen fetches with the largest window, and never a read or an ack.
@@ -131,8 +135,7 @@ import Testing
         try UnixSocket.setNonBlocking(lazy.fd)
         _ = ReaderLimitsTests.flood(
             lazy.fd, with: Frame(kind: .message, payload: Array("{\"id\":100,\"op\":\"status\"}".utf8)).encoded(), for: 1)
-        let before = recordingCount(harness)
-        #expect(DaemonHarness.eventually(5) { recordingCount(harness) > before }, "recording must go on")
+        #expect(try harness.record(on: time, for: .milliseconds(100), beyond: recordingCount(harness)), "recording must go on")
         // The daemon queues the next batch of a fetch only once the previous one is written, so
         // for the lazy client it holds at most one batch frame per fetch plus the replies to the
         // flood (a status reply is a few hundred bytes; 1 KiB each is generous).
@@ -156,7 +159,7 @@ import Testing
     @Test func anAckOfAbsurdSizeLeavesTheDaemonServing() throws {
         let harness = try recordingHarness(rate: 50_000, perTick: 5_000)
         defer { harness.stop() }
-        #expect(DaemonHarness.eventually(20, every: 0.1) { recordingCount(harness) >= 75_000 })
+        #expect(try harness.record(on: time, for: .milliseconds(1500), beyond: 74_999))
         let client = try RawClient(harness.socket)
         #expect(client.hello(app: DaemonHarness.studyApp)?.ok == true)
         // Far more batches than the socket buffer holds, and the client does not read yet: the
@@ -175,7 +178,7 @@ import Testing
     @Test func aClientThatLeavesMidFetchIsForgotten() throws {
         let harness = try recordingHarness()
         defer { harness.stop() }
-        #expect(DaemonHarness.eventually(10) { recordingCount(harness) >= 100 })
+        #expect(try harness.record(on: time, for: .seconds(1), beyond: 99))
         for window in [1, 16, 1, 16, 16] {
             let leaver = try RawClient(harness.socket)
             #expect(leaver.hello(app: DaemonHarness.studyApp)?.ok == true)
@@ -202,7 +205,7 @@ import Testing
     @Test func aClientThatStopsReceivingIsLetGoQuietly() throws {
         let harness = try recordingHarness()
         defer { harness.stop() }
-        #expect(DaemonHarness.eventually(10) { recordingCount(harness) >= 50 })
+        #expect(try harness.record(on: time, for: .milliseconds(500), beyond: 49))
         let leaver = try RawClient(harness.socket)
         #expect(leaver.hello(app: DaemonHarness.studyApp)?.ok == true)
         #expect(shutdown(leaver.fd, Int32(SHUT_RD)) == 0)

@@ -9,17 +9,34 @@ import Synchronization
 import Testing
 
 /// The reader API end to end: a real daemon (in this process) recording a generated 100 Hz
-/// accelerometer through its pipeline and store, clients on its Unix socket.
+/// accelerometer through its pipeline and store, clients on its Unix socket. The daemon and the
+/// source run on time the test moves by hand (`ManualTime`): a second of recording costs no wait.
 @Suite(.serialized) struct ReaderEndToEndTests {
     let study = DaemonHarness.studyApp
     let other = DaemonHarness.otherApp
+    let time: ManualTime
+    let source: GeneratedSource
 
-    /// Starts recording for `app` and waits until at least `samples` are fetchable.
+    init() {
+        let time = ManualTime()
+        self.time = time
+        source = GeneratedSource(clock: time, scheduler: time)
+    }
+
+    /// A daemon recording `source` on `time`.
+    func daemon(config: String = "profile = lab\n") throws -> DaemonHarness {
+        try DaemonHarness(config: config, sources: [source], clock: time, scheduler: time)
+    }
+
+    /// Starts recording for `app`, lets as much time pass as `samples` take at 100 Hz, and waits
+    /// until at least `samples` are fetchable (the store commits on real time, within 0.5 s).
     func record(_ harness: DaemonHarness, app: String, samples: Int) throws -> (ReaderConnection, Int64) {
         let connection = try harness.connect(app: app)
         let started = connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }
         #expect(started.error == nil, "startRecording: \(String(describing: started.error))")
         let start = harness.now
+        #expect(DaemonHarness.eventually { source.isRecording })
+        try time.advance(by: .milliseconds(10 * samples))
         let enough = DaemonHarness.eventually(10) {
             DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: start - 1_000_000_000, to: harness.now).batches
                 .reduce(0) { $0 + $1.count } >= samples
@@ -29,7 +46,7 @@ import Testing
     }
 
     @Test func recordedSamplesArriveExactlyInSensorKitUnits() throws {
-        let harness = try DaemonHarness(sources: [GeneratedSource()])
+        let harness = try daemon()
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: study)
         let (connection, start) = try record(harness, app: study, samples: 150)
@@ -63,7 +80,7 @@ import Testing
     }
 
     @Test func aUserNotBoundToTheAppIsRefused() throws {
-        let harness = try DaemonHarness(sources: [GeneratedSource()])
+        let harness = try daemon()
         defer { harness.stop() }
         // sensorkitctl as nobody: bound to com.example.other only.
         let ctl = harness.folder + "/sensorkitctl"
@@ -121,13 +138,22 @@ import Testing
 
     @Test func nothingInsideTheHoldIsReturnedByAnyRangeShape() throws {
         let hold: Int64 = 1_500_000_000
-        let harness = try DaemonHarness(config: "[store]\nhold = 1500ms\n", sources: [GeneratedSource()])
+        let harness = try daemon(config: "[store]\nhold = 1500ms\n")
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: study)
         let connection = try harness.connect(app: study)
         #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
         let start = harness.now
-        usleep(3_200_000)
+        #expect(DaemonHarness.eventually { source.isRecording })
+        try time.advance(by: .milliseconds(3200))
+        // Out of the hold: the samples of the first 1.7 s (one every 10 ms from `start`), once committed.
+        var visible = 0
+        #expect(
+            DaemonHarness.eventually {
+                let (batches, _) = DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: 0, to: harness.now - hold)
+                visible = batches.reduce(0) { $0 + $1.count }
+                return visible == 171
+            }, "\(visible) samples out of the hold")
         var generator = SystemRandomNumberGenerator()
         var sawData = false
         for shape in 0..<40 {
@@ -170,13 +196,14 @@ import Testing
     }
 
     @Test func storedChunksHandedOverGiveExactlyThePlainBatches() throws {
-        let harness = try DaemonHarness(sources: [GeneratedSource()])
+        let harness = try daemon()
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: study)
         let (connection, start) = try record(harness, app: study, samples: 600)
         let end = harness.now
         // Everything stamped before `end` is committed once a later sample is visible (a stream is
         // stored in order): both fetches see the same.
+        try time.advance(by: .milliseconds(100))
         #expect(
             DaemonHarness.eventually(10) {
                 DaemonHarness.fetchAll(connection, sensor: .accelerometer, from: end, to: harness.now).reply.count ?? 0 > 0
@@ -207,7 +234,7 @@ import Testing
     }
 
     @Test func appsSeeOnlyDataFromTheirOwnFirstStart() throws {
-        let harness = try DaemonHarness(sources: [GeneratedSource()])
+        let harness = try daemon()
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: study)
         try harness.grant([.accelerometer], to: other)
@@ -216,6 +243,7 @@ import Testing
         #expect(late.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
         let firstStart = try #require(
             late.call(.status) { $0.sensor = SRSensor.accelerometer.rawValue }.states?.first?.firstRecording)
+        try time.advance(by: .milliseconds(500))
         #expect(DaemonHarness.eventually(10) { harness.samplesVisible(to: other) > 0 })
         let (batches, reply) = DaemonHarness.fetchAll(late, sensor: .accelerometer, from: 0, to: harness.now)
         #expect(reply.error == nil)

@@ -36,12 +36,16 @@ import Testing
     }
 
     @Test func statusShowsEachStreamsHealthAndReportDrawsTheDay() throws {
-        let harness = try DaemonHarness(sources: [GeneratedSource(rate: 100)])
+        let time = ManualTime()
+        let source = GeneratedSource(rate: 100, clock: time, scheduler: time)
+        let harness = try DaemonHarness(sources: [source], clock: time, scheduler: time)
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
         let connection = try harness.connect(app: DaemonHarness.studyApp)
         #expect(connection.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
-        usleep(1_500_000)
+        #expect(DaemonHarness.eventually { source.isRecording })
+        try time.advance(by: .milliseconds(1500))
+        #expect(DaemonHarness.eventually { harness.samplesVisible(to: DaemonHarness.studyApp) == 151 })
         let status = try ctl(harness, ["status"])
         #expect(status.status == 0, "\(status.err)")
         let lines = status.out.split(separator: "\n").map(String.init)

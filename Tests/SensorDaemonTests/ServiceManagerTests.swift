@@ -58,24 +58,30 @@ import Testing
         let pings = Mutex(0)
         let lines = Mutex<[String]>([])
         let work = DispatchQueue(label: "probed")
+        let time = ManualScheduler()
         let dog = ServiceWatchdog(
-            interval: 0.05, probes: [("pipeline", { work.async(execute: $0) })],
+            interval: 0.05, scheduler: time, probes: [("pipeline", { work.async(execute: $0) })],
             ping: { pings.withLock { $0 += 1 } }, log: Journal { line in lines.withLock { $0.append(line) } })
         defer { dog.stop() }
-        usleep(400_000)
-        let healthy = pings.withLock { $0 }
-        #expect(healthy >= 5, "a free queue: a ping every 50 ms")
+        /// One watchdog period passes; its probe, if the queue is free, has answered when this returns.
+        func period() throws {
+            try time.advance(by: .milliseconds(50))
+            work.sync {}
+        }
+        try time.advance(by: .zero)  // the first tick, at once
+        work.sync {}
+        for _ in 0..<7 { try period() }
+        #expect(pings.withLock { $0 } == 8, "a free queue: a ping every 50 ms")
         // The queue wedges (a stuck write, a deadlock): pings stop, one line says which queue.
         let release = DispatchSemaphore(value: 0)
         work.async { release.wait() }
-        usleep(150_000)
-        let atWedge = pings.withLock { $0 }
-        usleep(400_000)
-        #expect(pings.withLock { $0 } == atWedge, "no ping while the pipeline does not answer")
+        for _ in 0..<8 { try time.advance(by: .milliseconds(50)) }
+        #expect(pings.withLock { $0 } == 8, "no ping while the pipeline does not answer")
         #expect(lines.withLock { $0 } == ["<3>watchdog: pipeline did not answer within 50 ms; withholding WATCHDOG=1"])
         release.signal()
-        usleep(300_000)
-        #expect(pings.withLock { $0 } > atWedge, "pings resume once it answers")
+        work.sync {}  // the probe sent before the wedge answers: the ping it held goes out
+        try period()
+        #expect(pings.withLock { $0 } == 10, "pings resume once it answers")
     }
 
     // MARK: The real daemon, as systemd starts it

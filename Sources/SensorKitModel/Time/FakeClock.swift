@@ -1,12 +1,13 @@
-import SensorKitModel
 import Synchronization
 
-/// A clock for tests: boot time and wall time advance only when told; the wall clock can be
-/// stepped and the machine "rebooted" (new boot id, boot time from zero). Thread-safe.
+/// A clock for tests (and, through `ManualTime`, for a whole daemon a test drives): boot time and
+/// wall time advance only when told; the wall clock can be stepped and the machine "rebooted"
+/// (new boot id, boot time from zero). Package-only, like `ManualScheduler` and `ManualTime`:
+/// a study app importing SensorKit never sees them. Thread-safe.
 ///
 /// The wall clock's "synchronised" flag follows the kernel's `STA_UNSYNC`: a step by hand and a
 /// reboot clear it, `synchronize()` (an NTP daemon locking on) sets it. It starts synchronised.
-public final class FakeClock: SystemClock, Sendable {
+package final class FakeClock: SystemClock, Sendable {
     private struct State {
         var boot: BootID
         var boottime: Int64
@@ -17,35 +18,35 @@ public final class FakeClock: SystemClock, Sendable {
     private let state: Mutex<State>
 
     /// Starts at boot time `boottime` with the wall clock at `realtimeUnixNanoseconds`.
-    public init(
+    package init(
         boot: String = "boot-0", boottime: Int64 = 5_000_000_000,
         realtimeUnixNanoseconds: Int64 = 1_795_000_000_000_000_000
     ) {
         state = Mutex(State(boot: BootID(boot), boottime: boottime, realtime: realtimeUnixNanoseconds))
     }
 
-    public var bootID: BootID { state.withLock { $0.boot } }
-    public func boottimeNanoseconds() -> Int64 { state.withLock { $0.boottime } }
-    public func realtimeNanoseconds() -> Int64 { state.withLock { $0.realtime } }
-    public func wallClockSynchronized() -> Bool { state.withLock { $0.synchronized } }
+    package var bootID: BootID { state.withLock { $0.boot } }
+    package func boottimeNanoseconds() -> Int64 { state.withLock { $0.boottime } }
+    package func realtimeNanoseconds() -> Int64 { state.withLock { $0.realtime } }
+    package func wallClockSynchronized() -> Bool { state.withLock { $0.synchronized } }
 
     /// An NTP daemon locks on: the kernel reports the wall clock synchronised from now on.
-    public func synchronize() { state.withLock { $0.synchronized = true } }
+    package func synchronize() { state.withLock { $0.synchronized = true } }
 
-    /// Time passes: both clocks move forward.
-    public func advance(nanoseconds: Int64) {
+    /// Time passes: both clocks move forward (saturating at the end of time).
+    package func advance(nanoseconds: Int64) {
         state.withLock {
-            $0.boottime += nanoseconds
-            $0.realtime += nanoseconds
+            $0.boottime = $0.boottime.addingReportingOverflow(nanoseconds).overflow ? .max : $0.boottime + nanoseconds
+            $0.realtime = $0.realtime.addingReportingOverflow(nanoseconds).overflow ? .max : $0.realtime + nanoseconds
         }
     }
 
     /// Time passes: both clocks move forward.
-    public func advance(seconds: Double) { advance(nanoseconds: Int64(seconds * 1e9)) }
+    package func advance(seconds: Double) { advance(nanoseconds: Int64(seconds * 1e9)) }
 
     /// The wall clock is stepped (an administrator, `date -s`); boot time does not move, and the
     /// kernel no longer reports the clock synchronised.
-    public func stepWallClock(nanoseconds: Int64) {
+    package func stepWallClock(nanoseconds: Int64) {
         state.withLock {
             $0.realtime += nanoseconds
             $0.synchronized = false
@@ -54,7 +55,7 @@ public final class FakeClock: SystemClock, Sendable {
 
     /// The machine reboots after `downtime`: a new boot id, boot time restarts near zero, and the
     /// wall clock (read from the RTC) is not synchronised until `synchronize()`.
-    public func reboot(downtime: Int64 = 60_000_000_000, bootedFor: Int64 = 3_000_000_000) {
+    package func reboot(downtime: Int64 = 60_000_000_000, bootedFor: Int64 = 3_000_000_000) {
         state.withLock {
             $0.synchronized = false
             $0.boots += 1
