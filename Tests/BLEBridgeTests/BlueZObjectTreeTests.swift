@@ -176,13 +176,45 @@ struct BlueZObjectTreeTests {
         #expect(BluetoothdPresence.classify(nil) == .absent)
     }
 
+    /// The agent confirms only a device the daemon is pairing; anyone on the bus can call it.
+    @Test func theAgentConfirmsOnlyWhatItPairs() throws {
+        let device = Self.h10
+        func call(_ member: String, _ arguments: [DBusValue]) -> DBusMethodCall {
+            DBusMethodCall(
+                sender: ":1.9", path: BlueZAgent.path, interface: BlueZAgent.interface, member: member, arguments: arguments)
+        }
+        let confirm = call("RequestConfirmation", [.objectPath(device), .uint32(0)])
+        #expect(BlueZAgent.answer(confirm, pairing: [device]) == .values([]))
+        #expect(BlueZAgent.answer(call("RequestAuthorization", [.objectPath(device)]), pairing: [device]) == .values([]))
+        for refused in [
+            BlueZAgent.answer(confirm, pairing: []),
+            BlueZAgent.answer(call("RequestConfirmation", [.string("/org/bluez/hci0/dev_C0")]), pairing: [device]),
+            BlueZAgent.answer(call("RequestPasskey", [.objectPath(device)]), pairing: [device]),
+            BlueZAgent.answer(call("RequestPinCode", [.objectPath(device)]), pairing: [device]),
+            BlueZAgent.answer(
+                call("AuthorizeService", [.objectPath(device), .string("0000180d-0000-1000-8000-00805f9b34fb")]),
+                pairing: [device]),
+        ] {
+            guard case .error(let name, _) = refused else {
+                Issue.record("accepted: \(refused)")
+                continue
+            }
+            #expect(name == "org.bluez.Error.Rejected")
+        }
+        #expect(BlueZAgent.answer(call("Cancel", []), pairing: []) == .values([]))
+        #expect(BlueZAgent.answer(call("Release", []), pairing: []) == .values([]))
+    }
+
     @Test func refusalsFromBluetoothd() {
         func remote(_ name: String, _ message: String = "") -> DBusError { .remote(name: name, message: message) }
         #expect(BlueZRefusal.classify(remote("org.bluez.Error.InProgress"), acquiringNotify: true) == .useStartNotify)
         #expect(BlueZRefusal.classify(remote("org.bluez.Error.NotPermitted"), acquiringNotify: true) == .useStartNotify)
         #expect(BlueZRefusal.classify(remote("org.bluez.Error.NotSupported"), acquiringNotify: true) == .useStartNotify)
         #expect(BlueZRefusal.classify(remote("org.bluez.Error.NotSupported")) == .operationFailed)
-        #expect(BlueZRefusal.classify(remote("org.bluez.Error.NotPermitted")) == .needsPairing)
+        #expect(BlueZRefusal.classify(remote("org.bluez.Error.NotPermitted", "Not paired")) == .needsPairing)
+        #expect(
+            BlueZRefusal.classify(remote("org.bluez.Error.NotPermitted", "Not paired"), acquiringNotify: true) == .needsPairing)
+        #expect(BlueZRefusal.classify(remote("org.bluez.Error.NotPermitted", "Read not permitted")) == .operationFailed)
         #expect(BlueZRefusal.classify(remote("org.bluez.Error.AuthenticationFailed")) == .needsPairing)
         #expect(BlueZRefusal.classify(remote("org.bluez.Error.NotConnected")) == .linkLost)
         #expect(BlueZRefusal.classify(remote("org.bluez.Error.Failed", "Not connected")) == .linkLost)

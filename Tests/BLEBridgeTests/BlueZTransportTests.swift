@@ -366,6 +366,33 @@ enum IDs {
         }
     }
 
+    /// A wearable that wants bonding: bluetoothd refuses a read with NotPermitted "Not paired"; the
+    /// link pairs it once through bluetoothd, which calls back the daemon's NoInputNoOutput agent,
+    /// and the read goes through.
+    @Test func aWearableThatWantsBondingIsPairedThroughTheAgent() throws {
+        let rig = try BlueZRig()
+        _ = try rig.add(.strap())
+        let transport = try rig.transport()
+        defer { transport.close() }
+        let report = try rig.scanUntilFound(transport, "C0:FF:EE:00:00:01")
+        try rig.waitUntil("the agent registered") { try rig.count("RegisterAgent:NoInputNoOutput") == 1 }
+        try rig.knob("RequirePairing", [.string("C0:FF:EE:00:00:01")])
+        let events = LinkEvents()
+        events.link = try transport.connect(report, queue: events.queue, onEvent: events.handler)
+        _ = try events.ready()
+        events.on { $0.read(IDs.manufacturer) }
+        let value = try events.wait("the read after pairing") { event -> [UInt8]? in
+            if case .readCompleted(IDs.manufacturer, let value) = event { return value }
+            if case .failed(let failure) = event { return Array("failed: \(failure)".utf8) }
+            return nil
+        }
+        #expect(String(decoding: value, as: UTF8.self) == "Emulated")
+        #expect(try rig.count("Pair") == 1)
+        #expect(try rig.count("agent confirmed") == 1)
+        #expect(transport.pairedWearables == ["C0:FF:EE:00:00:01"])
+        #expect(try rig.count("RequestDefaultAgent") == 0)
+    }
+
     /// Where there is no bluetoothd, the transport says so in one sentence naming the fix.
     @Test func noBluetoothdIsUnavailableWithTheFix() throws {
         let rig = try BlueZRig()

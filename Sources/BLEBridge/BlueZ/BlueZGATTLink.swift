@@ -35,6 +35,8 @@ final class BlueZGATTLink: GATTLink, @unchecked Sendable {
     private var acquired: [GATTCharacteristicID: AcquiredNotifications] = [:]
     private var started: [DBusObjectPath: GATTCharacteristicID] = [:]
     private var batterySubscribed = false
+    /// Pairing is tried once per link, when bluetoothd says the wearable wants bonding.
+    private var pairingTried = false
 
     static let batteryLevel = GATTCharacteristicID(service: .batteryService, characteristic: .batteryLevel)
 
@@ -100,7 +102,42 @@ final class BlueZGATTLink: GATTLink, @unchecked Sendable {
                 if link.transport.tree.device(at: link.devicePath)?.servicesResolved == true { link.becomeReady() }
                 return
             }
+            if BlueZRefusal.classify(error) == .needsPairing, !link.pairingTried {
+                link.pair { link in link.connectAgain() }
+                return
+            }
             link.end("bluetoothd could not connect \(link.address): \(error)\(Self.hint(error))")
+        }
+    }
+
+    private func connectAgain() {
+        guard let device = transport.tree.device(at: devicePath) else {
+            end("bluetoothd removed \(address) while pairing")
+            return
+        }
+        start(device)
+    }
+
+    /// `Device1.Pair` with our agent expecting this device; `retry` runs once it is paired
+    /// (or was already). A refusal ends the operation with a sentence saying so.
+    private func pair(
+        then retry: @escaping @Sendable (BlueZGATTLink) -> Void, failed: (@Sendable (BlueZGATTLink, String) -> Void)? = nil
+    ) {
+        dispatchPrecondition(condition: .onQueue(transport.queue))
+        pairingTried = true
+        transport.agent.expect(devicePath)
+        call(devicePath, BlueZName.device, "Pair", [], timeout: transport.options.connectTimeout) { link, result in
+            link.transport.agent.done(link.devicePath)
+            switch result {
+            case .success:
+                link.transport.notePaired(link.address)
+                retry(link)
+            case .failure(let error) where error.name == "org.bluez.Error.AlreadyExists":
+                retry(link)
+            case .failure(let error):
+                let why = "\(link.address) wants bonding and pairing it through bluetoothd failed: \(error)"
+                if let failed { failed(link, why) } else { link.end(why) }
+            }
         }
     }
 
@@ -198,7 +235,7 @@ final class BlueZGATTLink: GATTLink, @unchecked Sendable {
                 }
                 link.deliver(.readCompleted(id, value: value))
             case .failure(let error):
-                link.failed(.read, id, error)
+                link.failed(.read, id, error) { $0.performRead(id) }
             }
         }
     }
@@ -216,7 +253,7 @@ final class BlueZGATTLink: GATTLink, @unchecked Sendable {
             link, result in
             switch result {
             case .success: link.deliver(.writeCompleted(id))
-            case .failure(let error): link.failed(.write, id, error)
+            case .failure(let error): link.failed(.write, id, error) { $0.performWrite(id, value) }
             }
         }
     }
@@ -254,7 +291,7 @@ final class BlueZGATTLink: GATTLink, @unchecked Sendable {
                 if BlueZRefusal.classify(error, acquiringNotify: true) == .useStartNotify {
                     link.startNotify(id, characteristic)
                 } else {
-                    link.failed(.subscribe, id, error)
+                    link.failed(.subscribe, id, error) { $0.performSubscribe(id) }
                 }
             }
         }
@@ -335,14 +372,23 @@ final class BlueZGATTLink: GATTLink, @unchecked Sendable {
                     link.deliver(.subscribed(id))
                 } else {
                     link.started[characteristic.path] = nil
-                    link.failed(.subscribe, id, error)
+                    link.failed(.subscribe, id, error) { $0.performSubscribe(id) }
                 }
             }
         }
     }
 
-    private func failed(_ operation: GATTOperationKind, _ id: GATTCharacteristicID, _ error: DBusError) {
+    /// An operation bluetoothd refused: a lost link ends it; a wearable that wants bonding is paired
+    /// once and the operation runs again (`retry`); anything else is that operation's failure.
+    private func failed(
+        _ operation: GATTOperationKind, _ id: GATTCharacteristicID, _ error: DBusError,
+        retry: @escaping @Sendable (BlueZGATTLink) -> Void
+    ) {
         switch BlueZRefusal.classify(error) {
+        case .needsPairing where !pairingTried:
+            pair(
+                then: retry,
+                failed: { link, why in link.deliver(.failed(GATTFailure(operation: operation, characteristic: id, why: why))) })
         case .linkLost, .serviceGone: end("\(operation.rawValue) of \(id) on \(address): \(error)")
         default: deliver(.failed(GATTFailure(operation: operation, characteristic: id, why: "\(error)\(Self.hint(error))")))
         }

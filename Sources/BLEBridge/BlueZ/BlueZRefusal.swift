@@ -21,9 +21,12 @@ public enum BlueZRefusal: Equatable, Sendable {
         case .disconnected: return .serviceGone
         case .remote(let name, let message):
             switch name {
+            // bluetoothd answers an ATT Insufficient Authentication/Encryption with NotPermitted
+            // "Not paired" (src/gatt-client.c), a plain ATT Read/Write Not Permitted with another text.
+            case "org.bluez.Error.NotPermitted" where message.lowercased().contains("not paired"):
+                return .needsPairing
             case "org.bluez.Error.NotSupported", "org.bluez.Error.InProgress", "org.bluez.Error.NotPermitted":
-                return acquiringNotify
-                    ? .useStartNotify : (name == "org.bluez.Error.NotPermitted" ? .needsPairing : .operationFailed)
+                return acquiringNotify ? .useStartNotify : .operationFailed
             case "org.bluez.Error.NotConnected", "org.bluez.Error.DoesNotExist", "org.freedesktop.DBus.Error.UnknownObject",
                 "org.freedesktop.DBus.Error.UnknownMethod":
                 return .linkLost

@@ -43,6 +43,9 @@ public final class BlueZTransport: @unchecked Sendable {
     private var subscriptions: [DBusSubscription] = []
     private let log: @Sendable (String) -> Void
     private let reported = Mutex<[String]>([])
+    let agent = BlueZAgent()
+    private var agentExport: DBusExport?
+    private let paired = Mutex<[String]>([])
 
     /// Connects to `bus` (the system bus on a tablet; a private bus in tests) and reads
     /// bluetoothd's objects. No bus, no bluetoothd or no such adapter is `.unavailable`.
@@ -129,6 +132,16 @@ public final class BlueZTransport: @unchecked Sendable {
         }
         for link in open { link.close() }
         for subscription in subscriptions { subscription.cancel() }
+        queue.sync {
+            if agentExport != nil {
+                connection.call(
+                    destination: BlueZName.service, path: BlueZAgent.managerPath, interface: BlueZName.agentManager,
+                    member: "UnregisterAgent", arguments: [.objectPath(BlueZAgent.path)], timeout: .seconds(1), queue: queue
+                ) { _ in }
+            }
+            agentExport?.cancel()
+            agentExport = nil
+        }
         // Let the queued StopDiscovery / Disconnect reach the broker before the connection ends.
         let flushed = DispatchSemaphore(value: 0)
         connection.nameHasOwner(BlueZName.service, timeout: .seconds(1), queue: DispatchQueue(label: "ble.bluez.close")) { _ in
@@ -154,6 +167,15 @@ public final class BlueZTransport: @unchecked Sendable {
 
     /// Problems found in what bluetoothd sent (hostile or malformed properties), oldest first, bounded.
     public var problems: [String] { reported.withLock { $0 } }
+
+    /// Addresses of wearables this transport paired through bluetoothd (with its `NoInputNoOutput`
+    /// agent) because they wanted bonding, for `sensorkitctl devices`.
+    public var pairedWearables: [String] { paired.withLock { $0 } }
+
+    func notePaired(_ address: String) {
+        paired.withLock { list in if !list.contains(address), list.count < 64 { list.append(address) } }
+        log("bluez: \(address) wanted bonding and was paired through bluetoothd (agent \(BlueZAgent.capability))")
+    }
 
     /// Opens a link to a device `scan` reported: through bluetoothd's connection when it is
     /// already connected (a wearable the user paired), else `Device1.Connect`. Returns at once;
@@ -213,8 +235,32 @@ public final class BlueZTransport: @unchecked Sendable {
             treeCache = nil
             bluezPresent = true
             discoveryRequested = false
+            registerAgent()
         case .failure(let error):
             log("bluez: GetManagedObjects failed: \(error)")
+        }
+    }
+
+    /// Exports the pairing agent (once per connection) and registers it with bluetoothd (again
+    /// after every bluetoothd start). Without an agent manager, pairing is not offered.
+    private func registerAgent() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if agentExport == nil {
+            let agent = self.agent
+            agentExport = connection.export(BlueZAgent.path, interface: BlueZAgent.interface, queue: queue) { call, reply in
+                reply(agent.answer(call))
+            }
+        }
+        connection.call(
+            destination: BlueZName.service, path: BlueZAgent.managerPath, interface: BlueZName.agentManager,
+            member: "RegisterAgent", arguments: [.objectPath(BlueZAgent.path), .string(BlueZAgent.capability)],
+            timeout: options.callTimeout, queue: queue
+        ) { [weak self] result in
+            if case .failure(let error) = result, error.name != "org.bluez.Error.AlreadyExists" {
+                self?.report(
+                    "the pairing agent could not be registered (\(error)); wearables that want bonding must be paired with bluetoothctl"
+                )
+            }
         }
     }
 

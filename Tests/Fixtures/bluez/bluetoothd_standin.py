@@ -248,17 +248,21 @@ class AgentManager(Exported):
     def __init__(self, standin):
         super().__init__(standin, "/org/bluez", {AGENTS: {}})
 
-    @dbus.service.method(AGENTS, in_signature="os", out_signature="")
-    def RegisterAgent(self, agent, capability):
+    @dbus.service.method(AGENTS, in_signature="os", out_signature="", sender_keyword="sender")
+    def RegisterAgent(self, agent, capability, sender=None):
         self.standin.count("RegisterAgent:" + str(capability))
+        if sender in self.standin.agents_by_sender:
+            raise error("AlreadyExists", "Already Exists")
+        self.standin.agents_by_sender[sender] = str(agent)
 
     @dbus.service.method(AGENTS, in_signature="o", out_signature="")
     def RequestDefaultAgent(self, agent):
         self.standin.count("RequestDefaultAgent")
 
-    @dbus.service.method(AGENTS, in_signature="o", out_signature="")
-    def UnregisterAgent(self, agent):
+    @dbus.service.method(AGENTS, in_signature="o", out_signature="", sender_keyword="sender")
+    def UnregisterAgent(self, agent, sender=None):
         self.standin.count("UnregisterAgent")
+        self.standin.agents_by_sender.pop(sender, None)
 
 
 class Device(Exported):
@@ -271,6 +275,7 @@ class Device(Exported):
             "Trusted": dbus.Boolean(False), "Connected": dbus.Boolean(False),
             "ServicesResolved": dbus.Boolean(False)}})
         self.address = address
+        self.needs_pairing = False
         self.att = None
         self.children = []
         self.by_handle = {}
@@ -328,10 +333,27 @@ class Device(Exported):
             self.att.close()
             self.lost()
 
-    @dbus.service.method(DEVICE, in_signature="", out_signature="")
-    def Pair(self):
+    @dbus.service.method(DEVICE, in_signature="", out_signature="", sender_keyword="sender")
+    def Pair(self, sender=None):
+        """As bluetoothd: the pairing client's own agent is asked (Just Works: RequestConfirmation)."""
         self.standin.count("Pair")
+        if self.interfaces[DEVICE]["Paired"]:
+            raise error("AlreadyExists", "Already Exists")
+        agent = self.standin.agents_by_sender.get(sender)
+        if agent is None:
+            raise error("AuthenticationFailed", "No agent")
+        try:
+            self.standin.bus.get_object(sender, agent).RequestConfirmation(
+                dbus.ObjectPath(self.path), dbus.UInt32(0), dbus_interface="org.bluez.Agent1", timeout=10)
+        except dbus.exceptions.DBusException as refusal:
+            self.standin.count("agent refused")
+            raise error("AuthenticationRejected", "agent: %s" % refusal.get_dbus_name())
+        self.standin.count("agent confirmed")
         self.set(DEVICE, Paired=dbus.Boolean(True))
+
+    def check_paired(self):
+        if self.needs_pairing and not self.interfaces[DEVICE]["Paired"]:
+            raise error("NotPermitted", "Not paired")
 
     def lost(self):
         self.att = None
@@ -390,16 +412,19 @@ class Characteristic(Exported):
     @dbus.service.method(CHAR, in_signature="a{sv}", out_signature="ay")
     def ReadValue(self, options):
         self.standin.count("ReadValue")
+        self.device.check_paired()
         return dbus.Array([dbus.Byte(b) for b in self.device.att.read(self.handle)], signature="y")
 
     @dbus.service.method(CHAR, in_signature="aya{sv}", out_signature="")
     def WriteValue(self, value, options):
         self.standin.count("WriteValue:" + str(options.get("type", "")))
+        self.device.check_paired()
         self.device.att.write(self.handle, bytes(value))
 
     @dbus.service.method(CHAR, in_signature="a{sv}", out_signature="hq")
     def AcquireNotify(self, options):
         self.standin.count("AcquireNotify")
+        self.device.check_paired()
         refusal = self.standin.refusals.pop(self.uuid, None)
         if refusal:
             raise dbus.exceptions.DBusException("refused by the test", name=refusal)
@@ -420,6 +445,7 @@ class Characteristic(Exported):
     @dbus.service.method(CHAR, in_signature="", out_signature="")
     def StartNotify(self):
         self.standin.count("StartNotify")
+        self.device.check_paired()
         if self.notifying:
             raise error("InProgress", "Notify already started")
         if self.acquired is not None:
@@ -480,6 +506,11 @@ class Knobs(dbus.service.Object):
             if char.uuid == uuid:
                 char.stop_notify()
 
+    @dbus.service.method(KNOBS, in_signature="s", out_signature="")
+    def RequirePairing(self, address):
+        """GATT operations on this device answer NotPermitted "Not paired" until it is paired."""
+        self.standin.devices[str(address)].needs_pairing = True
+
     @dbus.service.method(KNOBS, in_signature="s", out_signature="u")
     def Count(self, what):
         return dbus.UInt32(self.standin.counts.get(str(what), 0))
@@ -511,6 +542,7 @@ class StandIn:
         self.directory = directory
         self.counts = {}
         self.refusals = {}
+        self.agents_by_sender = {}
         self.filter = {}
         self.devices = {}
         self.manager = Manager(self)
