@@ -547,7 +547,9 @@ final class BusThread {
     /// (1: handled, the reply follows); anything else is left to sd-bus (0).
     private func dispatch(_ message: OpaquePointer, to exporter: Exporter) -> Int32 {
         confined()
-        guard sd_bus_message_is_method_call(message, exporter.interface, nil) > 0 else { return 0 }
+        guard sd_bus_message_is_method_call(message, exporter.interface, nil) > 0, !exporter.cancelled.withLock({ $0 }) else {
+            return 0
+        }
         guard unanswered.count < limits.pendingCalls else {
             reply(message, error: "org.freedesktop.DBus.Error.LimitsExceeded", text: "too many calls waiting for an answer")
             return 1

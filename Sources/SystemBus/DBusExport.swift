@@ -37,7 +37,10 @@ public final class DBusExport: Sendable {
         self.exporter = exporter
     }
 
+    /// After it returns no call reaches the handler any more (a call already handed over is still
+    /// answered); the path is removed on the bus thread soon after.
     public func cancel() {
+        exporter.cancelled.withLock { $0 = true }
         if let connection = connection.withLock({ value in
             defer { value = nil }
             return value
@@ -57,6 +60,8 @@ final class Exporter: @unchecked Sendable {  // @unchecked: `thread` is confined
     let handler: @Sendable (DBusMethodCall, @escaping @Sendable (DBusMethodReply) -> Void) -> Void
     var thread: BusThread?
     var connection: WeakConnection?
+    /// Set by `DBusExport.cancel()` from any thread: calls arriving after it are left to sd-bus.
+    let cancelled = Mutex(false)
 
     init(
         path: DBusObjectPath, interface: String, queue: DispatchQueue, limits: DBusLimits,

@@ -221,6 +221,7 @@ struct BlueZObjectTreeTests {
         #expect(BlueZRefusal.classify(remote("org.bluez.Error.Failed", "Operation failed")) == .operationFailed)
         #expect(BlueZRefusal.classify(remote("org.freedesktop.DBus.Error.ServiceUnknown")) == .serviceGone)
         #expect(BlueZRefusal.classify(.disconnected) == .serviceGone)
+        #expect(BlueZRefusal.classify(remote("org.freedesktop.DBus.Error.NoReply")) == .serviceGone)
         #expect(BlueZRefusal.classify(.timedOut) == .operationFailed)
     }
 }

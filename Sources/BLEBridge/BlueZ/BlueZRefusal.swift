@@ -33,7 +33,9 @@ public enum BlueZRefusal: Equatable, Sendable {
             case "org.bluez.Error.NotAuthorized", "org.bluez.Error.AuthenticationRequired",
                 "org.bluez.Error.AuthenticationFailed":
                 return .needsPairing
-            case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
+            // NoReply from the broker: bluetoothd left the bus with our call unanswered.
+            case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
+                "org.freedesktop.DBus.Error.NoReply":
                 return .serviceGone
             case "org.bluez.Error.Failed" where message.lowercased().contains("not connected"):
                 return .linkLost
