@@ -200,7 +200,8 @@ enum IDs {
         try rig.waitUntil("heart rate delivered") {
             h10.notifyHeartRate(measurement) && !events.notifications(IDs.heartRate).isEmpty
         }
-        #expect(events.notifications(IDs.heartRate) == [measurement])
+        // Notified again until the first arrived: every copy is the measurement, byte for byte.
+        #expect(events.notifications(IDs.heartRate).allSatisfy { $0 == measurement })
 
         let start: [UInt8] = [0x02, 0x00, 0x00, 0x01, 0x82, 0x00, 0x01, 0x01, 0x0E, 0x00]
         events.on { $0.write(IDs.controlPoint, start) }
@@ -231,6 +232,77 @@ enum IDs {
         #expect(!events.all.contains { if case .linkLost = $0 { true } else { false } })
     }
 
+    /// The emulated transport's ECG check through bluetoothd: twenty frames of the simulated H10
+    /// clock arrive through the acquired socket and map onto the host timeline within one sample
+    /// period of the truth; a Verity's compressed and raw PPG frames decode to what it sent.
+    @Test func ecgOnTheHostTimelineAndPPGThroughBluetoothd() throws {
+        let rig = try BlueZRig()
+        let h10 = try rig.add(.h10())
+        let sense = try rig.add(.veritySense())
+        let transport = try rig.transport()
+        defer { transport.close() }
+        let events = LinkEvents()
+        events.link = try transport.connect(
+            try rig.scanUntilFound(transport, "C0:FF:EE:00:00:10"), queue: events.queue, onEvent: events.handler)
+        _ = try events.ready()
+        for id in [IDs.controlPoint, IDs.data] { events.on { $0.subscribe(id) } }
+        for id in [IDs.controlPoint, IDs.data] { try events.subscribed(id) }
+        events.on { $0.write(IDs.controlPoint, PMDCommand.startECG.encoded()) }
+        let response = try events.wait("ECG start answered") { event -> PMDControlPointIndication? in
+            guard case .notification(IDs.controlPoint, let value) = event else { return nil }
+            return try? PMDControlPointIndication(decoding: value)
+        }
+        #expect(response == .response(PMDResponse(opcode: 2, measurementType: 0, status: .success, more: false, parameters: [])))
+        var simulation = H10ClockSimulation(seed: 21)
+        var truth: [UInt64: (samples: [Int64], receive: Int64)] = [:]
+        for _ in 0..<20 {
+            let frame = simulation.next()
+            truth[frame.deviceTimestamp] = (frame.trueSampleTimes, frame.receiveTime)
+            #expect(h10.sendECG(timestamp: frame.deviceTimestamp, microvolts: (0..<73).map { Int32($0 * 100 - 3600) }))
+        }
+        try rig.waitUntil("20 ECG frames") { events.notifications(IDs.data).count == 20 }
+        var timeline = PMDStreamTimeline(measurementType: .ecg, sampleRateHz: 130)
+        var released: [PMDStreamTimeline.TimedFrame] = []
+        for value in events.notifications(IDs.data) {
+            let stamp = try #require(truth[try PMDFrame(decoding: value).deviceTimestamp]).receive
+            released += timeline.receive(value, at: stamp).compactMap { if case .frame(let f) = $0 { f } else { nil } }
+        }
+        released += timeline.finish().compactMap { if case .frame(let f) = $0 { f } else { nil } }
+        #expect(released.count == 20)
+        for frame in released where frame.frame.deviceTimestamp > released[2].frame.deviceTimestamp {
+            #expect(frame.frame.samples.first == [-3600] && frame.frame.samples.last == [3600])
+            for (time, trueTime) in zip(frame.sampleTimes, truth[frame.frame.deviceTimestamp]!.samples) {
+                #expect(abs(time - trueTime) < Int64(1e9 / 130))
+            }
+        }
+
+        let ppg = LinkEvents()
+        ppg.link = try transport.connect(
+            try rig.scanUntilFound(transport, "C0:FF:EE:00:00:20"), queue: ppg.queue, onEvent: ppg.handler)
+        _ = try ppg.ready()
+        for id in [IDs.controlPoint, IDs.data] { ppg.on { $0.subscribe(id) } }
+        for id in [IDs.controlPoint, IDs.data] { try ppg.subscribed(id) }
+        ppg.on {
+            $0.write(IDs.controlPoint, PMDCommand.startMeasurement(.ppg, settings: [PMDSetting(.sampleRate, [55])]).encoded())
+        }
+        try rig.waitUntil("PPG running") { sense.runningMeasurements == [1] }
+        let samples: [[Int32]] = (0..<40).map { [-517_445 + $0 * 3, -484_483 - $0 * 200, -476_780 + ($0 % 5), 1_000 + $0] }
+        #expect(sense.sendPPG(timestamp: 799_443_547_265_317_677, samples: samples, compressed: true))
+        #expect(sense.sendPPG(timestamp: 799_443_548_265_317_677, samples: Array(samples.prefix(18)), compressed: false))
+        try rig.waitUntil("2 PPG frames") { ppg.notifications(IDs.data).count == 2 }
+        let frames = try ppg.notifications(IDs.data).map { try PMDFrame(decoding: $0) }
+        #expect(frames.map(\.isCompressed) == [true, false])
+        #expect(frames.first?.samples == samples && frames.last?.samples == Array(samples.prefix(18)))
+        // Each link got only its own device's notifications.
+        #expect(events.notifications(IDs.data).count == 20)
+
+        events.on { $0.write(IDs.controlPoint, PMDCommand.stopMeasurement(.ecg).encoded()) }
+        try rig.waitUntil("ECG stopped") { h10.runningMeasurements.isEmpty }
+        events.on { $0.close() }
+        ppg.on { $0.close() }
+        try rig.waitUntil("both disconnected") { !h10.isConnected && !sense.isConnected }
+    }
+
     /// `AcquireNotify` refused with `InProgress` (another client started notifications) falls back to
     /// `StartNotify`; a `StopNotify` from another client closes an acquired socket, and the link
     /// subscribes again with `StartNotify` without losing the stream.
@@ -253,7 +325,7 @@ enum IDs {
         try rig.waitUntil("heart rate by signal") {
             strap.notifyHeartRate([0x00, 61]) && !events.notifications(IDs.heartRate).isEmpty
         }
-        #expect(events.notifications(IDs.heartRate) == [[0x00, 61]])
+        #expect(events.notifications(IDs.heartRate).allSatisfy { $0 == [0x00, 61] })
 
         try rig.knob("StopNotifyFromOtherClient", [.string("fb005c82-02e7-f387-1cad-8acd2d8df0c8")])
         try rig.waitUntil("StartNotify after the stolen socket") { try rig.count("StartNotify") == 2 }
@@ -276,6 +348,10 @@ enum IDs {
             rig.control.call(
                 destination: "org.bluez", path: try! DBusObjectPath(report.endpoint), interface: "org.bluez.Device1",
                 member: "Connect", timeout: .seconds(10), queue: queue, completion: completion)
+        }
+        // As with a wearable bluetoothd connected long ago: the transport has seen it connected.
+        try rig.waitUntil("the transport sees the connection") {
+            transport.queue.sync { transport.tree.device(address: "C0:FF:EE:00:00:01")?.connected == true }
         }
         let events = LinkEvents()
         events.link = try transport.connect(report, queue: events.queue, onEvent: events.handler)
@@ -357,6 +433,9 @@ enum IDs {
             return why.contains("hci0 is managed by bluetoothd") && why.contains("[ble] transport = bluez")
         }
         rig.stopStandIn()
+        try rig.waitUntil("org.bluez gone") {
+            !(try rig.wait { rig.control.nameHasOwner("org.bluez", queue: $0, completion: $1) })
+        }
         #expect(BluetoothdPresence.probe(adapter: "hci0", bus: .address(rig.bus.address)) == .absent)
         #expect {
             _ = try HCITransport.open(adapter: "hci0", bus: .address(rig.bus.address))
