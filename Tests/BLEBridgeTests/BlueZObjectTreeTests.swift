@@ -83,6 +83,32 @@ struct BlueZObjectTreeTests {
         #expect(report.address == "A0:9E:1A:00:00:10" && report.rssi == -61 && report.endpoint == Self.h10.rawValue)
     }
 
+    /// A scan reports what is connected or heard now, not what bluetoothd merely remembers.
+    @Test func onlyReachableDevicesAreScanReports() {
+        var objects = Self.objects
+        let remembered = Self.path("/org/bluez/hci0/dev_A0_9E_1A_00_00_11")
+        let heard = Self.path("/org/bluez/hci0/dev_A0_9E_1A_00_00_12")
+        let elsewhere = Self.path("/org/bluez/hci1/dev_A0_9E_1A_00_00_13")
+        objects[remembered] = [
+            "org.bluez.Device1": [
+                "Address": .string("A0:9E:1A:00:00:11"), "Adapter": .objectPath(Self.adapter), "Paired": .boolean(true),
+            ]
+        ]
+        objects[heard] = [
+            "org.bluez.Device1": [
+                "Address": .string("A0:9E:1A:00:00:12"), "Adapter": .objectPath(Self.adapter), "RSSI": .int16(-80),
+            ]
+        ]
+        objects[elsewhere] = [
+            "org.bluez.Device1": [
+                "Address": .string("A0:9E:1A:00:00:13"), "Adapter": .objectPath(Self.path("/org/bluez/hci1")),
+                "RSSI": .int16(-50),
+            ]
+        ]
+        let reachable = BlueZObjectTree(objects).reachable(on: Self.adapter).map(\.address)
+        #expect(reachable.sorted() == ["A0:9E:1A:00:00:10", "A0:9E:1A:00:00:12"])
+    }
+
     @Test func flagsAndUUIDTexts() {
         #expect(
             BlueZObjectTree.properties(flags: ["read", "write", "indicate", "write-without-response", "notify", "x"]) == [

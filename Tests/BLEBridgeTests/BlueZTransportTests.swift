@@ -405,13 +405,16 @@ enum IDs {
         defer { transport.close() }
         _ = try rig.scanUntilFound(transport, "C0:FF:EE:00:00:01")
         try rig.knob("Hostile")
-        var hostile: BLEScanReport?
-        try rig.waitUntil("the hostile device in a scan") {
-            hostile = (try transport.scan()).first { $0.address == "66:66:66:66:66:62" }
-            return hostile != nil
+        try rig.waitUntil("the hostile objects read") {
+            _ = try transport.scan()
+            return transport.problems.contains { $0.contains("MTU 65535") }
         }
+        let hostile = transport.queue.sync { transport.tree.device(address: "66:66:66:66:66:62") }
         #expect(hostile?.rssi == nil)
-        #expect(hostile?.data.localName?.utf8.count == BlueZObjectTree.maximumNameBytes)
+        #expect(hostile?.name?.utf8.count == BlueZObjectTree.maximumNameBytes)
+        #expect(hostile?.advertisingData.localName?.utf8.count == BlueZObjectTree.maximumNameBytes)
+        // Without a valid RSSI and not connected it was not heard: no scan report.
+        #expect(try !transport.scan().contains { $0.address == "66:66:66:66:66:62" })
         let problems = transport.problems.joined(separator: "\n")
         for expected in ["Device1 without a valid Address", "RSSI", "UUIDs holds 100000 entries", "MTU 65535", "is not a UUID"] {
             #expect(problems.contains(expected), "\(expected) in \(problems)")

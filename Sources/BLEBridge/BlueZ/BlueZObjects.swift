@@ -98,6 +98,14 @@ public struct BlueZObjectTree: Equatable, Sendable {
 
     public func device(at path: DBusObjectPath) -> BlueZDevice? { devices.first { $0.path == path } }
 
+    /// The devices of `adapter` a connect can reach: connected (bluetoothd's own link, a user's
+    /// pairing), or heard in this discovery (bluetoothd sets `RSSI` when it hears a device and
+    /// drops it when discovery ends). Devices it only remembers (cached, paired but away) are left
+    /// out: a connect to one would hold the driver's one connect slot until bluetoothd gives up.
+    public func reachable(on adapter: DBusObjectPath) -> [BlueZDevice] {
+        devices.filter { $0.adapter == adapter && ($0.connected || $0.rssi != nil) }
+    }
+
     public func device(address: String) -> BlueZDevice? { devices.first { $0.address == address } }
 
     /// A device's characteristics by (service UUID, characteristic UUID). A UUID pair that occurs

@@ -151,7 +151,7 @@ public final class BlueZTransport: @unchecked Sendable {
         connection.close()
     }
 
-    /// The devices bluetoothd knows on our adapter (in range, cached, or paired), as scan reports;
+    /// The devices bluetoothd reports on our adapter as in range or connected, as scan reports;
     /// starts discovery when it is not running. Never blocks for more than a queue hop.
     public func scan() throws(BLETransportError) -> [BLEScanReport] {
         let result: Result<[BLEScanReport], BLETransportError> = queue.sync {
@@ -160,7 +160,7 @@ public final class BlueZTransport: @unchecked Sendable {
             }
             lastScan = .now
             if !discoveryRequested { startDiscovery() }
-            return .success(tree.devices.filter { $0.adapter == adapterPath }.map(\.scanReport))
+            return .success(tree.reachable(on: adapterPath).map(\.scanReport))
         }
         return try result.get()
     }
