@@ -20,7 +20,9 @@ import SystemBus
 final class BlueZGATTLink: GATTLink, @unchecked Sendable {
     let devicePath: DBusObjectPath
     let address: String
-    private unowned let transport: BlueZTransport
+    /// Strong: a link outliving the driver's reference to the transport must still reach its queue;
+    /// the transport drops its links when they end or it closes, which breaks the cycle.
+    private let transport: BlueZTransport
     private let linkQueue: DispatchQueue
     private let onEvent: @Sendable (GATTLinkEvent) -> Void
     /// Set on the link's queue by `close()` and by `.linkLost`'s delivery: nothing is delivered after it.

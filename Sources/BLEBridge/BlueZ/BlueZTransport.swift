@@ -117,9 +117,14 @@ public final class BlueZTransport: @unchecked Sendable {
         queue.sync { self.timer = timer }
     }
 
-    deinit { close() }
+    // Not close(): the last reference can go inside one of our own blocks on `queue` (a signal
+    // handler's temporary), where close()'s queue.sync would deadlock. The bus connection closes
+    // itself when it goes; links keep the transport alive until they end.
+    deinit { timer?.cancel() }
 
-    /// Ends every link (no events), stops discovery we started, closes the bus connection.
+    /// Ends every link (no events), stops discovery we started, unregisters the agent, closes the
+    /// bus connection. Call it before dropping the transport (never from a link's event handler
+    /// running on the transport's own queue — events come on the link's queue, so that is fine).
     public func close() {
         let (open, subscriptions) = queue.sync {
             timer?.cancel()
