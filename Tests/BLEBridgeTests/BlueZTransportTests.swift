@@ -475,6 +475,22 @@ enum IDs {
         #expect(try rig.count("RequestDefaultAgent") == 0)
     }
 
+    /// Discovery runs only while scans come (the driver scans while a wearable is missing), with
+    /// the filter set first; it stops once they stop, and starts again with the next scan.
+    @Test func discoveryRunsOnlyWhileScansCome() throws {
+        let rig = try BlueZRig()
+        _ = try rig.add(.strap())
+        let transport = try rig.transport { $0.discoveryLinger = .milliseconds(200) }
+        defer { transport.close() }
+        #expect(try rig.count("StartDiscovery") == 0)
+        _ = try rig.scanUntilFound(transport, "C0:FF:EE:00:00:01")
+        #expect(try rig.count("SetDiscoveryFilter") == 1 && rig.count("StartDiscovery") == 1)
+        try rig.waitUntil("discovery stopped") { try rig.count("StopDiscovery") == 1 }
+        _ = try transport.scan()
+        try rig.waitUntil("discovery started again") { try rig.count("StartDiscovery") == 2 }
+        #expect(try rig.count("SetDiscoveryFilter") == 2)
+    }
+
     /// Where there is no bluetoothd, the transport says so in one sentence naming the fix.
     @Test func noBluetoothdIsUnavailableWithTheFix() throws {
         let rig = try BlueZRig()
