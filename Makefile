@@ -31,10 +31,11 @@ demo: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS)
 	./scripts/demo.sh .build/release
 
-# Performance figures beside anchors measured in the same run (sections: store decode encode fetch iio ble ble-daemon export daemon).
+# Performance figures beside anchors measured in the same run (sections: store decode encode fetch iio ble ble-daemon ble-bluez export daemon).
 bench: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkit-bench
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkitd  # the daemon section starts the real one
+	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkit-wearable  # ble-bluez feeds from it
 	.build/release/sensorkit-bench $(SECTIONS)
 
 # Each parser's libFuzzer target for a bounded time (FUZZ_SECONDS per target); crashes become tests.

@@ -130,7 +130,8 @@ let package = Package(
         // The BLE bridge's protocol core: ATT/GATT client, HRS/DIS/Battery/PMD codecs, device-clock
         // mapping, the emulated transport (docs/ble.md). Its tests talk to an emulated peripheral
         // that shares no code with it.
-        .target(name: "BLEBridge", dependencies: ["SensorKitModel", "SensorSystem", "CBluetooth"], swiftSettings: strict),
+        .target(
+            name: "BLEBridge", dependencies: ["SensorKitModel", "SensorSystem", "SystemBus", "CBluetooth"], swiftSettings: strict),
         // Emulated wearables (Heart Rate, DIS, Battery, Polar PMD) on the emulated transport, written
         // independently of BLEBridge: the tests' peripheral and `sensorkit-wearable` for the demo rig.
         .target(name: "WearableEmulation", dependencies: ["SensorSystem"], swiftSettings: strict),
@@ -138,7 +139,9 @@ let package = Package(
         .target(name: "BLETestKit", dependencies: ["WearableEmulation"], path: "Tests/BLETestKit", swiftSettings: strict),
         .testTarget(
             name: "BLEBridgeTests",
-            dependencies: ["BLEBridge", "BLETestKit", "SensorSimulation", "SensorKitModel", "SensorSystem"],
+            dependencies: [
+                "BLEBridge", "BLETestKit", "SensorSimulation", "SensorKitModel", "SensorSystem", "SystemBus", "SensorTestKit",
+            ],
             swiftSettings: strict),
 
         // `make fuzz`: one libFuzzer target per parser (scripts/fuzz.sh builds it with -sanitize=fuzzer);

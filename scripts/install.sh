@@ -30,6 +30,11 @@ for unit in "$top"/systemd/*.service "$top"/systemd/*.socket "$top"/systemd/*.ti
   sed "s#/usr/bin/#$prefix/bin/#g; s#/usr/share/doc/#$prefix/share/doc/#g" "$unit" > "$root$libdir/systemd/system/$(basename "$unit")"
   chmod 0644 "$root$libdir/systemd/system/$(basename "$unit")"
 done
+# bluetoothd's bus name for the sensorkit user ([ble] transport = bluez), and the drop-in that
+# gives `transport = hci` its capabilities (docs/configuration.md, "Bluetooth permissions").
+install -d "$root$prefix/share/dbus-1/system.d"
+install -m 0644 "$top/packaging/dbus/sensorkitd.conf" "$root$prefix/share/dbus-1/system.d/sensorkitd.conf"
+install -m 0644 "$top/packaging/systemd/hci-transport.conf" "$root$prefix/share/doc/sensorkitd/hci-transport.conf"
 sed "s#/usr/libexec/#$prefix/libexec/#g" "$top/udev-rules/70-sensorkitd.rules" > "$root$libdir/udev/rules.d/70-sensorkitd.rules"
 chmod 0644 "$root$libdir/udev/rules.d/70-sensorkitd.rules"
 install -m 0755 "$top/udev-rules/iio-access" "$root$prefix/libexec/sensorkitd/iio-access"

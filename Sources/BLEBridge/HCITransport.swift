@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import SensorSystem
 import Synchronization
+import SystemBus
 
 /// The radio: HCI LE scanning on one adapter through libbluetooth, and the ATT bearer over an
 /// L2CAP LE socket (docs/ble.md, "The radio transport"). One lock serialises scan passes and
@@ -49,15 +50,31 @@ public final class HCITransport: BLETransport {
     deinit { HCILibrary.closeAdapter(fd) }
 
     /// Opens adapter `hciN`. No Bluetooth in the kernel, no such adapter, or an adapter that is
-    /// down is `.unavailable`; the error says which and what to do.
-    public static func open(adapter: String, options: Options = Options()) throws(BLETransportError) -> HCITransport {
+    /// down is `.unavailable`; the error says which and what to do. An adapter bluetoothd manages
+    /// (asked on `bus`) is refused with `.busy` and the fix, before the kernel is touched.
+    public static func open(adapter: String, options: Options = Options(), bus: DBusBus = .system) throws(BLETransportError)
+        -> HCITransport
+    {
         guard let index = adapterIndex(adapter) else {
             throw .failed("Bluetooth adapter name \"\(adapter)\" is not of the form hci0, hci1, …")
+        }
+        let presence = BluetoothdPresence.probe(adapter: adapter, bus: bus)
+        let bluetoothd = BluetoothdPresence.processRunning()
+        if let refusal = BluetoothdPresence.hciRefusal(
+            adapter: adapter, presence: presence, processRunning: bluetoothd, adapterUp: nil)
+        {
+            throw .busy(refusal)
         }
         let fd: Int32
         do { fd = try HCILibrary.openAdapter(index) } catch { throw transportError(error, adapter: adapter) }
         do {
             let info = try HCILibrary.adapterInfo(index)
+            if let refusal = BluetoothdPresence.hciRefusal(
+                adapter: adapter, presence: presence, processRunning: bluetoothd, adapterUp: info.isUp)
+            {
+                HCILibrary.closeAdapter(fd)
+                throw BLETransportError.busy(refusal)
+            }
             guard info.isUp else {
                 HCILibrary.closeAdapter(fd)
                 throw BLETransportError.unavailable(

@@ -146,6 +146,45 @@ public final class DBusConnection: Sendable {
         _ = submit { $0.remove(subscriber) }
     }
 
+    /// Exports an object: method calls to `path` on `interface` from other peers reach `handler`
+    /// on `queue` (decoded within `limits`), which answers each exactly once through its `reply`
+    /// closure (from any thread); calls on other interfaces are left to sd-bus (`UnknownMethod`).
+    /// `installed` reports whether sd-bus took the path. The smallest export there is: no
+    /// properties, no introspection data, no bus name — what a callback object such as BlueZ's
+    /// `Agent1` needs. `DBusExport.cancel()` removes it; the connection's end does too.
+    @discardableResult
+    public func export(
+        _ path: DBusObjectPath, interface: String, queue: DispatchQueue,
+        installed: @escaping @Sendable (DBusError?) -> Void = { _ in },
+        handler: @escaping @Sendable (DBusMethodCall, _ reply: @escaping @Sendable (DBusMethodReply) -> Void) -> Void
+    ) -> DBusExport {
+        let exporter = Exporter(path: path, interface: interface, queue: queue, limits: limits, handler: handler)
+        let export = DBusExport(connection: self, exporter: exporter)
+        exporter.connection = WeakConnection(self)
+        if let refused = submit({ $0.add(exporter, installed: installed) }) {
+            queue.async { installed(refused) }
+        }
+        return export
+    }
+
+    func unexport(_ exporter: Exporter) {
+        _ = submit { $0.remove(exporter) }
+    }
+
+    func answer(_ token: UInt64, with reply: DBusMethodReply) {
+        _ = submit { $0.answer(token, with: reply) }
+    }
+
+    /// This connection's unique name on the bus (`:1.42`), once the broker has answered `Hello`.
+    public func uniqueName(queue: DispatchQueue, completion: @escaping @Sendable (String?) -> Void) {
+        if submit({ thread in
+            let name = thread.uniqueName()
+            queue.async { completion(name) }
+        }) != nil {
+            queue.async { completion(nil) }
+        }
+    }
+
     /// Queues `request` for the bus thread; an error when the connection is finished or the
     /// queue is full.
     private func submit(_ request: @escaping @Sendable (BusThread) -> Void) -> DBusError? {
@@ -247,6 +286,10 @@ final class BusThread {
     private var pending: [UInt64: PendingCall] = [:]
     private var nextCall: UInt64 = 0
     private var subscriptions: [ObjectIdentifier: (subscriber: Subscriber, slot: OpaquePointer?)] = [:]
+    private var exports: [ObjectIdentifier: (exporter: Exporter, slot: OpaquePointer?)] = [:]
+    /// Method calls to our objects not yet answered: the message, referenced until the reply.
+    private var unanswered: [UInt64: OpaquePointer] = [:]
+    private var nextAnswer: UInt64 = 0
 
     init(_ which: DBusBus, description: String, limits: DBusLimits) throws(DBusError) {
         self.limits = limits
@@ -320,6 +363,12 @@ final class BusThread {
             if let slot = entry.slot { sd_bus_slot_unref(slot) }
             entry.subscriber.end()
         }
+        for entry in exports.values {
+            if let slot = entry.slot { sd_bus_slot_unref(slot) }
+        }
+        exports.removeAll()
+        for message in unanswered.values { sd_bus_message_unref(message) }
+        unanswered.removeAll()
         if lost {
             sd_bus_close_unref(bus)
         } else {
@@ -451,6 +500,117 @@ final class BusThread {
         confined()
         guard let entry = subscriptions.removeValue(forKey: ObjectIdentifier(subscriber)) else { return }
         if let slot = entry.slot { sd_bus_slot_unref(slot) }
+    }
+
+    // MARK: exported objects
+
+    func uniqueName() -> String? {
+        confined()
+        var name: UnsafePointer<CChar>?
+        guard sd_bus_get_unique_name(bus, &name) >= 0, let name else { return nil }
+        return String(cString: name)
+    }
+
+    func add(_ exporter: Exporter, installed: @escaping @Sendable (DBusError?) -> Void) {
+        confined()
+        guard exports.count < limits.subscriptions else {
+            let limit = limits.subscriptions
+            exporter.queue.async { installed(.limitReached("\(limit) exported objects")) }
+            return
+        }
+        var slot: OpaquePointer?
+        let result = sd_bus_add_object(
+            bus, &slot, exporter.path.rawValue,
+            { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                let exporter = Unmanaged<Exporter>.fromOpaque(userdata).takeUnretainedValue()
+                guard let thread = exporter.thread else { return 0 }
+                return thread.dispatch(message, to: exporter)
+            }, Unmanaged.passUnretained(exporter).toOpaque())
+        guard result >= 0 else {
+            exporter.queue.async { installed(.failed("sd_bus_add_object", errno: -result)) }
+            return
+        }
+        exporter.thread = self
+        exports[ObjectIdentifier(exporter)] = (exporter, slot)
+        exporter.queue.async { installed(nil) }
+    }
+
+    func remove(_ exporter: Exporter) {
+        confined()
+        guard let entry = exports.removeValue(forKey: ObjectIdentifier(exporter)) else { return }
+        if let slot = entry.slot { sd_bus_slot_unref(slot) }
+        exporter.thread = nil
+    }
+
+    /// A message for an exported path: a method call on its interface goes to the handler
+    /// (1: handled, the reply follows); anything else is left to sd-bus (0).
+    private func dispatch(_ message: OpaquePointer, to exporter: Exporter) -> Int32 {
+        confined()
+        guard sd_bus_message_is_method_call(message, exporter.interface, nil) > 0, !exporter.cancelled.withLock({ $0 }) else {
+            return 0
+        }
+        guard unanswered.count < limits.pendingCalls else {
+            reply(message, error: "org.freedesktop.DBus.Error.LimitsExceeded", text: "too many calls waiting for an answer")
+            return 1
+        }
+        let arguments: [DBusValue]
+        var reader = MessageReader(message: message, limits: limits)
+        do {
+            arguments = try reader.readAll()
+        } catch {
+            reply(message, error: "org.freedesktop.DBus.Error.InvalidArgs", text: "\(error)")
+            return 1
+        }
+        let call = DBusMethodCall(
+            sender: sd_bus_message_get_sender(message).map { String(cString: $0) }, path: exporter.path,
+            interface: exporter.interface, member: sd_bus_message_get_member(message).map { String(cString: $0) } ?? "",
+            arguments: arguments)
+        nextAnswer &+= 1
+        let token = nextAnswer
+        unanswered[token] = sd_bus_message_ref(message)
+        let connection = exporter.connection
+        let once = AnswerOnce()
+        exporter.queue.async {
+            exporter.handler(call) { reply in
+                // Exactly once: a second answer is ignored.
+                guard once.first() else { return }
+                connection?.value?.answer(token, with: reply)
+            }
+        }
+        return 1
+    }
+
+    func answer(_ token: UInt64, with answer: DBusMethodReply) {
+        confined()
+        guard let message = unanswered.removeValue(forKey: token) else { return }
+        defer { sd_bus_message_unref(message) }
+        switch answer {
+        case .error(let name, let text):
+            reply(message, error: name, text: text)
+        case .values(let values):
+            var reply: OpaquePointer?
+            guard sd_bus_message_new_method_return(message, &reply) >= 0, let reply else { return }
+            defer { sd_bus_message_unref(reply) }
+            do {
+                for value in values {
+                    try value.checkWellFormed()
+                    try append(value, to: reply)
+                }
+            } catch {
+                self.reply(message, error: "org.freedesktop.DBus.Error.Failed", text: "the reply could not be built")
+                return
+            }
+            _ = sd_bus_send(bus, reply, nil)
+        }
+    }
+
+    private func reply(_ message: OpaquePointer, error name: String, text: String) {
+        var error = sd_bus_error(name: nil, message: nil, _need_free: 0)
+        defer { sd_bus_error_free(&error) }
+        // sd-bus checks the name; a malformed one becomes its own generic error.
+        _ = sd_bus_error_set(&error, name, text)
+        _ = sd_bus_reply_method_error(message, &error)
     }
 
     static func decodeSignal(_ message: OpaquePointer, limits: DBusLimits) -> DBusMessage? {

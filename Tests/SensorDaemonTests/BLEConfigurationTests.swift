@@ -26,16 +26,18 @@ import Testing
         #expect(config.wearables[1].matches(address: "AA:BB:CC:DD:EE:FF", advertisedName: "Polar Sense 1A2B3C4D"))
         #expect(!config.wearables[1].matches(address: "AA:BB:CC:DD:EE:FF", advertisedName: "Polar H10 1A2B3C4D"))
         #expect(config.wearables[0].matches(address: "c0:ff:ee:00:00:01", advertisedName: nil))
-        #expect(try DaemonConfiguration.parse("[ble]\n").ble == BLESettings(transport: .hci(adapter: "hci0")))
+        #expect(try DaemonConfiguration.parse("[ble]\n").ble == BLESettings(transport: .automatic(adapter: "hci0")))
+        #expect(
+            try DaemonConfiguration.parse("[ble]\ntransport = bluez\n").ble == BLESettings(transport: .bluez(adapter: "hci0")))
         #expect(try DaemonConfiguration.parse("").ble == nil)
     }
 
     @Test(
         arguments: [
-            ("[ble]\ntransport = radio\n", 2, "transport: 'radio' must be hci or emulated:/absolute/folder"),
+            ("[ble]\ntransport = radio\n", 2, "transport: 'radio' must be bluez, hci or emulated:/absolute/folder"),
             (
                 "[ble]\ntransport = emulated:relative\n", 2,
-                "transport: 'emulated:relative' must be hci or emulated:/absolute/folder"
+                "transport: 'emulated:relative' must be bluez, hci or emulated:/absolute/folder"
             ),
             ("[ble x]\n", 1, "[ble] takes no name"),
             ("[wearable]\n", 1, "[wearable] needs a name, e.g. [wearable chest-strap]"),
@@ -62,7 +64,7 @@ import Testing
             ),
             (
                 "[wearable a]\nname = x\nstreams = heartRate\n", 1,
-                "[wearable a] needs a [ble] section (transport = hci or emulated:/folder)"
+                "[wearable a] needs a [ble] section (transport = bluez, hci or emulated:/folder)"
             ),
             (
                 "[ble]\n[wearable a]\nname = x\nstreams = heartRate\n[wearable a]\n", 5,

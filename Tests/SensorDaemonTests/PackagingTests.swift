@@ -67,9 +67,16 @@ import Testing
         #expect(DaemonPaths.system.stateDirectory == "/var/lib/sensorkit")
         #expect(service["RuntimeDirectory"] == ["sensorkit"] && DaemonPaths.system.socket.hasPrefix("/run/sensorkit/"))
         #expect(service["ExecStart"] == ["/usr/bin/sensorkitd"], "the daemon's defaults are the installed paths")
-        #expect(service["CapabilityBoundingSet"] == ["CAP_NET_RAW CAP_NET_ADMIN"])
-        #expect(service["AmbientCapabilities"] == ["CAP_NET_RAW CAP_NET_ADMIN"])
-        #expect(service["RestrictAddressFamilies"] == ["AF_UNIX AF_BLUETOOTH AF_NETLINK AF_INET AF_INET6"])
+        // BLE goes through bluetoothd by default: no capability, no AF_BLUETOOTH; the hci drop-in adds them.
+        #expect(service["CapabilityBoundingSet"] == [""])
+        #expect(service["AmbientCapabilities"] == nil)
+        #expect(service["RestrictAddressFamilies"] == ["AF_UNIX AF_NETLINK AF_INET AF_INET6"])
+        let hci = try Self.unitSettings(Self.top + "/packaging/systemd/hci-transport.conf")
+        #expect(hci["CapabilityBoundingSet"] == ["CAP_NET_RAW CAP_NET_ADMIN"])
+        #expect(hci["AmbientCapabilities"] == ["CAP_NET_RAW CAP_NET_ADMIN"])
+        #expect(hci["RestrictAddressFamilies"] == ["AF_UNIX AF_BLUETOOTH AF_NETLINK AF_INET AF_INET6"])
+        let policy = try String(contentsOfFile: Self.top + "/packaging/dbus/sensorkitd.conf", encoding: .utf8)
+        #expect(policy.contains("<policy user=\"\(service["User"]?.first ?? "")\">\n    <allow send_destination=\"org.bluez\"/>"))
         for (key, value) in [
             ("ProtectSystem", "strict"), ("ProtectHome", "yes"), ("PrivateTmp", "yes"), ("NoNewPrivileges", "yes"),
             ("DevicePolicy", "closed"), ("User", "sensorkit"), ("Group", "sensorkit"),
@@ -215,6 +222,7 @@ import Testing
             "usr/lib/systemd/system/sensorkitd.service", "usr/lib/systemd/system/sensorkitd.socket",
             "usr/lib/udev/rules.d/70-sensorkitd.rules", "etc/sensorkit/sensorkitd.conf",
             "usr/share/doc/sensorkitd/sensorkitctl.help.txt", "usr/share/doc/sensorkitd/configuration.md",
+            "usr/share/dbus-1/system.d/sensorkitd.conf", "usr/share/doc/sensorkitd/hci-transport.conf",
         ] {
             #expect(files.fileExists(atPath: destination + "/" + file), "\(file)")
         }

@@ -7,22 +7,29 @@ public struct BLESettings: Hashable, Sendable {
         case hci(adapter: String)
         /// Peripherals as `ADDR.adv` files and `ADDR.att` SEQPACKET sockets in this folder.
         case emulated(directory: String)
+        /// Through bluetoothd on the system bus (D-Bus `org.bluez`), adapter `hci0`.
+        case bluez(adapter: String)
+        /// No `transport =`: `bluez` where bluetoothd manages the adapter, else `hci`.
+        case automatic(adapter: String)
 
         public var description: String {
             switch self {
             case .hci(let adapter): "hci (\(adapter))"
             case .emulated(let directory): "emulated:\(directory)"
+            case .bluez(let adapter): "bluez (\(adapter))"
+            case .automatic(let adapter): "bluez or hci (\(adapter), whichever manages it)"
             }
         }
     }
 
-    public var transport: Transport = .hci(adapter: "hci0")
+    public var transport: Transport = .automatic(adapter: "hci0")
 
-    public init(transport: Transport = .hci(adapter: "hci0")) { self.transport = transport }
+    public init(transport: Transport = .automatic(adapter: "hci0")) { self.transport = transport }
 
-    /// `hci` or `emulated:/absolute/folder`.
+    /// `bluez`, `hci` or `emulated:/absolute/folder`.
     public static func transport(parsing value: String) -> Transport? {
         if value == "hci" { return .hci(adapter: "hci0") }
+        if value == "bluez" { return .bluez(adapter: "hci0") }
         guard value.hasPrefix("emulated:") else { return nil }
         let directory = String(value.dropFirst("emulated:".count))
         guard directory.hasPrefix("/"), directory.count > 1 else { return nil }

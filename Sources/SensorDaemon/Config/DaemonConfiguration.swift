@@ -9,7 +9,7 @@ import SensorKitModel
 ///     [grant com.example.rig]  sensors = accelerometer, rotationRate
 ///     [reader]  max-connections = 800  max-connections-per-user = 100  max-fetches = 100  max-fetches-per-user = 12
 ///               fetch-idle-timeout = 60s
-///     [ble]     transport = hci | emulated:/run/sensorkit/emulated-ble
+///     [ble]     transport = bluez | hci | emulated:/run/sensorkit/emulated-ble
 ///     [wearable chest-strap]  address = C0:FF:EE:00:00:01 (or name = Polar H10 *)  streams = heartRate, electrocardiogram
 ///
 /// Durations take ns, us, ms, s, m, h, d; sizes take K, M, G, T (powers of 1024). Unknown keys and
@@ -185,7 +185,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
                 config.remoteIIOContexts += value.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
             case ("ble", "transport"):
                 guard let transport = BLESettings.transport(parsing: value) else {
-                    throw ParseError(line: line, message: "transport: '\(value)' must be hci or emulated:/absolute/folder")
+                    throw ParseError(line: line, message: "transport: '\(value)' must be bluez, hci or emulated:/absolute/folder")
                 }
                 config.ble?.transport = transport
             case ("wearable", "address"), ("wearable", "name"):
@@ -227,7 +227,7 @@ public struct DaemonConfiguration: Hashable, Sendable {
             guard config.ble != nil else {
                 throw ParseError(
                     line: wearable.line,
-                    message: "[wearable \(wearable.name)] needs a [ble] section (transport = hci or emulated:/folder)")
+                    message: "[wearable \(wearable.name)] needs a [ble] section (transport = bluez, hci or emulated:/folder)")
             }
             guard let match = wearable.match else {
                 throw ParseError(line: wearable.line, message: "[wearable \(wearable.name)] needs address = or name =")

@@ -6,8 +6,17 @@ import SensorSystem
 public enum BLETransports {
     public static func make(_ transport: BLESettings.Transport) throws(BLETransportError) -> any BLETransport {
         switch transport {
-        case .hci: return try HCITransport.open(adapter: "hci0")
+        case .hci(let adapter): return try HCITransport.open(adapter: adapter)
         case .emulated(let directory): return EmulatedBLETransport(directory: directory)
+        case .automatic(let adapter):
+            guard BluetoothdPresence.probe(adapter: adapter) == .managesAdapter else {
+                return try HCITransport.open(adapter: adapter)
+            }
+            return try make(.bluez(adapter: adapter))
+        case .bluez(let adapter):
+            var options = BlueZTransport.Options()
+            options.adapter = adapter
+            return try BlueZTransport(options: options)
         }
     }
 }
