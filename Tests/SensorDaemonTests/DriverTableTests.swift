@@ -5,8 +5,8 @@ import Testing
 @testable import SensorDaemon
 
 /// The steps docs/architecture.md lists for a new family and a new driver that the compiler
-/// cannot check: a sensor with a Linux source has a family and a driver, and every section of
-/// the configuration file is documented.
+/// cannot check: a sensor with a Linux source has a family, a driver and its row in
+/// docs/sensorkit-mapping.md, and every section of the configuration file is documented.
 @Suite struct DriverTableTests {
     static let top = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
@@ -31,6 +31,10 @@ import Testing
         let drivers = registry.drivers.filter { $0.sensors.contains(descriptor.sensor) }
         #expect(!drivers.isEmpty, "no driver of the table records \(descriptor.name)")
         #expect(drivers.allSatisfy { $0.source == descriptor.source }, "\(descriptor.name)")
+        // And its row in the mapping table, with its sample class.
+        let mapping = try String(contentsOfFile: Self.top + "/docs/sensorkit-mapping.md", encoding: .utf8)
+        let row = mapping.split(separator: "\n").first { $0.hasPrefix("| `\(descriptor.name)` |") }
+        #expect(row?.contains("`\(descriptor.sampleClass)`") == true, "docs/sensorkit-mapping.md row of \(descriptor.name)")
     }
 
     @Test func everySectionOfTheFileIsDocumented() throws {
