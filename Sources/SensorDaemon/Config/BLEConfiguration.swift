@@ -19,6 +19,15 @@ public struct BLESettings: Hashable, Sendable {
     public var transport: Transport = .hci(adapter: "hci0")
 
     public init(transport: Transport = .hci(adapter: "hci0")) { self.transport = transport }
+
+    /// `hci` or `emulated:/absolute/folder`.
+    static func transport(parsing value: String) -> Transport? {
+        if value == "hci" { return .hci(adapter: "hci0") }
+        guard value.hasPrefix("emulated:") else { return nil }
+        let directory = String(value.dropFirst("emulated:".count))
+        guard directory.hasPrefix("/"), directory.count > 1 else { return nil }
+        return .emulated(directory: directory)
+    }
 }
 
 /// `[wearable NAME]`: one wearable to record, found by address or by advertised name.
@@ -54,6 +63,13 @@ public struct WearableConfiguration: Hashable, Sendable {
         case .name(let pattern)?: return advertisedName.map { ShellPattern.matches(pattern, $0) } ?? false
         case nil: return false
         }
+    }
+
+    /// `AA:BB:CC:DD:EE:FF` (either case) → upper case; nil when not six hex octets.
+    static func address(parsing value: String) -> String? {
+        let octets = value.split(separator: ":", omittingEmptySubsequences: false)
+        guard octets.count == 6, octets.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else { return nil }
+        return value.uppercased()
     }
 }
 

@@ -1,3 +1,4 @@
+import BLEBridge
 import SensorKitModel
 
 /// `[ble]` and `[wearable NAME]` (docs/configuration.md, "Wearables"): the BLE driver runs when
@@ -37,7 +38,7 @@ extension BLEDriver: ConfiguredDriver {
         let value = entry.value
         switch (section.kind, entry.key) {
         case ("ble", "transport"):
-            guard let transport = transport(parsing: value) else {
+            guard let transport = BLESettings.transport(parsing: value) else {
                 throw entry.error("transport: '\(value)' must be hci or emulated:/absolute/folder")
             }
             config.drivers[BLEDriverSettings.self].ble?.transport = transport
@@ -47,7 +48,7 @@ extension BLEDriver: ConfiguredDriver {
                 throw entry.error("[\(section.title)] takes one address = or name =, not both")
             }
             if entry.key == "address" {
-                guard let address = address(parsing: value) else {
+                guard let address = WearableConfiguration.address(parsing: value) else {
                     throw entry.error("address: '\(value)' is not a Bluetooth address like C0:FF:EE:00:00:01")
                 }
                 wearables[wearables.count - 1].match = .address(address)
@@ -103,22 +104,6 @@ extension BLEDriver: ConfiguredDriver {
                     line: wearable.line, message: "[wearable \(wearable.name)] has the address of [wearable \(other.name)]")
             }
         }
-    }
-
-    /// `hci` or `emulated:/absolute/folder`.
-    static func transport(parsing value: String) -> BLESettings.Transport? {
-        if value == "hci" { return .hci(adapter: "hci0") }
-        guard value.hasPrefix("emulated:") else { return nil }
-        let directory = String(value.dropFirst("emulated:".count))
-        guard directory.hasPrefix("/"), directory.count > 1 else { return nil }
-        return .emulated(directory: directory)
-    }
-
-    /// `AA:BB:CC:DD:EE:FF` (either case) → upper case; nil when not six hex octets.
-    static func address(parsing value: String) -> String? {
-        let octets = value.split(separator: ":", omittingEmptySubsequences: false)
-        guard octets.count == 6, octets.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else { return nil }
-        return value.uppercased()
     }
 }
 
