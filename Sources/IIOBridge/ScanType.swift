@@ -1,3 +1,5 @@
+import SensorKitModel
+
 /// How one scan element is stored in a buffered scan: the parsed `scan_elements/<channel>_type`
 /// attribute, `[be|le]:[s|u]<realbits>/<storagebits>[X<repeat>][>><shift>]` (kernel
 /// `iio_show_fixed_type`; docs/iio.md §12.5). Examples: `le:s12/16>>4` (two bytes,
@@ -56,11 +58,11 @@ public struct ScanType: Hashable, Sendable, CustomStringConvertible {
     /// is ignored. Throws `ScanTypeError` naming what is wrong.
     public init(parsing text: some StringProtocol) throws(ScanTypeError) {
         let trimmed = Array(text.utf8.drop { Self.isSpace($0) }.reversed().drop { Self.isSpace($0) }.reversed())
-        var cursor = ByteCursor(trimmed)
+        var cursor = ByteReader(trimmed[...])
         let original = String(decoding: trimmed, as: UTF8.self)
 
-        let endianText = cursor.take(2)
-        guard let endianness = Endianness(rawValue: endianText), cursor.skip(":") else {
+        let endianText = String(decoding: cursor.take(upTo: 2), as: UTF8.self)
+        guard let endianness = Endianness(rawValue: endianText), cursor.skip(":".utf8) else {
             throw ScanTypeError(text: original, reason: "expected 'be:' or 'le:' at the start")
         }
         guard let signByte = cursor.next() else {
@@ -73,22 +75,22 @@ public struct ScanType: Hashable, Sendable, CustomStringConvertible {
         case UInt8(ascii: "f"): throw ScanTypeError(text: original, reason: "floating-point scan elements are not supported")
         default: throw ScanTypeError(text: original, reason: "sign must be 's' or 'u'")
         }
-        guard let realBits = cursor.number() else {
+        guard let realBits = cursor.decimal() else {
             throw ScanTypeError(text: original, reason: "missing the number of real bits")
         }
-        guard cursor.skip("/"), let storageBits = cursor.number() else {
+        guard cursor.skip("/".utf8), let storageBits = cursor.decimal() else {
             throw ScanTypeError(text: original, reason: "missing '/<storagebits>'")
         }
         var repeatCount = 1
-        if cursor.skip("X") {
-            guard let value = cursor.number() else {
+        if cursor.skip("X".utf8) {
+            guard let value = cursor.decimal() else {
                 throw ScanTypeError(text: original, reason: "missing the repeat count after 'X'")
             }
             repeatCount = value
         }
         var shift = 0
-        if cursor.skip(">>") {
-            guard let value = cursor.number() else {
+        if cursor.skip(">>".utf8) {
+            guard let value = cursor.decimal() else {
                 throw ScanTypeError(text: original, reason: "missing the shift after '>>'")
             }
             shift = value
@@ -126,4 +128,20 @@ public struct ScanTypeError: Error, Hashable, Sendable, CustomStringConvertible 
     public let text: String
     public let reason: String
     public var description: String { "scan type '\(text)': \(reason)" }
+}
+
+extension ByteReader {
+    /// A run of ASCII decimal digits (at most 9, so it cannot overflow) as a number; nil when
+    /// there is none or a tenth digit follows.
+    fileprivate mutating func decimal() -> Int? {
+        var value = 0
+        var digits = 0
+        while let byte = peek(), byte >= 0x30, byte <= 0x39, digits < 9 {
+            value = value * 10 + Int(byte - 0x30)
+            _ = next()
+            digits += 1
+        }
+        if digits == 9, let byte = peek(), byte >= 0x30, byte <= 0x39 { return nil }
+        return digits > 0 ? value : nil
+    }
 }

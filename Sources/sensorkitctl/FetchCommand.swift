@@ -97,9 +97,11 @@ enum FetchCommand {
         if text.hasPrefix("now") || text.hasPrefix("-") || text.hasPrefix("+") {
             let sign: Int64 = rest.hasPrefix("-") ? -1 : 1
             guard rest.hasPrefix("-") || rest.hasPrefix("+"),
-                let amount = DaemonDurations.parse(String(rest.dropFirst()))
+                let amount = DurationText.nanoseconds(String(rest.dropFirst()), allowingFraction: true)
             else { return nil }
-            return now + sign * amount
+            // Saturating: "now+292y" in nanoseconds is past Int64, and the text is typed by anyone.
+            let (time, overflow) = now.addingReportingOverflow(sign * amount)
+            return overflow ? nil : time
         }
         guard let seconds = Double(text), seconds.isFinite else { return nil }
         return SRAbsoluteTime(seconds).nanoseconds
@@ -132,17 +134,4 @@ enum FetchCommand {
     }
 
     static func json(_ value: Double) -> String { value.isFinite ? "\(value)" : "null" }
-}
-
-/// Durations on the command line: 36h, 90s, 7d.
-enum DaemonDurations {
-    static func parse(_ text: String) -> Int64? {
-        let units: [(String, Double)] = [("ms", 1e6), ("s", 1e9), ("m", 6e10), ("h", 3.6e12), ("d", 8.64e13)]
-        for (suffix, factor) in units where text.hasSuffix(suffix) {
-            if suffix == "s" && text.hasSuffix("ms") { continue }
-            guard let number = Double(text.dropLast(suffix.count)), number.isFinite, number >= 0 else { return nil }
-            return Int64(number * factor)
-        }
-        return nil
-    }
 }

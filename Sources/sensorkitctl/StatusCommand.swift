@@ -125,16 +125,7 @@ enum StatusCommand {
     }
 
     /// 0.4 s, 42 s, 13 min, 5 h 02 min, 3 d 4 h.
-    static func duration(_ seconds: Double) -> String {
-        guard seconds.isFinite else { return "?" }
-        let s = max(0, seconds)
-        if s < 10 { return String(format: "%.1f s", s) }
-        if s < 120 { return "\(Int(s.rounded())) s" }
-        let minutes = Int(s / 60)
-        if minutes < 120 { return "\(minutes) min" }
-        if minutes < 48 * 60 { return String(format: "%d h %02d min", minutes / 60, minutes % 60) }
-        return "\(minutes / 1440) d \(minutes % 1440 / 60) h"
-    }
+    static func duration(_ seconds: Double) -> String { DurationText.text(seconds: seconds) }
 
     static func bytes(_ count: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]

@@ -121,6 +121,11 @@ import Testing
         // Unknown sensors, bad times and options are usage errors (exit 2) with a reason.
         let bad = try ctl(harness, ["fetch", "--app", app, "--sensor", "teleporter", "--from", "0", "--to", "now"])
         #expect(bad.status == 2 && bad.err.contains("unknown sensor 'teleporter'"))
+        // Durations past Int64 nanoseconds are usage errors, not a trap (`DurationText`).
+        for from in ["now-1e300d", "now+9223372036854775807ns", "now-106752d"] {
+            let huge = try ctl(harness, ["fetch", "--app", app, "--sensor", "accelerometer", "--from", from, "--to", "now"])
+            #expect(huge.status == 2 && huge.err.contains("times are SR seconds"), "\(from): \(huge.status) \(huge.err)")
+        }
         let badOption = try ctl(harness, ["stakes", "--frobnicate"])
         #expect(badOption.status == 2 && badOption.err.contains("unknown option --frobnicate"))
     }

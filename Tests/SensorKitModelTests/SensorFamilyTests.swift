@@ -130,6 +130,26 @@ import Testing
         }
     }
 
+    /// A stored matrix that does not parse must not be taken for the identity: that would hand
+    /// out a rotated device frame as if it were right. A stream without one keeps the identity.
+    @Test(arguments: ["1, 0, 0; 0, 1, 0", "1, 0, 0; 0, 1, 0; 0, 0, 0", "identity", ""])
+    func motionWithAnUnreadableStoredMatrixIsRefusedNamingIt(text: String) throws {
+        let names = MotionFamily.Stored.names
+        do throws(MissingStoredColumn) {
+            _ = try SensorFamilies.mapping(
+                layout: .motion, sensor: .accelerometer, names: names,
+                sources: names.map { _ in Self.counts(scale: 1) }, details: [MotionFamily.mountMatrixDetail: text])
+            Issue.record("mapped with the stored matrix '\(text)'")
+        } catch {
+            #expect(error.column == MotionFamily.mountMatrixDetail)
+            #expect(error.problem?.contains("mount matrix") == true, "\(error)")
+        }
+        let identity = try map(
+            .motion, sensor: .rotationRate, columns: names.map { ($0, Self.counts(scale: 1)) },
+            stored: [[1], [2], [3]])
+        #expect(identity.columns == [[1], [2], [3]])
+    }
+
     @Test func pressureIsKilopascalsAndDegreesWithNaNWithoutATemperature() throws {
         let both = try map(
             .pressure, sensor: .ambientPressure,

@@ -4,8 +4,10 @@ import SensorSystem
 
 /// IIO chips of this machine, found with udev (monitor before enumerate; add, remove, change)
 /// and captured from their character devices (docs/iio.md).
-struct LocalIIODriver: SensorDriver {
+struct LocalIIODriver: ConfiguredDriver {
     let configuration: DaemonConfiguration
+
+    init(configuration: DaemonConfiguration) { self.configuration = configuration }
 
     var entry: DriverRegistry.Driver {
         .init(
@@ -24,3 +26,42 @@ struct LocalIIODriver: SensorDriver {
 }
 
 extension IIODiscovery: SourceDiscovery {}
+
+/// `[iio]`: what both IIO drivers read (`RemoteIIODriver` reads its `remote =`).
+struct IIOSettings: DriverConfiguration {
+    /// `enabled = no` turns the IIO drivers off: their sensors then refuse `startRecording`.
+    var enabled = true
+    /// `ignore =`: IIO devices to leave alone (by name or sysfs device folder).
+    var ignored: [String] = []
+    /// `remote =`: lab rigs' libiio contexts served by `iiod` (`ip:host[:port]`).
+    var remote: [String] = []
+}
+
+extension LocalIIODriver {
+    static var sections: [ConfigurationSectionRule] { [.single("iio")] }
+
+    static func read(
+        _ entry: ConfigurationFile.Entry, in section: ConfigurationFile.Section, into config: inout DaemonConfiguration
+    ) throws(DaemonConfiguration.ParseError) -> Bool {
+        switch entry.key {
+        case "enabled": config.drivers[IIOSettings.self].enabled = try entry.yesOrNo()
+        case "ignore": config.drivers[IIOSettings.self].ignored += entry.list
+        default: return false
+        }
+        return true
+    }
+}
+
+extension DaemonConfiguration {
+    /// `[iio] enabled`.
+    public var iioEnabled: Bool {
+        get { drivers[IIOSettings.self].enabled }
+        set { drivers[IIOSettings.self].enabled = newValue }
+    }
+
+    /// `[iio] ignore`.
+    public var ignoredDevices: [String] {
+        get { drivers[IIOSettings.self].ignored }
+        set { drivers[IIOSettings.self].ignored = newValue }
+    }
+}

@@ -15,6 +15,13 @@ public protocol SensorDriver: Sendable {
     func start(registry: any SourceRegistry, journal: Journal) throws -> any SourceDiscovery
 }
 
+/// A driver of the table (`DriverTable.kinds`): it reads its own sections of `sensorkitd.conf`
+/// (`ConfigurationReader`, its settings kept in `DaemonConfiguration.drivers`) and, from a whole
+/// configuration, makes itself — or nothing, when that configuration does not run it.
+protocol ConfiguredDriver: SensorDriver, ConfigurationReader {
+    init?(configuration: DaemonConfiguration)
+}
+
 /// The drivers of this build under one configuration: the daemon starts each in order and
 /// `DriverRegistry` (what is recordable, and why not) comes from the same list.
 public struct DriverTable: Sendable {
@@ -22,12 +29,14 @@ public struct DriverTable: Sendable {
 
     public init(_ drivers: [any SensorDriver]) { self.drivers = drivers }
 
+    /// Every driver of this build, in start order (buffered before polled, local before remote).
+    /// The one list: the configuration is read by these drivers' readers, and the daemon runs
+    /// the ones a configuration makes.
+    static let kinds: [any ConfiguredDriver.Type] = [LocalIIODriver.self, RemoteIIODriver.self, BLEDriver.self]
+
     /// Local IIO always; remote IIO when `[iio] remote =` names a context; BLE when `[ble]` exists.
     public init(configuration: DaemonConfiguration) {
-        var drivers: [any SensorDriver] = [LocalIIODriver(configuration: configuration)]
-        if !configuration.remoteIIOContexts.isEmpty { drivers.append(RemoteIIODriver(configuration: configuration)) }
-        if let ble = configuration.ble { drivers.append(BLEDriver(settings: ble, wearables: configuration.wearables)) }
-        self.init(drivers)
+        self.init(Self.kinds.compactMap { $0.init(configuration: configuration) })
     }
 
     public var registry: DriverRegistry { DriverRegistry(drivers.map(\.entry)) }

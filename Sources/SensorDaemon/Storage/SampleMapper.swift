@@ -17,10 +17,14 @@ struct SampleMapper {
 
     enum MappingError: Error, CustomStringConvertible {
         case missingColumn(String, stream: String)
+        /// A column or detail is there but cannot be used (a stored mount matrix that does not parse).
+        case unusable(String, problem: String, stream: String)
         case notRecorded(BatchLayout)
         var description: String {
             switch self {
             case .missingColumn(let name, let stream): return "stream \(stream) has no column '\(name)' for its sensor's layout"
+            case .unusable(_, let problem, let stream):
+                return "stream \(stream) cannot be mapped to its sensor's layout: \(problem)"
             case .notRecorded(let layout): return "layout \(layout) is not recorded from streams"
             }
         }
@@ -48,7 +52,9 @@ struct SampleMapper {
                 layout: layout, sensor: descriptor.sensor, names: descriptor.schema.columns.map(\.name),
                 sources: sources, details: details)
         } catch {
-            throw MappingError.missingColumn(error.column, stream: "\(descriptor.sensor.rawValue)@\(descriptor.device)")
+            let stream = "\(descriptor.sensor.rawValue)@\(descriptor.device)"
+            if let problem = error.problem { throw MappingError.unusable(error.column, problem: problem, stream: stream) }
+            throw MappingError.missingColumn(error.column, stream: stream)
         }
         guard let mapping else { throw MappingError.notRecorded(layout) }
         self.mapping = mapping

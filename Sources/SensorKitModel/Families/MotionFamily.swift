@@ -26,12 +26,19 @@ public enum MotionFamily: SensorFamily {
     public static let mountMatrixDetail = "mountMatrix"
 
     /// Device axis i = `(r.x·x + r.y·y) + r.z·z` over the chip axes, ÷ g for the accelerometer:
-    /// the same operations and order as `MountMatrix.apply`. A stream without a readable matrix
-    /// is mapped with the identity.
+    /// the same operations and order as `MountMatrix.apply`. A stream recorded without a matrix
+    /// detail is mapped with the identity; one whose stored matrix does not parse is refused
+    /// (`MissingStoredColumn` naming the detail): the identity would silently turn its axes.
     public static func mapping(_ stream: StoredStream<Stored>) throws(MissingStoredColumn) -> StoredMapping<Stored, Wire> {
         let axes = [try stream.require(.x), try stream.require(.y), try stream.require(.z)]
         var matrix = MountMatrix.identity
-        if let text = stream.details[mountMatrixDetail], let parsed = try? MountMatrix(parsing: text) { matrix = parsed }
+        if let text = stream.details[mountMatrixDetail] {
+            do throws(MountMatrixError) {
+                matrix = try MountMatrix(parsing: text)
+            } catch {
+                throw MissingStoredColumn(column: mountMatrixDetail, problem: error.description)
+            }
+        }
         // Accelerometers are m/s² in IIO and g in CoreMotion; gyroscopes are rad/s in both.
         let divisor = stream.sensor == .accelerometer ? UnitConversion.standardGravity : 1
         let outputs = matrix.rows.map { row in

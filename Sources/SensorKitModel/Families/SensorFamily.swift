@@ -58,10 +58,17 @@ public enum StoredMapping<Stored: FamilyColumn, Wire: FamilyColumn>: Sendable {
     case perSample(@Sendable (StoredValues<Stored>, WireColumns<Wire>) -> Void)
 }
 
-/// A stream lacks a column its family needs.
+/// A stream lacks a column its family needs, or holds one — or a detail, like its mount matrix —
+/// that the family cannot read: its samples are refused rather than mapped by a guess.
 public struct MissingStoredColumn: Error, Hashable, Sendable {
+    /// The column's (or the detail's) name.
     public let column: String
-    public init(column: String) { self.column = column }
+    /// Why what is there cannot be used; nil when it is missing.
+    public let problem: String?
+    public init(column: String, problem: String? = nil) {
+        self.column = column
+        self.problem = problem
+    }
 }
 
 /// One stream as a family sees it: where each of its stored columns is in the stream's schema,

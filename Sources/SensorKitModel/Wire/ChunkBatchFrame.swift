@@ -120,7 +120,7 @@ public struct ChunkBatchFrame: Hashable, Sendable {
         }
         let length = Int(try reader.read() as UInt32)
         let chunk = try reader.readBytes(length, spareZeros: chunkPadding)
-        guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
+        guard reader.isAtEnd else { throw .trailingBytes(reader.remainingCount) }
         return ChunkBatchFrame(
             requestID: requestID, layout: layout, formatVersion: version, count: count,
             mapping: ColumnMapping(sources: sources, outputs: outputs), chunk: chunk)

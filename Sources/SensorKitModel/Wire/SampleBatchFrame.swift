@@ -93,7 +93,7 @@ public struct SampleBatchFrame: Hashable, Sendable {
         for _ in 0..<columnCount { columns.append(try reader.readArray(count)) }
         let raggedCount = Int(try reader.read() as UInt32)
         let ragged: [Double] = try reader.readArray(raggedCount)
-        guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
+        guard reader.isAtEnd else { throw .trailingBytes(reader.remainingCount) }
         return SampleBatchFrame(
             requestID: requestID, layout: layout, sensorTimes: sensorTimes,
             writeTimes: writeTimes, columns: columns, ragged: ragged)
@@ -114,46 +114,23 @@ func appendArray<T: BitwiseCopyable>(_ values: [T], to bytes: inout [UInt8]) {
     values.withUnsafeBytes { bytes.append(contentsOf: $0) }
 }
 
-/// Reads fixed-size values from a byte buffer, throwing on truncation. Little-endian host only.
-struct ByteReader {
-    let base: UnsafeRawBufferPointer
-    var offset = 0
-    init(_ base: UnsafeRawBufferPointer) { self.base = base }
-
-    var remaining: Int { base.count - offset }
-
+/// A frame's fields, read with the one byte reader (`ByteReader`); a short payload is
+/// `DecodeError.truncated` saying how many bytes the field needed and how many were left.
+extension ByteReader {
     mutating func read<T: FixedWidthInteger>() throws(SampleBatchFrame.DecodeError) -> T {
-        let size = MemoryLayout<T>.size
-        guard remaining >= size else { throw .truncated(needed: size, have: remaining) }
-        let value = base.loadUnaligned(fromByteOffset: offset, as: T.self)
-        offset += size
-        return T(littleEndian: value)
+        do throws(ByteTruncation) { return try integer() } catch { throw .truncated(needed: error.needed, have: error.have) }
     }
 
     mutating func readArray<T: BitwiseCopyable>(_ count: Int) throws(SampleBatchFrame.DecodeError) -> [T] {
-        let (size, overflow) = count.multipliedReportingOverflow(by: MemoryLayout<T>.stride)
-        guard !overflow, remaining >= size else { throw .truncated(needed: size, have: remaining) }
-        let values = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
-            UnsafeMutableRawBufferPointer(buffer).copyMemory(
-                from: UnsafeRawBufferPointer(rebasing: base[offset..<(offset + size)]))
-            initialized = count
-        }
-        offset += size
-        return values
+        do throws(ByteTruncation) { return try array(count) } catch { throw .truncated(needed: error.needed, have: error.have) }
     }
 
-    /// The next `count` bytes as an array with at least `spareZeros` zero bytes of capacity
-    /// after them (outside the array's count).
     mutating func readBytes(_ count: Int, spareZeros: Int) throws(SampleBatchFrame.DecodeError) -> [UInt8] {
-        guard count >= 0, remaining >= count else { throw .truncated(needed: count, have: remaining) }
-        let bytes = [UInt8](unsafeUninitializedCapacity: count + spareZeros) { buffer, initialized in
-            UnsafeMutableRawBufferPointer(buffer).copyMemory(
-                from: UnsafeRawBufferPointer(rebasing: base[offset..<(offset + count)]))
-            UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(repeating: 0)
-            initialized = count
+        do throws(ByteTruncation) {
+            return try bytes(count, spareZeros: spareZeros)
+        } catch {
+            throw .truncated(needed: error.needed, have: error.have)
         }
-        offset += count
-        return bytes
     }
 }
 
