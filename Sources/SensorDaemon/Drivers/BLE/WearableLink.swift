@@ -536,10 +536,10 @@ final class WearableLink: @unchecked Sendable {
                 )
             }
             stream.emit(
-                boot: boot, times: [time], receiveTimes: [time], columns: WearableSamples.heartRate(beat, contact: contact))
+                boot: boot, times: [time], receiveTimes: [time], values: WearableSamples.heartRate(beat, contact: contact))
         }
         if let stream = streams[.onWristState], let onWrist = output.wristState {
-            stream.emit(boot: boot, times: [time], receiveTimes: [time], columns: [[onWrist ? 1 : 0], [0], [0]])
+            stream.emit(boot: boot, times: [time], receiveTimes: [time], values: WearableSamples.wrist(onWrist: onWrist))
         }
     }
 
@@ -592,10 +592,15 @@ final class WearableLink: @unchecked Sendable {
             case .frame(let timed):
                 uncertainty[type] = timed.uncertainty
                 let receive = [Int64](repeating: timed.receiveTime, count: timed.sampleTimes.count)
-                let columns = WearableSamples.pmd(
-                    timed, type: type, sampleRate: sampleRates[type] ?? 130,
-                    sessionStart: sessionStarts[type] ?? 0)
-                stream.emit(boot: boot, times: timed.sampleTimes, receiveTimes: receive, columns: columns)
+                if type == .ecg {
+                    let values = WearableSamples.electrocardiogram(
+                        timed, sampleRate: sampleRates[type] ?? 130, sessionStart: sessionStarts[type] ?? 0)
+                    stream.emit(boot: boot, times: timed.sampleTimes, receiveTimes: receive, values: values)
+                } else {
+                    stream.emit(
+                        boot: boot, times: timed.sampleTimes, receiveTimes: receive,
+                        values: WearableSamples.photoplethysmogram(timed))
+                }
             }
         }
         publishStatus()
