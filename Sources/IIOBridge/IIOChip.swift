@@ -180,6 +180,8 @@ public struct IIOChip: Hashable, Sendable {
 
     /// The descriptor of the stream `function` feeds.
     public func descriptor(for function: IIOSensorFunction) -> SourceDescriptor {
+        // Identity: stable facts only; sentences for a person go in `notes` (shown, never stored).
+        var notes: [String: String] = [:]
         var details: [String: String] = [
             "chip": description.name,
             "iioDevice": description.deviceName,
@@ -202,7 +204,7 @@ public struct IIOChip: Hashable, Sendable {
             let interval = pollIntervals[function.kind] ?? 1_000_000_000
             details["samplingFrequency"] = "polled every \(SampleBatcher.milliseconds(interval))"
             details["timestamps"] = "read time (sysfs polled)"
-            if let bufferRefusal { details["buffer"] = bufferRefusal + "; polling sysfs instead" }
+            if let bufferRefusal { notes["buffer"] = bufferRefusal + "; polling sysfs instead" }
         }
         if function.kind == .accelerometer || function.kind == .gyroscope {
             let (matrix, source) = mountMatrix(for: function)
@@ -212,14 +214,14 @@ public struct IIOChip: Hashable, Sendable {
         }
         if function.kind == .ambientLight, let placement { details[LightFamily.placementDetail] = String(placement) }
         if function.kind == .ambientLight, let id = function.channels[.illuminance] {
-            details["lux"] =
+            notes["lux"] =
                 id.type == "illuminance"
                 ? "\(id.prefix) (lux by the ABI)"
                 : "\(id.prefix): a HID sensor hub reports its illuminance usage (lux) in this channel on drivers without in_illuminance"
         }
         return SourceDescriptor(
             sensor: function.kind.sensor, device: SRDevice.hostIdentifier, source: sourceID,
-            orderedColumns: columns(for: function).map(\.0), details: details)
+            orderedColumns: columns(for: function).map(\.0), details: details, notes: notes)
     }
 
     /// The stored column a role's channel becomes: its family's key, with the kind `count` makes

@@ -229,15 +229,20 @@ import Testing
         #expect(descriptor.columns == [SourceColumn(LightFamily.Stored.illuminance, .count(scale: 0.1, offset: 0, unit: "lux"))])
         #expect(chip.columns(for: light).map(\.1) == [.raw(IIOChannelID(type: "intensity", modifier: "both"))])
         #expect(
-            descriptor.details["lux"]?.hasPrefix("in_intensity_both: a HID sensor hub reports its illuminance usage (lux)")
+            descriptor.shownDetails["lux"]?.hasPrefix("in_intensity_both: a HID sensor hub reports its illuminance usage (lux)")
                 == true)
+        // The sentence is shown, not part of the stream's identity: rewording it starts no new stream.
+        #expect(descriptor.details["lux"] == nil)
+        var reworded = descriptor
+        reworded.notes["lux"] = "reworded"
+        #expect(reworded == descriptor && reworded.hashValue == descriptor.hashValue)
         // Another part's intensity_both is unit-less counts, never lux.
         var other = hid
         other["name"] = "tsl2591"
         #expect(try IIOChip(udev: udev(1), description: try describe(other, number: 1)).functions.isEmpty)
         // An illuminance channel says where its lux came from too.
         let tsl = try IIOChip(udev: udev(2), description: try describe(ChipFixtures.tsl2591, number: 2))
-        #expect(tsl.descriptor(for: tsl.functions[0]).details["lux"] == "in_illuminance (lux by the ABI)")
+        #expect(tsl.descriptor(for: tsl.functions[0]).shownDetails["lux"] == "in_illuminance (lux by the ABI)")
     }
 
     @Test func placementFromLabelOrNumberAndUnknownOtherwise() throws {

@@ -83,6 +83,7 @@ public enum SampleTiming: String, Hashable, Sendable, CaseIterable, CustomString
 
 /// What a source records and who it is: the stream's identity in the store and in
 /// `sensorkitd devices` (chip name, udev path, mount matrix, rate, buffered or polled…).
+/// Equality and hashing leave `notes` out: they are words, not identity.
 public struct SourceDescriptor: Hashable, Sendable {
     public var sensor: SRSensor
     /// The `SRDevice` identifier: "host" for IIO chips, the wearable's for BLE.
@@ -95,32 +96,54 @@ public struct SourceDescriptor: Hashable, Sendable {
     /// sampling frequency, device fields, `SampleTiming` raw values), never words meant for a
     /// person, which `shownDetails` derives.
     public var details: [String: String]
+    /// Sentences for a person about the source (which channel gives lux and why, why the buffer
+    /// was refused), shown beside the details and never stored: rewording one starts no stream.
+    public var notes: [String: String]
 
     public init<Key: FamilyColumn>(
-        sensor: SRSensor, device: String, source: String, schema: SourceSchema<Key>, details: [String: String]
+        sensor: SRSensor, device: String, source: String, schema: SourceSchema<Key>, details: [String: String],
+        notes: [String: String] = [:]
     ) {
         self.sensor = sensor
         self.device = device
         self.source = source
         self.columns = schema.columns
         self.details = details
+        self.notes = notes
     }
 
     /// A source whose columns come as a list in the order its batches carry them (IIO: the
     /// chip's channels by role, `IIOChip.columns`); each is named by a family key (`SourceColumn`),
     /// and a name may appear once.
-    public init(sensor: SRSensor, device: String, source: String, orderedColumns: [SourceColumn], details: [String: String]) {
+    public init(
+        sensor: SRSensor, device: String, source: String, orderedColumns: [SourceColumn], details: [String: String],
+        notes: [String: String] = [:]
+    ) {
         precondition(Set(orderedColumns.map(\.name)).count == orderedColumns.count, "a column appears once")
         self.sensor = sensor
         self.device = device
         self.source = source
         self.columns = orderedColumns
         self.details = details
+        self.notes = notes
     }
 
-    /// The details as `sensorkitctl devices` shows them: a timing kind with its explanation.
+    public static func == (a: SourceDescriptor, b: SourceDescriptor) -> Bool {
+        (a.sensor, a.device, a.source, a.columns, a.details) == (b.sensor, b.device, b.source, b.columns, b.details)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(sensor)
+        hasher.combine(device)
+        hasher.combine(source)
+        hasher.combine(columns)
+        hasher.combine(details)
+    }
+
+    /// The details as `sensorkitctl devices` shows them: with the notes, and a timing kind with
+    /// its explanation.
     public var shownDetails: [String: String] {
-        var shown = details
+        var shown = details.merging(notes) { detail, _ in detail }
         if let kind = details[SampleTiming.detail].flatMap(SampleTiming.init(rawValue:)) {
             shown[SampleTiming.detail] = kind.description
         }
