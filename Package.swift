@@ -67,7 +67,8 @@ let package = Package(
 
         // The daemon and its tools.
         .target(
-            name: "SensorDaemon", dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge", "BLEBridge"],
+            name: "SensorDaemon",
+            dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge", "BLEBridge", "KeyboardBridge"],
             swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),

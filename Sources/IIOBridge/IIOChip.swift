@@ -157,26 +157,31 @@ public struct IIOChip: Hashable, Sendable {
         var columns: [(SourceColumn, ColumnSource)] = []
         for role in IIOSensorFunction.Role.allCases {
             guard let id = function.channels[role], let channel = description.channel(id.prefix) else { continue }
-            let (name, unit) = Self.storedColumn(role, kind: function.kind)
             let useInput = function.capture == .polled && channel.hasInput
             if useInput && role == .steps {
-                columns.append((SourceColumn(name: name, unit: unit), .inputCount(id)))
+                columns.append((Self.storedColumn(role, kind: function.kind) { .count($0) }, .inputCount(id)))
             } else if useInput {
-                columns.append((SourceColumn(name: name, scale: 1e-6, offset: 0, unit: unit), .input(id)))
-            } else {
                 columns.append(
-                    (SourceColumn(name: name, scale: channel.scale ?? 1, offset: channel.offset ?? 0, unit: unit), .raw(id)))
+                    (Self.storedColumn(role, kind: function.kind) { .count(scale: 1e-6, offset: 0, unit: $0) }, .input(id)))
+            } else {
+                let (scale, offset) = (channel.scale ?? 1, channel.offset ?? 0)
+                columns.append(
+                    (Self.storedColumn(role, kind: function.kind) { .count(scale: scale, offset: offset, unit: $0) }, .raw(id)))
             }
         }
         if function.kind == .stepCounter {
+            // A boot-clock instant kept as ns counts, which the family maps with the boot's anchor
+            // (docs/store.md, "Column kinds": stored this way before boot instants existed).
             let end = PedometerFamily.Stored.end
-            columns.append((SourceColumn(name: end.rawValue, unit: PedometerFamily.storedUnit(end)), .intervalEnd))
+            columns.append((SourceColumn(end, .count(PedometerFamily.storedUnit(end))), .intervalEnd))
         }
         return columns
     }
 
     /// The descriptor of the stream `function` feeds.
     public func descriptor(for function: IIOSensorFunction) -> SourceDescriptor {
+        // Identity: stable facts only; sentences for a person go in `notes` (shown, never stored).
+        var notes: [String: String] = [:]
         var details: [String: String] = [
             "chip": description.name,
             "iioDevice": description.deviceName,
@@ -199,7 +204,7 @@ public struct IIOChip: Hashable, Sendable {
             let interval = pollIntervals[function.kind] ?? 1_000_000_000
             details["samplingFrequency"] = "polled every \(SampleBatcher.milliseconds(interval))"
             details["timestamps"] = "read time (sysfs polled)"
-            if let bufferRefusal { details["buffer"] = bufferRefusal + "; polling sysfs instead" }
+            if let bufferRefusal { notes["buffer"] = bufferRefusal + "; polling sysfs instead" }
         }
         if function.kind == .accelerometer || function.kind == .gyroscope {
             let (matrix, source) = mountMatrix(for: function)
@@ -209,22 +214,27 @@ public struct IIOChip: Hashable, Sendable {
         }
         if function.kind == .ambientLight, let placement { details[LightFamily.placementDetail] = String(placement) }
         if function.kind == .ambientLight, let id = function.channels[.illuminance] {
-            details["lux"] =
+            notes["lux"] =
                 id.type == "illuminance"
                 ? "\(id.prefix) (lux by the ABI)"
                 : "\(id.prefix): a HID sensor hub reports its illuminance usage (lux) in this channel on drivers without in_illuminance"
         }
         return SourceDescriptor(
             sensor: function.kind.sensor, device: SRDevice.hostIdentifier, source: sourceID,
-            columns: columns(for: function).map(\.0), details: details)
+            orderedColumns: columns(for: function).map(\.0), details: details, notes: notes)
     }
 
-    /// The stored column a role's channel becomes: its family's name and unit for it.
-    static func storedColumn(_ role: IIOSensorFunction.Role, kind: IIOSensorFunction.Kind) -> (name: String, unit: String) {
-        func motion(_ column: MotionFamily.Stored) -> (String, String) { (column.rawValue, MotionFamily.storedUnit(kind.sensor)) }
-        func light(_ column: LightFamily.Stored) -> (String, String) { (column.rawValue, LightFamily.storedUnit(column)) }
-        func pressure(_ column: PressureFamily.Stored) -> (String, String) {
-            (column.rawValue, PressureFamily.storedUnit(column))
+    /// The stored column a role's channel becomes: its family's key, with the kind `count` makes
+    /// of the family's unit for it.
+    static func storedColumn(
+        _ role: IIOSensorFunction.Role, kind: IIOSensorFunction.Kind, _ count: (String) -> ColumnKind
+    ) -> SourceColumn {
+        func motion(_ column: MotionFamily.Stored) -> SourceColumn {
+            SourceColumn(column, count(MotionFamily.storedUnit(kind.sensor)))
+        }
+        func light(_ column: LightFamily.Stored) -> SourceColumn { SourceColumn(column, count(LightFamily.storedUnit(column))) }
+        func pressure(_ column: PressureFamily.Stored) -> SourceColumn {
+            SourceColumn(column, count(PressureFamily.storedUnit(column)))
         }
         switch role {
         case .x: return motion(.x)
@@ -237,7 +247,7 @@ public struct IIOChip: Hashable, Sendable {
         case .clear: return light(.clear)
         case .pressure: return pressure(.pressure)
         case .temperature: return pressure(.temperature)
-        case .steps: return (PedometerFamily.Stored.steps.rawValue, PedometerFamily.storedUnit(.steps))
+        case .steps: return SourceColumn(PedometerFamily.Stored.steps, count(PedometerFamily.storedUnit(.steps)))
         }
     }
 

@@ -355,9 +355,13 @@ public final class IIODiscovery: @unchecked Sendable {
                 parts.append("\(name) \(key) \(before.details[key] ?? "-") → \(descriptor.details[key] ?? "-")")
             }
             for (a, b) in zip(before.columns, descriptor.columns) where a != b {
+                guard case .count(let scaleA, let offsetA, _) = a.kind, case .count(let scaleB, let offsetB, _) = b.kind else {
+                    parts.append("\(name) \(a.name) \(a.kind) → \(b.kind)")
+                    continue
+                }
                 parts.append(
-                    "\(name) \(a.name) scale \(a.scale) → \(b.scale)"
-                        + (a.offset != b.offset ? ", offset \(a.offset) → \(b.offset)" : ""))
+                    "\(name) \(a.name) scale \(scaleA) → \(scaleB)"
+                        + (offsetA != offsetB ? ", offset \(offsetA) → \(offsetB)" : ""))
             }
         }
         for descriptor in old where !new.contains(where: { $0.sensor == descriptor.sensor }) {

@@ -114,7 +114,8 @@ public struct SampleBatcher: Sendable {
     /// Returns what is pending as one batch (nothing when empty).
     public mutating func flush(into events: inout [SourceEvent]) {
         guard !sensorTimes.isEmpty else { return }
-        events.append(.samples(SourceBatch(boot: boot, sensorTimes: sensorTimes, receiveTimes: receiveTimes, columns: columns)))
+        events.append(
+            .samples(SourceBatch(boot: boot, sensorTimes: sensorTimes, receiveTimes: receiveTimes, inDescriptorOrder: columns)))
         sensorTimes.removeAll(keepingCapacity: true)
         receiveTimes.removeAll(keepingCapacity: true)
         for column in 0..<columnCount { columns[column].removeAll(keepingCapacity: true) }

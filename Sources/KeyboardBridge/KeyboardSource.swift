@@ -41,7 +41,8 @@ public final class KeyboardSource: SensorSource, @unchecked Sendable {
                 currentStatus.withLock { $0 = .failed(why) }
                 return
             }
-            let reading = KeyboardReading(device: device, settings: settings, clock: clock, deliver: deliver)
+            let reading = KeyboardReading(
+                device: device, descriptor: descriptor, settings: settings, clock: clock, deliver: deliver)
             do throws(SystemError) {
                 loop = try ReadinessLoop(
                     name: "keyboard", fileDescriptor: device.fileDescriptor,
@@ -72,6 +73,7 @@ public final class KeyboardSource: SensorSource, @unchecked Sendable {
 final class KeyboardReading: @unchecked Sendable {
     // @unchecked: used only on its ReadinessLoop's thread (its body and onExit).
     private let device: EvdevDevice
+    private let descriptor: SourceDescriptor
     private let clock: any SystemClock
     private let deliver: @Sendable (SourceEvent) -> Void
     private var meter: KeyboardMeter
@@ -79,10 +81,11 @@ final class KeyboardReading: @unchecked Sendable {
     private var lastEvent: Int64
 
     init(
-        device: EvdevDevice, settings: KeyboardSettings, clock: any SystemClock,
+        device: EvdevDevice, descriptor: SourceDescriptor, settings: KeyboardSettings, clock: any SystemClock,
         deliver: @escaping @Sendable (SourceEvent) -> Void
     ) {
         self.device = device
+        self.descriptor = descriptor
         self.clock = clock
         self.deliver = deliver
         let now = clock.boottimeNanoseconds()
@@ -137,6 +140,9 @@ final class KeyboardReading: @unchecked Sendable {
 
     private func emit(_ intervals: [KeyboardInterval]) {
         guard !intervals.isEmpty else { return }
-        deliver(.samples(KeyboardSamples.batch(intervals, boot: clock.bootID, receivedAt: clock.boottimeNanoseconds())))
+        deliver(
+            .samples(
+                KeyboardSamples.batch(
+                    intervals, boot: clock.bootID, receivedAt: clock.boottimeNanoseconds(), for: descriptor)))
     }
 }

@@ -85,6 +85,13 @@ public struct ExportFamily: Sendable {
             layout: .photoplethysmogram, table: "photoplethysmogram",
             values: [("ppg0", .real(0)), ("ppg1", .real(1)), ("ppg2", .real(2)), ("ppg3", .real(3)), ("ambient", .real(4))]),
         ExportFamily(
+            layout: .keyboardMetrics, table: "keyboard_metrics",
+            values: [
+                ("duration_s", .real(0)), ("taps", .big(1)), ("deletes", .big(2)), ("words", .big(3)),
+                ("typing_episodes", .big(4)), ("pauses", .big(5)), ("typing_duration_s", .real(6)),
+                ("typing_speed_cps", .real(7)),
+            ]),
+        ExportFamily(
             layout: .deletionRecords, table: "deletions", values: [("end_sr_time", .big(0)), ("reason", .small(1))],
             identity: ["device", "stream", "sr_time", "end_sr_time", "reason"]),
     ]

@@ -35,17 +35,32 @@ public final class GeneratedSource: SensorSource, @unchecked Sendable {
         self.gapEvery = gapEvery
         // Motion: scale 9.80665/1000 m/s² per count, so 1000 counts = 1 g exactly. Light: the
         // first column is illuminance in lux (0.5 lux per count).
-        let columns =
+        let (source, details) = ("generated:\(sensor.rawValue)", ["driver": "generated", "rate": "\(rate)"])
+        descriptor =
             sensor == .ambientLightSensor
-            ? [
-                SourceColumn(name: LightFamily.Stored.illuminance.rawValue, scale: 0.5, unit: "lx"),
-                SourceColumn(name: LightFamily.Stored.red.rawValue, unit: "counts"),
-                SourceColumn(name: LightFamily.Stored.green.rawValue, unit: "counts"),
-            ]
-            : MotionFamily.Stored.names.map { SourceColumn(name: $0, scale: 0.00980665, unit: "m/s^2") }
-        descriptor = SourceDescriptor(
-            sensor: sensor, device: SRDevice.hostIdentifier, source: "generated:\(sensor.rawValue)",
-            columns: columns, details: ["driver": "generated", "rate": "\(rate)"])
+            ? SourceDescriptor(
+                sensor: sensor, device: SRDevice.hostIdentifier, source: source, schema: Self.lightSchema, details: details)
+            : SourceDescriptor(
+                sensor: sensor, device: SRDevice.hostIdentifier, source: source, schema: Self.motionSchema, details: details)
+    }
+
+    static let motionSchema = SourceSchema<MotionFamily.Stored>(every: { _ in
+        .count(scale: 0.00980665, offset: 0, unit: "m/s^2")
+    })
+    static let lightSchema = SourceSchema<LightFamily.Stored>([
+        .illuminance: .count(scale: 0.5, offset: 0, unit: "lx"), .red: .count("counts"), .green: .count("counts"),
+    ])
+
+    /// Sample columns by position: the first three of the family's columns the stream has.
+    private func batch(boot: BootID, times: [Int64], receiveTimes: [Int64], _ columns: [[Int64]]) -> SourceBatch {
+        if descriptor.sensor == .ambientLightSensor {
+            var values = BatchValues<LightFamily.Stored>()
+            (values[.illuminance], values[.red], values[.green]) = (columns[0], columns[1], columns[2])
+            return SourceBatch(boot: boot, sensorTimes: times, receiveTimes: receiveTimes, values: values, for: descriptor)
+        }
+        var values = BatchValues<MotionFamily.Stored>()
+        (values[.x], values[.y], values[.z]) = (columns[0], columns[1], columns[2])
+        return SourceBatch(boot: boot, sensorTimes: times, receiveTimes: receiveTimes, values: values, for: descriptor)
     }
 
     /// The raw values of sample `i`.
@@ -99,9 +114,7 @@ public final class GeneratedSource: SensorSource, @unchecked Sendable {
         guard !times.isEmpty else { return }
         deliver(
             .samples(
-                SourceBatch(
-                    boot: clock.bootID, sensorTimes: times, receiveTimes: Array(repeating: now, count: times.count),
-                    columns: [xs, ys, zs])))
+                batch(boot: clock.bootID, times: times, receiveTimes: Array(repeating: now, count: times.count), [xs, ys, zs])))
     }
 
     public func close() {

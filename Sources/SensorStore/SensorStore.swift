@@ -106,7 +106,7 @@ public final class SensorStore: Sendable {
             guard batch.columns.count == descriptor.schema.columns.count else { return "batch columns differ from the schema" }
             for (values, column) in zip(batch.columns, descriptor.schema.columns) {
                 switch (values, column) {
-                case (.integers, .integer), (.floats, .float): continue
+                case (.integers, .integer), (.floats, .float), (.integers, .instant): continue
                 default: return "batch column kind differs from \(column.name)"
                 }
             }

@@ -108,11 +108,12 @@ enum BLEDaemonPathBenchmark {
         let timelines = Timelines()
         @Sendable func take(_ events: [PMDStreamTimeline.Event]) {
             for case .frame(let timed) in events {
-                let columns = WearableSamples.pmd(timed, type: .ecg, sampleRate: 130, sessionStart: 0)
+                let values = WearableSamples.electrocardiogram(timed, sampleRate: 130, sessionStart: 0)
                 ecg.emit(
                     SourceBatch(
                         boot: boot, sensorTimes: timed.sampleTimes,
-                        receiveTimes: .init(repeating: timed.receiveTime, count: timed.sampleTimes.count), columns: columns))
+                        receiveTimes: .init(repeating: timed.receiveTime, count: timed.sampleTimes.count), values: values,
+                        for: ecg.descriptor))
                 stored.withLock { $0 += timed.sampleTimes.count }
             }
         }
@@ -131,7 +132,7 @@ enum BLEDaemonPathBenchmark {
                         heart.emit(
                             SourceBatch(
                                 boot: boot, sensorTimes: [time], receiveTimes: [time],
-                                columns: WearableSamples.heartRate(beat, contact: .inContact)))
+                                values: WearableSamples.heartRate(beat, contact: .inContact), for: heart.descriptor))
                         stored.withLock { $0 += 1 }
                     }
                 } else {

@@ -26,10 +26,11 @@ enum FetchBenchmark {
         _ = app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }
         // Stamped from now on (after the app's first start), 10 ms ± 20 µs apart, slow motion and noise.
         let clock = LinuxSystemClock()
-        let dayStream = try harness.daemon.store.openStream(
-            SourceDescriptor(
-                sensor: .accelerometer, device: SRDevice.hostIdentifier, source: "bench:day",
-                columns: ["x", "y", "z"].map { SourceColumn(name: $0, scale: 0.00980665, unit: "m/s^2") }, details: [:]))
+        let descriptor = SourceDescriptor(
+            sensor: .accelerometer, device: SRDevice.hostIdentifier, source: "bench:day",
+            schema: SourceSchema<MotionFamily.Stored>(every: { _ in .count(scale: 0.00980665, offset: 0, unit: "m/s^2") }),
+            details: [:])
+        let dayStream = try harness.daemon.store.openStream(descriptor)
         let start = clock.boottimeNanoseconds()
         var generator = BenchRandom(seed: 42)
         for offset in stride(from: 0, to: samples, by: 10_000) {
@@ -43,11 +44,11 @@ enum FetchBenchmark {
                 ys.append(Int64(300 * sin(2 * .pi * t / 3.1) + generator.gaussian() * 2.5))
                 zs.append(Int64(16_384 + generator.gaussian() * 2.5))
             }
+            var values = BatchValues<MotionFamily.Stored>()
+            (values[.x], values[.y], values[.z]) = (xs, ys, zs)
             harness.daemon.store.append(
                 stream: dayStream,
-                SourceBatch(
-                    boot: clock.bootID, sensorTimes: times,
-                    receiveTimes: times, columns: [xs, ys, zs]))
+                SourceBatch(boot: clock.bootID, sensorTimes: times, receiveTimes: times, values: values, for: descriptor))
         }
         try (harness.daemon.store as! StoreBackend).store.flush()
         let from = harness.daemon.timeline.srNanoseconds(of: BootInstant(boot: clock.bootID, nanoseconds: start))! - 1_000_000_000

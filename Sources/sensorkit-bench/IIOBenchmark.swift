@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import IIOBridge
+import SensorDaemon
 import SensorKitModel
 import SensorSimulation
 import SensorStore
@@ -188,10 +189,7 @@ enum IIOBenchmark {
             let stream = try store?.register(
                 StreamDescriptor(
                     sensor: descriptor.sensor, device: descriptor.device, source: identity,
-                    schema: SampleSchema(
-                        descriptor.columns.map {
-                            .integer(name: $0.name, scale: $0.scale, offset: $0.offset * $0.scale, unit: $0.unit)
-                        })))
+                    schema: SampleSchema(descriptor.columns.map(StoreBackend.storedColumn))))
             // One serial queue per stream, as the daemon's pipeline hands batches to the store.
             let streamQueue = DispatchQueue(label: "bench.stream.\(index)")
             source.setRecording(true) { event in

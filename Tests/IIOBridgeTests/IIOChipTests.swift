@@ -133,7 +133,9 @@ import Testing
         let descriptor = chip.descriptor(for: accel)
         #expect(descriptor.sensor == .accelerometer && descriptor.device == "host")
         #expect(descriptor.source == "iio:bmi160@/sys/devices/platform/bus")
-        #expect(descriptor.columns == ["x", "y", "z"].map { SourceColumn(name: $0, scale: 0.000598, offset: 0, unit: "m/s^2") })
+        #expect(
+            descriptor.columns
+                == MotionFamily.Stored.allCases.map { SourceColumn($0, .count(scale: 0.000598, offset: 0, unit: "m/s^2")) })
         #expect(
             descriptor.details == [
                 "chip": "bmi160", "iioDevice": "iio:device0", "syspath": "/sys/devices/platform/bus/iio:device0",
@@ -143,7 +145,7 @@ import Testing
                 "mountMatrixSource": "udev ACCEL_MOUNT_MATRIX", "location": "base",
             ])
         let gyro = chip.descriptor(for: try #require(chip.functions.first { $0.kind == .gyroscope }))
-        #expect(gyro.sensor == .rotationRate && gyro.columns.map(\.unit) == ["rad/s", "rad/s", "rad/s"])
+        #expect(gyro.sensor == .rotationRate && gyro.columns.map(\.kind.unit) == ["rad/s", "rad/s", "rad/s"])
         #expect(gyro.details["mountMatrix"] == "0, 1, 0; -1, 0, 0; 0, 0, 1")  // hwdb applies to the chip's gyro too
         #expect(gyro.source == descriptor.source)
     }
@@ -207,7 +209,7 @@ import Testing
         #expect(light.kind == .ambientLight && light.capture == .polled)
         #expect(chip.pollIntervals[.ambientLight] == 200_000_000)
         let descriptor = chip.descriptor(for: light)
-        #expect(descriptor.columns == [SourceColumn(name: "illuminance", scale: 1e-6, offset: 0, unit: "lux")])
+        #expect(descriptor.columns == [SourceColumn(LightFamily.Stored.illuminance, .count(scale: 1e-6, offset: 0, unit: "lux"))])
         #expect(chip.columns(for: light).map(\.1) == [.input(IIOChannelID(type: "illuminance"))])
         #expect(descriptor.details["placement"] == "1")
         #expect(descriptor.details["samplingFrequency"] == "polled every 200.0 ms")
@@ -224,18 +226,23 @@ import Testing
         let light = try #require(chip.functions.first)
         #expect(light.kind == .ambientLight && light.capture == .polled)
         let descriptor = chip.descriptor(for: light)
-        #expect(descriptor.columns == [SourceColumn(name: "illuminance", scale: 0.1, offset: 0, unit: "lux")])
+        #expect(descriptor.columns == [SourceColumn(LightFamily.Stored.illuminance, .count(scale: 0.1, offset: 0, unit: "lux"))])
         #expect(chip.columns(for: light).map(\.1) == [.raw(IIOChannelID(type: "intensity", modifier: "both"))])
         #expect(
-            descriptor.details["lux"]?.hasPrefix("in_intensity_both: a HID sensor hub reports its illuminance usage (lux)")
+            descriptor.shownDetails["lux"]?.hasPrefix("in_intensity_both: a HID sensor hub reports its illuminance usage (lux)")
                 == true)
+        // The sentence is shown, not part of the stream's identity: rewording it starts no new stream.
+        #expect(descriptor.details["lux"] == nil)
+        var reworded = descriptor
+        reworded.notes["lux"] = "reworded"
+        #expect(reworded == descriptor && reworded.hashValue == descriptor.hashValue)
         // Another part's intensity_both is unit-less counts, never lux.
         var other = hid
         other["name"] = "tsl2591"
         #expect(try IIOChip(udev: udev(1), description: try describe(other, number: 1)).functions.isEmpty)
         // An illuminance channel says where its lux came from too.
         let tsl = try IIOChip(udev: udev(2), description: try describe(ChipFixtures.tsl2591, number: 2))
-        #expect(tsl.descriptor(for: tsl.functions[0]).details["lux"] == "in_illuminance (lux by the ABI)")
+        #expect(tsl.descriptor(for: tsl.functions[0]).shownDetails["lux"] == "in_illuminance (lux by the ABI)")
     }
 
     @Test func placementFromLabelOrNumberAndUnknownOtherwise() throws {
@@ -255,8 +262,8 @@ import Testing
         #expect(light.capture == .polled)  // intensity channels have no scan elements on the APDS9960
         #expect(
             chip.descriptor(for: light).columns
-                == ["red", "green", "blue", "clear"].map {
-                    SourceColumn(name: $0, scale: 4, offset: 0, unit: "counts")
+                == [LightFamily.Stored.red, .green, .blue, .clear].map {
+                    SourceColumn($0, .count(scale: 4, offset: 0, unit: "counts"))
                 })
         #expect(chip.pollIntervals[.ambientLight] == 500_000_000)  // no integration time passed: the default
     }
@@ -267,7 +274,8 @@ import Testing
         #expect(steps.capture == .polled)
         #expect(
             chip.descriptor(for: steps).columns == [
-                SourceColumn(name: "steps", unit: "steps"), SourceColumn(name: "end", unit: "ns"),
+                SourceColumn(PedometerFamily.Stored.steps, .count("steps")),
+                SourceColumn(PedometerFamily.Stored.end, .count("ns")),
             ])
         #expect(chip.columns(for: steps).map(\.1) == [.inputCount(IIOChannelID(type: "steps")), .intervalEnd])
         #expect(chip.pollIntervals[.stepCounter] == 5_000_000_000)
@@ -282,8 +290,8 @@ import Testing
         #expect(pressure.capture == .buffered)
         #expect(
             chip.descriptor(for: pressure).columns == [
-                SourceColumn(name: "pressure", scale: 0.000003906, unit: "kPa"),
-                SourceColumn(name: "temperature", scale: 10, unit: "m°C"),
+                SourceColumn(PressureFamily.Stored.pressure, .count(scale: 0.000003906, offset: 0, unit: "kPa")),
+                SourceColumn(PressureFamily.Stored.temperature, .count(scale: 10, offset: 0, unit: "m°C")),
             ])
     }
 }

@@ -149,7 +149,7 @@ final class RegistryLog: SourceRegistry, Sendable {
                     "add gyroscope",
                 ])
         let second = registry.sources.compactMap { $0 as? IIOBufferedSource }
-        #expect(second[0].descriptor.columns[0].scale == 0.001197)
+        #expect(second[0].descriptor.columns[0].kind == .count(scale: 0.001197, offset: 0, unit: "m/s^2"))
         #expect(second[0].capture === first[0].capture)
 
         // A rate change changes the plan (watermark): a new capture on the same control queue.

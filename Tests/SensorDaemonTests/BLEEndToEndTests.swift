@@ -122,6 +122,13 @@ import Testing
         }
         #expect(worst <= Int64(Self.period), "worst ECG time error \(worst) ns")
         #expect(zip(ecg.times, ecg.times.dropFirst()).allSatisfy { $0 < $1 })
+        // `sessionStart` is SR ns (docs/protocol.md §5.2): the PMD start of the sample's session,
+        // after recording began and before the sample.
+        let sessions = ecg.columns[ElectrocardiogramFamily.Wire.sessionStart.ordinal]
+        #expect(
+            !sessions.isEmpty
+                && sessions.indices.allSatisfy { Int64(sessions[$0]) >= startSR && Int64(sessions[$0]) <= ecg.times[$0] },
+            "sessionStart \(sessions.first ?? 0) is not the SR time of a PMD start after \(startSR)")
 
         for address in [Self.h10, Self.strap] {
             let device = "ble:" + address

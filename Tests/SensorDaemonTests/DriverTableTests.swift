@@ -21,8 +21,8 @@ import Testing
 
     @Test func everyDriverOfTheTableRunsUnderSomeConfiguration() throws {
         let names = DriverTable(configuration: try Self.everyDriverOn()).drivers.map(\.entry.name)
-        #expect(names == ["iio", "iio-remote", "ble"])
-        #expect(DriverTable(configuration: DaemonConfiguration()).drivers.map(\.entry.name) == ["iio"])
+        #expect(names == ["iio", "iio-remote", "ble", "keyboard"])
+        #expect(DriverTable(configuration: DaemonConfiguration()).drivers.map(\.entry.name) == ["iio", "keyboard"])
     }
 
     @Test(arguments: SensorCatalog.all.filter(\.isSupportedOnLinux))
@@ -41,7 +41,7 @@ import Testing
     @Test func everySectionOfTheFileIsDocumented() throws {
         let documented = try String(contentsOfFile: Self.top + "/docs/configuration.md", encoding: .utf8)
         let kinds = DaemonConfiguration.readers.flatMap { $0.sections.map(\.kind) }.filter { !$0.isEmpty }
-        #expect(Set(kinds) == ["store", "reader", "sensor", "grant", "iio", "ble", "wearable"])
+        #expect(Set(kinds) == ["store", "reader", "sensor", "grant", "iio", "ble", "wearable", "keyboard"])
         for kind in kinds {
             #expect(
                 documented.contains("\n[\(kind)]") || documented.contains("\n[\(kind) "),

@@ -16,6 +16,7 @@ import Testing
         .electrocardiogram: ["microvolts", "lead", "flags", "frequency", "sessionStart"],
         .photoplethysmogram: ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"],
         .deletionRecords: ["endTime", "reason"],
+        .keyboardMetrics: ["duration", "taps", "deletes", "words", "episodes", "pauses", "typingDuration", "typingSpeed"],
     ]
 
     @Test func everyLayoutHasExactlyOneFamilyWithTheProtocolsColumns() {
@@ -46,6 +47,7 @@ import Testing
             .accelerometer: .motion, .rotationRate: .motion, .ambientPressure: .pressure,
             .ambientLightSensor: .ambientLight, .pedometerData: .pedometer, .heartRate: .heartRate,
             .onWristState: .wrist, .electrocardiogram: .electrocardiogram, .photoplethysmogram: .photoplethysmogram,
+            .keyboardMetrics: .keyboardMetrics,
         ]
         for descriptor in SensorCatalog.all {
             #expect(BatchLayout.of(descriptor.sensor) == expected[descriptor.sensor], "\(descriptor.name)")

@@ -28,16 +28,16 @@ import Testing
             supported == [
                 .accelerometer, .rotationRate, .ambientLightSensor, .ambientPressure,
                 .pedometerData, .heartRate, .onWristState, .electrocardiogram,
-                .photoplethysmogram,
+                .photoplethysmogram, .keyboardMetrics,
             ])
         #expect(SensorCatalog.all.count == SRSensor.allKnown.count)
     }
 
     @Test func unsupportedSensorsSayWhy() {
-        guard case .unsupported(let reason) = SensorCatalog.support(for: .keyboardMetrics) else {
-            Issue.record("keyboardMetrics has no Linux source"); return
+        guard case .unsupported(let reason) = SensorCatalog.support(for: .deviceUsageReport) else {
+            Issue.record("deviceUsageReport has no Linux source"); return
         }
-        #expect(reason.contains("keyboardMetrics"))
+        #expect(reason.contains("deviceUsageReport"))
     }
 
     @Test func batchedSensorsMatchApple() {

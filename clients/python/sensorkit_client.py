@@ -52,6 +52,7 @@ LAYOUTS = {
     7: ("electrocardiogram", ["microvolts", "lead", "flags", "frequency", "sessionStart"]),
     8: ("photoplethysmogram", ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"]),
     9: ("deletionRecords", ["endTime", "reason"]),
+    10: ("keyboardMetrics", ["duration", "taps", "deletes", "words", "episodes", "pauses", "typingDuration", "typingSpeed"]),
 }
 
 # Sensors with a Linux source (raw values are Apple's SRSensor strings).

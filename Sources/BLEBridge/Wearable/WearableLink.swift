@@ -147,14 +147,20 @@ final class WearableLink: @unchecked Sendable {
         switch sample {
         case .heartRate(let beat, let contact):
             stream.emit(
-                boot: boot, times: [time], receiveTimes: [time], columns: WearableSamples.heartRate(beat, contact: contact))
+                boot: boot, times: [time], receiveTimes: [time], values: WearableSamples.heartRate(beat, contact: contact))
         case .wristState(let onWrist):
-            stream.emit(boot: boot, times: [time], receiveTimes: [time], columns: [[onWrist ? 1 : 0], [0], [0]])
+            stream.emit(boot: boot, times: [time], receiveTimes: [time], values: WearableSamples.wrist(onWrist: onWrist))
         case .pmd(let timed, let kind, let sampleRate, let sessionStart):
             let receive = [Int64](repeating: timed.receiveTime, count: timed.sampleTimes.count)
-            let columns = WearableSamples.pmd(
-                timed, type: kind.measurementType, sampleRate: sampleRate, sessionStart: sessionStart)
-            stream.emit(boot: boot, times: timed.sampleTimes, receiveTimes: receive, columns: columns)
+            switch kind.measurementType {
+            case .ecg:
+                let values = WearableSamples.electrocardiogram(timed, sampleRate: sampleRate, sessionStart: sessionStart)
+                stream.emit(boot: boot, times: timed.sampleTimes, receiveTimes: receive, values: values)
+            default:
+                stream.emit(
+                    boot: boot, times: timed.sampleTimes, receiveTimes: receive, values: WearableSamples.photoplethysmogram(timed)
+                )
+            }
         }
     }
 }

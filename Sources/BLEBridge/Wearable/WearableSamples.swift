@@ -1,13 +1,18 @@
 import SensorKitModel
 
 /// What a wearable's streams store (docs/ble.md, "What is stored"): their descriptors and the
-/// columns of a heart-rate measurement or a PMD frame. Used by the BLE driver and by the bench.
+/// columns of a heart-rate measurement or a PMD frame, each named by its family's stored keys.
+/// Used by the BLE driver and by the bench.
 public enum WearableSamples {
     /// RR intervals kept per heart-rate measurement (`rr0`…`rr15`).
     public static let rrColumns = HeartRateFamily.rrLimit
 
+    /// The sensors a wearable records; the configuration accepts only these.
+    public static let sensors: [SRSensor] = [.heartRate, .onWristState, .electrocardiogram, .photoplethysmogram]
+
     /// A stream's identity: the wearable's `SRDevice` fields (from its Device Information Service),
-    /// how its samples are timed, and its columns under the layout's own names.
+    /// how its samples are timed (a `SampleTiming` kind; the words are not stored), and its
+    /// columns from its family's stored keys. A sensor outside `sensors` is a bug and traps.
     public static func descriptor(
         _ sensor: SRSensor, device: SRDevice, wearable: String,
         location: BodySensorLocation?
@@ -18,63 +23,102 @@ public enum WearableSamples {
             "deviceProductType": device.productType,
         ]
         if let location { details["bodySensorLocation"] = location.description }
-        let columns: [SourceColumn]
+        func descriptor<Key>(_ timing: SampleTiming, _ schema: SourceSchema<Key>) -> SourceDescriptor {
+            details[SampleTiming.detail] = timing.rawValue
+            return SourceDescriptor(
+                sensor: sensor, device: device.identifier, source: device.identifier + "#" + sensor.rawValue,
+                schema: schema, details: details)
+        }
         switch sensor {
         case .heartRate:
-            details["timing"] = "stamped on receipt: the Heart Rate Service carries no device time"
-            columns =
-                [
-                    SourceColumn(name: HeartRateFamily.Stored.bpm.rawValue, unit: "count/min"),
-                    SourceColumn(name: HeartRateFamily.Stored.confidence.rawValue, unit: ""),
-                    SourceColumn(name: HeartRateFamily.Stored.rrCount.rawValue, unit: ""),
-                ]
-                + HeartRateFamily.Stored.rrSlots.map { SourceColumn(name: $0.rawValue, scale: 1.0 / 1024, unit: "s") }
+            return descriptor(.receipt, heartRateSchema)
         case .onWristState:
-            details["timing"] = "stamped on receipt of the heart-rate measurement whose sensor contact changed"
-            columns = WristFamily.Column.allCases.map { SourceColumn(name: $0.rawValue, unit: "") }
+            return descriptor(.stateChangeReceipt, wristSchema)
         case .electrocardiogram:
-            details["timing"] =
-                "device clock mapped to the boot clock (offset + drift from the lower envelope of frame arrivals); uncertainty in status"
-            typealias ECG = ElectrocardiogramFamily.Column
-            columns = [
-                SourceColumn(name: ECG.microvolts.rawValue, unit: "µV"), SourceColumn(name: ECG.lead.rawValue, unit: ""),
-                SourceColumn(name: ECG.flags.rawValue, unit: ""), SourceColumn(name: ECG.frequency.rawValue, unit: "Hz"),
-                SourceColumn(name: ECG.sessionStart.rawValue, unit: "ns"),
-            ]
+            return descriptor(.mappedDeviceClock, electrocardiogramSchema)
+        case .photoplethysmogram:
+            return descriptor(.mappedDeviceClock, photoplethysmogramSchema)
         default:
-            details["timing"] =
-                "device clock mapped to the boot clock (offset + drift from the lower envelope of frame arrivals); uncertainty in status"
-            typealias PPG = PhotoplethysmogramFamily.Column
-            columns = [PPG.ppg0, .ppg1, .ppg2, .ambient].map { SourceColumn(name: $0.rawValue, unit: "count") }
+            preconditionFailure("\(sensor.rawValue) is not a wearable stream (WearableSamples.sensors)")
         }
-        return SourceDescriptor(
-            sensor: sensor, device: device.identifier, source: device.identifier + "#" + sensor.rawValue,
-            columns: columns, details: details)
     }
+
+    static let heartRateSchema = SourceSchema<HeartRateFamily.Stored>(every: { column in
+        switch column {
+        case .bpm: .count("count/min")
+        case .confidence, .rrCount: .count("")
+        case .rr0, .rr1, .rr2, .rr3, .rr4, .rr5, .rr6, .rr7, .rr8, .rr9, .rr10, .rr11, .rr12, .rr13, .rr14, .rr15:
+            .count(scale: 1.0 / 1024, offset: 0, unit: "s")
+        }
+    })
+
+    static let wristSchema = SourceSchema<WristFamily.Stored>(every: { column in
+        switch column {
+        case .onWrist, .wristLocation, .crownOrientation: .count("")
+        }
+    })
+
+    static let electrocardiogramSchema = SourceSchema<ElectrocardiogramFamily.Stored>(every: { column in
+        switch column {
+        case .microvolts: .count("µV")
+        case .lead, .flags: .count("")
+        case .frequency: .count("Hz")
+        // The boot instant the PMD stream started: the store keeps it as SR ns, the family's unit.
+        case .sessionStart: .bootInstant
+        }
+    })
+
+    /// A PMD PPG frame carries three optical channels and ambient: `ppg3` is not recorded.
+    static let photoplethysmogramSchema = SourceSchema<PhotoplethysmogramFamily.Stored>([
+        .ppg0: .count("count"), .ppg1: .count("count"), .ppg2: .count("count"), .ambient: .count("count"),
+    ])
 
     /// One heart-rate row: bpm, confidence, RR count and `rrColumns` RR columns (1/1024 s; zero
     /// when unused). HRS carries no confidence: skin contact reported → high (2); contact not
     /// supported → medium (1). RR intervals beyond `rrColumns` are dropped (the caller counts them).
-    public static func heartRate(_ beat: HeartRateTimeline.Beat, contact: HeartRateMeasurement.SensorContact?) -> [[Int64]] {
+    public static func heartRate(
+        _ beat: HeartRateTimeline.Beat, contact: HeartRateMeasurement.SensorContact?
+    ) -> BatchValues<HeartRateFamily.Stored> {
         let rr = beat.rrIntervals.prefix(rrColumns).map(Int64.init)
-        return [[Int64(beat.beatsPerMinute)], [contact == .inContact ? 2 : 1], [Int64(rr.count)]]
-            + (0..<rrColumns).map { [$0 < rr.count ? rr[$0] : 0] }
+        var values = BatchValues<HeartRateFamily.Stored>()
+        values[.bpm] = [Int64(beat.beatsPerMinute)]
+        values[.confidence] = [contact == .inContact ? 2 : 1]
+        values[.rrCount] = [Int64(rr.count)]
+        for (index, slot) in HeartRateFamily.Stored.rrSlots.enumerated() { values[slot] = [index < rr.count ? rr[index] : 0] }
+        return values
     }
 
-    /// The columns of a PMD frame's samples: ECG µV, lead (2: left arm minus right arm, lead I as
-    /// a chest strap sees it), flags, rate and session; PPG three optical channels and ambient.
-    public static func pmd(
-        _ timed: PMDStreamTimeline.TimedFrame, type: PMDMeasurementType, sampleRate: Int,
-        sessionStart: Int64
-    ) -> [[Int64]] {
+    /// One wrist-state row: on or off the wrist; location and crown orientation unknown (0).
+    public static func wrist(onWrist: Bool) -> BatchValues<WristFamily.Stored> {
+        var values = BatchValues<WristFamily.Stored>()
+        values[.onWrist] = [onWrist ? 1 : 0]
+        values[.wristLocation] = [0]
+        values[.crownOrientation] = [0]
+        return values
+    }
+
+    /// The columns of a PMD ECG frame's samples: µV, lead (2: left arm minus right arm, lead I as
+    /// a chest strap sees it), flags, rate and the session's start (boot ns).
+    public static func electrocardiogram(
+        _ timed: PMDStreamTimeline.TimedFrame, sampleRate: Int, sessionStart: Int64
+    ) -> BatchValues<ElectrocardiogramFamily.Stored> {
         let count = timed.sampleTimes.count
+        var values = BatchValues<ElectrocardiogramFamily.Stored>()
+        values[.microvolts] = timed.frame.samples.map { Int64($0.first ?? 0) }
+        values[.lead] = .init(repeating: 2, count: count)
+        values[.flags] = .init(repeating: 0, count: count)
+        values[.frequency] = .init(repeating: Int64(sampleRate), count: count)
+        values[.sessionStart] = .init(repeating: sessionStart, count: count)
+        return values
+    }
+
+    /// The columns of a PMD PPG frame's samples: three optical channels and ambient.
+    public static func photoplethysmogram(_ timed: PMDStreamTimeline.TimedFrame) -> BatchValues<PhotoplethysmogramFamily.Stored> {
         let samples = timed.frame.samples
-        if type == .ecg {
-            return [
-                samples.map { Int64($0.first ?? 0) }, .init(repeating: 2, count: count), .init(repeating: 0, count: count),
-                .init(repeating: Int64(sampleRate), count: count), .init(repeating: sessionStart, count: count),
-            ]
+        var values = BatchValues<PhotoplethysmogramFamily.Stored>()
+        for (channel, key) in [PhotoplethysmogramFamily.Stored.ppg0, .ppg1, .ppg2, .ambient].enumerated() {
+            values[key] = samples.map { Int64(channel < $0.count ? $0[channel] : 0) }
         }
-        return (0..<4).map { channel in samples.map { Int64(channel < $0.count ? $0[channel] : 0) } }
+        return values
     }
 }

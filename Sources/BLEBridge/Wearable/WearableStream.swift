@@ -101,11 +101,12 @@ final class WearableStream: SensorSource, @unchecked Sendable {
         perform(gaps.tick(now: now), boot: boot)
     }
 
-    /// Delivers samples (times strictly increasing); an open gap ends at the first of them.
-    func emit(boot: BootID, times: [Int64], receiveTimes: [Int64], columns: [[Int64]]) {
+    /// Delivers samples (times strictly increasing), filled by the stream's family keys; an open
+    /// gap ends at the first of them.
+    func emit<Key: FamilyColumn>(boot: BootID, times: [Int64], receiveTimes: [Int64], values: BatchValues<Key>) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard deliver != nil, let first = times.first, let last = times.last else { return }
-        let batch = SourceBatch(boot: boot, sensorTimes: times, receiveTimes: receiveTimes, columns: columns)
+        let batch = SourceBatch(boot: boot, sensorTimes: times, receiveTimes: receiveTimes, values: values, for: descriptor)
         perform(gaps.samples(batch, count: times.count, first: first, last: last), boot: boot)
     }
 

@@ -32,7 +32,9 @@ public struct DriverTable: Sendable {
     /// Every driver of this build, in start order (buffered before polled, local before remote).
     /// The one list: the configuration is read by these drivers' readers, and the daemon runs
     /// the ones a configuration makes.
-    static let kinds: [any ConfiguredDriver.Type] = [LocalIIODriver.self, RemoteIIODriver.self, BLEDriver.self]
+    static let kinds: [any ConfiguredDriver.Type] = [
+        LocalIIODriver.self, RemoteIIODriver.self, BLEDriver.self, KeyboardDriver.self,
+    ]
 
     /// Local IIO always; remote IIO when `[iio] remote =` names a context; BLE when `[ble]` exists.
     public init(configuration: DaemonConfiguration) {

@@ -119,7 +119,7 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
             let status = wanted.contains(d.sensor) ? source.captureStatus ?? .recording : .idle
             return WireSource(
                 sensor: d.sensor.rawValue, device: d.device, source: d.source,
-                details: d.details.merging(source.status) { _, live in live },
+                details: d.shownDetails.merging(source.status) { _, live in live },
                 recording: status.isRecording, state: status.description)
         }.sorted { ($0.source, $0.sensor) < ($1.source, $1.sensor) }
     }

@@ -36,6 +36,8 @@ struct SampleMapper {
             switch column {
             case .integer(_, let scale, let offset, _): return ColumnMapping.Source(isFloat: false, scale: scale, offset: offset)
             case .float: return ColumnMapping.Source(isFloat: true)
+            // Stored as SR ns already (the writer converted it with the boot's anchor).
+            case .instant: return ColumnMapping.Source(isFloat: false)
             }
         }
         // Source details are kept as strings; a number is read as its decimal text.

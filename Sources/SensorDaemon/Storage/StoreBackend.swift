@@ -62,11 +62,7 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
     public func openStream(_ descriptor: SourceDescriptor) throws -> Int64 {
         var identity: SourceIdentity = descriptor.details.mapValues { .string($0) }
         identity["source"] = .string(descriptor.source)
-        let schema = SampleSchema(
-            descriptor.columns.map {
-                // IIO: value = (raw + offset) × scale; the store: value = raw × scale + offset'.
-                .integer(name: $0.name, scale: $0.scale, offset: $0.offset * $0.scale, unit: $0.unit)
-            })
+        let schema = SampleSchema(descriptor.columns.map(Self.storedColumn))
         return try store.register(
             StreamDescriptor(
                 sensor: descriptor.sensor, device: descriptor.device,
@@ -74,11 +70,29 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
         ).rawValue
     }
 
+    /// How the store keeps a source's column.
+    public static func storedColumn(_ column: SourceColumn) -> SampleColumn {
+        switch column.kind {
+        case .count(let scale, let offset, let unit):
+            // IIO: value = (raw + offset) × scale; the store: value = raw × scale + offset'.
+            .integer(name: column.name, scale: scale, offset: offset * scale, unit: unit)
+        case .float(let unit): .float(name: column.name, unit: unit)
+        case .bootInstant: .instant(name: column.name)
+        }
+    }
+
     public func append(stream: Int64, _ batch: SourceBatch) {
+        let id = StreamID(rawValue: stream)
+        // A float column's values arrive as bit patterns; the store takes them as floats.
+        let floats = store.descriptor(of: id)?.schema.columns.map(\.isFloat) ?? []
         store.append(
             SampleBatch(
                 boot: batch.boot, sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes,
-                columns: batch.columns.map { .integers($0) }), to: StreamID(rawValue: stream))
+                columns: batch.columns.indices.map { i in
+                    i < floats.count && floats[i]
+                        ? .floats(batch.columns[i].map { Double(bitPattern: UInt64(bitPattern: $0)) })
+                        : .integers(batch.columns[i])
+                }), to: id)
     }
 
     public func recordGap(stream: Int64, from: BootInstant, to: BootInstant, reason: SRDeletionReason) {

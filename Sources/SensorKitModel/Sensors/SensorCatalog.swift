@@ -3,7 +3,7 @@
 public struct SensorDescriptor: Hashable, Sendable {
     /// Where samples come from on Linux; `.none` means the sensor exists as a name only.
     public enum LinuxSource: String, Hashable, Sendable {
-        case iio, bluetoothLE = "bluetooth-le", none
+        case iio, bluetoothLE = "bluetooth-le", evdev, none
     }
 
     public let sensor: SRSensor
@@ -54,7 +54,7 @@ public enum SensorCatalog {
             .bluetoothLE, "BLE Heart Rate Service sensor-contact bit", "SRWristDetection"),
         d(
             .keyboardMetrics, "keyboardMetrics", "keyboard-metrics", "SRSensorUsageKeyboardMetrics",
-            .none, "", "SRKeyboardMetrics"),
+            .evdev, "evdev keyboards: key classes counted per 15-minute interval, never a key", "SRKeyboardMetrics"),
         d(
             .siriSpeechMetrics, "siriSpeechMetrics", "speech-metrics-siri", "SRSensorUsageSpeechMetrics",
             .none, "", "SRSpeechMetrics"),
@@ -116,7 +116,7 @@ public enum SensorCatalog {
         switch descriptor.source {
         case .none:
             return .unsupported(reason: "\(descriptor.name) has no Linux source in sensorkitd")
-        case .iio, .bluetoothLE:
+        case .iio, .bluetoothLE, .evdev:
             return .supported(descriptor)
         }
     }

@@ -155,6 +155,9 @@ public enum BatchLayout: UInt8, Hashable, Sendable, CaseIterable {
     case photoplethysmogram = 8
     /// Deletion records: end time (SR ns as Double), reason; the sensor time is the start.
     case deletionRecords = 9
+    /// keyboardMetrics: duration (s), taps, deletes, words, typing episodes, pauses, typing
+    /// duration (s), typing speed (characters/s); the sensor time is the interval's end.
+    case keyboardMetrics = 10
 
     /// The batch's column names in wire order, as the layout's family declares them
     /// (`SensorFamilies`, one file per family in `Families/`).

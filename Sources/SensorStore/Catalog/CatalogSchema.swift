@@ -86,7 +86,14 @@ enum CatalogSchema {
         ALTER TABLE chunks ADD COLUMN min_receive INTEGER;
         ALTER TABLE chunks ADD COLUMN max_receive INTEGER;
         """,
+        // 4 → 5: an ECG stream's `sessionStart` is SR ns, as an `.instant` column; the values
+        // are converted by `conversions[4]`.
+        "-- ECG sessionStart as SR ns",
     ]
+
+    /// Migrations that rewrite stored values, which SQL cannot: step N's runs right after the
+    /// SQL of migration N, in the same transaction.
+    static let conversions: [Int64: @Sendable (SQLiteDatabase) throws -> Void] = [4: SessionStartMigration.run]
 
     static var currentVersion: Int64 { Int64(migrations.count) }
 
@@ -101,6 +108,7 @@ enum CatalogSchema {
             let next = version + 1
             try db.transaction {
                 try db.execute(step)
+                try conversions[version]?(db)
                 try db.execute("DELETE FROM schema_version")
                 try db.execute("INSERT INTO schema_version (version) VALUES (\(next))")
             }

@@ -67,12 +67,21 @@ public enum SampleColumn: Hashable, Sendable, Codable {
     case integer(name: String, scale: Double, offset: Double, unit: String)
     /// A Float64 stored bit-exactly (NaN payloads and signed zeros included).
     case float(name: String, unit: String)
+    /// An instant: appended as `CLOCK_BOOTTIME` ns of the batch's boot, stored and read as SR ns,
+    /// converted with the boot's anchor exactly as sample times are (an ECG session's start).
+    case instant(name: String)
 
     /// The column's name ("x", "lux", …).
     public var name: String {
         switch self {
-        case .integer(let name, _, _, _), .float(let name, _): name
+        case .integer(let name, _, _, _), .float(let name, _), .instant(let name): name
         }
+    }
+
+    /// True for `.instant` columns.
+    public var isInstant: Bool {
+        if case .instant = self { return true }
+        return false
     }
 
     /// True for `.float` columns.
@@ -131,6 +140,9 @@ public struct StreamDescriptor: Hashable, Sendable, Codable {
 
     /// The codec role of each value column.
     var columnRoles: [ColumnRole] { schema.columns.map { $0.isFloat ? .float : .integer } }
+
+    /// The positions of the `.instant` columns, which the writer shifts with the sample times.
+    var instantColumns: [Int] { schema.columns.indices.filter { schema.columns[$0].isInstant } }
 }
 
 /// A stream's identity inside one store (the catalog's row id).

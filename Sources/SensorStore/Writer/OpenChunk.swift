@@ -9,6 +9,8 @@ import SensorChunks
 struct OpenChunk {
     let stream: StreamID
     let roles: [ColumnRole]
+    /// The `.instant` columns: boot ns on the way in, shifted to SR ns with the times.
+    let instants: [Int]
     /// Row id in `boots`; every sample of a chunk comes from one boot.
     var bootRow: Int64
     var samples: ChunkSamples
@@ -21,9 +23,10 @@ struct OpenChunk {
     /// the stream's unwritten samples ends.
     private(set) var newest = Int64.min
 
-    init(stream: StreamID, roles: [ColumnRole], bootRow: Int64) {
+    init(stream: StreamID, roles: [ColumnRole], instants: [Int] = [], bootRow: Int64) {
         self.stream = stream
         self.roles = roles
+        self.instants = instants
         self.bootRow = bootRow
         self.samples = ChunkSamples(columnCount: roles.count)
     }
@@ -44,6 +47,12 @@ struct OpenChunk {
         precondition(other.receiveTimes.count == other.times.count)
         appendTimes(other.times[range], receiveTimes: other.receiveTimes[range], shift: shift)
         for index in other.columns.indices { samples.columns[index].append(contentsOf: other.columns[index][range]) }
+        for index in instants {
+            let start = samples.columns[index].count - range.count
+            samples.columns[index].withUnsafeMutableBufferPointer { all in
+                for i in start..<all.count { all[i] &+= shift }
+            }
+        }
     }
 
     private mutating func appendTimes(_ times: ArraySlice<Int64>, receiveTimes: ArraySlice<Int64>, shift: Int64) {

@@ -326,7 +326,7 @@ final class StoreWriter: @unchecked Sendable {
     /// An empty open chunk for a registered stream; nil for an unknown one.
     private func newChunk(_ stream: StreamID, bootRow: Int64) throws -> OpenChunk? {
         guard let descriptor = registry.descriptor(stream) else { return nil }
-        return OpenChunk(stream: stream, roles: descriptor.columnRoles, bootRow: bootRow)
+        return OpenChunk(stream: stream, roles: descriptor.columnRoles, instants: descriptor.instantColumns, bootRow: bootRow)
     }
 
     /// The timeline was replaced: boots are looked up in it again.

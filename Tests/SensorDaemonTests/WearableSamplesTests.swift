@@ -1,0 +1,97 @@
+import SensorKitModel
+import SensorStore
+import Testing
+
+@testable import BLEBridge
+@testable import SensorDaemon
+
+/// What a wearable's streams store: columns from their families, a batch of every kind fits its
+/// descriptor, the ECG session start is a boot instant, and the identity holds no words.
+@Suite struct WearableSamplesTests {
+    static let device = SRDevice(
+        identifier: "ble:C0:FF:EE:00:00:01", name: "Polar H10 1", model: "H10", systemName: "", systemVersion: "5.0",
+        productType: "")
+    static let boot = BootID("boot-0")
+
+    func descriptor(_ sensor: SRSensor) -> SourceDescriptor {
+        WearableSamples.descriptor(sensor, device: Self.device, wearable: "chest", location: nil)
+    }
+
+    @Test func eachStreamStoresItsFamilysColumns() {
+        #expect(descriptor(.heartRate).columns.map(\.name) == HeartRateFamily.Stored.names)
+        #expect(descriptor(.onWristState).columns.map(\.name) == WristFamily.Stored.names)
+        #expect(descriptor(.electrocardiogram).columns.map(\.name) == ElectrocardiogramFamily.Stored.names)
+        #expect(descriptor(.photoplethysmogram).columns.map(\.name) == ["ppg0", "ppg1", "ppg2", "ambient"])
+        #expect(descriptor(.heartRate).columns[3].kind == .count(scale: 1.0 / 1024, offset: 0, unit: "s"))
+    }
+
+    /// docs/protocol.md §5.2: `sessionStart` is SR ns. The stream stores it as a boot instant,
+    /// which the store converts as it converts sample times.
+    @Test func theECGSessionStartIsABootInstant() {
+        let column = descriptor(.electrocardiogram).columns.last!
+        #expect(column.name == ElectrocardiogramFamily.Stored.sessionStart.rawValue && column.kind == .bootInstant)
+        #expect(StoreBackend.storedColumn(column) == .instant(name: "sessionStart"))
+    }
+
+    @Test func everyBatchFitsItsDescriptor() {
+        let beat = HeartRateTimeline.Beat(
+            receiveTime: 5, beatsPerMinute: 61, rrIntervals: [1000, 1010], energyExpendedKilojoules: nil)
+        let heart = SourceBatch(
+            boot: Self.boot, sensorTimes: [5], receiveTimes: [5], values: WearableSamples.heartRate(beat, contact: .inContact),
+            for: descriptor(.heartRate))
+        #expect(heart.columns.prefix(5) == [[61], [2], [2], [1000], [1010]] && heart.columns.count == 19)
+        let wrist = SourceBatch(
+            boot: Self.boot, sensorTimes: [5], receiveTimes: [5], values: WearableSamples.wrist(onWrist: true),
+            for: descriptor(.onWristState))
+        #expect(wrist.columns == [[1], [0], [0]])
+        let ecgFrame = PMDStreamTimeline.TimedFrame(
+            frame: PMDFrame(measurementType: 0, deviceTimestamp: 0, frameType: 0, isCompressed: false, samples: [[-12], [40]]),
+            sampleTimes: [10, 20], receiveTime: 30, uncertainty: 0)
+        let ecg = SourceBatch(
+            boot: Self.boot, sensorTimes: [10, 20], receiveTimes: [30, 30],
+            values: WearableSamples.electrocardiogram(ecgFrame, sampleRate: 130, sessionStart: 3),
+            for: descriptor(.electrocardiogram))
+        #expect(ecg.columns == [[-12, 40], [2, 2], [0, 0], [130, 130], [3, 3]])
+        let ppgFrame = PMDStreamTimeline.TimedFrame(
+            frame: PMDFrame(measurementType: 1, deviceTimestamp: 0, frameType: 0, isCompressed: false, samples: [[1, 2, 3, 4]]),
+            sampleTimes: [10], receiveTime: 30, uncertainty: 0)
+        let ppg = SourceBatch(
+            boot: Self.boot, sensorTimes: [10], receiveTimes: [30], values: WearableSamples.photoplethysmogram(ppgFrame),
+            for: descriptor(.photoplethysmogram))
+        #expect(ppg.columns == [[1], [2], [3], [4]])
+    }
+
+    /// A batch filled with another family's keys, or missing one of its columns, stops the
+    /// driver where it happened instead of storing values under the wrong names.
+    @Test func aBatchThatDoesNotFitItsDescriptorTraps() async {
+        await #expect(processExitsWith: .failure) {
+            _ = SourceBatch(
+                boot: WearableSamplesTests.boot, sensorTimes: [5], receiveTimes: [5],
+                values: WearableSamples.wrist(onWrist: true),
+                for: WearableSamples.descriptor(.heartRate, device: WearableSamplesTests.device, wearable: "chest", location: nil)
+            )
+        }
+        await #expect(processExitsWith: .failure) {
+            var values = WearableSamples.wrist(onWrist: true)
+            values[.crownOrientation] = nil
+            _ = SourceBatch(
+                boot: WearableSamplesTests.boot, sensorTimes: [5], receiveTimes: [5], values: values,
+                for: WearableSamples.descriptor(
+                    .onWristState, device: WearableSamplesTests.device, wearable: "chest", location: nil))
+        }
+    }
+
+    /// The stream's identity keeps how it is timed as a kind; the words explaining it are shown
+    /// beside it (`sensorkitctl devices`) and never stored, so rewording them starts no new stream.
+    @Test func theIdentityHoldsTheTimingKindNotItsWords() {
+        for (sensor, timing) in [
+            (SRSensor.heartRate, SampleTiming.receipt), (.onWristState, .stateChangeReceipt),
+            (.electrocardiogram, .mappedDeviceClock), (.photoplethysmogram, .mappedDeviceClock),
+        ] {
+            let descriptor = descriptor(sensor)
+            #expect(descriptor.details[SampleTiming.detail] == timing.rawValue)
+            #expect(!descriptor.details.values.contains(timing.description))
+            #expect(descriptor.shownDetails[SampleTiming.detail] == timing.description)
+        }
+    }
+}
