@@ -45,7 +45,10 @@ public final class SensorStore: Sendable {
         self.clock = clock
         self.timeline = SharedTimeline(timeline)
         self.readers = ReaderPool(path: configuration.databasePath)
-        self.inbox = AppendInbox(maxPendingSamples: configuration.maxPendingSamples) {
+        self.inbox = AppendInbox(
+            maxPendingSamples: configuration.maxPendingSamples,
+            commitInterval: CommitSchedule(interval: configuration.commitInterval).interval
+        ) {
             DispatchTime.now().uptimeNanoseconds
         }
         self.writer = StoreWriter(
@@ -117,17 +120,27 @@ public final class SensorStore: Sendable {
         case let message??: preconditionFailure(message)
         case .some(nil): break
         }
-        // The inbox went from idle to holding something: one drain takes the whole burst (appends
-        // meanwhile find it scheduled). After a pause, a plain `async`: on Linux a timer costs the
-        // dispatch manager thread's wake-up besides the writer's. In a flood, a millisecond's
-        // grace, so the writer does not wake per batch (`AppendInbox.DrainStart`).
+        // Samples read less than a commit interval ago wait for their deadline: the first such
+        // batch arms the writer's timer (`AppendInbox.push`). Due ones start a drain if none is
+        // scheduled: one drain takes the whole burst (appends meanwhile find it scheduled). After
+        // a pause, a plain `async`: on Linux a timer costs the dispatch manager thread's wake-up
+        // besides the writer's. In a flood, a millisecond's grace, so the writer does not wake
+        // per batch (`AppendInbox.DrainStart`).
         let writer = self.writer
-        switch inbox.push(batch, to: stream) {
+        switch inbox.push(batch, to: stream, readAgo: readAgo(batch), arm: writer.armDrain(at:)) {
         case .now?: writer.queue.async { writer.drain() }
         case .afterGrace?:
             writer.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(AppendInbox.floodWindow))) { writer.drain() }
         case nil: break
         }
+    }
+
+    /// Nanoseconds since the batch's oldest sample was received, on the store's clock; `.max`
+    /// (due at once) for another boot's batch. A receive time in the future counts as now.
+    private func readAgo(_ batch: SampleBatch) -> UInt64 {
+        let now = clock.now()
+        guard batch.boot == now.boot, let oldest = batch.receiveTimes.min() else { return .max }
+        return UInt64(max(0, now.nanoseconds.subtractingSaturating(oldest)))
     }
 
     /// Samples appended but not yet stored by the writer (it falls behind only when appends come

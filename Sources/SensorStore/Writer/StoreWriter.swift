@@ -8,11 +8,13 @@ import Synchronization
 /// The store's single writer: owns the read-write connection, the open chunks, the commit and
 /// purge timers, purge and eviction. Everything here runs on `queue`, so appends never wait for
 /// SQLite or the codec on the caller's queue. It wakes only for work (docs/store.md, "When the
-/// writer wakes"): a drain per burst of appends, a tick only while something is uncommitted,
-/// a purge every `purgeInterval`.
+/// writer wakes"): a drain when appended samples fall due (their commit deadline, or at once for
+/// samples already due), a tick only while something is uncommitted, a purge every
+/// `purgeInterval`.
 ///
 /// `@unchecked Sendable`: every stored `var` is touched only on `queue`, which each entry point
-/// asserts with `dispatchPrecondition`.
+/// asserts with `dispatchPrecondition`; `drainTimer` is a constant dispatch source, which any
+/// thread may schedule.
 final class StoreWriter: @unchecked Sendable {
     let queue = DispatchQueue(label: "sensorkit.store.writer", qos: .utility)
     // Internal, not private, where the disk budget's extension (DiskBudget.swift) uses them.
@@ -51,6 +53,11 @@ final class StoreWriter: @unchecked Sendable {
     private var purgeTimer: (any DispatchSourceTimer)?
     /// Commit ticks run since the store opened (tests count them).
     private(set) var ticks = 0
+    /// Drains that stored something since the store opened (tests count them).
+    private(set) var drains = 0
+    /// One-shot: armed by an append (`armDrain`, from the appending thread) for the commit
+    /// deadline of samples that are not yet due, so the writer sleeps until then.
+    let drainTimer: any DispatchSourceTimer
     /// The first failure since the last `flush()`, which rethrows it.
     private var pendingFailure: (any Error)?
     private var statements: Statements?
@@ -104,7 +111,13 @@ final class StoreWriter: @unchecked Sendable {
         self.timeline = timeline
         self.onFailure = onFailure
         self.schedule = CommitSchedule(interval: configuration.commitInterval)
+        drainTimer = DispatchSource.makeTimerSource(queue: queue)
+        // Not scheduled: `armDrain` arms it. Resumed now, so it is never released suspended.
+        drainTimer.setEventHandler { [weak self] in self?.deadlineReached() }
+        drainTimer.resume()
     }
+
+    deinit { drainTimer.cancel() }
 
     // MARK: Opening and closing
 
@@ -180,6 +193,7 @@ final class StoreWriter: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         commitTimer?.cancel()
         commitTimer = nil
+        drainTimer.cancel()
         purgeTimer?.cancel()
         purgeTimer = nil
         guard let db else { return }
@@ -236,11 +250,24 @@ final class StoreWriter: @unchecked Sendable {
     /// streams of the same delivery) go into the same commit.
     func drain() {
         dispatchPrecondition(condition: .onQueue(queue))
-        var entries = inbox.takeOrFinish()
+        var (entries, due) = inbox.takeOrFinish()
         guard !entries.isEmpty else { return }
+        drains += 1
         store(&entries)
         queue.async { [self] in drain() }
-        commitWhenDue(queued: true)
+        commitWhenDue(queued: true, dueBy: due)
+    }
+
+    /// Arms the drain timer for `deadline` (monotonic ns). Any thread: called by an append, under
+    /// the inbox's lock.
+    func armDrain(at deadline: UInt64) {
+        drainTimer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(20))
+    }
+
+    /// The drain timer fired: appended samples are due.
+    private func deadlineReached() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if inbox.deadlineReached() { drain() }
     }
 
     /// Stores what was appended before a flush or close began.
@@ -364,11 +391,12 @@ final class StoreWriter: @unchecked Sendable {
     /// Ticks, or arms the commit timer, when something is uncommitted and no tick is owed yet
     /// (`CommitSchedule`). Every entry point that can leave something uncommitted ends with it
     /// (those the store waits for, through `SensorStore.onWriter`). `queued`: a tick due at once
-    /// goes behind what is already queued instead of running here.
-    func commitWhenDue(queued: Bool = false) {
+    /// goes behind what is already queued instead of running here. `dueBy`: the commit deadline of
+    /// the samples just stored (monotonic ns), which may call for a tick sooner than one owed.
+    func commitWhenDue(queued: Bool = false, dueBy: UInt64? = nil) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard schedule.owed == nil, hasUncommittedWork else { return }
-        switch schedule.uncommitted(at: DispatchTime.now().uptimeNanoseconds) {
+        guard schedule.owed == nil || dueBy != nil, hasUncommittedWork else { return }
+        switch schedule.uncommitted(at: DispatchTime.now().uptimeNanoseconds, dueBy: dueBy ?? .max) {
         case .tickNow:
             if queued {
                 queue.async { [self] in tick() }
