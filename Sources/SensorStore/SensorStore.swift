@@ -11,10 +11,12 @@ import Synchronization
 /// `close` and the study-registry calls wait for the writer queue (and may block on disk I/O):
 /// call them from control paths, never from a sampling queue.
 ///
-/// Crash contract: a sample is committed at most `commitInterval` (0.5 s by default) after the
-/// writer stored it, so a SIGKILL or (with `.powerLoss` durability) a power cut loses at most the
-/// samples appended in the last interval; `close()` loses nothing. The writer wakes only for
-/// work: an idle store commits nothing and wakes only to purge (docs/store.md). A chunk whose checksum fails is never returned; it
+/// Crash contract: a sample is committed at most `commitInterval` (0.5 s by default) after it was
+/// read (its receive time), or as it arrives when it was read longer ago (plus the commit itself,
+/// and a tenth of the interval at most when commits crowd), so a SIGKILL or (with
+/// `.powerLoss` durability) a power cut loses at most the samples read in the last interval and
+/// those still held by their source; `close()` loses nothing. The writer wakes only for work: an
+/// idle store commits nothing and wakes only to purge (docs/store.md). A chunk whose checksum fails is never returned; it
 /// becomes a `systemInitiated` deletion record.
 public final class SensorStore: Sendable {
     /// What the store was opened with.
