@@ -16,9 +16,10 @@ import Synchronization
 ///   fan-out. A `ReadinessLoop` thread sleeps in `poll` on the fd and, on each wake-up, runs the
 ///   read on `dataQueue` (`sync`: on the same thread, no hand-off): it drains what is queued,
 ///   decodes every scan once, stamps it (`TimestampMapping`) and hands each stream its channels
-///   through its `SampleBatcher`. A stream's batch goes out when it spans its second, at a gap,
-///   when it has waited `deliveryHold` (the loop's poll timeout), or when the stream leaves — so a
-///   chip read ten times a second wakes the rest of the daemon about once a second
+///   through its `SampleBatcher`. The chip's batches go out together (`ScanFanOut`: one hand-over
+///   per chip) when they span their half second, and a stream's at a gap, when the oldest held
+///   sample has waited `deliveryHold` (the loop's poll timeout), or when the stream leaves — so a
+///   chip read ten times a second wakes the rest of the daemon about twice a second
 ///   (docs/iio.md §4, "Reading thread" and "Delivery").
 ///
 /// A read error stops reading. ENODEV (unplugged) waits for discovery to retire the capture; other

@@ -49,12 +49,16 @@ extension ScanCapture {
 /// jump, so each gets a deletion record over the same span (a BMI160 whose gyroscope has no
 /// `sampling_frequency` attribute lost scans without its gyroscope noticing).
 ///
-/// A batch is handed over when it is complete — it spans its second, or a gap cuts it — not after
-/// every read: a chip read ten times a second would otherwise wake every stream's queue and the
-/// store ten times a second (docs/iio.md §4, "Delivery"). What a stream holds goes out when its
-/// oldest sample has waited the owner's hold (`deliverDue`), when the stream leaves (`remove`) and
-/// when the capture stops (`deliverAll`), so holding never loses a sample. Confined to its owner's
-/// reading queue (or lock).
+/// A batch is handed over when it is complete — it spans its half second, or a gap cuts it — not
+/// after every read: a chip read ten times a second would otherwise wake the store ten times a
+/// second (docs/iio.md §4, "Delivery"). And it is handed over for the whole chip at once: the
+/// chip's half seconds are cut at the same scan for every stream (`batchStart`), so a chip's
+/// streams reach the store together — one writer wake-up per hand-over — instead of each at its
+/// own phase (a stream that joined later would otherwise hand over between its siblings'
+/// hand-overs). What the streams hold goes out when the oldest sample has
+/// waited the owner's hold (`deliverDue`), when a stream leaves (`remove`) and when the capture
+/// stops (`deliverAll`), so holding never loses a sample. Confined to its owner's reading queue
+/// (or lock).
 struct ScanFanOut {
     private struct Stream {
         let consumer: ScanConsumer
@@ -79,6 +83,9 @@ struct ScanFanOut {
     private(set) var implausibleScans = 0
     /// The scans read lately, for streams that join while the buffer runs (`adopt`).
     private(set) var recent: RecentScans
+    /// The sensor time of the first scan of the chip's batch being filled: every stream's batch is
+    /// cut before the first scan `SampleBatcher.maximumSpan` after it. Nil when nothing is held.
+    private var batchStart: Int64?
 
     /// How long scans are kept for a stream that joins late: the kernel buffer's own length
     /// (docs/iio.md §4), far longer than a subscription takes to cross the capture's queues even on
@@ -192,22 +199,37 @@ struct ScanFanOut {
     /// Every stream gets what it holds.
     mutating func deliverAll() {
         for index in streams.indices { deliverPending(index) }
+        batchStart = nil
     }
 
-    /// Hands over what each stream holds once its oldest sample was read `hold` or more before
-    /// `now`. Returns the nanoseconds until the next stream falls due; nil when nothing is held.
-    mutating func deliverDue(at now: Int64, hold: Int64) -> Int64? {
-        var next: Int64?
-        for index in streams.indices {
-            guard let oldest = streams[index].batcher.oldestPendingReceiveTime else { continue }
-            let due = oldest.addingSaturating(hold)
-            if due <= now {
-                deliverPending(index)
-            } else {
-                next = min(next ?? .max, due - now)
-            }
+    /// The scans (indices) before which every stream's batch is cut: the first plausible scan
+    /// `SampleBatcher.maximumSpan` or more after the chip's batch began, and so on.
+    private mutating func cuts(_ sensorTimes: [Int64], plausible: ClosedRange<Int64>) -> [Int] {
+        guard !streams.isEmpty else { return [] }
+        var cuts: [Int] = []
+        for (scan, time) in sensorTimes.enumerated() where plausible.contains(time) {
+            if let start = batchStart, time.subtractingSaturating(start) < SampleBatcher.maximumSpan { continue }
+            if batchStart != nil { cuts.append(scan) }
+            batchStart = time
         }
-        return next
+        return cuts
+    }
+
+    /// Hands over what every stream holds once the oldest sample of any was read `hold` or more
+    /// before `now` (one hand-over for the chip). Returns the nanoseconds until that falls due; nil
+    /// when nothing is held.
+    mutating func deliverDue(at now: Int64, hold: Int64) -> Int64? {
+        let oldest = streams.lazy.compactMap(\.batcher.oldestPendingReceiveTime).min()
+        guard let oldest else {
+            batchStart = nil
+            return nil
+        }
+        let due = oldest.addingSaturating(hold)
+        guard due > now else {
+            deliverAll()
+            return nil
+        }
+        return due - now
     }
 
     /// `values` holds `sensorTimes.count` scans of `layout.valueCount` values each; each stream's
@@ -236,13 +258,19 @@ struct ScanFanOut {
                 gaps: gaps)
             return dropped
         }
+        let cuts = cuts(sensorTimes, plausible: earliest...latest)
         for index in streams.indices {
             let positions = streams[index].positions
             var batcher = streams[index].batcher
             var events: [SourceEvent] = []
             var nextGap = gaps.startIndex
+            var nextCut = cuts.startIndex
             values.withUnsafeBufferPointer { values in
                 for scan in 0..<count {
+                    if nextCut < cuts.endIndex, cuts[nextCut] == scan {
+                        batcher.flush(into: &events)
+                        nextCut += 1
+                    }
                     if nextGap < gaps.endIndex, gaps[nextGap].scan == scan {
                         batcher.interrupted(gaps[nextGap].why)
                         nextGap += 1
@@ -274,12 +302,18 @@ struct ScanFanOut {
         plausible: ClosedRange<Int64>, why: String, gaps: [(scan: Int, why: String)]
     ) {
         let width = layout.valueCount
+        let cuts = cuts(sensorTimes, plausible: plausible)
         for index in streams.indices {
             let positions = streams[index].positions
             var batcher = streams[index].batcher
             var events: [SourceEvent] = []
             var nextGap = gaps.startIndex
+            var nextCut = cuts.startIndex
             for scan in sensorTimes.indices {
+                if nextCut < cuts.endIndex, cuts[nextCut] == scan {
+                    batcher.flush(into: &events)
+                    nextCut += 1
+                }
                 if nextGap < gaps.endIndex, gaps[nextGap].scan == scan {
                     batcher.interrupted(gaps[nextGap].why)
                     nextGap += 1

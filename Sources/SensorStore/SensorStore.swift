@@ -11,10 +11,12 @@ import Synchronization
 /// `close` and the study-registry calls wait for the writer queue (and may block on disk I/O):
 /// call them from control paths, never from a sampling queue.
 ///
-/// Crash contract: a sample is committed at most `commitInterval` (0.5 s by default) after the
-/// writer stored it, so a SIGKILL or (with `.powerLoss` durability) a power cut loses at most the
-/// samples appended in the last interval; `close()` loses nothing. The writer wakes only for
-/// work: an idle store commits nothing and wakes only to purge (docs/store.md). A chunk whose checksum fails is never returned; it
+/// Crash contract: a sample is committed at most `commitInterval` (0.5 s by default) after it was
+/// read (its receive time), or as it arrives when it was read longer ago (plus the commit itself,
+/// and a tenth of the interval at most when commits crowd), so a SIGKILL or (with
+/// `.powerLoss` durability) a power cut loses at most the samples read in the last interval and
+/// those still held by their source; `close()` loses nothing. The writer wakes only for work: an
+/// idle store commits nothing and wakes only to purge (docs/store.md). A chunk whose checksum fails is never returned; it
 /// becomes a `systemInitiated` deletion record.
 public final class SensorStore: Sendable {
     /// What the store was opened with.
@@ -45,7 +47,10 @@ public final class SensorStore: Sendable {
         self.clock = clock
         self.timeline = SharedTimeline(timeline)
         self.readers = ReaderPool(path: configuration.databasePath)
-        self.inbox = AppendInbox(maxPendingSamples: configuration.maxPendingSamples) {
+        self.inbox = AppendInbox(
+            maxPendingSamples: configuration.maxPendingSamples,
+            commitInterval: CommitSchedule(interval: configuration.commitInterval).interval
+        ) {
             DispatchTime.now().uptimeNanoseconds
         }
         self.writer = StoreWriter(
@@ -117,17 +122,27 @@ public final class SensorStore: Sendable {
         case let message??: preconditionFailure(message)
         case .some(nil): break
         }
-        // The inbox went from idle to holding something: one drain takes the whole burst (appends
-        // meanwhile find it scheduled). After a pause, a plain `async`: on Linux a timer costs the
-        // dispatch manager thread's wake-up besides the writer's. In a flood, a millisecond's
-        // grace, so the writer does not wake per batch (`AppendInbox.DrainStart`).
+        // Samples read less than a commit interval ago wait for their deadline: the first such
+        // batch arms the writer's timer (`AppendInbox.push`). Due ones start a drain if none is
+        // scheduled: one drain takes the whole burst (appends meanwhile find it scheduled). After
+        // a pause, a plain `async`: on Linux a timer costs the dispatch manager thread's wake-up
+        // besides the writer's. In a flood, a millisecond's grace, so the writer does not wake
+        // per batch (`AppendInbox.DrainStart`).
         let writer = self.writer
-        switch inbox.push(batch, to: stream) {
+        switch inbox.push(batch, to: stream, readAgo: readAgo(batch), arm: writer.armDrain(at:)) {
         case .now?: writer.queue.async { writer.drain() }
         case .afterGrace?:
             writer.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(AppendInbox.floodWindow))) { writer.drain() }
         case nil: break
         }
+    }
+
+    /// Nanoseconds since the batch's oldest sample was received, on the store's clock; `.max`
+    /// (due at once) for another boot's batch. A receive time in the future counts as now.
+    private func readAgo(_ batch: SampleBatch) -> UInt64 {
+        let now = clock.now()
+        guard batch.boot == now.boot, let oldest = batch.receiveTimes.min() else { return .max }
+        return UInt64(max(0, now.nanoseconds.subtractingSaturating(oldest)))
     }
 
     /// Samples appended but not yet stored by the writer (it falls behind only when appends come

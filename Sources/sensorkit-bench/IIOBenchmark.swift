@@ -13,8 +13,9 @@ import Synchronization
 /// umockdev from the same script to three readers in the same run:
 ///
 /// - ours: this binary's `iio-ingest` child — libudev enumeration, `IIODeviceCapture` (the
-///   daemon's non-blocking reader, reassembly, decoding, stamping, batching), both streams handed
-///   through a per-stream queue to a `SensorStore`, `close()` so every chunk is committed;
+///   daemon's non-blocking reader, reassembly, decoding, stamping, batching), both streams' batches
+///   appended to a `SensorStore` on the reading thread as the daemon's pipeline does, `close()` so
+///   every chunk is committed;
 /// - anchor: `iio_readdev -s N -b 400 iio:device0` (libiio 0.24, Debian `libiio-utils`);
 /// - reference: `head -c` copying the bytes (the cheapest possible reader).
 ///
@@ -190,23 +191,20 @@ enum IIOBenchmark {
                 StreamDescriptor(
                     sensor: descriptor.sensor, device: descriptor.device, source: identity,
                     schema: SampleSchema(descriptor.columns.map(StoreBackend.storedColumn))))
-            // One serial queue per stream, as the daemon's pipeline hands batches to the store.
-            let streamQueue = DispatchQueue(label: "bench.stream.\(index)")
+            // On the delivering thread, as the daemon's pipeline hands batches to the store.
             source.setRecording(true) { event in
-                streamQueue.async {
-                    guard case let .samples(batch) = event else { return }
-                    if let store, let stream {
-                        store.append(
-                            SampleBatch(
-                                boot: batch.boot, sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes,
-                                columns: batch.columns.map { .integers($0) }), to: stream)
-                    }
-                    let finished = counts.withLock { counts in
-                        counts[index] += batch.count
-                        return counts.allSatisfy { $0 >= scans }
-                    }
-                    if finished { done.signal() }
+                guard case let .samples(batch) = event else { return }
+                if let store, let stream {
+                    store.append(
+                        SampleBatch(
+                            boot: batch.boot, sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes,
+                            columns: batch.columns.map { .integers($0) }), to: stream)
                 }
+                let finished = counts.withLock { counts in
+                    counts[index] += batch.count
+                    return counts.allSatisfy { $0 >= scans }
+                }
+                if finished { done.signal() }
             }
         }
         guard done.wait(timeout: .now() + 240) == .success else {

@@ -417,6 +417,40 @@ final class LogLines: Sendable {
         #expect(fresh.all.isEmpty, "nothing was read after it asked")
     }
 
+    /// One hand-over per chip (docs/iio.md §4, "Delivery"): a stream that joined 0.2 s after its
+    /// sibling, and so would fill its half-second batches at another phase, hands over with the
+    /// sibling at every hand-over — each a wake-up of the store's writer — and loses nothing.
+    @Test func aChipHandsOverEveryStreamAtOnce() throws {
+        let layout = try makeCapture().1.plan.layout
+        var fanOut = ScanFanOut(layout: layout, boot: BootID("boot-0"), scanPeriod: 10 * Self.ms)
+        let accel = EventLog(), gyro = EventLog()
+        func consumer(_ log: EventLog, _ channels: [String]) -> ScanConsumer {
+            ScanConsumer(id: ObjectIdentifier(log), channels: channels, period: 10 * Self.ms, deliver: log.deliver)
+        }
+        fanOut.adopt([consumer(accel, ["in_accel_x", "in_accel_y", "in_accel_z"])])
+        var handOvers: [(accel: Int, gyro: Int)] = []
+        var stamps: [Int64] = []
+        // 3 s of reads of ten scans (100 ms each); the gyroscope joins after the second read.
+        for read in 0..<30 {
+            if read == 2 { fanOut.adopt([consumer(gyro, ["in_anglvel_x", "in_anglvel_y", "in_anglvel_z"])]) }
+            let times = (0..<10).map { 1_000 * Self.ms + Int64(read * 10 + $0) * 10 * Self.ms }
+            let values = (0..<10).flatMap { i in (0..<layout.valueCount).map { Int64(read * 100 + i * 10 + $0) } }
+            let before = (accel.batches.count, gyro.batches.count)
+            fanOut.distribute(values: values, sensorTimes: times, receivedAt: times.last! + Self.ms)
+            if read >= 2 { stamps += times }
+            let handed = (accel.batches.count - before.0, gyro.batches.count - before.1)
+            if handed != (0, 0) { handOvers.append(handed) }
+        }
+        fanOut.deliverAll()
+        #expect(handOvers.count >= 5, "\(handOvers)")
+        #expect(
+            handOvers.dropFirst().allSatisfy { $0 == (1, 1) },
+            "after the first, every hand-over carries both streams: \(handOvers)")
+        #expect(accel.sensorTimes.count == 300)
+        #expect(gyro.sensorTimes == stamps, "the later stream lost nothing")
+        #expect(accel.gaps.isEmpty && gyro.gaps.isEmpty)
+    }
+
     /// A chip that goes quiet does not keep its last samples: they go out once they have waited
     /// the hold, measured on the capture's clock.
     @Test func whatAQuietChipHoldsGoesOutAfterTheHold() throws {

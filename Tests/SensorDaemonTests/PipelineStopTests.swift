@@ -15,12 +15,16 @@ import Testing
     /// What the pipeline hands to the store.
     final class Received: RecordingSink, Sendable {
         private let times = Mutex<[Int64]>([])
+        private let queues = Mutex<[Bool]>([])
+        /// For each append, whether it ran on the source's own queue (`sourceQueue` set there).
+        var appendedOnSourceQueue: [Bool] { queues.withLock { $0 } }
         /// Microseconds each append takes (a store that is slow to take a batch).
         let appendMicroseconds: UInt32
         init(appendMicroseconds: UInt32 = 0) { self.appendMicroseconds = appendMicroseconds }
         var sensorTimes: [Int64] { times.withLock { $0 } }
         func openStream(_ descriptor: SourceDescriptor) throws -> Int64 { 1 }
         func append(stream: Int64, _ batch: SourceBatch) {
+            queues.withLock { $0.append(DispatchQueue.getSpecific(key: PipelineStopTests.sourceQueue) == true) }
             usleep(appendMicroseconds)
             times.withLock { $0 += batch.sensorTimes }
         }
@@ -50,6 +54,9 @@ import Testing
         var issued: [Int64] { (0..<reads.withLock { $0 }).map { Self.start + ($0 + 1) * 1_000_000 } }
     }
 
+    /// Set on the polled source's queue.
+    static let sourceQueue = DispatchSpecificKey<Bool>()
+
     let root: String
     let clock = ReadStamps()
     let sink = Received(appendMicroseconds: 50_000)
@@ -69,6 +76,7 @@ import Testing
         light = IIOPolledSource(
             descriptor: chip.descriptor(for: function), sysfs: sysfs, reads: chip.columns(for: function).map(\.1),
             interval: 100_000_000, clock: clock, log: .discard)
+        light.queue.setSpecific(key: Self.sourceQueue, value: true)
         pipeline = RecordingPipeline(sink: sink, clock: FakeClock(), journal: .discard)
         pipeline.add(light)
         pipeline.record([.ambientLightSensor])
@@ -90,6 +98,19 @@ import Testing
         light.settle()
         #expect(!clock.issued.isEmpty)
         #expect(sink.waitFor(clock.issued) == clock.issued, "every sample read reached the sink")
+        light.close()
+        try? FileManager.default.removeItem(atPath: (root as NSString).deletingLastPathComponent)
+    }
+
+    /// A batch is taken on the thread that delivers it, straight into the sink: a hop to the
+    /// stream's own queue per batch woke one more thread per stream and hand-over (docs/iio.md §4,
+    /// "Delivery"), and the stop still keeps every sample read.
+    @Test func batchesGoIntoTheSinkOnTheSourcesOwnThread() throws {
+        stopDuringASlowRead { pipeline.record([]) }
+        light.settle()
+        #expect(sink.waitFor(clock.issued) == clock.issued, "every sample read reached the sink")
+        #expect(!sink.appendedOnSourceQueue.isEmpty)
+        #expect(sink.appendedOnSourceQueue.allSatisfy { $0 }, "\(sink.appendedOnSourceQueue)")
         light.close()
         try? FileManager.default.removeItem(atPath: (root as NSString).deletingLastPathComponent)
     }

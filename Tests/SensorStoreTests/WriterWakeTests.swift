@@ -48,6 +48,33 @@ import Testing
         #expect(schedule.uncommitted(at: Self.second + Self.second / 2) == .tickNow)
     }
 
+    /// Samples read an interval ago (an IIO chip's half-second hand-over) are due when they
+    /// arrive, not at the end of an interval counted from the last tick — but never within a
+    /// tenth of the interval after it; fresh samples are due at their own deadline.
+    @Test func samplesAreCommittedByTheirOwnDeadline() {
+        let ms: UInt64 = 1_000_000
+        var schedule = CommitSchedule(interval: 0.5)
+        schedule.ticked(at: 10 * Self.second)
+        #expect(
+            schedule.uncommitted(at: 10 * Self.second + 10 * ms, dueBy: 9 * Self.second) == .arm(at: 10 * Self.second + 50 * ms))
+        schedule.fired()
+        schedule.ticked(at: 10 * Self.second + 50 * ms)
+        #expect(schedule.uncommitted(at: 10 * Self.second + 300 * ms, dueBy: 10 * Self.second + 300 * ms) == .tickNow)
+        schedule.ticked(at: 10 * Self.second + 300 * ms)
+        // Due before the interval's end: armed for the deadline; an earlier deadline arms earlier.
+        #expect(
+            schedule.uncommitted(at: 10 * Self.second + 400 * ms, dueBy: 10 * Self.second + 600 * ms)
+                == .arm(at: 10 * Self.second + 600 * ms))
+        #expect(schedule.uncommitted(at: 10 * Self.second + 450 * ms, dueBy: 10 * Self.second + 700 * ms) == .wait)
+        #expect(
+            schedule.uncommitted(at: 10 * Self.second + 460 * ms, dueBy: 10 * Self.second + 500 * ms)
+                == .arm(at: 10 * Self.second + 500 * ms))
+        // Due after it: the interval's end comes first.
+        schedule.fired()
+        schedule.ticked(at: 10 * Self.second + 500 * ms)
+        #expect(schedule.uncommitted(at: 10 * Self.second + 510 * ms, dueBy: 12 * Self.second) == .arm(at: 11 * Self.second))
+    }
+
     @Test func aFiredTimerWithNothingToDoOwesNothing() {
         var schedule = CommitSchedule(interval: 0.5)
         schedule.ticked(at: Self.second)
@@ -156,23 +183,69 @@ import Testing
         #expect(Self.ticks(fixture) == batches)
     }
 
+    /// Appends samples just read (received at the fake clock's now, which stands still).
+    static func appendFresh(_ fixture: StoreFixture, _ stream: StreamID, first: Int64, count: Int) {
+        let times = (0..<Int64(count)).map { first + $0 * 10_000_000 }
+        let now = fixture.boottime
+        StoreTests.append(fixture, stream, times: times, values: [times, times, times], receiveDelay: now - first)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func appendsSoonAfterATickAreCommittedTogetherByTheArmedTimerWithinTheInterval() throws {
         let fixture = try Self.fixture(commitInterval: 0.3)
         let stream = try fixture.opened.register(.accelerometer)
-        Self.append(fixture, stream, first: 1_000_000_000, count: 10)
+        Self.appendFresh(fixture, stream, first: 1_000_000_000, count: 10)
         #expect(try Self.secondsUntilCommitted(fixture, count: 10) != nil)
         // Two more batches within the interval after that tick: one armed tick commits both.
         let appended = Date()
-        Self.append(fixture, stream, first: 1_100_000_000, count: 10)
+        Self.appendFresh(fixture, stream, first: 1_100_000_000, count: 10)
         Thread.sleep(forTimeInterval: 0.05)
-        Self.append(fixture, stream, first: 1_200_000_000, count: 10)
+        Self.appendFresh(fixture, stream, first: 1_200_000_000, count: 10)
         _ = try #require(try Self.secondsUntilCommitted(fixture, count: 30))
         let latency = Date().timeIntervalSince(appended)
         #expect(latency < 0.3 + 0.15, "committed \(latency) s after the append")
         #expect(Self.ticks(fixture) == 2)
         // And then nothing: two intervals idle.
         Thread.sleep(forTimeInterval: 0.6)
+        #expect(Self.ticks(fixture) == 2)
+    }
+
+    /// The writer sleeps until its commit deadline: ten batches of samples just read, 40 ms apart
+    /// (a source delivering 25 times a second), wake it once per commit interval, not once per
+    /// batch, and each is committed within the interval of its read.
+    @Test(.timeLimit(.minutes(1)))
+    func freshBatchesWakeTheWriterOncePerIntervalNotPerBatch() throws {
+        let fixture = try Self.fixture(commitInterval: 0.3)
+        let stream = try fixture.opened.register(.accelerometer)
+        var appended: [Date] = []
+        for batch in 0..<10 {
+            appended.append(Date())
+            Self.appendFresh(fixture, stream, first: 1_000_000_000 + Int64(batch) * 100_000_000, count: 10)
+            Thread.sleep(forTimeInterval: 0.04)
+        }
+        _ = try #require(try Self.secondsUntilCommitted(fixture, count: 100))
+        let latency = Date().timeIntervalSince(appended[9])
+        #expect(latency < 0.3 + 0.15, "the last batch committed \(latency) s after its append")
+        let writer = fixture.opened.writer
+        let drains = writer.queue.sync { writer.drains }
+        // 0.4 s of appends: a drain at each deadline, 0.3 s apart (two, or three on a slow machine).
+        #expect(drains <= 3, "\(drains) drains for 10 batches")
+        #expect(Self.ticks(fixture) <= 3)
+    }
+
+    /// Samples that waited in their source's batch for an interval are due when they arrive:
+    /// committed at once, not at the end of an interval counted from the last tick (what an IIO
+    /// chip hands over every half second would otherwise wait up to one more interval).
+    @Test(.timeLimit(.minutes(1)))
+    func samplesReadAnIntervalAgoAreCommittedAtOnceEvenRightAfterATick() throws {
+        let fixture = try Self.fixture(commitInterval: 0.4)
+        let stream = try fixture.opened.register(.accelerometer)
+        Self.append(fixture, stream, first: 1_000_000_000, count: 10)
+        #expect(try Self.secondsUntilCommitted(fixture, count: 10) != nil)
+        Thread.sleep(forTimeInterval: 0.06)
+        Self.append(fixture, stream, first: 1_100_000_000, count: 10)
+        let latency = try #require(try Self.secondsUntilCommitted(fixture, count: 20))
+        #expect(latency < 0.2, "committed \(latency) s after the append")
         #expect(Self.ticks(fixture) == 2)
     }
 
@@ -203,9 +276,53 @@ import Testing
     /// Pushes, then lets the writer take the batch and end its run of drains.
     static func deliver(_ inbox: AppendInbox) -> AppendInbox.DrainStart? {
         let start = inbox.push(batch, to: StreamID(rawValue: 1))
-        #expect(!inbox.takeOrFinish().isEmpty)
-        #expect(inbox.takeOrFinish().isEmpty)
+        #expect(!inbox.takeOrFinish().entries.isEmpty)
+        #expect(inbox.takeOrFinish().entries.isEmpty)
         return start
+    }
+
+    /// Samples just read wait for their deadline (one timer armed for the earliest); a batch
+    /// already due, or a backlog, starts the drain at once.
+    @Test func freshSamplesArmTheDeadlineAndDueOnesStartTheDrain() {
+        let ms: UInt64 = 1_000_000
+        let clock = Mutex<UInt64>(5_000 * ms)
+        let inbox = AppendInbox(maxPendingSamples: 100_000, commitInterval: 500 * ms) { clock.withLock { $0 } }
+        let armed = Mutex<[UInt64]>([])
+        func push(_ batch: SampleBatch, readAgo: UInt64) -> AppendInbox.DrainStart? {
+            inbox.push(batch, to: StreamID(rawValue: 1), readAgo: readAgo) { deadline in armed.withLock { $0.append(deadline) } }
+        }
+        #expect(push(Self.batch, readAgo: 0) == nil)
+        #expect(armed.withLock { $0 } == [5_500 * ms])
+        // Later batches due later: covered by the armed deadline.
+        clock.withLock { $0 += 100 * ms }
+        #expect(push(Self.batch, readAgo: 0) == nil)
+        #expect(push(Self.batch, readAgo: 50 * ms) == nil)
+        // One due earlier arms it earlier.
+        #expect(push(Self.batch, readAgo: 300 * ms) == nil)
+        #expect(armed.withLock { $0 } == [5_500 * ms, 5_300 * ms])
+        // The deadline: the writer drains, and learns the earliest deadline of what it took.
+        clock.withLock { $0 = 5_300 * ms }
+        #expect(inbox.deadlineReached())
+        let taken = inbox.takeOrFinish()
+        #expect(taken.entries.count == 1 && taken.due == 5_300 * ms)
+        #expect(inbox.takeOrFinish().entries.isEmpty)
+        // Read an interval ago (a half-second hand-over), or due within a tenth of it: at once.
+        clock.withLock { $0 += 100 * ms }
+        #expect(push(Self.batch, readAgo: 500 * ms) == .now)
+        #expect(inbox.takeOrFinish().due == 5_400 * ms)
+        #expect(inbox.takeOrFinish().entries.isEmpty)
+        clock.withLock { $0 += 100 * ms }
+        #expect(push(Self.batch, readAgo: 450 * ms) == .now)
+        #expect(!inbox.takeOrFinish().entries.isEmpty)
+        #expect(inbox.takeOrFinish().entries.isEmpty)
+        // A backlog is stored as it comes.
+        clock.withLock { $0 += 100 * ms }
+        let times = (0..<Int64(AppendInbox.backlogSamples)).map { $0 }
+        let big = SampleBatch(boot: BootID("b"), sensorTimes: times, receiveTimes: times, columns: [.integers(times)])
+        #expect(push(big, readAgo: 0) == .now)
+        #expect(armed.withLock { $0 }.count == 2)
+        // The timer firing while a drain is scheduled starts no second one.
+        #expect(!inbox.deadlineReached())
     }
 
     @Test func theStreamsOfOneDeliveryStartTheWriterAtOnceAndAFloodAfterTheGrace() {
@@ -214,8 +331,8 @@ import Testing
         // A burst while a drain is scheduled schedules nothing more.
         #expect(inbox.push(Self.batch, to: StreamID(rawValue: 1)) == .now)
         #expect(inbox.push(Self.batch, to: StreamID(rawValue: 2)) == nil)
-        #expect(!inbox.takeOrFinish().isEmpty)
-        #expect(inbox.takeOrFinish().isEmpty)
+        #expect(!inbox.takeOrFinish().entries.isEmpty)
+        #expect(inbox.takeOrFinish().entries.isEmpty)
         // Further streams of the same delivery, each a moment after the writer went idle: at once.
         for _ in 1..<AppendInbox.floodRestarts {
             clock.withLock { $0 += 20_000 }

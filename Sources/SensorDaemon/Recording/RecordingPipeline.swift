@@ -4,18 +4,28 @@ import SensorSystem
 import Synchronization
 
 /// Connects sources to the store and turns recording on and off as stakes come and go
-/// (docs/architecture.md). Each source's events run on that stream's own serial queue; a stop → start gap
-/// becomes a `noInterestedClients` deletion record, a source's own gap a `systemInitiated` one.
+/// (docs/architecture.md). Each stream's start and stop run on that stream's own serial queue; a
+/// stop → start gap becomes a `noInterestedClients` deletion record, a source's own gap a
+/// `systemInitiated` one.
+///
+/// A source's events are taken on the thread that delivers them, straight into the sink (whose
+/// appends only stage the batch and return), not handed to the stream's queue: a hop per batch
+/// was a thread wake-up per stream and hand-over, as many as the IIO reading thread's own
+/// (docs/iio.md §4, "Delivery"). `taking` (a lock, not a queue) orders them against the stop:
+/// what the source hands over before `setRecording(false)` returns is in the sink before the
+/// stop, and anything later is dropped.
 public final class RecordingPipeline: RecordingControl, SourceRegistry, @unchecked Sendable {
-    // @unchecked: `streams` and `wanted` are confined to `queue`; each StreamState's fields are
-    // confined to its stream queue.
+    // @unchecked: `streams` and `wanted` are confined to `queue`; each StreamState's `recording`
+    // and `stoppedAt` are confined to its stream queue, `taking` is a Mutex.
     private final class StreamState: @unchecked Sendable {
         let source: any SensorSource
         let streamID: Int64
         let queue: DispatchQueue
         var recording = false
         var stoppedAt: BootInstant?
-        var samples = 0
+        /// Whether the source's events go to the sink; held while one is taken, so a stop waits
+        /// for the event being taken and drops the later ones.
+        let taking = Mutex(false)
         init(source: any SensorSource, streamID: Int64, queue: DispatchQueue) {
             self.source = source
             self.streamID = streamID
@@ -92,9 +102,10 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                 self.streams[key] = nil
                 if self.wanted.contains(state.source.descriptor.sensor) { self.vanished[key] = self.clock.now() }
                 state.queue.async {
-                    // What the source still held is handed over by close() and queued ahead of this stop.
+                    // What the source still held is handed over by close(), into the sink, before this stop.
                     state.source.close()
-                    state.queue.async { state.recording = false }
+                    state.taking.withLock { $0 = false }
+                    state.recording = false
                 }
                 self.journal.warning(
                     "source \(source) removed while \(self.wanted.contains(state.source.descriptor.sensor) ? "recording" : "idle")"
@@ -155,33 +166,37 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                 if let stoppedAt = state.stoppedAt, stoppedAt.boot == now.boot {
                     sink.recordGap(stream: state.streamID, from: stoppedAt, to: now, reason: .noInterestedClients)
                 }
+                state.taking.withLock { $0 = true }
                 let journal = self.journal
                 state.source.setRecording(true) { event in
-                    state.queue.async { Self.handle(event, state: state, sink: sink, journal: journal) }
+                    Self.take(event, state: state, sink: sink, journal: journal)
                 }
             } else {
-                // A source may hand over what it still holds when it stops (a BLE stream's frames
-                // held for its clock fit): those events are queued before the stop below.
+                // A source hands over what it still holds before `setRecording(false)` returns (a
+                // BLE stream's frames held for its clock fit, an IIO stream's batch): taken on its
+                // thread, so in the sink before the stop below.
                 state.source.setRecording(false) { _ in }
-                state.queue.async {
-                    state.recording = false
-                    state.stoppedAt = now
-                    sink.recordingStopped(stream: state.streamID)
-                }
+                state.taking.withLock { $0 = false }
+                state.recording = false
+                state.stoppedAt = now
+                sink.recordingStopped(stream: state.streamID)
             }
         }
     }
 
-    private static func handle(_ event: SourceEvent, state: StreamState, sink: any RecordingSink, journal: Journal) {
-        dispatchPrecondition(condition: .onQueue(state.queue))
-        guard state.recording else { return }  // late events after a stop are dropped with the stop
-        switch event {
-        case .samples(let batch):
-            guard batch.count > 0 else { return }
-            state.samples += batch.count
-            sink.append(stream: state.streamID, batch)
-        case .gap(let from, let to, let reason, let why):
-            sink.recordGap(stream: state.streamID, from: from, to: to, reason: reason)
+    /// Takes one event on the source's thread (any thread; one at a time per source, in order).
+    private static func take(_ event: SourceEvent, state: StreamState, sink: any RecordingSink, journal: Journal) {
+        let taken = state.taking.withLock { taking -> Bool in
+            guard taking else { return false }  // late events after a stop are dropped with the stop
+            switch event {
+            case .samples(let batch):
+                if batch.count > 0 { sink.append(stream: state.streamID, batch) }
+            case .gap(let from, let to, let reason, _):
+                sink.recordGap(stream: state.streamID, from: from, to: to, reason: reason)
+            }
+            return true
+        }
+        if taken, case .gap(let from, let to, let reason, let why) = event {
             journal.warning(
                 "\(state.source.descriptor.source): lost \(FetchPolicy.describe(to.nanoseconds.subtractingSaturating(from.nanoseconds))) of data (\(why)); recorded as \(reason)"
             )

@@ -222,7 +222,9 @@ public protocol SensorSource: AnyObject, Sendable {
     var captureStatus: CaptureStatus? { get }
     /// Starts delivering events to `deliver` (or stops). Starting never blocks the caller; stopping
     /// may wait for the source's own queue, so that what the source still holds is delivered
-    /// before it returns (the pipeline queues its stop right after).
+    /// before it returns (the pipeline stops taking events right after). `deliver` takes the event
+    /// on the calling thread and returns without waiting for disk (the store only stages it): call
+    /// it from one thread at a time, in order, and hand a chip's streams over together.
     func setRecording(_ recording: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void)
     func close()
     /// What the source is doing now, for `sensorkitctl devices` (a wearable's link state, battery,

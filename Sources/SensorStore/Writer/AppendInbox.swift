@@ -13,8 +13,15 @@ import Synchronization
 ///
 /// Why not one `queue.async` per batch: a busy pipeline appends faster than the writer seals, and
 /// between seals the writer is faster than the pipeline, so it would go to sleep and be woken
-/// (a futex on both sides) for nearly every batch. Here an append schedules a drain only when
-/// none is pending: at once (a delivery after a pause: one wake-up, no timer), or after a
+/// (a futex on both sides) for nearly every batch. And the writer sleeps until its commit
+/// deadline: a batch whose samples were read less than `commitInterval` ago is only staged, and
+/// the first one arms the writer's deadline timer for its oldest sample's read plus the interval
+/// (`arm`; a later batch due earlier arms it earlier), so a source that delivers ten batches a
+/// second wakes the writer once per interval, not ten times, and no sample waits longer than the
+/// interval after its read (the crash contract). A batch already due — read an interval ago or
+/// more, as an IIO chip's half-second hand-over is, or due within a tenth of the interval, for
+/// which a timer would cost more than it saves — or a backlog of `backlogSamples` starts a drain
+/// when none is pending: at once (a delivery after a pause: one wake-up, no timer), or after a
 /// millisecond's grace once the writer has been restarted `floodRestarts` times in a row within a
 /// millisecond of its last run of drains ending (a flood that the writer keeps catching up with:
 /// the batches of the grace share one wake-up instead of ping-ponging one by one). The streams of
@@ -44,6 +51,9 @@ final class AppendInbox: Sendable {
     /// Nanoseconds: a restart this soon after the writer's last run of drains ended is a quick
     /// one; also the grace a drain waits in a flood.
     static let floodWindow: UInt64 = 1_000_000
+    /// Staged samples from which on a drain starts without waiting for the deadline: a flood is
+    /// stored as it comes (and the inbox stays far below `maxPendingSamples`).
+    static let backlogSamples = 16 * segmentSamples
     /// Quick restarts in a row from which on appends count as a flood.
     static let floodRestarts = 4
 
@@ -65,12 +75,19 @@ final class AppendInbox: Sendable {
         var idleSince: UInt64 = 0
         /// Drains started in a row within `floodWindow` of the previous run's end.
         var quickRestarts = 0
+        /// The deadline the writer's timer is armed for (monotonic ns); nil when not armed.
+        var armed: UInt64?
+        /// The earliest commit deadline of what is staged (monotonic ns); nil when nothing is.
+        var due: UInt64?
     }
 
     private let state = Mutex(State())
     /// Monotonic nanoseconds (injected for tests).
     private let now: @Sendable () -> UInt64
     let maxPendingSamples: Int
+    /// Nanoseconds from a sample's read to its commit at the most (`CommitSchedule.interval`); 0
+    /// makes every batch due at once.
+    let commitInterval: UInt64
     /// Samples a staging buffer holds at most. Buffers are allocated at this capacity and never
     /// grow: a backlog is a run of equal segments, not one buffer that doubles (copying itself
     /// and faulting in fresh pages at every step, then freed once the burst is over — in a flood
@@ -81,14 +98,21 @@ final class AppendInbox: Sendable {
     /// backlog (64 Ki samples) without allocating.
     static let keptBuffers = 64
 
-    init(maxPendingSamples: Int, now: @escaping @Sendable () -> UInt64) {
+    init(maxPendingSamples: Int, commitInterval: UInt64 = 0, now: @escaping @Sendable () -> UInt64) {
         self.maxPendingSamples = maxPendingSamples
+        self.commitInterval = commitInterval
         self.now = now
     }
 
     /// Stages a batch, or its drop record when more than `maxPendingSamples` are pending.
-    /// Returns how the caller must start a drain; nil when one is already scheduled.
-    func push(_ batch: SampleBatch, to stream: StreamID) -> DrainStart? {
+    /// `readAgo`: nanoseconds since its oldest sample was read (`.max`: long ago, or unknown).
+    /// Returns how the caller must start a drain; nil when one is already scheduled, or when the
+    /// batch waits for the writer's deadline timer — which `arm` (called under the inbox's lock,
+    /// so two appenders cannot arm it out of order) has set for the batch's deadline if none as
+    /// early was armed.
+    func push(
+        _ batch: SampleBatch, to stream: StreamID, readAgo: UInt64 = .max, arm: (UInt64) -> Void = { _ in }
+    ) -> DrainStart? {
         state.withLock { state in
             if state.pendingSamples + batch.count <= maxPendingSamples {
                 state.pendingSamples += batch.count
@@ -96,9 +120,19 @@ final class AppendInbox: Sendable {
             } else if let first = batch.sensorTimes.min(), let last = batch.sensorTimes.max() {
                 state.entries.append(.dropped(stream, batch.boot, first: first, last: last))
             }
-            guard !state.drainScheduled else { return nil }
-            state.drainScheduled = true
             let now = self.now()
+            let wait = commitInterval > readAgo ? commitInterval - readAgo : 0
+            let (sum, overflow) = now.addingReportingOverflow(wait)
+            let due = overflow ? UInt64.max : sum
+            state.due = min(state.due ?? .max, due)
+            guard !state.drainScheduled else { return nil }
+            if wait > commitInterval / 10, state.pendingSamples < Self.backlogSamples {
+                if let armed = state.armed, armed <= due { return nil }
+                state.armed = due
+                arm(due)
+                return nil
+            }
+            state.drainScheduled = true
             let quick = state.idleSince > 0 && now < state.idleSince.addingReportingOverflow(Self.floodWindow).partialValue
             state.quickRestarts = quick ? min(state.quickRestarts + 1, Self.floodRestarts) : 0
             return state.quickRestarts >= Self.floodRestarts ? .afterGrace : .now
@@ -156,14 +190,26 @@ final class AppendInbox: Sendable {
         return samples
     }
 
-    /// Everything staged, oldest first, for a scheduled drain; empty when there is nothing left,
-    /// and then no drain is scheduled any more (the next append schedules one).
-    func takeOrFinish() -> [Entry?] {
+    /// The writer's deadline timer fired: it is no longer armed. True when the writer must drain
+    /// now; false when a drain is already scheduled.
+    func deadlineReached() -> Bool {
+        state.withLock { state in
+            state.armed = nil
+            guard !state.drainScheduled else { return false }
+            state.drainScheduled = true
+            return true
+        }
+    }
+
+    /// Everything staged, oldest first, for a scheduled drain, with its earliest commit deadline;
+    /// empty when there is nothing left, and then no drain is scheduled any more (the next append
+    /// schedules one).
+    func takeOrFinish() -> (entries: [Entry?], due: UInt64?) {
         state.withLock { state in
             guard !state.entries.isEmpty else {
                 state.drainScheduled = false
                 state.idleSince = now()
-                return []
+                return ([], nil)
             }
             return Self.takeEntries(&state)
         }
@@ -171,15 +217,16 @@ final class AppendInbox: Sendable {
 
     /// Everything staged, oldest first, for `flush` and `close` (a drain stays scheduled).
     func take() -> [Entry?] {
-        state.withLock { Self.takeEntries(&$0) }
+        state.withLock { Self.takeEntries(&$0).entries }
     }
 
-    private static func takeEntries(_ state: inout State) -> [Entry?] {
+    private static func takeEntries(_ state: inout State) -> (entries: [Entry?], due: UInt64?) {
         var taken: [Entry?] = []
         swap(&taken, &state.entries)
         swap(&state.entries, &state.spare)
         state.newest.removeAll(keepingCapacity: true)
-        return taken
+        defer { state.due = nil }
+        return (taken, state.due)
     }
 
     /// Hands back an array the writer has emptied, and the staging buffers it has stored.

@@ -7,7 +7,12 @@
 /// last tick, or arms a one-shot timer for the last tick plus the interval. Either way what was
 /// left is committed at most `interval` after it was left (plus the timer's leeway and the
 /// commit), which is the crash contract; and a store with nothing uncommitted owes no tick, so
-/// nothing wakes it (the purge has its own slow timer).
+/// nothing wakes it (the purge has its own slow timer). Samples carry their own deadline
+/// (`dueBy`: their read plus the interval, `AppendInbox`): a tick is owed no later than that, so
+/// samples that waited in a source's batch — an IIO chip's half-second hand-over — are committed
+/// when they arrive rather than at the end of an interval counted from the last tick; but never
+/// sooner than a tenth of the interval after the last tick, so a stream of such batches cannot
+/// make the writer commit (and `fdatasync`) in a loop.
 struct CommitSchedule: Equatable, Sendable {
     /// What the writer does after `uncommitted(at:)`.
     enum Step: Equatable, Sendable {
@@ -34,18 +39,18 @@ struct CommitSchedule: Equatable, Sendable {
         interval = UInt64(clamped * 1e9)
     }
 
-    /// Something was left uncommitted at `now`.
-    mutating func uncommitted(at now: UInt64) -> Step {
-        if owed != nil { return .wait }
+    /// Something was left uncommitted at `now`, to be committed by `dueBy` at the latest.
+    mutating func uncommitted(at now: UInt64, dueBy: UInt64 = .max) -> Step {
+        var due = now
         if let lastTick {
-            let due = lastTick.addingReportingOverflow(interval)
-            if !due.overflow, now < due.partialValue {
-                owed = due.partialValue
-                return .arm(at: due.partialValue)
-            }
+            let end = lastTick.addingReportingOverflow(interval)
+            if !end.overflow { due = max(now, min(end.partialValue, dueBy)) }
+            let spacing = lastTick.addingReportingOverflow(interval / 10)
+            if !spacing.overflow { due = max(due, spacing.partialValue) }
         }
-        owed = now
-        return .tickNow
+        if let owed, owed <= due { return .wait }
+        owed = due
+        return due <= now ? .tickNow : .arm(at: due)
     }
 
     /// A tick that started at `start` has run: it committed everything stored before it.

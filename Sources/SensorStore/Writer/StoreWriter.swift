@@ -8,18 +8,22 @@ import Synchronization
 /// The store's single writer: owns the read-write connection, the open chunks, the commit and
 /// purge timers, purge and eviction. Everything here runs on `queue`, so appends never wait for
 /// SQLite or the codec on the caller's queue. It wakes only for work (docs/store.md, "When the
-/// writer wakes"): a drain per burst of appends, a tick only while something is uncommitted,
-/// a purge every `purgeInterval`.
+/// writer wakes"): a drain when appended samples fall due (their commit deadline, or at once for
+/// samples already due), a tick only while something is uncommitted, a purge every
+/// `purgeInterval`.
 ///
 /// `@unchecked Sendable`: every stored `var` is touched only on `queue`, which each entry point
-/// asserts with `dispatchPrecondition`.
+/// asserts with `dispatchPrecondition`; `drainTimer` is a constant dispatch source, which any
+/// thread may schedule.
 final class StoreWriter: @unchecked Sendable {
     let queue = DispatchQueue(label: "sensorkit.store.writer", qos: .utility)
     // Internal, not private, where the disk budget's extension (DiskBudget.swift) uses them.
     let configuration: StoreConfiguration
     let registry: StreamRegistry
-    private let timeline: SharedTimeline
-    private let clock: any SystemClock
+    // Internal, not private, where the recovery and purge extensions (CrashRecovery.swift,
+    // Purge.swift) use them.
+    let timeline: SharedTimeline
+    let clock: any SystemClock
     private let onFailure: @Sendable (any Error) -> Void
     /// Told when new samples start being lost (dropped for the budget or by a failed write) and
     /// when they are written again (`StoreLossEvent`).
@@ -32,7 +36,7 @@ final class StoreWriter: @unchecked Sendable {
     /// Appended batches on their way here (`SensorStore.append`).
     private let inbox: AppendInbox
 
-    private var db: SQLiteDatabase?
+    private(set) var db: SQLiteDatabase?
     var open: [StreamID: OpenChunk] = [:]
     private var bootRows: [BootID: Int64] = [:]
     /// The boot of the last batch with its anchor and row: batches come from one boot for hours,
@@ -49,6 +53,11 @@ final class StoreWriter: @unchecked Sendable {
     private var purgeTimer: (any DispatchSourceTimer)?
     /// Commit ticks run since the store opened (tests count them).
     private(set) var ticks = 0
+    /// Drains that stored something since the store opened (tests count them).
+    private(set) var drains = 0
+    /// One-shot: armed by an append (`armDrain`, from the appending thread) for the commit
+    /// deadline of samples that are not yet due, so the writer sleeps until then.
+    let drainTimer: any DispatchSourceTimer
     /// The first failure since the last `flush()`, which rethrows it.
     private var pendingFailure: (any Error)?
     private var statements: Statements?
@@ -102,7 +111,13 @@ final class StoreWriter: @unchecked Sendable {
         self.timeline = timeline
         self.onFailure = onFailure
         self.schedule = CommitSchedule(interval: configuration.commitInterval)
+        drainTimer = DispatchSource.makeTimerSource(queue: queue)
+        // Not scheduled: `armDrain` arms it. Resumed now, so it is never released suspended.
+        drainTimer.setEventHandler { [weak self] in self?.deadlineReached() }
+        drainTimer.resume()
     }
+
+    deinit { drainTimer.cancel() }
 
     // MARK: Opening and closing
 
@@ -151,7 +166,7 @@ final class StoreWriter: @unchecked Sendable {
             registry.add(StreamID(rawValue: streams.int64(0)), descriptor, key: key)
         }
         try recoverPieces()
-        try recordRunsEndedByCrash()
+        crashLosses = try recordRunsEndedByCrash()
 
         // Not scheduled: it is armed by `commitWhenDue` when a tick is owed.
         let commitTimer = DispatchSource.makeTimerSource(queue: queue)
@@ -178,6 +193,7 @@ final class StoreWriter: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         commitTimer?.cancel()
         commitTimer = nil
+        drainTimer.cancel()
         purgeTimer?.cancel()
         purgeTimer = nil
         guard let db else { return }
@@ -234,11 +250,24 @@ final class StoreWriter: @unchecked Sendable {
     /// streams of the same delivery) go into the same commit.
     func drain() {
         dispatchPrecondition(condition: .onQueue(queue))
-        var entries = inbox.takeOrFinish()
+        var (entries, due) = inbox.takeOrFinish()
         guard !entries.isEmpty else { return }
+        drains += 1
         store(&entries)
         queue.async { [self] in drain() }
-        commitWhenDue(queued: true)
+        commitWhenDue(queued: true, dueBy: due)
+    }
+
+    /// Arms the drain timer for `deadline` (monotonic ns). Any thread: called by an append, under
+    /// the inbox's lock.
+    func armDrain(at deadline: UInt64) {
+        drainTimer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(20))
+    }
+
+    /// The drain timer fired: appended samples are due.
+    private func deadlineReached() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if inbox.deadlineReached() { drain() }
     }
 
     /// Stores what was appended before a flush or close began.
@@ -362,11 +391,12 @@ final class StoreWriter: @unchecked Sendable {
     /// Ticks, or arms the commit timer, when something is uncommitted and no tick is owed yet
     /// (`CommitSchedule`). Every entry point that can leave something uncommitted ends with it
     /// (those the store waits for, through `SensorStore.onWriter`). `queued`: a tick due at once
-    /// goes behind what is already queued instead of running here.
-    func commitWhenDue(queued: Bool = false) {
+    /// goes behind what is already queued instead of running here. `dueBy`: the commit deadline of
+    /// the samples just stored (monotonic ns), which may call for a tick sooner than one owed.
+    func commitWhenDue(queued: Bool = false, dueBy: UInt64? = nil) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard schedule.owed == nil, hasUncommittedWork else { return }
-        switch schedule.uncommitted(at: DispatchTime.now().uptimeNanoseconds) {
+        guard schedule.owed == nil || dueBy != nil, hasUncommittedWork else { return }
+        switch schedule.uncommitted(at: DispatchTime.now().uptimeNanoseconds, dueBy: dueBy ?? .max) {
         case .tickNow:
             if queued {
                 queue.async { [self] in tick() }
@@ -423,19 +453,6 @@ final class StoreWriter: @unchecked Sendable {
             losing = false
             onLoss(.recovered)
         }
-    }
-
-    /// Purges by window and budget every `purgeInterval`.
-    private func purgeOnSchedule() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        guard db != nil else { return }
-        do {
-            try writeOwedRecords()
-            try purge()
-        } catch {
-            fail(error)
-        }
-        commitWhenDue()
     }
 
     /// Makes everything appended so far durable; rethrows the first failure since the last flush.
@@ -528,90 +545,6 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
-    /// Seals the pieces a crash left behind (tier-0 rows) into sealed chunks, per stream and
-    /// boot, in arrival order. Pieces that fail their checksum become `systemInitiated` records.
-    private func recoverPieces() throws {
-        let db = try database()
-        let pieces = try db.prepare(
-            "SELECT id, stream, boot, min_time, max_time, bytes FROM chunks WHERE tier = 0 ORDER BY stream, id")
-        var groups: [(stream: StreamID, boot: Int64, ids: [Int64], samples: ChunkSamples)] = []
-        var corrupt: [(id: Int64, stream: StreamID, min: Int64, max: Int64)] = []
-        while try pieces.step() {
-            let id = pieces.int64(0)
-            let stream = StreamID(rawValue: pieces.int64(1))
-            let boot = pieces.int64(2)
-            guard let descriptor = registry.descriptor(stream) else { continue }
-            let decoded: ChunkSamples
-            do {
-                decoded = try ChunkCodec.decode(pieces.blob(5)).samples
-                guard decoded.columns.count == descriptor.schema.columns.count else {
-                    throw ChunkCodecError.malformed("column count")
-                }
-            } catch {
-                corrupt.append((id, stream, pieces.int64(3), pieces.int64(4)))
-                continue
-            }
-            if let last = groups.last, last.stream == stream, last.boot == boot {
-                groups[groups.count - 1].ids.append(id)
-                groups[groups.count - 1].samples.append(contentsOf: decoded)
-            } else {
-                groups.append((stream, boot, [id], decoded))
-            }
-        }
-        guard !groups.isEmpty || !corrupt.isEmpty else { return }
-        try begin()
-        for piece in corrupt {
-            try deleteChunk(piece.id)
-            if let descriptor = registry.descriptor(piece.stream) {
-                try insertRecord(
-                    sensor: descriptor.sensor, device: descriptor.device, start: piece.min, end: piece.max,
-                    reason: .systemInitiated, explainsDeletion: true)
-            }
-        }
-        for group in groups {
-            guard let descriptor = registry.descriptor(group.stream) else { continue }
-            var chunk = OpenChunk(stream: group.stream, roles: descriptor.columnRoles, bootRow: group.boot)
-            chunk.append(group.samples, shift: 0)
-            chunk.pieceIDs = group.ids
-            chunk.durableCount = chunk.count
-            while !chunk.isEmpty { try seal(&chunk, count: min(chunk.count, configuration.chunkMaxSamples)) }
-        }
-        try commit()
-    }
-
-    /// Records what a crash or power cut took (docs/store.md, crash contract): for every stream
-    /// whose run was still open (a `live_streams` row), the span from its last committed sample
-    /// — or the run's first sample, if none of the run was committed — to now, the restart, as
-    /// `systemInitiated`. Times are SR ns, so a span across a reboot includes the time the
-    /// machine was off. Streams that were not recording have no row and get no record.
-    private func recordRunsEndedByCrash() throws {
-        let db = try database()
-        let rows = try db.prepare("SELECT stream, since FROM live_streams ORDER BY stream")
-        var runs: [(stream: StreamID, since: Int64)] = []
-        while try rows.step() { runs.append((StreamID(rawValue: rows.int64(0)), rows.int64(1))) }
-        rows.reset()
-        guard !runs.isEmpty else { return }
-        guard let now = timeline.withLock({ $0.srNanoseconds(of: clock.now()) }) else {
-            throw StoreError.currentBootNotAdopted
-        }
-        try begin()
-        for run in runs {
-            guard let descriptor = registry.descriptor(run.stream) else { continue }
-            // From just after the last sample the database keeps: that one is not lost.
-            let start = max(try lastCommittedTime(run.stream).map { $0 &+ 1 } ?? run.since, run.since)
-            guard now > start else { continue }
-            try insertRecord(
-                sensor: descriptor.sensor, device: descriptor.device, start: start, end: now,
-                reason: .systemInitiated)
-            crashLosses.append(
-                StoredDeletionRecord(
-                    sensor: descriptor.sensor, device: descriptor.device, start: start,
-                    end: now, reason: .systemInitiated))
-        }
-        try db.execute("DELETE FROM live_streams")
-        try commit()
-    }
-
     /// A stream's run ended on purpose (nobody wants its sensor): what was appended is written
     /// and its `live_streams` row goes in the same commit, so a crash later does not count the
     /// time since as lost.
@@ -633,59 +566,6 @@ final class StoreWriter: @unchecked Sendable {
         } catch {
             fail(error)
         }
-    }
-
-    // MARK: Purge and budget
-
-    /// Deletes whole sealed chunks older than each sensor's window (`ageLimit` records), old
-    /// deletion records, and then the oldest chunks while over the disk budget (`lowDiskSpace`).
-    @discardableResult
-    func purge() throws -> PurgeReport {
-        dispatchPrecondition(condition: .onQueue(queue))
-        let db = try database()
-        guard let now = timeline.withLock({ $0.srNanoseconds(of: clock.now()) }) else {
-            throw StoreError.currentBootNotAdopted
-        }
-        var report = PurgeReport()
-        try begin()
-        let range = try db.prepare(
-            "SELECT min(min_time), max(max_time), count(*), coalesce(sum(sample_count), 0) FROM chunks WHERE stream = ? AND tier = 1 AND max_time <= ?"
-        )
-        let delete = try db.prepare("DELETE FROM chunks WHERE stream = ? AND tier = 1 AND max_time <= ?")
-        var longestWindow: Int64 = configuration.retention.window
-        for stream in registry.all {
-            let window = configuration.retention(for: stream.descriptor.sensor).window
-            longestWindow = max(longestWindow, window)
-            let cutoff = now.subtractingSaturating(window)
-            range.reset()
-            try range.bind([stream.id.rawValue, cutoff])
-            // Reset on every path: a statement left on its row holds a read transaction, and a
-            // checkpoint of the budget would find the database locked.
-            guard try range.step(), range.int64(2) > 0 else {
-                range.reset()
-                continue
-            }
-            let (first, last, chunks, samples) = (range.int64(0), range.int64(1), range.int(2), range.int(3))
-            range.reset()
-            delete.reset()
-            try delete.bind([stream.id.rawValue, cutoff])
-            try delete.run()
-            try insertRecord(
-                sensor: stream.descriptor.sensor, device: stream.descriptor.device, start: first, end: last,
-                reason: .ageLimit, explainsDeletion: true)
-            report.purgedChunks += chunks
-            report.purgedSamples += samples
-        }
-        // Deletion records outlive the data they explain by one window, then go too.
-        try db.execute(
-            "DELETE FROM deletion_records WHERE end_time < \(now.subtractingSaturating(longestWindow.multipliedSaturating(by: 2)))"
-        )
-        coalescing.forgetAll()
-        try keepBudget(&report)
-        try commit()
-        // Pages freed by the window are left in the file: at a full window the next day's chunks
-        // reuse them. Only eviction for free space hands pages back (incremental_vacuum there).
-        return report
     }
 
     // MARK: Catalog access for the study registry
@@ -798,7 +678,7 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     /// Inserts the records a failed transaction took with it.
-    private func writeOwedRecords() throws {
+    func writeOwedRecords() throws {
         while let record = recordsOwed.first {
             try insertRecord(
                 sensor: record.sensor, device: record.device, start: record.start, end: record.end,
@@ -824,7 +704,7 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     /// The newest sample time of a stream that the database holds; nil when it holds none.
-    private func lastCommittedTime(_ stream: StreamID) throws -> Int64? {
+    func lastCommittedTime(_ stream: StreamID) throws -> Int64? {
         let query = try database().prepare("SELECT max(max_time) FROM chunks WHERE stream = ?")
         try query.bind(1, stream.rawValue)
         guard try query.step(), !query.isNull(0) else { return nil }
@@ -865,7 +745,7 @@ final class StoreWriter: @unchecked Sendable {
     /// records the transaction held. Then the budget is enforced (eviction makes room) and the
     /// records are written; if that fails too they wait for the next transaction that can be
     /// written (docs/store.md, disk budget). Reported once to the owner.
-    private func fail(_ error: any Error) {
+    func fail(_ error: any Error) {
         if pendingFailure == nil { pendingFailure = error }
         onFailure(error)
         guard inTransaction else { return }  // nothing written was undone
@@ -916,15 +796,4 @@ final class StoreWriter: @unchecked Sendable {
         for record in recordsInTransaction { owe(record) }
         recordsInTransaction.removeAll()
     }
-}
-
-/// What a purge removed.
-public struct PurgeReport: Hashable, Sendable {
-    /// Sealed chunks (and their samples) older than the window.
-    public var purgedChunks = 0
-    public var purgedSamples = 0
-    /// Sealed chunks (and their samples) evicted for the disk budget.
-    public var evictedChunks = 0
-    public var evictedSamples = 0
-    public init() {}
 }
