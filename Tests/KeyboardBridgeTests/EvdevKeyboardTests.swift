@@ -6,36 +6,13 @@ import Testing
 /// ioctl answers libevdev 1.13 asks for, at the exact buffer sizes umockdev matches) types a
 /// script; `keyboard-evdev-child` reads it through `EvdevDevice` and counts it.
 @Suite struct EvdevKeyboardTests {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fixtures/evdev").path
+    static let fixtures = EvemuScript.fixtures
     static var child: String {
         let bundle = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return (bundle as NSString).deletingLastPathComponent + "/keyboard-evdev-child"
     }
 
-    /// An evemu script pressing and releasing `codes` 200 ms apart. umockdev reads the fraction
-    /// after the dot as a number in its own right, with a leading zero meaning octal, so times
-    /// are written as `seconds.microseconds` without zero padding.
-    static func script(_ codes: [UInt16]) -> String {
-        var lines = ["# device /dev/input/event3"]
-        var micros: Int64 = 1_000_000
-        func event(_ type: Int, _ code: UInt16, _ value: Int) {
-            lines.append(String(format: "E: %lld.%lld %04x %04x %d", micros / 1_000_000, micros % 1_000_000, type, code, value))
-        }
-        for code in codes {
-            event(4, 4, Int(code) + 0x70000)  // MSC_SCAN, as real keyboards send
-            event(1, code, 1)
-            event(0, 0, 0)
-            micros += 50_000
-            event(1, code, 0)
-            event(0, 0, 0)
-            micros += 150_000
-        }
-        return lines.joined(separator: "\n") + "\n"
-    }
-
-    /// "correct horse⌫e⏎"
-    static let typed: [UInt16] = [46, 24, 19, 19, 18, 46, 20, 57, 35, 24, 19, 31, 18, 14, 18, 28]
+    static let typed = EvemuScript.passphrase
 
     @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
     func typedKeysAreReadThroughLibevdevAndOnlyCountsLeave() throws {
@@ -74,7 +51,7 @@ import Testing
     /// Runs the child under umockdev with the emulated keyboard typing `codes`; returns what it printed.
     static func typeIntoChild(_ codes: [UInt16], source: Bool = false, arguments: [String]? = nil) throws -> String {
         let events = NSTemporaryDirectory() + "/keyboard-\(getpid())-\(source).events"
-        try Self.script(codes).write(toFile: events, atomically: true, encoding: .utf8)
+        try EvemuScript.typing(codes).write(toFile: events, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: events) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")

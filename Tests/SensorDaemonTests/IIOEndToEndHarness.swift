@@ -38,8 +38,13 @@ final class IIODaemonRun: @unchecked Sendable {
     private var controllerOutput: FileHandle?
     private var pending = [UInt8]()
 
-    /// A fresh folder: apps.d/<app> (motion entitlements, bound to this uid), sensorkitd.conf.
-    init(extraConfig: String = "") throws {
+    /// A fresh folder: apps.d/<app> (entitlements, bound to this uid), sensorkitd.conf granting
+    /// the app `grants` (the IIO sensors unless told).
+    init(
+        extraConfig: String = "",
+        entitlements: [String] = ["motion-accelerometer", "motion-rotation-rate", "ambient-light-sensor", "ambient-pressure"],
+        grants: String = "accelerometer, rotationRate, ambientLightSensor, ambientPressure"
+    ) throws {
         signal(SIGPIPE, SIG_IGN)  // a controller that died must fail the test, not kill the runner
         var template = Array("/tmp/skiio-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
@@ -61,15 +66,12 @@ final class IIODaemonRun: @unchecked Sendable {
             ])
         try plist(
             "Study.entitlements",
-            [
-                "com.apple.developer.sensorkit.reader.allow":
-                    ["motion-accelerometer", "motion-rotation-rate", "ambient-light-sensor", "ambient-pressure"]
-            ])
+            ["com.apple.developer.sensorkit.reader.allow": entitlements])
         try plist("Binding.plist", ["Users": [String(getuid())]])
         try """
         profile = lab
         [grant \(Self.app)]
-        sensors = accelerometer, rotationRate, ambientLightSensor, ambientPressure
+        sensors = \(grants)
         \(extraConfig)
         """.write(toFile: folder + "/sensorkitd.conf", atomically: true, encoding: .utf8)
         guard FileManager.default.createFile(atPath: logPath, contents: nil) else {
@@ -99,10 +101,12 @@ final class IIODaemonRun: @unchecked Sendable {
 
     // MARK: Starting
 
-    /// `timeout 60 umockdev-run -d DEVICE [-s NODE=SCRIPT]… -- sensorkitd …`.
-    func startUnderUmockdevRun(device: String, scripts: [String: String] = [:]) throws {
+    /// `timeout 60 umockdev-run -d DEVICE [-s NODE=SCRIPT]… [OPTIONS…] -- sensorkitd …`
+    /// (`options`: e.g. `-i NODE=IOCTLS -e NODE=EVENTS` for an evdev device).
+    func startUnderUmockdevRun(device: String, scripts: [String: String] = [:], options: [String] = []) throws {
         var arguments = ["--kill-after=3", "60", "/usr/bin/umockdev-run", "-d", device]
         for (node, script) in scripts.sorted(by: { $0.key < $1.key }) { arguments += ["-s", "\(node)=\(script)"] }
+        arguments += options
         try launch(arguments + ["--"] + daemonArguments, controlled: false)
     }
 
