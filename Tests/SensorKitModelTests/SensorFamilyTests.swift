@@ -251,4 +251,42 @@ import Testing
         #expect(samples.map(\.heartRate) == [60, 61, 62])
         #expect(samples.map(\.rrIntervals) == [[0.9], [], [0.8, 0.7]])
     }
+
+    /// Keyboard intervals: counts in SI units, the typing speed derived, one session per episode;
+    /// a damaged store's NaN or absurd counts read as 0 or the bound, never a trap.
+    @Test func keyboardIntervalsBecomeKeyboardMetricsOfCountsOnly() throws {
+        let s: Int64 = 1_000_000_000
+        let stored: [[Int64]] = [
+            [900 * s, 900 * s], [40, 0], [3, 0], [7, 0], [30, 0], [2, 0], [1, 0], [6 * s, 0], [0, 0],
+        ]
+        let batch = try map(
+            .keyboardMetrics, sensor: .keyboardMetrics,
+            columns: KeyboardMetricsFamily.Stored.allCases.map { ($0.rawValue, Self.source($0)) }, stored: stored)
+        #expect(batch.columns[KeyboardMetricsFamily.Wire.duration.ordinal] == [900, 900])
+        #expect(batch.columns[KeyboardMetricsFamily.Wire.typingSpeed.ordinal] == [5, 0])
+        var results = Collected()
+        SensorFamilies.results(
+            frame(
+                .keyboardMetrics,
+                [
+                    [900, 900, 900], [40, 0, .nan], [3, 0, 1e300], [7, 0, -5], [2, 0, 1e12], [1, 0, 0], [6, 0, 0], [5, 0, 0],
+                ]),
+            sensor: .keyboardMetrics, dates: SampleDates(cfOffset: 0, anchor: 0), into: &results)
+        let metrics = try #require(results.each as? [SRKeyboardMetrics])
+        #expect(metrics.map(\.totalTaps) == [40, 0, 0])
+        #expect(metrics.map(\.totalDeletes) == [3, 0, Int(Int32.max)])
+        #expect(metrics.map(\.totalWords) == [7, 0, 0])
+        #expect(metrics[0].totalTypingEpisodes == 2 && metrics[0].totalPauses == 1)
+        #expect(metrics[0].sessionIdentifiers == ["-899999999000.0", "-899999999000.1"])
+        #expect(metrics[2].sessionIdentifiers.count == KeyboardMetricsFamily.maximumSessionsPerInterval)
+        #expect(metrics[0].typingSpeed == 5 && metrics[0].totalTypingDuration == 6 && metrics[0].duration == 900)
+        #expect(metrics[0].keyboardIdentifier == KeyboardMetricsFamily.keyboardIdentifier)
+    }
+
+    static func source(_ column: KeyboardMetricsFamily.Stored) -> ColumnMapping.Source {
+        switch KeyboardMetricsFamily.kind(column) {
+        case .count(let scale, _, _): counts(scale: scale)
+        case .float, .bootInstant: counts(scale: 1)
+        }
+    }
 }
