@@ -471,7 +471,7 @@ final class WearableRig {
     private let entitlements: [String]
     private var app: ReaderConnection?
 
-    init(sensors: String, entitlements: [String], wearables: String) throws {
+    init(sensors: String, entitlements: [String], wearables: String, transport: String? = nil) throws {
         var template = Array("/tmp/skble-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
         directory = String(cString: made)
@@ -483,16 +483,16 @@ final class WearableRig {
                 [iio]
                 enabled = no
                 [ble]
-                transport = emulated:\(directory)
+                transport = \(transport ?? "emulated:" + directory)
                 \(wearables)
                 """)
     }
 
-    /// Installs the app, starts the daemon and connects as the app.
-    func start() throws -> ReaderConnection {
+    /// Installs the app, starts the daemon (with `environment`) and connects as the app.
+    func start(environment: [String: String] = [:]) throws -> ReaderConnection {
         try DaemonHarness.writeApp(
             BLEEndToEndTests.app, in: run.folder + "/apps.d", entitlements: entitlements, users: [String(getuid())])
-        try run.startPlain()
+        try run.startPlain(environment: environment)
         let connection = try run.connect(app: BLEEndToEndTests.app)
         app = connection
         return connection

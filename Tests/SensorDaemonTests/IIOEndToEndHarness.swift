@@ -110,9 +110,11 @@ final class IIODaemonRun: @unchecked Sendable {
         try launch(arguments + ["--"] + daemonArguments, controlled: false)
     }
 
-    /// `timeout 60 sensorkitd …` without umockdev (remote rigs only, or no IIO at all).
-    func startPlain() throws {
-        try launch(["--kill-after=3", "60"] + daemonArguments, controlled: false)
+    /// `timeout 60 [env NAME=VALUE…] sensorkitd …` without umockdev (remote rigs only, or no IIO
+    /// at all); `environment` e.g. a private bus as the daemon's system bus.
+    func startPlain(environment: [String: String] = [:]) throws {
+        let env = environment.isEmpty ? [] : ["/usr/bin/env"] + environment.sorted(by: { $0.key < $1.key }).map { "\($0)=\($1)" }
+        try launch(["--kill-after=3", "60"] + env + daemonArguments, controlled: false)
     }
 
     /// Another process for the test's lifetime (e.g. `iiod` under umockdev-run), output to the
