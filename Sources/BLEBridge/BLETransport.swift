@@ -16,6 +16,13 @@ public protocol BLETransport: AnyObject, Sendable {
     func connect(
         _ report: BLEScanReport, queue: DispatchQueue, onEvent: @escaping @Sendable (GATTLinkEvent) -> Void
     ) throws(BLETransportError) -> any GATTLink
+    /// What the transport itself knows of a peripheral for `sensorkitctl devices` (bluez: that the
+    /// daemon paired it); empty for most.
+    func status(of address: String) -> [String: String]
+}
+
+extension BLETransport {
+    public func status(of address: String) -> [String: String] { [:] }
 }
 
 /// One peripheral as a scan saw it.

@@ -472,6 +472,9 @@ enum IDs {
         #expect(try rig.count("Pair") == 1)
         #expect(try rig.count("agent confirmed") == 1)
         #expect(transport.pairedWearables == ["C0:FF:EE:00:00:01"])
+        // What `sensorkitctl devices` shows of it, through the link's status.
+        #expect(transport.status(of: "c0:ff:ee:00:00:01")["pairing"]?.hasPrefix("paired by sensorkitd") == true)
+        #expect(transport.status(of: "C0:FF:EE:00:00:02").isEmpty)
         #expect(try rig.count("RequestDefaultAgent") == 0)
     }
 

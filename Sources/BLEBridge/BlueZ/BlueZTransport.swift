@@ -177,6 +177,11 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
     /// agent) because they wanted bonding, for `sensorkitctl devices`.
     public var pairedWearables: [String] { paired.withLock { $0 } }
 
+    public func status(of address: String) -> [String: String] {
+        pairedWearables.contains { $0.uppercased() == address.uppercased() }
+            ? ["pairing": "paired by sensorkitd through bluetoothd (agent \(BlueZAgent.capability))"] : [:]
+    }
+
     func notePaired(_ address: String) {
         paired.withLock { list in if !list.contains(address), list.count < 64 { list.append(address) } }
         log("bluez: \(address) wanted bonding and was paired through bluetoothd (agent \(BlueZAgent.capability))")

@@ -21,6 +21,8 @@ final class WearableLink: @unchecked Sendable {
 
     private var machine: WearableLinkMachine
     private var link: (any GATTLink)?
+    /// The peripheral last connected, for what the transport knows of it (`BLETransport.status`).
+    private var connectedAddress: String?
     /// Counts connections: events of a link already closed are not the current link's.
     private var generation = 0
     private var streams: [SRSensor: WearableStream] = [:]
@@ -92,6 +94,7 @@ final class WearableLink: @unchecked Sendable {
     private func perform(_ action: WearableLinkMachine.Action) {
         switch action {
         case .connect(let report):
+            connectedAddress = report.address
             generation += 1
             let current = generation
             do {
@@ -120,7 +123,10 @@ final class WearableLink: @unchecked Sendable {
         case .openGap(let sensor, let after, let time, let why):
             streams[sensor]?.openGap(after: after, now: time, why: why)
         case .status(let status):
-            for (sensor, values) in status { streams[sensor]?.setStatus(values) }
+            let transportStatus = connectedAddress.map(transport.status(of:)) ?? [:]
+            for (sensor, values) in status {
+                streams[sensor]?.setStatus(values.merging(transportStatus) { own, _ in own })
+            }
         case .log(.info(let line)): journal.info(line)
         case .log(.notice(let line)): journal.notice(line)
         case .log(.warning(let line)): journal.warning(line)
