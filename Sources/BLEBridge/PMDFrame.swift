@@ -1,14 +1,16 @@
 /// One PMD data notification: `type(1) timestamp(8, ns since 2000-01-01, of the LAST sample)
-/// frameType(1) payload`. Frame type bit 7 marks a delta-compressed frame. Decoded here: ECG
-/// frame type 0 (one 3-byte signed µV value per sample) and PPG frame type 0 (four 3-byte signed
-/// channels: three optical, then ambient), raw or compressed (docs/ble.md, "PMD data frames").
+/// frameType(1) payload`. Frame type bit 7 marks a delta-compressed frame. Decoded here (the
+/// table in `layout`; docs/ble.md, "Polar Measurement Data"): ECG type 0; PPG type 0 raw or
+/// compressed, types 7 and 10 compressed; ACC types 0, 1 and 2 raw, 0 and 1 compressed. PPI
+/// (measurement type 3) has its own record layout: `PMDPulseIntervalFrame`.
 public struct PMDFrame: Equatable, Sendable {
     public var measurementType: UInt8
     /// Device nanoseconds since 2000-01-01T00:00:00 of the frame's last sample.
     public var deviceTimestamp: UInt64
     public var frameType: UInt8
     public var isCompressed: Bool
-    /// One array of channel values per sample, oldest first (ECG: [µV]; PPG: [ppg0, ppg1, ppg2, ambient]).
+    /// One array of channel values per sample, oldest first (ECG: [µV]; PPG type 0: [ppg0, ppg1,
+    /// ppg2, ambient]; ACC: [x, y, z] in the frame type's unit, `accelerationUnitMicroG`).
     public var samples: [[Int32]]
 
     public init(measurementType: UInt8, deviceTimestamp: UInt64, frameType: UInt8, isCompressed: Bool, samples: [[Int32]]) {
@@ -42,12 +44,31 @@ public struct PMDFrame: Equatable, Sendable {
         var bytesPerValue: Int
     }
 
-    static func layout(measurementType: UInt8, frameType: UInt8) -> Layout? {
-        switch (measurementType, frameType) {
-        case (PMDMeasurementType.ecg.rawValue, 0): Layout(channels: 1, bytesPerValue: 3)
-        case (PMDMeasurementType.ppg.rawValue, 0): Layout(channels: 4, bytesPerValue: 3)
-        default: nil
+    /// Channels and value size of each decodable (measurement type, frame type, compressed); for a
+    /// compressed frame the size is its reference sample's. Anything else is `unsupportedFrame`.
+    static func layout(measurementType: UInt8, frameType: UInt8, compressed: Bool) -> Layout? {
+        let ecg = PMDMeasurementType.ecg.rawValue
+        let ppg = PMDMeasurementType.ppg.rawValue
+        let acc = PMDMeasurementType.acc.rawValue
+        switch (measurementType, frameType, compressed) {
+        case (ecg, 0, _): return Layout(channels: 1, bytesPerValue: 3)
+        case (ppg, 0, _): return Layout(channels: 4, bytesPerValue: 3)
+        // 16 optical channels and a status word; 8 green, 6 red, 6 infrared and a status word.
+        case (ppg, 7, true): return Layout(channels: 17, bytesPerValue: 3)
+        case (ppg, 10, true): return Layout(channels: 21, bytesPerValue: 3)
+        case (acc, 0, false): return Layout(channels: 3, bytesPerValue: 1)
+        case (acc, 1, false): return Layout(channels: 3, bytesPerValue: 2)
+        case (acc, 2, false): return Layout(channels: 3, bytesPerValue: 3)
+        case (acc, 0, true), (acc, 1, true): return Layout(channels: 3, bytesPerValue: 2)
+        default: return nil
         }
+    }
+
+    /// Micro-g per unit of an ACC frame's values before FACTOR: compressed type 0 carries g, every
+    /// other ACC frame type mG (the H10's unit). Nil for other measurements.
+    public var accelerationUnitMicroG: Int64? {
+        guard measurementType == PMDMeasurementType.acc.rawValue else { return nil }
+        return isCompressed && frameType == 0 ? 1_000_000 : 1_000
     }
 
     /// `sampleLimit` bounds the samples one frame may hold (decoding stops there and throws):
@@ -61,7 +82,7 @@ public struct PMDFrame: Equatable, Sendable {
         deviceTimestamp = timestamp
         frameType = rawFrameType & 0x7F
         isCompressed = rawFrameType & 0x80 != 0
-        guard let layout = Self.layout(measurementType: measurementType, frameType: frameType) else {
+        guard let layout = Self.layout(measurementType: measurementType, frameType: frameType, compressed: isCompressed) else {
             throw .unsupportedFrame(measurementType: measurementType, frameType: frameType)
         }
         let payload = reader.rest()

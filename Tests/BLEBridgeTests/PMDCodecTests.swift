@@ -105,8 +105,8 @@ import Testing
         for length in [11, 12, 14, 15] {
             #expect(throws: PMDFrame.DecodeError.partialSample) { try PMDFrame(decoding: Array(full.prefix(length))) }
         }
-        #expect(throws: PMDFrame.DecodeError.unsupportedFrame(measurementType: 2, frameType: 1)) {
-            try PMDFrame(decoding: [0x02] + Self.header + [0x01, 0, 0, 0, 0, 0, 0])
+        #expect(throws: PMDFrame.DecodeError.unsupportedFrame(measurementType: 2, frameType: 5)) {
+            try PMDFrame(decoding: [0x02] + Self.header + [0x05, 0, 0, 0, 0, 0, 0])
         }
     }
 }
