@@ -13,7 +13,7 @@ public final class EmulatedPeripheral: @unchecked Sendable {
         public var address: String
         public var name: String
         public var heartRate = true
-        /// PMD measurement types served (0 ECG, 1 PPG); empty: no PMD service.
+        /// PMD measurement types served (0 ECG, 1 PPG, 2 ACC, 3 PPI); empty: no PMD service.
         public var pmdTypes: [UInt8] = []
         public var manufacturer = "Emulated"
         public var model: String
@@ -27,13 +27,13 @@ public final class EmulatedPeripheral: @unchecked Sendable {
 
         public static func h10(address: String = "C0:FF:EE:00:00:10") -> Profile {
             Profile(
-                address: address, name: "Polar H10 0A0B0C0D", pmdTypes: [0], manufacturer: "Polar Electro Oy", model: "H10",
+                address: address, name: "Polar H10 0A0B0C0D", pmdTypes: [0, 2], manufacturer: "Polar Electro Oy", model: "H10",
                 firmware: "3.1.1")
         }
 
         public static func veritySense(address: String = "C0:FF:EE:00:00:20") -> Profile {
             Profile(
-                address: address, name: "Polar Sense 1A2B3C4D", pmdTypes: [1], manufacturer: "Polar Electro Oy",
+                address: address, name: "Polar Sense 1A2B3C4D", pmdTypes: [1, 3], manufacturer: "Polar Electro Oy",
                 model: "Polar Verity Sense",
                 firmware: "2.2.6", bodySensorLocation: 2)
         }
@@ -131,6 +131,46 @@ public final class EmulatedPeripheral: @unchecked Sendable {
         var frame = [0x01] + Self.le64(timestamp) + [compressed ? 0x80 : 0x00]
         frame += compressed ? Self.deltaEncode(samples) : samples.flatMap { $0.flatMap(Self.le24) }
         return sendFrame(frame, type: 1)
+    }
+
+    /// Sends an ACC frame of x, y, z in mG: raw type 1 (three int16 a sample) or, as an H10
+    /// streams, delta-compressed type 1 (a 16-bit reference sample, then one block of deltas).
+    @discardableResult
+    public func sendACC(timestamp: UInt64, samples: [[Int32]], compressed: Bool) -> Bool {
+        var frame = [0x02] + Self.le64(timestamp) + [compressed ? 0x81 : 0x01]
+        frame +=
+            compressed
+            ? Self.deltaEncode(samples, valueBytes: 2)
+            : samples.flatMap { $0.flatMap { Self.le16(UInt16(truncatingIfNeeded: $0)) } }
+        return sendFrame(frame, type: 2)
+    }
+
+    /// One PP interval as a PPI frame carries it.
+    public struct PulseInterval: Sendable {
+        public var beatsPerMinute: UInt8
+        public var milliseconds: UInt16
+        public var errorEstimate: UInt16
+        /// Bit 0 blocker, bit 1 skin contact, bit 2 skin contact supported.
+        public var flags: UInt8
+        public init(beatsPerMinute: UInt8, milliseconds: UInt16, errorEstimate: UInt16, flags: UInt8) {
+            self.beatsPerMinute = beatsPerMinute
+            self.milliseconds = milliseconds
+            self.errorEstimate = errorEstimate
+            self.flags = flags
+        }
+    }
+
+    /// Sends a PPI frame (type 0): 6 bytes an interval, oldest first; a Verity Sense stamps it 0.
+    @discardableResult
+    public func sendPPI(timestamp: UInt64 = 0, intervals: [PulseInterval]) -> Bool {
+        var frame = [0x03] + Self.le64(timestamp) + [0x00]
+        for interval in intervals {
+            frame +=
+                [interval.beatsPerMinute] + Self.le16(interval.milliseconds) + Self.le16(interval.errorEstimate) + [
+                    interval.flags
+                ]
+        }
+        return sendFrame(frame, type: 3)
     }
 
     /// Sends a data-characteristic notification with arbitrary bytes (malformed/truncated frames).
@@ -354,10 +394,19 @@ public final class EmulatedPeripheral: @unchecked Sendable {
         guard profile.pmdTypes.contains(type) else { return [0xF0, opcode, type, 3, 0] }
         switch opcode {
         case 0x01:
-            let settings: [UInt8] =
-                type == 0
-                ? [0x00, 0x01, 0x82, 0x00, 0x01, 0x01, 0x0E, 0x00]
-                : [0x00, 0x01, 0x37, 0x00, 0x01, 0x01, 0x16, 0x00, 0x04, 0x01, 0x04]
+            let settings: [UInt8]
+            switch type {
+            case 0: settings = [0x00, 0x01, 0x82, 0x00, 0x01, 0x01, 0x0E, 0x00]
+            // The H10's ACC: 25, 50, 100, 200 Hz; 16 bit; ±2, 4, 8 g.
+            case 2:
+                settings = [
+                    0x00, 0x04, 0x19, 0x00, 0x32, 0x00, 0x64, 0x00, 0xC8, 0x00, 0x01, 0x01, 0x10, 0x00, 0x02, 0x03, 0x02,
+                    0x00, 0x04, 0x00, 0x08, 0x00,
+                ]
+            // PPI has no settings.
+            case 3: settings = []
+            default: settings = [0x00, 0x01, 0x37, 0x00, 0x01, 0x01, 0x16, 0x00, 0x04, 0x01, 0x04]
+            }
             return [0xF0, opcode, type, 0, 0] + settings
         case 0x02:
             if mtu < 232 { return [0xF0, opcode, type, 10, 0] }
@@ -420,11 +469,12 @@ public final class EmulatedPeripheral: @unchecked Sendable {
         return [UInt8(bits & 0xFF), UInt8((bits >> 8) & 0xFF), UInt8((bits >> 16) & 0xFF)]
     }
 
-    /// The PMD delta encoding: the first sample as reference (3 bytes per channel), then one block
-    /// `width count bits…` holding every following sample's per-channel differences, packed LSB first.
-    static func deltaEncode(_ samples: [[Int32]]) -> [UInt8] {
+    /// The PMD delta encoding: the first sample as reference (`valueBytes` per channel), then one
+    /// block `width count bits…` holding every following sample's per-channel differences, packed
+    /// LSB first.
+    static func deltaEncode(_ samples: [[Int32]], valueBytes: Int = 3) -> [UInt8] {
         guard let first = samples.first else { return [] }
-        var bytes = first.flatMap(le24)
+        var bytes = first.flatMap { value in le24(value).prefix(valueBytes) }
         guard samples.count > 1 else { return bytes }
         var deltas: [Int32] = []
         for index in 1..<samples.count {

@@ -3,8 +3,9 @@ import Glibc
 import SensorSystem
 
 /// An emulated wearable that lives on its own: an `EmulatedPeripheral` fed with `WearableSignals`
-/// in real time — a heart-rate notification every second, ECG frames (130 Hz, 73 samples) and
-/// compressed PPG frames (55 Hz, 20 samples) while the client runs those streams — stamped by a
+/// in real time — a heart-rate notification every second, ECG frames (130 Hz, 73 samples),
+/// compressed ACC frames (50 Hz, 25 samples, mG), compressed PPG frames (55 Hz, 20 samples) and a
+/// PPI frame a second with that second's pulses while the client runs those streams — stamped by a
 /// device clock counting nanoseconds since 2000-01-01 as Polar devices do. Faults: the link
 /// dropped every N seconds, the device clock restarting at 2019-01-01 (an H10 taken off its strap).
 public final class EmulatedWearable: @unchecked Sendable {
@@ -28,6 +29,8 @@ public final class EmulatedWearable: @unchecked Sendable {
     static let ecgFrameSamples = 73
     static let ppgRate = 55.0
     static let ppgFrameSamples = 20
+    static let accRate = 50.0
+    static let accFrameSamples = 25
     /// Nanoseconds from 1970-01-01 to 2000-01-01, the PMD epoch.
     static let pmdEpochOffset: Int64 = 946_684_800_000_000_000
     /// 2019-01-01T00:00:00Z in PMD time: where an H10's clock restarts.
@@ -43,6 +46,7 @@ public final class EmulatedWearable: @unchecked Sendable {
     private var heartRateSecond = 1
     private var ecgNext = 0
     private var ppgNext = 0
+    private var accNext = 0
     private var nextDisconnect: Double?
     private var floodSent = 0
     private var floodDevice: UInt64 = 0
@@ -94,6 +98,16 @@ public final class EmulatedWearable: @unchecked Sendable {
             let value = signals.heartRateMeasurement(
                 from: Double(heartRateSecond - 1), to: Double(heartRateSecond), withRR: !profile.pmdTypes.contains(1))
             peripheral.notifyHeartRate(value)
+            if peripheral.runningMeasurements.contains(3) {
+                let intervals = signals.pulseIntervals(from: Double(heartRateSecond - 1), to: Double(heartRateSecond))
+                if !intervals.isEmpty {
+                    // Skin contact, supported; error estimates of a few ms as the device reports.
+                    peripheral.sendPPI(
+                        intervals: intervals.map {
+                            .init(beatsPerMinute: $0.beatsPerMinute, milliseconds: $0.milliseconds, errorEstimate: 6, flags: 0x06)
+                        })
+                }
+            }
             heartRateSecond += 1
         }
         let running = peripheral.runningMeasurements
@@ -107,6 +121,15 @@ public final class EmulatedWearable: @unchecked Sendable {
             ) { first, count in
                 let samples = (first..<first + count).map { signals.electrocardiogram(at: Double($0) / Self.ecgRate) }
                 peripheral.sendECG(timestamp: deviceTime(at: Double(first + count - 1) / Self.ecgRate), microvolts: samples)
+            }
+        }
+        if profile.pmdTypes.contains(2) {
+            accNext = stream(
+                running: running.contains(2), next: accNext, rate: Self.accRate, frame: Self.accFrameSamples, now: now
+            ) { first, count in
+                let samples = (first..<first + count).map { signals.acceleration(at: Double($0) / Self.accRate) }
+                peripheral.sendACC(
+                    timestamp: deviceTime(at: Double(first + count - 1) / Self.accRate), samples: samples, compressed: true)
             }
         }
         if profile.pmdTypes.contains(1) {

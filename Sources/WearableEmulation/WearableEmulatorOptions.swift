@@ -33,9 +33,11 @@ public struct WearableEmulatorOptions: Equatable, Sendable {
           --dir DIR                 the directory (created if missing)
           --profile KIND            adds a wearable; repeat for several. Default: one h10.
                                       strap   Heart Rate Service: ~60-80 bpm with RR intervals, once a second
-                                      h10     as strap, plus Polar PMD ECG: 130 Hz in µV, 73 samples a frame
+                                      h10     as strap, plus Polar PMD ECG: 130 Hz in µV, 73 samples a frame,
+                                              and ACC: 50 Hz in mG, delta-compressed frames of 25 samples
                                       verity  Heart Rate Service (no RR) plus Polar PMD PPG: 55 Hz, 3 optical
-                                              channels and ambient, delta-compressed frames
+                                              channels and ambient, delta-compressed frames; and PPI: a frame
+                                              a second with that second's PP intervals
           --address ADDRESS         the address of the last --profile (default C0:FF:EE:00:00:01 strap,
                                     C0:FF:EE:00:00:10 h10, C0:FF:EE:00:00:20 verity; repeats count up)
           --name NAME               the advertised Complete Local Name of the last --profile

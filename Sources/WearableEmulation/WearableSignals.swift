@@ -68,6 +68,28 @@ public struct WearableSignals: Sendable {
         ]
     }
 
+    /// One accelerometer sample in mG at `time`, as a chest strap sees it: gravity along −z, the
+    /// chest rising with breathing on y and a small jolt on x at each beat.
+    public mutating func acceleration(at time: Double) -> [Int32] {
+        schedule(through: time + 1)
+        var jolt = 0.0
+        for beat in beats where abs(time - beat) < 0.3 { jolt += Self.wave(time - beat, at: 0.05, width: 0.03, height: 25) }
+        let breathing = 40 * sin(2 * Double.pi * 0.25 * time)
+        return [Int32(jolt.rounded()), Int32((60 + breathing).rounded()), Int32((-998 + breathing / 4).rounded())]
+    }
+
+    /// The PP intervals (ms) of the beats in `start..<end`, oldest first, with the heart rate each
+    /// one makes: what an optical sensor's PPI stream reports.
+    public mutating func pulseIntervals(from start: Double, to end: Double) -> [(beatsPerMinute: UInt8, milliseconds: UInt16)] {
+        schedule(through: end)
+        var result: [(UInt8, UInt16)] = []
+        for (index, beat) in beats.enumerated() where index > 0 && beat >= start && beat < end {
+            let seconds = beat - beats[index - 1]
+            result.append((UInt8(min(max((60 / seconds).rounded(), 30), 250)), UInt16(min((seconds * 1000).rounded(), 65535))))
+        }
+        return result
+    }
+
     private static func wave(_ offset: Double, at center: Double, width: Double, height: Double) -> Double {
         let z = (offset - center) / width
         return height * exp(-0.5 * z * z)

@@ -150,7 +150,7 @@ final class WearableHarness: @unchecked Sendable {
         guard case .readCompleted(_, _, let featureBytes)? = harness.completion(of: features) else {
             Issue.record("no features"); return
         }
-        #expect(PMDFeatures(decoding: featureBytes)?.types == [.ecg])
+        #expect(PMDFeatures(decoding: featureBytes)?.types == [.ecg, .acc])
         #expect(harness.completion(of: cp) == .writeCompleted(cp, handle: controlPoint.cccdHandle!))
         #expect(harness.completion(of: dataSubscription) == .writeCompleted(dataSubscription, handle: data.cccdHandle!))
 

@@ -20,7 +20,7 @@ struct WearableEmulatorOptionsTests {
                 "C0:FF:EE:00:00:10", "C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02", "D2:00:00:00:00:09",
             ])
         #expect(options.profiles().map(\.name) == ["Polar H10 0A0B0C0D", "HR Strap 0001", "Strap B", "Polar Sense 1A2B3C4D"])
-        #expect(options.profiles().map(\.pmdTypes) == [[0], [], [], [1]])
+        #expect(options.profiles().map(\.pmdTypes) == [[0, 2], [], [], [1, 3]])
         #expect(
             options.duration == 2.5 && options.disconnectEvery == 7 && options.clockResetAfter == 30 && options.serverMTU == 185)
         #expect(options.floodUndecodable == 10000)
@@ -73,6 +73,30 @@ struct WearableSignalsTests {
         #expect(ppg.count == 4)
         #expect(
             try HeartRateMeasurement(decoding: signals.heartRateMeasurement(from: 60, to: 61, withRR: false)).rrIntervals.isEmpty)
+    }
+
+    /// PPI and ACC follow the same beats: each second's PP intervals are that second's RR
+    /// intervals (ms against 1/1024 s, within rounding), their heart rates in range; ACC reads
+    /// about 1 g, mostly on −z, as a chest strap at rest does.
+    @Test func pulseIntervalsAndAccelerationFollowTheBeats() throws {
+        var strap = WearableSignals()
+        var optical = WearableSignals()
+        for second in 1...60 {
+            let rr = try HeartRateMeasurement(
+                decoding: strap.heartRateMeasurement(from: Double(second - 1), to: Double(second), withRR: true)
+            ).rrIntervals
+            let pulses = optical.pulseIntervals(from: Double(second - 1), to: Double(second))
+            #expect(pulses.count == rr.count)
+            for (pulse, interval) in zip(pulses, rr) {
+                #expect(abs(Double(pulse.milliseconds) - Double(interval) * 1000 / 1024) <= 1)
+                #expect((55...85).contains(pulse.beatsPerMinute))
+            }
+        }
+        for time in stride(from: 0.0, to: 10, by: 0.02) {
+            let mG = strap.acceleration(at: time).map(Double.init)
+            #expect(abs((mG.map { $0 * $0 }.reduce(0, +)).squareRoot() - 1000) < 60)
+            #expect(mG[2] < -900)
+        }
     }
 }
 
