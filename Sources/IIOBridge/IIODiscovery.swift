@@ -84,11 +84,7 @@ public final class IIODiscovery: @unchecked Sendable {
             do throws(SystemError) {
                 let monitor = try UdevIIOMonitor(queue: discovery.queue)
                 discovery.monitor = monitor
-                let present = try monitor.enumerate()
-                let source = monitor.makeEventSource { [weak discovery] events in discovery?.process(events) }
-                discovery.eventSource = source
-                discovery.process(present)
-                source.resume()
+                discovery.eventSource = try monitor.follow { [weak discovery] devices in discovery?.process(devices) }
                 return .success(())
             } catch {
                 return .failure(error)

@@ -37,11 +37,7 @@ public final class KeyboardDiscovery: @unchecked Sendable {
             do throws(SystemError) {
                 let monitor = try UdevMonitor(subsystem: "input", queue: discovery.queue) { $0.hasPrefix("event") }
                 discovery.monitor = monitor
-                let found = try monitor.enumerate()
-                let source = monitor.makeEventSource { [weak discovery] events in discovery?.process(events) }
-                discovery.eventSource = source
-                discovery.process(found)
-                source.resume()
+                discovery.eventSource = try monitor.follow { [weak discovery] devices in discovery?.process(devices) }
                 return .success(())
             } catch {
                 return .failure(error)

@@ -145,6 +145,18 @@ public final class UdevMonitor: @unchecked Sendable {
         return source
     }
 
+    /// Hands `handle` the devices present now and then every later event, all on `queue` and in
+    /// that order (the monitor listens before enumerating, so nothing falls between). Returns the
+    /// running event source, which the caller cancels before dropping the monitor.
+    public func follow(_ handle: @escaping @Sendable ([UdevDevice]) -> Void) throws(SystemError) -> any DispatchSourceRead {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let present = try enumerate()
+        let source = makeEventSource(handle)
+        handle(present)
+        source.resume()
+        return source
+    }
+
     /// The device's facts, or nil for one whose sysname `accepts` refuses.
     private func device(_ device: OpaquePointer, action: UdevDevice.Action?) -> UdevDevice? {
         guard let syspath = udev_device_get_syspath(device).map({ String(cString: $0) }),

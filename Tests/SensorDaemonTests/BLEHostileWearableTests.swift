@@ -39,17 +39,22 @@ import Testing
 
     static func occurrences(_ text: String, _ part: String) -> Int { text.components(separatedBy: part).count - 1 }
 
-    @Test func aFloodOfGoodAndUndecodableFramesIsOneRecordPerRunAndTheOtherStrapStaysOnTime() throws {
-        let rig = try WearableRig(
+    /// An H10 recording heart rate and ECG beside a strap recording heart rate.
+    static func chestAndStrap() throws -> WearableRig {
+        try WearableRig(
             sensors: "heartRate, electrocardiogram", entitlements: ["heart-rate", "ecg"],
             wearables: """
                 [wearable chest]
-                address = \(Self.h10)
+                address = \(h10)
                 streams = heartRate, electrocardiogram
                 [wearable strap]
-                address = \(Self.strap)
+                address = \(strap)
                 streams = heartRate
                 """)
+    }
+
+    @Test func aFloodOfGoodAndUndecodableFramesIsOneRecordPerRunAndTheOtherStrapStaysOnTime() throws {
+        let rig = try Self.chestAndStrap()
         defer { rig.stop() }
         let h10 = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: Self.h10))
         let strap = try EmulatedPeripheral(directory: rig.directory, profile: .strap(address: Self.strap))
@@ -101,16 +106,7 @@ import Testing
     }
 
     @Test func impossibleFramesAnEndlessContinuationAndADeviceThatKeepsStoppingAreContained() throws {
-        let rig = try WearableRig(
-            sensors: "heartRate, electrocardiogram", entitlements: ["heart-rate", "ecg"],
-            wearables: """
-                [wearable chest]
-                address = \(Self.h10)
-                streams = heartRate, electrocardiogram
-                [wearable strap]
-                address = \(Self.strap)
-                streams = heartRate
-                """)
+        let rig = try Self.chestAndStrap()
         defer { rig.stop() }
         let h10 = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: Self.h10))
         let strap = try EmulatedPeripheral(directory: rig.directory, profile: .strap(address: Self.strap))
