@@ -67,6 +67,8 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     private var loop: ReadinessLoop?
     private var fanOut: ScanFanOut
     private var mapping: TimestampMapping = .boottime
+    /// Runs a wake's deliveries as one hand-over into the store (`SourceRegistry.handingOver`).
+    private let handOver: @Sendable (() -> Void) -> Void
     private let decoder: ScanDecoder
     private var values: [Int64] = []
     private var stamps: [Int64] = []
@@ -79,9 +81,11 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         sysfs: IIOSysfsDevice, devnode: String, description: IIODeviceDescription, plan: DeviceCapturePlan,
         controlQueue: DispatchQueue, clock: any SystemClock, pairing: ClockPairing = .system, log: Journal,
         restartDelay: DispatchTimeInterval = .seconds(1), deliveryHold: Int64 = IIODeviceCapture.defaultDeliveryHold,
+        handOver: @escaping @Sendable (() -> Void) -> Void = { $0() },
         onEnableFailure: (@Sendable (BufferedCaptureError) -> Void)? = nil
     ) {
         precondition(deliveryHold >= 0, "a hold is not negative")
+        self.handOver = handOver
         self.onEnableFailure = onEnableFailure
         self.deliveryHold = deliveryHold
         self.sysfs = sysfs
@@ -256,19 +260,25 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         }
     }
 
-    /// On the loop's thread: the fd is readable, a held batch fell due, or `poll` failed.
+    /// On the loop's thread: the fd is readable, a held batch fell due, or `poll` failed. What
+    /// the streams hand over in one wake is one hand-over (`handOver`): the chip's streams reach
+    /// the store together, for one writer wake-up.
     private func woke(_ wake: ReadinessLoop.Wake) -> ReadinessLoop.Next {
-        dataQueue.sync {
-            switch wake {
-            case .readable:
-                return readable()
-            case .deadline:
-                return .wait(nanoseconds: fanOut.deliverDue(at: clock.boottimeNanoseconds(), hold: deliveryHold))
-            case let .failed(error):
-                readFailed(error)
-                return .stop
+        var next = ReadinessLoop.Next.stop
+        handOver {
+            next = dataQueue.sync {
+                switch wake {
+                case .readable:
+                    return readable()
+                case .deadline:
+                    return .wait(nanoseconds: fanOut.deliverDue(at: clock.boottimeNanoseconds(), hold: deliveryHold))
+                case let .failed(error):
+                    readFailed(error)
+                    return .stop
+                }
             }
         }
+        return next
     }
 
     /// The fd is readable: drain, stamp, split per stream, hand over what is due. Returns how

@@ -212,6 +212,7 @@ public final class IIODiscovery: @unchecked Sendable {
                 sysfs: IIOSysfsDevice(path: syspath), devnode: chip.udev.devnode ?? "/dev/" + chip.udev.sysname,
                 description: chip.description, plan: plan, controlQueue: control, clock: options.clock,
                 pairing: options.pairing, log: options.log, restartDelay: options.restartDelay,
+                handOver: { [registry] body in registry.handingOver(body) },
                 onEnableFailure: { [weak self] error in
                     guard let self else { return }
                     queue.async { self.bufferRefused(syspath, by: refused.capture, error) }

@@ -13,9 +13,10 @@ import Synchronization
 ///
 /// Crash contract: a sample is committed at most `commitInterval` (0.5 s by default) after it was
 /// read (its receive time), or as it arrives when it was read longer ago (plus the commit itself,
-/// and a tenth of the interval at most when commits crowd), so a SIGKILL or (with
-/// `.powerLoss` durability) a power cut loses at most the samples read in the last interval and
-/// those still held by their source; `close()` loses nothing. The writer wakes only for work: an
+/// and a tenth of the interval at most when commits crowd), so a SIGKILL loses at most the
+/// samples read in the last interval and those still held by their source; with `.powerLoss`
+/// durability a commit is on the disk within `syncInterval` (5 s by default), so a power cut
+/// loses at most that much more; `close()` and `flush()` lose nothing. The writer wakes only for work: an
 /// idle store commits nothing and wakes only to purge (docs/store.md). A chunk whose checksum fails is never returned; it
 /// becomes a `systemInitiated` deletion record.
 public final class SensorStore: Sendable {
@@ -128,8 +129,22 @@ public final class SensorStore: Sendable {
         // a pause, a plain `async`: on Linux a timer costs the dispatch manager thread's wake-up
         // besides the writer's. In a flood, a millisecond's grace, so the writer does not wake
         // per batch (`AppendInbox.DrainStart`).
+        startDrain(inbox.push(batch, to: stream, readAgo: readAgo(batch), arm: writer.armDrain(at:)))
+    }
+
+    /// Runs `body`, whose appends (from any thread) are one hand-over: the writer is started or
+    /// its timer armed once, after `body`, for all of them — as for one batch. A source that
+    /// hands several streams' batches over at once (an IIO chip) wraps them in it, so they go
+    /// into one commit for one wake-up.
+    public func handingOver(_ body: () -> Void) {
+        inbox.hold()
+        defer { startDrain(inbox.release(arm: writer.armDrain(at:))) }
+        body()
+    }
+
+    private func startDrain(_ start: AppendInbox.DrainStart?) {
         let writer = self.writer
-        switch inbox.push(batch, to: stream, readAgo: readAgo(batch), arm: writer.armDrain(at:)) {
+        switch start {
         case .now?: writer.queue.async { writer.drain() }
         case .afterGrace?:
             writer.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(AppendInbox.floodWindow))) { writer.drain() }

@@ -94,6 +94,8 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
         }
     }
 
+    public func handingOver(_ body: () -> Void) { sink.handingOver(body) }
+
     /// Removes a source (unplugged): it is closed; the store keeps its data.
     public func remove(source: String) {
         listing.withLock { $0.sources = $0.sources.filter { $0.value.descriptor.source != source } }

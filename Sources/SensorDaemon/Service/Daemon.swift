@@ -118,15 +118,19 @@ public final class Daemon: @unchecked Sendable {
         let ticks = Mutex(0)
         // Every 10 s: the timeline's high-water mark matters only once saved (it floors the next
         // boot's anchor), so advancing it more often bought nothing but a wake-up a second
-        // (docs/measurements/iio.md, "Whole daemon").
+        // (docs/measurements/iio.md, "Whole daemon"). Saved every minute: each save is an atomic
+        // write with its fsyncs, about eight disk waits, which every ten seconds were a sixth of
+        // a recording daemon's wake-ups (docs/design-notes/0005-clock-steps.md).
         housekeeping = parts.scheduler.schedule(on: housekeepingQueue, after: 10_000_000_000, repeating: 10_000_000_000) {
             let tick = ticks.withLock {
                 $0 += 1; return $0
             }
             keeper.advance(to: clock.now())
             store.timelineChanged(keeper.current)
-            keeper.saveOrLog()
-            if tick % 6 == 0 { store.maintain() }  // every minute; returns at once, the purge waits elsewhere
+            if tick % 6 == 0 {
+                keeper.saveOrLog()
+                store.maintain()  // returns at once, the purge waits elsewhere
+            }
         }
         let (reader, recorder) = (service, pipeline)
         watchdog = ServiceManagerNotifier.watchdogInterval(environment: parts.environment).map { interval in

@@ -4,8 +4,9 @@ import SensorSystem
 import Synchronization
 
 /// The daemon's one timeline (docs/design-notes/0001-time.md): loaded from or founded in the
-/// state directory, the current boot adopted at start, the high-water mark advanced every second
-/// and saved every ten, a copy published beside the socket for clients.
+/// state directory, the current boot adopted at start, the high-water mark advanced every ten
+/// seconds and saved every minute (and at a clean stop), a copy published beside the socket for
+/// clients.
 public final class TimelineKeeper: Sendable {
     private let state: Mutex<Timeline>
     private let path: String
@@ -75,12 +76,12 @@ public final class TimelineKeeper: Sendable {
         }
     }
 
-    /// Writes the timeline (and the published copy); logs instead of throwing, for timers.
+    /// Writes the timeline; logs instead of throwing, for timers. The published copy is not
+    /// rewritten: clients read only its anchors, and a boot's anchor never changes.
     public func saveOrLog() {
         let timeline = current
         do {
             try TimelineFile.save(timeline, to: path)
-            if let published = publishedPath.withLock({ $0 }) { try TimelineFile.save(timeline, to: published, mode: 0o644) }
         } catch {
             journal.error("could not save the timeline: \(error)")
         }

@@ -81,6 +81,8 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
         }
     }
 
+    public func handingOver(_ body: () -> Void) { store.handingOver(body) }
+
     public func append(stream: Int64, _ batch: SourceBatch) {
         let id = StreamID(rawValue: stream)
         // A float column's values arrive as bit patterns; the store takes them as floats.

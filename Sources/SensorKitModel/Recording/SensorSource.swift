@@ -241,6 +241,14 @@ public protocol SourceRegistry: Sendable {
     func add(_ source: any SensorSource)
     /// Removes (and closes) every source whose `descriptor.source` is `source`.
     func remove(source: String)
+    /// Runs `body`, in which a discovery's sources deliver the batches of one hand-over (an IIO
+    /// chip's streams, cut at the same scan): the store then wakes its writer once for all of
+    /// them, not once per batch.
+    func handingOver(_ body: () -> Void)
+}
+
+extension SourceRegistry {
+    public func handingOver(_ body: () -> Void) { body() }
 }
 
 extension SensorSource {

@@ -69,13 +69,15 @@ public struct SampleAdmission: Hashable, Sendable {
     }
 }
 
-/// How hard commits push data to stable storage.
+/// How hard commits push data to stable storage. Either way every commit reaches the operating
+/// system at once (WAL, `synchronous = NORMAL`), so a killed process loses nothing committed.
 public enum Durability: Sendable, Hashable {
-    /// `synchronous=FULL`: each commit is fsynced, so a power cut loses at most what arrived
-    /// since the last commit (≤ the commit interval). The default.
+    /// A commit is also on the disk within `syncInterval` (a transaction begun under
+    /// `synchronous = FULL` syncs it and every commit before), so a power cut loses at most the
+    /// commits of the last `syncInterval`. The default.
     case powerLoss
-    /// `synchronous=NORMAL`: a killed process loses nothing committed, a power cut may lose the
-    /// commits since the last WAL checkpoint. For tests and throw-away captures.
+    /// No commit waits for the disk: a power cut may lose the commits since the last WAL
+    /// checkpoint. For tests and throw-away captures.
     case processCrash
 }
 
@@ -96,6 +98,9 @@ public struct StoreConfiguration: Sendable {
     /// …or when it spans this many nanoseconds of sensor time.
     public var chunkMaxDuration: Int64 = 600_000_000_000
     public var durability: Durability = .powerLoss
+    /// With `.powerLoss`, the longest a commit waits to be synced to the disk, in seconds: the
+    /// power-cut bound. Syncing every commit cost about ten disk waits (wake-ups) a second.
+    public var syncInterval: Double = 5
     /// Evict oldest chunks while the store would occupy more than this many bytes: pages in use,
     /// the WAL and its index, and the samples still to be written (docs/store.md, disk budget).
     public var maxBytes: Int64?

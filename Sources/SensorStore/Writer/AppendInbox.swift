@@ -79,6 +79,11 @@ final class AppendInbox: Sendable {
         var armed: UInt64?
         /// The earliest commit deadline of what is staged (monotonic ns); nil when nothing is.
         var due: UInt64?
+        /// Hand-overs in progress (`hold`): appends meanwhile are staged without starting or
+        /// arming anything; the last `release` decides once for all of them.
+        var holds = 0
+        /// Something was appended while held, not yet decided for.
+        var stagedWhileHeld = false
     }
 
     private let state = Mutex(State())
@@ -123,20 +128,52 @@ final class AppendInbox: Sendable {
             let now = self.now()
             let wait = commitInterval > readAgo ? commitInterval - readAgo : 0
             let (sum, overflow) = now.addingReportingOverflow(wait)
-            let due = overflow ? UInt64.max : sum
-            state.due = min(state.due ?? .max, due)
+            state.due = min(state.due ?? .max, overflow ? UInt64.max : sum)
             guard !state.drainScheduled else { return nil }
-            if wait > commitInterval / 10, state.pendingSamples < Self.backlogSamples {
-                if let armed = state.armed, armed <= due { return nil }
-                state.armed = due
-                arm(due)
+            guard state.holds == 0 else {
+                state.stagedWhileHeld = true
                 return nil
             }
-            state.drainScheduled = true
-            let quick = state.idleSince > 0 && now < state.idleSince.addingReportingOverflow(Self.floodWindow).partialValue
-            state.quickRestarts = quick ? min(state.quickRestarts + 1, Self.floodRestarts) : 0
-            return state.quickRestarts >= Self.floodRestarts ? .afterGrace : .now
+            return decide(&state, now: now, arm: arm)
         }
+    }
+
+    /// A hand-over of several batches begins (the streams of one chip, from one thread): until
+    /// the matching `release`, appends start no drain and arm no timer. Without it the first
+    /// batch's drain wakes a worker that preempts the appending thread, drains and commits, and
+    /// the next batch then finds a tick just run and arms the commit timer: two commits and a
+    /// timer per hand-over instead of one commit (docs/measurements/iio.md, "Battery").
+    func hold() {
+        state.withLock { $0.holds += 1 }
+    }
+
+    /// The hand-over `hold` began has ended: decides for what it appended as `push` would have
+    /// for one batch with their earliest deadline. Returns how the caller must start a drain.
+    func release(arm: (UInt64) -> Void = { _ in }) -> DrainStart? {
+        state.withLock { state in
+            state.holds = max(0, state.holds - 1)
+            guard state.holds == 0, state.stagedWhileHeld else { return nil }
+            state.stagedWhileHeld = false
+            guard !state.drainScheduled, state.due != nil else { return nil }
+            return decide(&state, now: self.now(), arm: arm)
+        }
+    }
+
+    /// Whether what is staged needs a drain now (or after a grace in a flood), or waits for the
+    /// timer armed for its deadline.
+    private func decide(_ state: inout State, now: UInt64, arm: (UInt64) -> Void) -> DrainStart? {
+        let due = state.due ?? now
+        let wait = due > now ? due - now : 0
+        if wait > commitInterval / 10, state.pendingSamples < Self.backlogSamples {
+            if let armed = state.armed, armed <= due { return nil }
+            state.armed = due
+            arm(due)
+            return nil
+        }
+        state.drainScheduled = true
+        let quick = state.idleSince > 0 && now < state.idleSince.addingReportingOverflow(Self.floodWindow).partialValue
+        state.quickRestarts = quick ? min(state.quickRestarts + 1, Self.floodRestarts) : 0
+        return state.quickRestarts >= Self.floodRestarts ? .afterGrace : .now
     }
 
     /// Copies `batch` into the stream's newest staging buffer while it has the same boot and

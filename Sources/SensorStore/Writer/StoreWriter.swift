@@ -48,6 +48,20 @@ final class StoreWriter: @unchecked Sendable {
     /// commit interval ago (`schedule`).
     private var commitTimer: (any DispatchSourceTimer)?
     private var schedule: CommitSchedule
+    /// Which commits wait for the disk (`Durability.powerLoss`): a transaction is begun synced
+    /// when the oldest unsynced commit is due, and `syncTimer` syncs an idle writer at that
+    /// deadline.
+    private var syncSchedule: SyncSchedule
+    /// One-shot: armed while a commit is unsynced, for its sync deadline.
+    private var syncTimer: (any DispatchSourceTimer)?
+    /// The deadline `syncTimer` is armed for: arming it again for the same instant would still
+    /// wake the dispatch manager thread, at every commit.
+    private var syncTimerDeadline: UInt64?
+    /// Whether the open transaction was begun under `synchronous = FULL`.
+    private var transactionSyncs = false
+    /// The value the idle sync writes into the header's `user_version` (a write is what makes a
+    /// commit, and so its `fdatasync`, happen); the schema's version lives in `schema_version`.
+    private var syncMarks: Int32 = 0
     /// Repeating every `purgeInterval`, whether or not data arrives (the window holds on an idle
     /// store too).
     private var purgeTimer: (any DispatchSourceTimer)?
@@ -111,6 +125,8 @@ final class StoreWriter: @unchecked Sendable {
         self.timeline = timeline
         self.onFailure = onFailure
         self.schedule = CommitSchedule(interval: configuration.commitInterval)
+        self.syncSchedule = SyncSchedule(
+            interval: configuration.syncInterval, commitInterval: configuration.commitInterval)
         drainTimer = DispatchSource.makeTimerSource(queue: queue)
         // Not scheduled: `armDrain` arms it. Resumed now, so it is never released suspended.
         drainTimer.setEventHandler { [weak self] in self?.deadlineReached() }
@@ -133,7 +149,9 @@ final class StoreWriter: @unchecked Sendable {
         // auto_vacuum only takes effect before the first table exists; harmless afterwards.
         try db.execute("PRAGMA auto_vacuum = INCREMENTAL")
         try db.execute("PRAGMA journal_mode = WAL")
-        try db.execute(configuration.durability == .powerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+        // Commits reach the operating system at once; the disk is made to keep them by the
+        // transactions `syncSchedule` begins under FULL (`Durability.powerLoss`).
+        try db.execute("PRAGMA synchronous = NORMAL")
         try db.execute("PRAGMA journal_size_limit = 67108864")
         try db.execute("PRAGMA foreign_keys = ON")
         // Debian's SQLite zeroes every freed page (secure_delete on), so an eviction would need
@@ -173,6 +191,12 @@ final class StoreWriter: @unchecked Sendable {
         commitTimer.setEventHandler { [weak self] in self?.commitTimerFired() }
         commitTimer.resume()
         self.commitTimer = commitTimer
+        if configuration.durability == .powerLoss {
+            let syncTimer = DispatchSource.makeTimerSource(queue: queue)
+            syncTimer.setEventHandler { [weak self] in self?.syncTimerFired() }
+            syncTimer.resume()
+            self.syncTimer = syncTimer
+        }
         if configuration.purgeInterval > 0, configuration.purgeInterval.isFinite {
             let interval = min(configuration.purgeInterval, 1e9)
             let purgeTimer = DispatchSource.makeTimerSource(queue: queue)
@@ -193,6 +217,8 @@ final class StoreWriter: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         commitTimer?.cancel()
         commitTimer = nil
+        syncTimer?.cancel()
+        syncTimer = nil
         drainTimer.cancel()
         purgeTimer?.cancel()
         purgeTimer = nil
@@ -471,6 +497,8 @@ final class StoreWriter: @unchecked Sendable {
             committed = false
             fail(error)
         }
+        // Durable means on the disk, not only handed to the operating system.
+        if committed, configuration.durability == .powerLoss, syncSchedule.deadline != nil { syncIdle() }
         reportLoss(wroteSamples: committed && samplesWritten > written)
         if let failure = pendingFailure {
             pendingFailure = nil
@@ -594,6 +622,14 @@ final class StoreWriter: @unchecked Sendable {
     func begin() throws {
         let db = try database()
         if db.isAutocommit {
+            let syncs =
+                configuration.durability == .powerLoss
+                && syncSchedule.syncs(beginningAt: DispatchTime.now().uptimeNanoseconds)
+            // SQLite refuses to change the level inside a transaction: it is set before.
+            if syncs != transactionSyncs {
+                try db.execute(syncs ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+                transactionSyncs = syncs
+            }
             try db.execute("BEGIN IMMEDIATE")
             inTransaction = true
         }
@@ -604,6 +640,54 @@ final class StoreWriter: @unchecked Sendable {
         try db.execute("COMMIT")
         inTransaction = false
         recordsInTransaction.removeAll()
+        committed(synced: transactionSyncs)
+    }
+
+    // MARK: Syncing
+
+    /// Books a commit; an unsynced one arms the sync timer for its deadline, or — when the
+    /// deadline has already come (a transaction that stayed open past it) — syncs at once.
+    private func committed(synced: Bool) {
+        guard configuration.durability == .powerLoss else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        syncSchedule.committed(at: now, synced: synced)
+        guard let deadline = syncSchedule.deadline else { return }
+        if syncSchedule.idleSyncDue(at: now) {
+            syncIdle()
+        } else if !synced, syncTimerDeadline != deadline {
+            // Leeway lets the kernel fold the wake-up into another; the power-cut bound grows
+            // by at most that much.
+            let leeway = Int(min(syncSchedule.interval / 20, 250_000_000))
+            syncTimer?.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .nanoseconds(leeway))
+            syncTimerDeadline = deadline
+        }
+    }
+
+    private func syncTimerFired() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        syncTimerDeadline = nil
+        guard let db, db.isAutocommit else { return }  // the open transaction's commit books it
+        if syncSchedule.idleSyncDue(at: DispatchTime.now().uptimeNanoseconds) { syncIdle() }
+    }
+
+    /// Makes every commit so far durable with a transaction of its own: FULL syncs the WAL,
+    /// which holds the unsynced commits before it too.
+    private func syncIdle() {
+        guard let db, db.isAutocommit else { return }
+        do {
+            if !transactionSyncs {
+                try db.execute("PRAGMA synchronous = FULL")
+                transactionSyncs = true
+            }
+            syncMarks = syncMarks == .max ? 1 : syncMarks + 1
+            try db.execute("BEGIN IMMEDIATE")
+            try db.execute("PRAGMA user_version = \(syncMarks)")
+            try db.execute("COMMIT")
+            syncSchedule.committed(at: DispatchTime.now().uptimeNanoseconds, synced: true)
+        } catch {
+            if !db.isAutocommit { try? db.execute("ROLLBACK") }
+            fail(error)
+        }
     }
 
     @discardableResult
