@@ -412,7 +412,9 @@ public final class EmulatedPeripheral: @unchecked Sendable {
             if mtu < 232 { return [0xF0, opcode, type, 10, 0] }
             if state.running.contains(type) { return [0xF0, opcode, type, 6, 0] }
             state.running.insert(type)
-            return [0xF0, opcode, type, 0, 0]
+            // ACC values are scaled by the FACTOR the START response names (settings TLV 5, a
+            // float32): the H10's is 1.0, its frames already in mG.
+            return [0xF0, opcode, type, 0, 0] + (type == 2 ? [0x05, 0x01, 0x00, 0x00, 0x80, 0x3F] : [])
         case 0x03:
             state.running.remove(type)
             return [0xF0, opcode, type, 0, 0]

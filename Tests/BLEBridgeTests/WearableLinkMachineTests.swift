@@ -309,8 +309,15 @@ import Testing
     }
 
     @Test func theConfiguredSensorsAndThePMDTableAgree() {
-        #expect(WearableConfiguration.streamSensors == [.heartRate, .onWristState, .electrocardiogram, .photoplethysmogram])
+        #expect(
+            WearableConfiguration.streamSensors == [
+                .heartRate, .onWristState, .electrocardiogram, .photoplethysmogram, .accelerometer,
+            ])
+        #expect(Set(WearableConfiguration.streamSensors) == Set(WearableSamples.sensors))
         #expect(PMDStreamKind.of(.electrocardiogram)?.measurementType == .ecg)
         #expect(PMDStreamKind.of(.ppg)?.sensor == .photoplethysmogram)
+        #expect(PMDStreamKind.of(.acc)?.sensor == .accelerometer)
+        // PPI feeds heart rate beside HRS; heart rate's own source is not PMD.
+        #expect(PMDStreamKind.of(.ppi)?.sensor == .heartRate && PMDStreamKind.of(SRSensor.heartRate) == nil)
     }
 }

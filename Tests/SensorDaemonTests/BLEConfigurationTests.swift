@@ -54,13 +54,13 @@ import Testing
                 "name: 'Polar [H10' is not a shell pattern (an unclosed [ or a trailing \\)"
             ),
             (
-                "[ble]\n[wearable a]\nname = x\nstreams = heartRate, accelerometer\n", 4,
-                "streams: 'accelerometer' is not a wearable stream; use heartRate, onWristState, electrocardiogram, photoplethysmogram"
+                "[ble]\n[wearable a]\nname = x\nstreams = heartRate, rotationRate\n", 4,
+                "streams: 'rotationRate' is not a wearable stream; use heartRate, onWristState, electrocardiogram, photoplethysmogram, accelerometer"
             ),
             ("[ble]\n[wearable a]\nstreams = heartRate\n", 2, "[wearable a] needs address = or name ="),
             (
                 "[ble]\n[wearable a]\nname = x\n", 2,
-                "[wearable a] needs streams = (heartRate, onWristState, electrocardiogram, photoplethysmogram)"
+                "[wearable a] needs streams = (heartRate, onWristState, electrocardiogram, photoplethysmogram, accelerometer)"
             ),
             (
                 "[wearable a]\nname = x\nstreams = heartRate\n", 1,

@@ -23,6 +23,13 @@ import Testing
         #expect(descriptor(.electrocardiogram).columns.map(\.name) == ElectrocardiogramFamily.Stored.names)
         #expect(descriptor(.photoplethysmogram).columns.map(\.name) == ["ppg0", "ppg1", "ppg2", "ambient"])
         #expect(descriptor(.heartRate).columns[3].kind == .count(scale: 1.0 / 1024, offset: 0, unit: "s"))
+        #expect(descriptor(.heartRate).columns[19].kind == .count(scale: 0.001, offset: 0, unit: "s"))
+        #expect(descriptor(.accelerometer).columns.map(\.name) == MotionFamily.Stored.names)
+        // Micro-g in IIO's m/s², so the motion family's ÷ g gives g.
+        #expect(
+            descriptor(.accelerometer).columns.allSatisfy {
+                $0.kind == .count(scale: UnitConversion.standardGravity / 1_000_000, offset: 0, unit: "m/s^2")
+            })
     }
 
     /// docs/protocol.md §5.2: `sessionStart` is SR ns. The stream stores it as a boot instant,
@@ -33,13 +40,37 @@ import Testing
         #expect(StoreBackend.storedColumn(column) == .instant(name: "sessionStart"))
     }
 
-    @Test func everyBatchFitsItsDescriptor() {
+    @Test func everyBatchFitsItsDescriptor() throws {
         let beat = HeartRateTimeline.Beat(
             receiveTime: 5, beatsPerMinute: 61, rrIntervals: [1000, 1010], energyExpendedKilojoules: nil)
         let heart = SourceBatch(
             boot: Self.boot, sensorTimes: [5], receiveTimes: [5], values: WearableSamples.heartRate(beat, contact: .inContact),
             for: descriptor(.heartRate))
-        #expect(heart.columns.prefix(5) == [[61], [2], [2], [1000], [1010]] && heart.columns.count == 19)
+        #expect(heart.columns.prefix(5) == [[61], [2], [2], [1000], [1010]] && heart.columns.count == 23)
+        #expect(heart.columns.suffix(4) == [[-1], [-1], [-1], [-1]])
+        let energy = HeartRateTimeline.Beat(receiveTime: 5, beatsPerMinute: 61, rrIntervals: [], energyExpendedKilojoules: 412)
+        let withEnergy = SourceBatch(
+            boot: Self.boot, sensorTimes: [5], receiveTimes: [5], values: WearableSamples.heartRate(energy, contact: nil),
+            for: descriptor(.heartRate))
+        #expect(withEnergy.columns.last == [412] && withEnergy.columns[1] == [1])
+        // PPI: one row per interval, `rrCount` 1, the interval, its error estimate and flags.
+        let pulses = [
+            PulseIntervalTimeline.Beat(
+                time: 4,
+                interval: PMDPulseInterval(beatsPerMinute: 60, milliseconds: 1001, errorEstimateMilliseconds: 6, flags: 0x06)),
+            PulseIntervalTimeline.Beat(
+                time: 5,
+                interval: PMDPulseInterval(beatsPerMinute: 61, milliseconds: 987, errorEstimateMilliseconds: 9, flags: 0x05)),
+            PulseIntervalTimeline.Beat(
+                time: 6,
+                interval: PMDPulseInterval(beatsPerMinute: 62, milliseconds: 970, errorEstimateMilliseconds: 7, flags: 0x00)),
+        ]
+        let ppi = SourceBatch(
+            boot: Self.boot, sensorTimes: [4, 5, 6], receiveTimes: [6, 6, 6], values: WearableSamples.pulseIntervals(pulses),
+            for: descriptor(.heartRate))
+        // Confidence: contact → high, blocker → low, contact not supported → medium.
+        #expect(ppi.columns.prefix(4) == [[60, 61, 62], [2, 0, 1], [1, 1, 1], [0, 0, 0]])
+        #expect(ppi.columns.suffix(4) == [[1001, 987, 970], [6, 9, 7], [6, 5, 0], [-1, -1, -1]])
         let wrist = SourceBatch(
             boot: Self.boot, sensorTimes: [5], receiveTimes: [5], values: WearableSamples.wrist(onWrist: true),
             for: descriptor(.onWristState))
@@ -59,6 +90,22 @@ import Testing
             boot: Self.boot, sensorTimes: [10], receiveTimes: [30], values: WearableSamples.photoplethysmogram(ppgFrame),
             for: descriptor(.photoplethysmogram))
         #expect(ppg.columns == [[1], [2], [3], [4]])
+        // ACC: compressed type 1 in mG → micro-g, times FACTOR.
+        let accFrame = PMDStreamTimeline.TimedFrame(
+            frame: PMDFrame(
+                measurementType: 2, deviceTimestamp: 0, frameType: 1, isCompressed: true,
+                samples: [[-1000, 2, 981], [0, -3, 1000]]),
+            sampleTimes: [10, 20], receiveTime: 30, uncertainty: 0)
+        let acc = SourceBatch(
+            boot: Self.boot, sensorTimes: [10, 20], receiveTimes: [30, 30],
+            values: try #require(WearableSamples.acceleration(accFrame, factor: 1)), for: descriptor(.accelerometer))
+        #expect(acc.columns == [[-1_000_000, 0], [2000, -3000], [981_000, 1_000_000]])
+        #expect(WearableSamples.acceleration(accFrame, factor: 0.25)?[.x] == [-250_000, 0])
+        // Compressed type 0 carries g.
+        var inG = accFrame
+        inG.frame.frameType = 0
+        #expect(WearableSamples.acceleration(inG, factor: 1)?[.z] == [981_000_000, 1_000_000_000])
+        #expect(WearableSamples.acceleration(ppgFrame, factor: 1) == nil)
     }
 
     /// A batch filled with another family's keys, or missing one of its columns, stops the
@@ -87,6 +134,7 @@ import Testing
         for (sensor, timing) in [
             (SRSensor.heartRate, SampleTiming.receipt), (.onWristState, .stateChangeReceipt),
             (.electrocardiogram, .mappedDeviceClock), (.photoplethysmogram, .mappedDeviceClock),
+            (.accelerometer, .mappedDeviceClock),
         ] {
             let descriptor = descriptor(sensor)
             #expect(descriptor.details[SampleTiming.detail] == timing.rawValue)

@@ -63,7 +63,12 @@ import Testing
         #expect(PressureFamily.Stored.names == ["pressure", "temperature"])
         #expect(LightFamily.Stored.names == ["illuminance", "red", "green", "blue", "clear"])
         #expect(PedometerFamily.Stored.names == ["steps", "end"])
-        #expect(HeartRateFamily.Stored.names == BatchLayout.heartRate.columns + (0..<HeartRateFamily.rrLimit).map { "rr\($0)" })
+        #expect(
+            HeartRateFamily.Stored.names
+                == BatchLayout.heartRate.columns + (0..<HeartRateFamily.rrLimit).map { "rr\($0)" } + [
+                    "ppInterval", "ppErrorEstimate", "ppFlags", "energyExpended",
+                ])
+        #expect(HeartRateFamily.Stored.rrSlots.count == HeartRateFamily.rrLimit && HeartRateFamily.Stored.rr(15) == .rr15)
         #expect(WristFamily.Stored.names == BatchLayout.wrist.columns)
         #expect(ElectrocardiogramFamily.Stored.names == BatchLayout.electrocardiogram.columns)
         #expect(PhotoplethysmogramFamily.Stored.names == BatchLayout.photoplethysmogram.columns)
@@ -89,7 +94,11 @@ import Testing
         // Storage full of a sentinel, which the writer does not clear: a wire column the family
         // leaves unwritten keeps it.
         var storage = [UInt8](repeating: 0xA5, count: 1 << 16)
-        let size = BatchFrameWriter.write(into: &storage, requestID: 1, layout: layout, count: count) { sections in
+        let raggedCount = ColumnMapping.withBuffers(stored, 0..<count) {
+            mapping.raggedCount(stored: $0, count: count, bootAnchor: bootAnchor)
+        }
+        let size = BatchFrameWriter.write(into: &storage, requestID: 1, layout: layout, count: count, raggedCount: raggedCount) {
+            sections in
             for i in 0..<count { sections.sensorTimes[i] = Int64(i); sections.writeTimes[i] = Int64(i) }
             ColumnMapping.withBuffers(stored, 0..<count) {
                 mapping.write(stored: $0, count: count, bootAnchor: bootAnchor, into: sections)
@@ -212,6 +221,23 @@ import Testing
                 #expect(values.allSatisfy { $0.isNaN }, "\(name)")
             }
         }
+    }
+
+    /// A PPI row (`ppInterval` ≥ 0) gives its one PP interval as its ragged value; an HRS row
+    /// (−1) its RR slots; a stream recorded before the PP columns existed reads as it always did.
+    @Test func heartRateRowsGiveTheirPPIntervalOrTheirRRSlots() throws {
+        func ragged(_ names: [String], _ stored: [[Int64]]) throws -> [Double] {
+            let sources = names.map { name in
+                Self.counts(scale: name.hasPrefix("rr") && name != "rrCount" ? 1.0 / 1024 : name == "ppInterval" ? 0.001 : 1)
+            }
+            let batch = try map(.heartRate, sensor: .heartRate, columns: Array(zip(names, sources)), stored: stored)
+            return batch.ragged
+        }
+        let old = ["bpm", "confidence", "rrCount", "rr0", "rr1"]
+        #expect(try ragged(old, [[60, 61], [2, 2], [2, 1], [1024, 512], [512, 0]]) == [1, 0.5, 0.5])
+        let new = old + ["ppInterval", "ppErrorEstimate", "ppFlags", "energyExpended"]
+        let rows: [[Int64]] = [[60, 61], [2, 2], [2, 1], [1024, 0], [512, 0], [-1, 987], [-1, 6], [-1, 6], [120, -1]]
+        #expect(try ragged(new, rows) == [1, 0.5, Double(987) * 0.001])
     }
 
     // MARK: Client side

@@ -61,7 +61,7 @@ public struct WearableConfiguration: Hashable, Sendable {
     }
 
     /// The sensors a wearable can record: the Heart Rate Service's two and every PMD stream.
-    public static let streamSensors: [SRSensor] = [.heartRate, .onWristState] + PMDStreamKind.all.map(\.sensor)
+    public static let streamSensors: [SRSensor] = [.heartRate, .onWristState] + PMDStreamKind.sensors
 
     /// Whether a scan report with this address and advertised name is this wearable.
     public func matches(address: String, advertisedName: String?) -> Bool {

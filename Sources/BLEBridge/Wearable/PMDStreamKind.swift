@@ -3,7 +3,7 @@ import SensorKitModel
 /// A sensor a wearable records through Polar Measurement Data, and how its stream is started.
 /// `all` is the one table of them: the link machine starts, stops, times and reports every PMD
 /// stream from it, and the sensors a `[wearable]` section may list are read from it, so a new PMD
-/// measurement (accelerometer, PPI) is one entry here plus its columns in `WearableSamples`.
+/// measurement is one entry here plus its columns in `WearableSamples`.
 struct PMDStreamKind: Hashable, Sendable {
     var sensor: SRSensor
     var measurementType: PMDMeasurementType
@@ -11,18 +11,37 @@ struct PMDStreamKind: Hashable, Sendable {
     var preferredSampleRate: UInt32?
     /// The rate assumed when the device's settings name none.
     var fallbackSampleRate: Int
+    /// The stream adds to a sensor the Heart Rate Service already records (PPI to heart rate):
+    /// a device that does not offer it or refuses it costs nothing — no gap, the sensor goes on
+    /// from HRS. A stream that is not supplementary is its sensor's only source.
+    var supplementary = false
 
     static let all: [PMDStreamKind] = [
         PMDStreamKind(sensor: .electrocardiogram, measurementType: .ecg, preferredSampleRate: 130, fallbackSampleRate: 130),
         PMDStreamKind(sensor: .photoplethysmogram, measurementType: .ppg, preferredSampleRate: nil, fallbackSampleRate: 55),
+        PMDStreamKind(sensor: .accelerometer, measurementType: .acc, preferredSampleRate: 50, fallbackSampleRate: 50),
+        // PP intervals come when a pulse does: no rate; the fallback only sizes nothing.
+        PMDStreamKind(
+            sensor: .heartRate, measurementType: .ppi, preferredSampleRate: nil, fallbackSampleRate: 1, supplementary: true),
     ]
 
-    static func of(_ sensor: SRSensor) -> PMDStreamKind? { all.first { $0.sensor == sensor } }
+    /// The sensors whose only source is PMD (ECG, PPG, accelerometer).
+    static let sensors: [SRSensor] = all.filter { !$0.supplementary }.map(\.sensor)
+
+    /// The PMD stream that is `sensor`'s only source, if any.
+    static func of(_ sensor: SRSensor) -> PMDStreamKind? { all.first { $0.sensor == sensor && !$0.supplementary } }
 
     static func of(_ type: PMDMeasurementType) -> PMDStreamKind? { all.first { $0.measurementType == type } }
 
+    /// Every PMD stream feeding `sensor`.
+    static func feeding(_ sensor: SRSensor) -> [PMDStreamKind] { all.filter { $0.sensor == sensor } }
+
+    /// The stream's short name in `sensorkitctl devices` (`ecg`, `ppg`, `acc`, `ppi`).
+    var statusKey: String { "\(measurementType)" }
+
     /// One value per offered setting for the start command: the preferred rate where offered,
-    /// otherwise each setting's first value; settings the start command does not take are left out.
+    /// the widest resolution offered, otherwise each setting's first value; settings the start
+    /// command does not take are left out.
     func chosenSettings(_ offered: [PMDSetting]) -> [PMDSetting] {
         offered.compactMap { setting -> PMDSetting? in
             guard [.sampleRate, .resolution, .range, .channels].contains(setting.kind), let first = setting.values.first
@@ -30,6 +49,7 @@ struct PMDStreamKind: Hashable, Sendable {
             if setting.kind == .sampleRate, let preferred = preferredSampleRate, setting.values.contains(preferred) {
                 return PMDSetting(setting.kind, [preferred])
             }
+            if setting.kind == .resolution, let widest = setting.values.max() { return PMDSetting(setting.kind, [widest]) }
             return PMDSetting(setting.kind, [first])
         }
     }

@@ -156,11 +156,23 @@ final class WearableLink: @unchecked Sendable {
                 boot: boot, times: [time], receiveTimes: [time], values: WearableSamples.heartRate(beat, contact: contact))
         case .wristState(let onWrist):
             stream.emit(boot: boot, times: [time], receiveTimes: [time], values: WearableSamples.wrist(onWrist: onWrist))
-        case .pmd(let timed, let kind, let sampleRate, let sessionStart):
+        case .pulseIntervals(let beats):
+            let times = beats.map(\.time)
+            stream.emit(
+                boot: boot, times: times, receiveTimes: .init(repeating: time, count: times.count),
+                values: WearableSamples.pulseIntervals(beats))
+        case .pmd(let timed, let kind, let sampleRate, let sessionStart, let factor):
             let receive = [Int64](repeating: timed.receiveTime, count: timed.sampleTimes.count)
             switch kind.measurementType {
             case .ecg:
                 let values = WearableSamples.electrocardiogram(timed, sampleRate: sampleRate, sessionStart: sessionStart)
+                stream.emit(boot: boot, times: timed.sampleTimes, receiveTimes: receive, values: values)
+            case .acc:
+                // The machine refuses a FACTOR that could make this nil; were it nil, nothing wrong is stored.
+                guard let values = WearableSamples.acceleration(timed, factor: factor) else {
+                    stream.openGap(after: nil, now: timed.receiveTime, why: "PMD acc: values beyond the stored range")
+                    return
+                }
                 stream.emit(boot: boot, times: timed.sampleTimes, receiveTimes: receive, values: values)
             default:
                 stream.emit(

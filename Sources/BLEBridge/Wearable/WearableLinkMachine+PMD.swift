@@ -6,7 +6,7 @@ extension WearableLinkMachine {
     mutating func applyPMD() {
         if phase == .ready, let session {
             // A staked PMD stream that cannot run on this link records nothing: that is a gap.
-            for kind in PMDStreamKind.all {
+            for kind in PMDStreamKind.all where !kind.supplementary {
                 guard let why = session.pmdBlocked ?? session.pmd[kind.measurementType]?.refusal else { continue }
                 openGap(kind.sensor, after: nil, why: "\(kind.sensor.rawValue) not recorded: \(why)")
             }
@@ -18,6 +18,11 @@ extension WearableLinkMachine {
             let current = session.pmd[type]?.phase ?? .idle
             if want, current == .idle {
                 if let features = session.features, !features.types.contains(type) {
+                    if kind.supplementary {
+                        // PPI on a device without it (an H10): heart rate comes from HRS alone.
+                        self.session?.pmd[type] = PMDRun(phase: .refused, refusal: "the device does not offer PMD \(type)")
+                        continue
+                    }
                     problem(
                         "feature:\(type)",
                         "\(label): the device does not offer PMD \(type); \(kind.sensor.rawValue) is not recorded")
@@ -66,10 +71,27 @@ extension WearableLinkMachine {
     }
 
     /// The device will not run `kind` on this link: it is not started again until the next
-    /// connection, and a staked stream's time without it is a gap.
+    /// connection, and a staked stream's time without it is a gap (none for a supplementary
+    /// stream: its sensor goes on from HRS).
     private mutating func refuse(_ kind: PMDStreamKind, _ why: String) {
         session?.pmd[kind.measurementType] = PMDRun(phase: .refused, refusal: why)
-        openGap(kind.sensor, after: nil, why: why)
+        if !kind.supplementary { openGap(kind.sensor, after: nil, why: why) }
+    }
+
+    /// Whether a FACTOR can scale a stream's values: finite, positive, at most this.
+    static let factorLimit: Float = 1000
+
+    /// The FACTOR a START response's settings name (1 when none), or why it cannot be used.
+    static func factor(of response: PMDResponse) -> Result<Float, PMDFactorProblem> {
+        guard !response.parameters.isEmpty else { return .success(1) }
+        guard let settings = try? PMDSetting.decodeList(response.parameters[...]) else {
+            return .failure(PMDFactorProblem("its START response's settings do not decode, so its FACTOR is unknown"))
+        }
+        guard let factor = settings.lazy.compactMap(\.factor).first else { return .success(1) }
+        guard factor.isFinite, factor > 0, factor <= factorLimit else {
+            return .failure(PMDFactorProblem("its START response names FACTOR \(factor), outside (0, \(factorLimit)]"))
+        }
+        return .success(factor)
     }
 
     mutating func controlPointIndication(_ value: [UInt8]) {
@@ -89,7 +111,7 @@ extension WearableLinkMachine {
                     session?.pmd[type]?.phase == .running
                 else { continue }
                 flush(kind)
-                openGap(kind.sensor, after: nil, why: "the device stopped the stream")
+                if !kind.supplementary { openGap(kind.sensor, after: nil, why: "the device stopped the stream") }
                 // Started again after a pause that doubles while the device keeps stopping it.
                 let ranFor = now &- (sessionStarts[type] ?? now)
                 let delay = pmdBackoff[type, default: ReconnectBackoff()].linkLost(upFor: ranFor)
@@ -143,11 +165,29 @@ extension WearableLinkMachine {
         case (0x02, .starting):
             switch response.status {
             case .success:
+                if type == .acc {
+                    // FACTOR scales the stored values: a stream without a usable one is not recorded.
+                    switch Self.factor(of: response) {
+                    case .success(let factor): factors[type] = factor
+                    case .failure(let problem):
+                        self.problem("factor:\(type)", "\(label): PMD \(type) not recorded: \(problem.why)")
+                        refuse(kind, problem.why)
+                        // It runs on the device: stopped there, and refused here until the next link.
+                        command(PMDCommand.stopMeasurement(type).encoded())
+                        publishStatus()
+                        return
+                    }
+                }
                 setPhase(type, .running)
-                let rate = sampleRates[type] ?? kind.fallbackSampleRate
-                timelines[type] = PMDStreamTimeline(measurementType: type, sampleRateHz: rate)
                 sessionStarts[type] = now
-                log(.info("\(label): PMD \(type) streaming at \(rate) Hz"))
+                if type == .ppi {
+                    pulses = PulseIntervalTimeline()
+                    log(.info("\(label): PMD \(type) streaming (PP intervals as they come)"))
+                } else {
+                    let rate = sampleRates[type] ?? kind.fallbackSampleRate
+                    timelines[type] = PMDStreamTimeline(measurementType: type, sampleRateHz: rate)
+                    log(.info("\(label): PMD \(type) streaming at \(rate) Hz"))
+                }
             case .alreadyInState:
                 // Still streaming from before a lost link: stop it, then start afresh.
                 setPhase(type, .restarting)
@@ -180,6 +220,10 @@ extension WearableLinkMachine {
     // MARK: Frames
 
     mutating func pmdFrame(_ value: [UInt8]) {
+        if let first = value.first, first & 0x3F == PMDMeasurementType.ppi.rawValue, pulses != nil {
+            pulseFrame(value)
+            return
+        }
         guard let first = value.first, let type = PMDMeasurementType(rawValue: first & 0x3F), let kind = PMDStreamKind.of(type),
             var timeline = timelines[type], session?.pmd[type]?.phase == .running
         else {
@@ -228,10 +272,70 @@ extension WearableLinkMachine {
                 openGap(kind.sensor, after: gap.after, at: gap.receiveTime, why: "PMD \(type): \(gap.reason)")
             case .frame(let timed):
                 uncertainty[type] = timed.uncertainty
+                if let layout = unstoredLayout(timed.frame) {
+                    problem("frame-type:\(type):\(timed.frame.frameType)", "\(label): \(layout); recorded as a gap")
+                    openGap(kind.sensor, after: nil, at: timed.receiveTime, why: layout)
+                    continue
+                }
                 let sample = Sample.pmd(
                     timed, kind: kind, sampleRate: sampleRates[type] ?? kind.fallbackSampleRate,
-                    sessionStart: sessionStarts[type] ?? 0)
+                    sessionStart: sessionStarts[type] ?? 0, factor: factors[type] ?? 1)
                 actions.append(.emit(kind.sensor, sample, at: timed.receiveTime))
+            }
+        }
+        publishStatus()
+    }
+
+    /// Why a decoded frame's samples cannot be stored in its family's columns, if so: PPG frame
+    /// types 7 and 10 carry 16 or 20 optical channels and a status word, and the PPG family
+    /// stores three optical channels and ambient; storing four of them would mislabel them.
+    func unstoredLayout(_ frame: PMDFrame) -> String? {
+        guard frame.measurementType == PMDMeasurementType.ppg.rawValue, frame.frameType != 0 else { return nil }
+        let channels = frame.samples.first?.count ?? 0
+        return
+            "PMD ppg frame type \(frame.frameType) carries \(channels) channels a sample; the photoplethysmogram family stores 4 (three optical and ambient), so its samples are not recorded"
+    }
+
+    // MARK: PP intervals
+
+    /// A PPI frame: its intervals become heart-rate rows, after the last row already recorded
+    /// (intervals reaching back before an HRS row recorded while PPI had not yet found the
+    /// pulse are dropped, counted: that time has its row).
+    mutating func pulseFrame(_ value: [UInt8]) {
+        guard var timeline = pulses, session?.pmd[.ppi]?.phase == .running else { return }
+        let before = timeline.counters
+        let events = timeline.receive(value, at: now)
+        let after = timeline.counters
+        pulses = timeline
+        let findings: [(counter: KeyPath<PulseIntervalTimeline.Counters, Int>, key: String, what: String)] = [
+            (\.duplicates, "dup", "frame repeating the previous timestamp dropped"),
+            (\.undecodable, "undecodable", "frame that does not decode dropped and recorded as a gap"),
+            (
+                \.implausible, "implausible",
+                "frame with an interval of 0 or over 3 s, or too many intervals, dropped and recorded as a gap"
+            ),
+            (\.overRate, "rate", "intervals arrive faster than a heart beats; the excess is dropped and recorded as a gap"),
+        ]
+        for finding in findings where after[keyPath: finding.counter] > before[keyPath: finding.counter] {
+            problem("\(finding.key):ppi", "\(label): PMD ppi \(finding.what); counted, and summed up in the log later")
+        }
+        guard isRegistered(.heartRate) else { return }
+        for event in events {
+            switch event {
+            case .gap(let reason, let after, let receiveTime):
+                openGap(.heartRate, after: after, at: receiveTime, why: "PMD ppi: \(reason)")
+            case .beats(let beats, let receiveTime):
+                let kept = beats.filter { $0.time > (lastHeartRateTime ?? .min) }
+                if kept.count < beats.count {
+                    problem(
+                        "ppi-overlap",
+                        "\(label): PP intervals ending before the last heart-rate row were dropped (that time has its row); counted, and summed up in the log later"
+                    )
+                }
+                lastPulseAt = receiveTime
+                guard let last = kept.last else { continue }
+                lastHeartRateTime = last.time
+                actions.append(.emit(.heartRate, .pulseIntervals(kept), at: receiveTime))
             }
         }
         publishStatus()
@@ -239,9 +343,21 @@ extension WearableLinkMachine {
 
     /// Releases a PMD stream's held frames (it stops, or the link went down).
     mutating func flush(_ kind: PMDStreamKind) {
+        if kind.measurementType == .ppi {
+            // Nothing is held; HRS is the heart rate again at once.
+            pulses = nil
+            lastPulseAt = nil
+            return
+        }
         guard var timeline = timelines[kind.measurementType] else { return }
         let events = timeline.finish()
         timelines[kind.measurementType] = nil
         handle(events, of: kind)
     }
+}
+
+/// Why a START response's FACTOR cannot scale a stream.
+struct PMDFactorProblem: Error, Equatable, Sendable {
+    var why: String
+    init(_ why: String) { self.why = why }
 }

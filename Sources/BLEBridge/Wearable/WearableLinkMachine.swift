@@ -33,7 +33,10 @@ struct WearableLinkMachine {
     enum Sample: Equatable, Sendable {
         case heartRate(HeartRateTimeline.Beat, contact: HeartRateMeasurement.SensorContact?)
         case wristState(onWrist: Bool)
-        case pmd(PMDStreamTimeline.TimedFrame, kind: PMDStreamKind, sampleRate: Int, sessionStart: Int64)
+        /// `factor`: the START response's FACTOR (1 when it names none); applied to ACC.
+        case pmd(PMDStreamTimeline.TimedFrame, kind: PMDStreamKind, sampleRate: Int, sessionStart: Int64, factor: Float)
+        /// PP intervals of a PPI frame, each a heart-rate row at the pulse that ended it.
+        case pulseIntervals([PulseIntervalTimeline.Beat])
     }
 
     /// A journal line; values in `LogMessage`s are escaped as the journal does everywhere.
@@ -80,6 +83,10 @@ struct WearableLinkMachine {
     /// Heart-rate measurements a strap may send: real ones notify once a second (some once a
     /// beat, under 4 a second); more is a flood, dropped with a gap record.
     static let heartRateBound = (perSecond: 5.0, burst: 10.0)
+
+    /// PPI delivers a frame every second or so once it has found the pulse; after this long
+    /// without one, HRS measurements are recorded again.
+    static let pulseFreshness: Int64 = 3_000_000_000
 
     /// Polar PMD frames need this ATT MTU (H10 ECG: 229-byte frames).
     static let pmdMTU = 232
@@ -146,6 +153,15 @@ struct WearableLinkMachine {
     var sessionStarts: [PMDMeasurementType: Int64] = [:]
     var uncertainty: [PMDMeasurementType: Int64] = [:]
     var pmdBackoff: [PMDMeasurementType: ReconnectBackoff] = [:]
+    /// Each running stream's FACTOR from its START response.
+    var factors: [PMDMeasurementType: Float] = [:]
+    /// PPI while it runs: its intervals on the host timeline.
+    var pulses: PulseIntervalTimeline?
+    /// When PPI last delivered intervals: while that is within `pulseFreshness`, PPI is the
+    /// heart rate and HRS measurements are not recorded as rows (docs/ble.md, "PPI").
+    var lastPulseAt: Int64?
+    /// The last heart-rate row's time, HRS or PPI: the stream's times strictly increase.
+    var lastHeartRateTime: Int64?
     var now: Int64 = 0
     var actions: [Action] = []
 
@@ -315,7 +331,12 @@ struct WearableLinkMachine {
         }
     }
 
-    private var wantsPMD: Bool { PMDStreamKind.all.contains { configuration.streams.contains($0.sensor) } }
+    /// The PMD streams this wearable's configuration asks for.
+    private var wantedPMD: [PMDStreamKind] { PMDStreamKind.all.filter { configuration.streams.contains($0.sensor) } }
+
+    /// Whether a stream whose only source is PMD is configured: its absence is a problem worth
+    /// a log line; a supplementary stream's (PPI on a plain strap) is not.
+    private var needsPMD: Bool { wantedPMD.contains { !$0.supplementary } }
 
     private mutating func discovered() {
         guard let found = session?.characteristics, let mtu = session?.mtu else { return }
@@ -332,12 +353,15 @@ struct WearableLinkMachine {
         } else if configuration.streams.contains(.heartRate) || configuration.streams.contains(.onWristState) {
             problem("no-hrs", "\(label): no Heart Rate Service; heartRate and onWristState cannot be recorded from it")
         }
-        if wantsPMD {
+        if !wantedPMD.isEmpty {
             if let controlPoint = found[.pmdControlPoint], let data = found[.pmdData] {
                 if mtu < Self.pmdMTU {
-                    problem(
-                        "mtu",
-                        "\(label): the link's ATT MTU is \(mtu), PMD needs at least \(Self.pmdMTU); recording heart rate only")
+                    if needsPMD {
+                        problem(
+                            "mtu",
+                            "\(label): the link's ATT MTU is \(mtu), PMD needs at least \(Self.pmdMTU); recording heart rate only"
+                        )
+                    }
                     session?.pmdBlocked = "the link's ATT MTU is \(mtu), PMD needs at least \(Self.pmdMTU)"
                 } else {
                     session?.controlPoint = .pmdControlPoint
@@ -345,8 +369,8 @@ struct WearableLinkMachine {
                     subscribe(.pmdControlPoint, controlPoint)
                     subscribe(.pmdData, data)
                 }
-            } else {
-                problem("no-pmd", "\(label): no Polar Measurement Data service; ECG/PPG cannot be recorded from it")
+            } else if needsPMD {
+                problem("no-pmd", "\(label): no Polar Measurement Data service; ECG/PPG/ACC cannot be recorded from it")
             }
         }
         if session?.reads.isEmpty == true { setUp() }
@@ -426,7 +450,7 @@ struct WearableLinkMachine {
         } else {
             recording.remove(sensor)
         }
-        if PMDStreamKind.of(sensor) != nil { applyPMD() }
+        if !PMDStreamKind.feeding(sensor).isEmpty { applyPMD() }
         publishStatus()
     }
 
@@ -461,13 +485,14 @@ struct WearableLinkMachine {
             session?.contactSeen = true
             candidates.contactSeen(address)
         }
-        if let beat = output.beat, isRegistered(.heartRate) {
+        if let beat = output.beat, isRegistered(.heartRate), !pulsesDelivering, now > (lastHeartRateTime ?? .min) {
             if beat.rrIntervals.count > WearableSamples.rrColumns {
                 problem(
                     "rr",
                     "\(label): a measurement carried \(beat.rrIntervals.count) RR intervals; the store keeps \(WearableSamples.rrColumns) per measurement and the rest were dropped; counted, and summed up in the log later"
                 )
             }
+            lastHeartRateTime = now
             actions.append(.emit(.heartRate, .heartRate(beat, contact: contact), at: now))
         }
         if let onWrist = output.wristState, isRegistered(.onWristState) {
@@ -479,7 +504,7 @@ struct WearableLinkMachine {
 
     private mutating func linkLost(_ why: String) {
         guard phase != .stopped, let lost = session else { return }
-        for kind in PMDStreamKind.all where timelines[kind.measurementType] != nil { flush(kind) }
+        for kind in PMDStreamKind.all where timelines[kind.measurementType] != nil || kind.measurementType == .ppi { flush(kind) }
         // Wrist state records changes: its gap is the loss itself, not the time since the last
         // change; and the state while the link was down is unknown, so the first one after the
         // reconnect is recorded again.
@@ -528,9 +553,26 @@ struct WearableLinkMachine {
             } else {
                 status["clockUncertainty"] = "none (stamped on receipt)"
             }
+            for kind in PMDStreamKind.feeding(sensor) { status[kind.statusKey] = pmdState(kind) }
             all[sensor] = status
         }
         actions.append(.status(all))
+    }
+
+    /// A PMD stream's state as `sensorkitctl devices` shows it.
+    private func pmdState(_ kind: PMDStreamKind) -> String {
+        let run = session?.pmd[kind.measurementType]
+        if let why = session?.pmdBlocked ?? run?.refusal { return "not recorded: \(why)" }
+        if kind.supplementary, run?.phase == .running {
+            return pulsesDelivering ? "running (heart rate from PPI)" : "running (no intervals yet; heart rate from HRS)"
+        }
+        return "\(run?.phase ?? .idle)"
+    }
+
+    /// PPI runs and delivered intervals lately: it is the heart rate, not HRS.
+    var pulsesDelivering: Bool {
+        guard session?.pmd[.ppi]?.phase == .running, let last = lastPulseAt else { return false }
+        return now &- last <= Self.pulseFreshness
     }
 
     mutating func log(_ line: Log) { actions.append(.log(line)) }

@@ -8,7 +8,7 @@ public enum WearableSamples {
     public static let rrColumns = HeartRateFamily.rrLimit
 
     /// The sensors a wearable records; the configuration accepts only these.
-    public static let sensors: [SRSensor] = [.heartRate, .onWristState, .electrocardiogram, .photoplethysmogram]
+    public static let sensors: [SRSensor] = [.heartRate, .onWristState, .electrocardiogram, .photoplethysmogram, .accelerometer]
 
     /// A stream's identity: the wearable's `SRDevice` fields (from its Device Information Service),
     /// how its samples are timed (a `SampleTiming` kind; the words are not stored), and its
@@ -38,6 +38,8 @@ public enum WearableSamples {
             return descriptor(.mappedDeviceClock, electrocardiogramSchema)
         case .photoplethysmogram:
             return descriptor(.mappedDeviceClock, photoplethysmogramSchema)
+        case .accelerometer:
+            return descriptor(.mappedDeviceClock, accelerationSchema)
         default:
             preconditionFailure("\(sensor.rawValue) is not a wearable stream (WearableSamples.sensors)")
         }
@@ -49,6 +51,21 @@ public enum WearableSamples {
         case .confidence, .rrCount: .count("")
         case .rr0, .rr1, .rr2, .rr3, .rr4, .rr5, .rr6, .rr7, .rr8, .rr9, .rr10, .rr11, .rr12, .rr13, .rr14, .rr15:
             .count(scale: 1.0 / 1024, offset: 0, unit: "s")
+        // PPI carries milliseconds; −1 marks a row without them (an HRS row).
+        case .ppInterval, .ppErrorEstimate: .count(scale: 0.001, offset: 0, unit: "s")
+        case .ppFlags: .count("")
+        case .energyExpended: .count("kJ")
+        }
+    })
+
+    /// Stored acceleration: integer micro-g in m/s² as the motion family stores it (IIO's unit),
+    /// so the fetch's ÷ g gives g. Micro-g, not the frame's unit: the stream's identity is fixed
+    /// when it is registered, before the START response tells the FACTOR (docs/ble.md).
+    public static let accelerationScale = UnitConversion.standardGravity / 1_000_000
+
+    static let accelerationSchema = SourceSchema<MotionFamily.Stored>(every: { column in
+        switch column {
+        case .x, .y, .z: .count(scale: accelerationScale, offset: 0, unit: MotionFamily.storedUnit(.accelerometer))
         }
     })
 
@@ -73,8 +90,9 @@ public enum WearableSamples {
         .ppg0: .count("count"), .ppg1: .count("count"), .ppg2: .count("count"), .ambient: .count("count"),
     ])
 
-    /// One heart-rate row: bpm, confidence, RR count and `rrColumns` RR columns (1/1024 s; zero
-    /// when unused). HRS carries no confidence: skin contact reported → high (2); contact not
+    /// One heart-rate row from the Heart Rate Service: bpm, confidence, RR count and `rrColumns`
+    /// RR columns (1/1024 s; zero when unused), its energy expended (kJ, −1 when not sent) and no
+    /// PP interval (−1). HRS carries no confidence: skin contact reported → high (2); contact not
     /// supported → medium (1). RR intervals beyond `rrColumns` are dropped (the caller counts them).
     public static func heartRate(
         _ beat: HeartRateTimeline.Beat, contact: HeartRateMeasurement.SensorContact?
@@ -85,6 +103,28 @@ public enum WearableSamples {
         values[.confidence] = [contact == .inContact ? 2 : 1]
         values[.rrCount] = [Int64(rr.count)]
         for (index, slot) in HeartRateFamily.Stored.rrSlots.enumerated() { values[slot] = [index < rr.count ? rr[index] : 0] }
+        values[.ppInterval] = [-1]
+        values[.ppErrorEstimate] = [-1]
+        values[.ppFlags] = [-1]
+        values[.energyExpended] = [beat.energyExpendedKilojoules.map(Int64.init) ?? -1]
+        return values
+    }
+
+    /// One heart-rate row per PP interval of a PPI frame: the heart rate the device gave with it,
+    /// one interval (`rrCount` 1) kept in `ppInterval` (ms) with its error estimate and flags, RR
+    /// slots zero, no energy expended (−1). Confidence: the blocker bit (motion) or skin contact
+    /// reported lost → low (0); contact reported → high (2); contact not supported → medium (1).
+    public static func pulseIntervals(_ beats: [PulseIntervalTimeline.Beat]) -> BatchValues<HeartRateFamily.Stored> {
+        var values = BatchValues<HeartRateFamily.Stored>()
+        let intervals = beats.map(\.interval)
+        values[.bpm] = intervals.map { Int64($0.beatsPerMinute) }
+        values[.confidence] = intervals.map { $0.blocker || $0.skinContact == false ? 0 : $0.skinContact == true ? 2 : 1 }
+        values[.rrCount] = .init(repeating: 1, count: beats.count)
+        for slot in HeartRateFamily.Stored.rrSlots { values[slot] = .init(repeating: 0, count: beats.count) }
+        values[.ppInterval] = intervals.map { Int64($0.milliseconds) }
+        values[.ppErrorEstimate] = intervals.map { Int64($0.errorEstimateMilliseconds) }
+        values[.ppFlags] = intervals.map { Int64($0.flags) }
+        values[.energyExpended] = .init(repeating: -1, count: beats.count)
         return values
     }
 
@@ -119,6 +159,33 @@ public enum WearableSamples {
         for (channel, key) in [PhotoplethysmogramFamily.Stored.ppg0, .ppg1, .ppg2, .ambient].enumerated() {
             values[key] = samples.map { Int64(channel < $0.count ? $0[channel] : 0) }
         }
+        return values
+    }
+
+    /// The columns of a PMD ACC frame's samples in micro-g (`accelerationScale`): each value in
+    /// its frame type's unit (`PMDFrame.accelerationUnitMicroG`) times the START response's
+    /// FACTOR, rounded to the micro-g. Exact integers when FACTOR is 1 (the H10). Nil when a value
+    /// does not fit (a factor the link machine would have refused; never stored wrong).
+    public static func acceleration(_ timed: PMDStreamTimeline.TimedFrame, factor: Float) -> BatchValues<MotionFamily.Stored>? {
+        guard let unit = timed.frame.accelerationUnitMicroG else { return nil }
+        var axes: [[Int64]] = [[], [], []]
+        for sample in timed.frame.samples {
+            guard sample.count >= 3 else { return nil }
+            for axis in 0..<3 {
+                if factor == 1 {
+                    axes[axis].append(Int64(sample[axis]) * unit)
+                } else {
+                    guard let value = Int64(exactly: (Double(sample[axis]) * Double(unit) * Double(factor)).rounded()) else {
+                        return nil
+                    }
+                    axes[axis].append(value)
+                }
+            }
+        }
+        var values = BatchValues<MotionFamily.Stored>()
+        values[.x] = axes[0]
+        values[.y] = axes[1]
+        values[.z] = axes[2]
         return values
     }
 }

@@ -2,9 +2,10 @@ import Dispatch
 import SensorKitModel
 import Synchronization
 
-/// One stream of one wearable (heart rate, wrist state, ECG or PPG) as a `SensorSource`. It stays
-/// registered across link losses: a loss while recording opens a gap, and the first sample after
-/// recording resumes closes it as one `systemInitiated` deletion record (docs/ble.md, "Gaps").
+/// One stream of one wearable (heart rate, wrist state, ECG, PPG or accelerometer) as a
+/// `SensorSource`. It stays registered across link losses: a loss while recording opens a gap,
+/// and the first sample after recording resumes closes it as one `systemInitiated` deletion
+/// record (docs/ble.md, "Gaps").
 /// Recording state is confined to the BLE driver's queue; `status` is readable from any thread.
 final class WearableStream: SensorSource, @unchecked Sendable {
     // @unchecked: the mutable fields are confined to `queue`; `live` is a Mutex.

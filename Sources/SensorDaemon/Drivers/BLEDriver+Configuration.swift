@@ -17,6 +17,10 @@ extension BLEDriver: ConfiguredDriver {
         self.init(settings: ble, wearables: settings.wearables)
     }
 
+    /// The sensors a `streams =` line may name, as the configuration names them.
+    static let streamNames = WearableConfiguration.streamSensors.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }
+        .joined(separator: ", ")
+
     static var sections: [ConfigurationSectionRule] {
         [.single("ble"), .named("wearable", missing: "[wearable] needs a name, e.g. [wearable chest-strap]")]
     }
@@ -65,7 +69,7 @@ extension BLEDriver: ConfiguredDriver {
                 guard let sensor = SensorCatalog.sensor(named: name), WearableConfiguration.streamSensors.contains(sensor)
                 else {
                     throw entry.error(
-                        "streams: '\(name)' is not a wearable stream; use heartRate, onWristState, electrocardiogram, photoplethysmogram"
+                        "streams: '\(name)' is not a wearable stream; use \(BLEDriver.streamNames)"
                     )
                 }
                 if !streams.contains(sensor) { streams.append(sensor) }
@@ -96,7 +100,7 @@ extension BLEDriver: ConfiguredDriver {
                 throw ParseError(
                     line: wearable.line,
                     message:
-                        "[wearable \(wearable.name)] needs streams = (heartRate, onWristState, electrocardiogram, photoplethysmogram)"
+                        "[wearable \(wearable.name)] needs streams = (\(BLEDriver.streamNames))"
                 )
             }
             if case .address = match, let other = settings.wearables[..<index].first(where: { $0.match == match }) {

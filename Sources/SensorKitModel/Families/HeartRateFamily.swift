@@ -1,7 +1,8 @@
 /// Heart rate from the BLE Heart Rate Service (docs/sensorkit-mapping.md). A stream stores its
 /// columns in SensorKit units under the wire names (`Column`) and its RR intervals in
 /// `rr0`…`rr15` beside `rrCount` (docs/ble.md, "What is stored"); a batch carries the RR
-/// intervals (s) as its ragged values, `rrCount` of them per sample.
+/// intervals (s) as its ragged values, `rrCount` of them per sample. A row from a Polar PPI
+/// frame carries its one PP interval in `ppInterval` instead of the RR slots (its ragged value).
 public enum HeartRateFamily: SensorFamily {
     /// The wire columns, stored under the same names.
     public enum Column: String, FamilyColumn {
@@ -17,14 +18,18 @@ public enum HeartRateFamily: SensorFamily {
     /// RR intervals kept per measurement; a strap sends at most a few a second.
     public static let rrLimit = 16
 
-    /// The stored columns: the wire columns, then one column per RR interval slot (seconds).
+    /// The stored columns: the wire columns, one column per RR interval slot (seconds), then
+    /// what only the store keeps: a PPI row's PP interval, its error estimate and flags, and the
+    /// Heart Rate Service's energy expended (−1 where a row has none). Streams recorded before
+    /// the last four existed lack them and read as before.
     public enum Stored: String, FamilyColumn {
         case bpm, confidence, rrCount
         case rr0, rr1, rr2, rr3, rr4, rr5, rr6, rr7, rr8, rr9, rr10, rr11, rr12, rr13, rr14, rr15
+        case ppInterval, ppErrorEstimate, ppFlags, energyExpended
 
         /// RR slot `index` (0 ..< `rrLimit`).
-        public static func rr(_ index: Int) -> Stored { allCases[3 + index] }
-        public static let rrSlots: [Stored] = Array(allCases.dropFirst(3))
+        public static func rr(_ index: Int) -> Stored { rrSlots[index] }
+        public static let rrSlots: [Stored] = Array(allCases[3..<(3 + rrLimit)])
     }
 
     public static var maxRaggedValuesPerSample: Int { rrLimit }
@@ -63,15 +68,30 @@ public enum HeartRateFamily: SensorFamily {
     public static func raggedCount(_ stored: StoredValues<Stored>) -> Int {
         guard let counts = stored.physical(.rrCount) else { return 0 }
         let slots = rrSlots(stored).count
-        return (0..<stored.count).reduce(0) { $0 + rrCount(counts, $1, slots: slots) }
+        let pulse = stored.raw(.ppInterval)
+        return (0..<stored.count).reduce(0) { total, i in
+            let count = rrCount(counts, i, slots: slots)
+            return total + (pulse.map { $0[i] >= 0 } == true ? min(count, 1) : count)
+        }
     }
 
+    /// Each sample's intervals, oldest first: its PP interval where it has one (a PPI row stores
+    /// it, ≥ 0, with `rrCount` 1), otherwise its RR slots.
     private static func writeRRIntervals(_ stored: StoredValues<Stored>, into ragged: WireColumn<Double>) {
         guard ragged.count > 0, let counts = stored.physical(.rrCount) else { return }
         let slots = rrSlots(stored)
+        let pulse = stored.raw(.ppInterval).flatMap { raw in stored.physical(.ppInterval).map { (raw, $0) } }
         var next = 0
         for i in 0..<stored.count {
-            for slot in slots.prefix(rrCount(counts, i, slots: slots.count)) where next < ragged.count {
+            let count = rrCount(counts, i, slots: slots.count)
+            if let (raw, seconds) = pulse, raw[i] >= 0 {
+                if count > 0, next < ragged.count {
+                    ragged[next] = seconds[i]
+                    next += 1
+                }
+                continue
+            }
+            for slot in slots.prefix(count) where next < ragged.count {
                 ragged[next] = slot[i]
                 next += 1
             }
