@@ -84,17 +84,31 @@ enum StatusCommand {
     }
 
     /// ok · LOW (under 90 % of the promised rate in the last minute) · STALLED (nothing for 10 s
-    /// or five sample periods, whichever is longer) · idle (no app wants it).
+    /// or five sample periods, whichever is longer) · idle (no app wants it) · starting (LOW or
+    /// STALLED, but the stream began recording less than `startGrace` ago: a wearable still
+    /// connecting, a chip's first buffer not yet committed).
     static func state(_ stream: WireStreamHealth, now: Int64) -> String {
         guard stream.recording else { return "idle" }
         let age = stream.lastSample.map { Double(now.subtractingSaturating($0)) / 1e9 } ?? .infinity
         let patience = max(10, 5 / (stream.expectedRate ?? 1))
-        if age > patience { return "STALLED" }
-        if let expected = stream.expectedRate, stream.lastMinute / minuteSeconds(stream, now: now) < 0.9 * expected {
-            return "LOW"
+        var verdict = "ok"
+        if age > patience {
+            verdict = "STALLED"
+        } else if let expected = stream.expectedRate, stream.lastMinute / minuteSeconds(stream, now: now) < 0.9 * expected {
+            verdict = "LOW"
         }
-        return "ok"
+        if verdict != "ok", let since = stream.recordingSince(now: now),
+            Double(now.subtractingSaturating(since)) / 1e9 < max(startGrace, patience)
+        {
+            return "starting"
+        }
+        return verdict
     }
+
+    /// Seconds after a stream began (it existed and an app wanted it) before it may be called
+    /// LOW or STALLED: on the demo rig a BLE wearable is found, connected and started well within
+    /// this, and the store commits every 0.5 s.
+    static let startGrace = 30.0
 
     /// The seconds the last minute's rate is taken over: 60, or for a stream that began less
     /// than a minute ago (its first span of the day is recent), the time from its first to its

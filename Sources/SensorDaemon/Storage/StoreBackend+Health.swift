@@ -40,6 +40,7 @@ extension StoreBackend {
                 spans: activity.spans.map { [$0.lowerBound, $0.upperBound] },
                 records: kept.map { WireGap(start: $0.start, end: $0.end, reason: $0.reason.rawValue) })
             if total > kept.count { health.omittedRecords = total - kept.count }
+            health.created = activity.created
             return health
         }
         var omitted: Int?
