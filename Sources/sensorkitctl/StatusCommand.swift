@@ -58,7 +58,7 @@ enum StatusCommand {
                 rows.append([
                     streamName(stream.sensor, stream.device), state(stream, now: health.now),
                     rate(stream.lastMinute / minuteSeconds(stream, now: health.now), expected: stream.expectedRate),
-                    rate(stream.lastDay / 86_400, expected: stream.expectedRate),
+                    rate(stream.lastDay / daySeconds(stream, now: health.now), expected: stream.expectedRate),
                     stream.lastSample.map { "\(duration(Double(health.now.subtractingSaturating($0)) / 1e9)) ago" } ?? "never",
                     gaps(stream.gaps),
                 ])
@@ -90,7 +90,8 @@ enum StatusCommand {
     static func state(_ stream: WireStreamHealth, now: Int64) -> String {
         guard stream.recording else { return "idle" }
         let age = stream.lastSample.map { Double(now.subtractingSaturating($0)) / 1e9 } ?? .infinity
-        let patience = max(10, 5 / (stream.expectedRate ?? 1))
+        // A sensor sampled on change holds its last state: only never having a sample is a stall.
+        let patience = patience(stream) ?? (stream.lastSample == nil ? 10 : .infinity)
         var verdict = "ok"
         if age > patience {
             verdict = "STALLED"
@@ -98,11 +99,30 @@ enum StatusCommand {
             verdict = "LOW"
         }
         if verdict != "ok", let since = stream.recordingSince(now: now),
-            Double(now.subtractingSaturating(since)) / 1e9 < max(startGrace, patience)
+            Double(now.subtractingSaturating(since)) / 1e9 < max(startGrace, patience.isFinite ? patience : 0)
         {
             return "starting"
         }
         return verdict
+    }
+
+    /// Seconds without a sample after which a recording stream is STALLED: 10 s or five sample
+    /// periods, whichever is longer; for the interval families (one sample per 15-minute
+    /// interval, written when it closes) 20 min. Nil for a sensor sampled only when its state
+    /// changes (`onWristState`), whose newest sample may rightly be hours old.
+    static func patience(_ stream: WireStreamHealth) -> Double? {
+        switch SRSensor(stream.sensor) {
+        case .onWristState: return nil
+        case .keyboardMetrics, .deviceUsageReport, .phoneUsageReport, .messagesUsageReport: return 20 * 60
+        default: return max(10, 5 / (stream.expectedRate ?? 1))
+        }
+    }
+
+    /// The seconds the last day's rate is taken over: a day, or the time since the stream began
+    /// when that is shorter (a stream 15 s old is not judged over 24 h).
+    static func daySeconds(_ stream: WireStreamHealth, now: Int64) -> Double {
+        guard let since = stream.recordingSince(now: now), since < now else { return 86_400 }
+        return min(86_400, max(1, Double(now.subtractingSaturating(since)) / 1e9))
     }
 
     /// Seconds after a stream began (it existed and an app wanted it) before it may be called
