@@ -185,6 +185,10 @@ echo
 echo "== the daemon's view now (sensorkitctl status)"
 ctl status
 echo
+echo "== today's picture (sensorkitctl report --day $(date +%F), docs/report.md)"
+ctl report --day "$(date +%F)" --svg "$rig/day.svg"
+[ "${DEMO_KEEP:-0}" = 1 ] || echo "(DEMO_KEEP=1 keeps it, with the rig's folder)"
+echo
 echo "== where the data lives: $rig/state (the store: SQLite catalog + compressed chunks)"
 du -ab "$rig/state" | sort -k2 | awk '{ printf "  %10d  %s\n", $1, $2 }'
 echo

@@ -153,6 +153,7 @@ import Testing
 
     @Test func aThirtySecondRecordingIsSeenAndTheTimeBeforeItIsNotYetNotUnexplained() throws {
         let chart = Self.thirtySeconds()
+        let h = Self.h
         let elements = try SVGRendering.elements(chart.svg())
         let recorded = try #require(Self.rects(elements, "recorded").first)
         #expect(recorded.number("width") >= DayChart.minimumRecordedWidth)
@@ -161,6 +162,9 @@ import Testing
         // What is unexplained is the 10 s between the stream's start and now without data.
         for rect in Self.rects(elements, "unexplained") { #expect(rect.number("width") < 1) }
         #expect(elements.contains { $0.name == "text" && $0.text == "30 s recorded (75.0 %)" })
+        var instants = chart
+        instants.rows[0].recorded = [h(10)...h(10), h(11)...h(11)]
+        #expect(instants.caption(instants.rows[0]) == "2 moments recorded", "a state sampled on change")
         let image = try SVGRendering.render(chart.svg(), name: "thirty-seconds")
         let y = Int(chart.barTop(0) + DayChart.barHeight / 2)
         #expect(image.hex(Int(chart.x(Self.h(5))), y) == DayChart.notYetColour)

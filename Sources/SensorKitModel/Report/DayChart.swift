@@ -232,6 +232,10 @@ public struct DayChart: Sendable {
         let elapsedEnd = min(end, now ?? end)
         let began = min(max(row.notBefore ?? start, start), elapsedEnd)
         let recorded = recordedNanoseconds(row.recorded, from: start, through: elapsedEnd)
+        // A sensor sampled on change (onWristState) stores instants, not stretches of time.
+        if recorded == 0, !row.recorded.isEmpty {
+            return row.recorded.count == 1 ? "1 moment recorded" : "\(row.recorded.count) moments recorded"
+        }
         guard elapsedEnd > began else {
             return recorded > 0 ? "\(DurationText.text(seconds: Double(recorded) / 1e9)) recorded" : "not yet recording"
         }
