@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# The daemon's main job on the demo rig, a virtual tablet and a chest strap:
+# The daemon's main job on the demo rig, a virtual tablet, a chest strap and an optical sensor:
 #   - umockdev devices (Tests/Fixtures/iio/bmi160.umockdev, demo-tablet.umockdev): a BMI160
 #     accelerometer + gyroscope fed a 100 Hz buffered stream with kernel timestamps, and polled
 #     ambient light, barometer with temperature, and step counter whose sysfs values change with
 #     the same story (scripts/demo_rig.py: a tablet on a table, picked up, carried upstairs);
-#   - an emulated Polar H10-like chest strap (heart rate with RR intervals, ECG, contact) served by
-#     sensorkit-wearable on the emulated BLE transport (docs/ble.md §4, §6).
+#   - an emulated Polar H10-like chest strap (heart rate with RR intervals, ECG, contact) and an
+#     emulated Polar Verity Sense-like optical sensor (PPG), both served by sensorkit-wearable on
+#     the emulated BLE transport (docs/ble.md §4, §6).
 # The real sensorkitd records them with the lab profile (hold 0, data fetchable at once), a study
 # app granted every sensor starts recording, and at the end the demo shows per sensor what was
-# recorded: counts, rates, the gaps with their reasons, the first values in SensorKit's units,
-# and where the data lives.
+# recorded: counts, rates, the gaps with their reasons, the first values in SensorKit's units
+# written for people (scripts/demo_summary.py), the health table again, and where the data lives.
 #
 # Usage: demo.sh [BIN_DIR]    (BIN_DIR: the build folder holding sensorkitd, sensorkitctl and
 #                              sensorkit-wearable; default .build/release)
 # DEMO_SECONDS=N records for N seconds (default 40, at most 3600); Ctrl-C while recording ends the
 # recording early and still shows the summary. DEMO_KEEP=1 keeps the rig's folder (state, logs).
-# DEMO_STRAP_DROPS=N: the strap drops its link every N s (default 25), a gap the summary explains.
+# DEMO_STRAP_DROPS=N: the wearables drop their links every N s (default 25), a gap the summary explains.
 set -euo pipefail
 bin=$(cd "${1:-.build/release}" && pwd)
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +34,7 @@ rig=$(mktemp -d /tmp/sensorkit-demo-XXXXXX)
 chmod 755 "$rig"
 app=org.example.demo
 strap=C0:FF:EE:00:00:01
+optical=C0:FF:EE:00:00:20
 daemon_pid=""
 wearable_pid=""
 
@@ -54,14 +56,17 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-sensors=(accelerometer rotationRate ambientLightSensor ambientPressure pedometerData heartRate onWristState electrocardiogram)
-wearable_sensors=" heartRate onWristState electrocardiogram "
+sensors=(accelerometer rotationRate ambientLightSensor ambientPressure pedometerData heartRate onWristState electrocardiogram
+  photoplethysmogram)
+# The wearable each of their streams comes from.
+declare -A wearable=([heartRate]=$strap [onWristState]=$strap [electrocardiogram]=$strap [photoplethysmogram]=$optical)
 # Raw sensor names (SRSensor), for each sensor's deletion-record stream `<raw>.tombstones`.
 declare -A raw=(
   [accelerometer]=com.apple.SensorKit.motion.accelerometer [rotationRate]=com.apple.SensorKit.motion.gyroscope
   [ambientLightSensor]=com.apple.SensorKit.als [ambientPressure]=com.apple.SensorKit.ambientPressure
   [pedometerData]=com.apple.SensorKit.pedometer.data [heartRate]=com.apple.SensorKit.heart.rate
   [onWristState]=com.apple.SensorKit.onWristState [electrocardiogram]=com.apple.SensorKit.ECG
+  [photoplethysmogram]=com.apple.SensorKit.PPG
 )
 
 # A study app, as an administrator installs it: Apple's Info.plist and entitlements, plus the Linux binding.
@@ -80,6 +85,7 @@ $(usage SRSensorUsagePedometer "Steps walked")
 $(usage SRSensorUsageHeartRate "Heart rate from the chest strap")
 $(usage SRSensorUsageWristDetection "Whether the strap touches the skin")
 $(usage SRSensorUsageECG "ECG from the chest strap")
+$(usage SRSensorUsagePPG "Pulse wave from the optical sensor on the arm")
   </dict>
 </dict></plist>
 PLIST
@@ -88,7 +94,7 @@ cat > "$rig/apps.d/$app/Demo.entitlements" <<PLIST
 <plist version="1.0"><dict>
   <key>com.apple.developer.sensorkit.reader.allow</key><array>
     <string>motion-accelerometer</string><string>motion-rotation-rate</string><string>ambient-light-sensor</string>
-    <string>ambient-pressure</string><string>pedometer</string><string>heart-rate</string><string>on-wrist</string><string>ecg</string>
+    <string>ambient-pressure</string><string>pedometer</string><string>heart-rate</string><string>on-wrist</string><string>ecg</string><string>ppg</string>
   </array>
 </dict></plist>
 PLIST
@@ -105,6 +111,9 @@ transport = emulated:$rig/ble
 [wearable chest-strap]
 address = $strap
 streams = heartRate, onWristState, electrocardiogram
+[wearable arm-optical]
+address = $optical
+streams = photoplethysmogram
 CONF
 
 socket="$rig/sensorkitd.sock"
@@ -115,8 +124,10 @@ start=$("$python" -c 'import time; print(time.clock_gettime_ns(time.CLOCK_BOOTTI
 "$python" "$top/scripts/demo_rig.py" "$seconds" --start "$start" > "$rig/bmi160.script"
 limit=$((seconds + 60))   # no child outlives the demo by more than this, whatever happens to this script
 
-echo "== the chest strap: sensorkit-wearable serves an H10-like wearable at $strap (emulated BLE, $rig/ble)"
+echo "== the wearables: sensorkit-wearable serves an H10-like chest strap at $strap and a Verity Sense-like"
+echo "   optical sensor at $optical (emulated BLE, $rig/ble)"
 setsid timeout --kill-after=3 "$limit" "$bin/sensorkit-wearable" --dir "$rig/ble" --profile h10 --address "$strap" \
+  --profile verity --address "$optical" \
   --disconnect-every "$strap_drops" \
   </dev/null > "$rig/wearable.log" 2>&1 &
 wearable_pid=$!
@@ -137,7 +148,11 @@ echo "== the study app starts recording every sensor it was granted"
 for sensor in "${sensors[@]}"; do client start "$sensor" > /dev/null; done
 ctl status
 echo
-for _ in $(seq 50); do ctl devices > "$rig/devices.txt" 2>&1 || true; grep -q "ble:$strap" "$rig/devices.txt" && break; sleep 0.2; done
+for _ in $(seq 50); do
+  ctl devices > "$rig/devices.txt" 2>&1 || true
+  grep -q "ble:$strap" "$rig/devices.txt" && grep -q "ble:$optical" "$rig/devices.txt" && break
+  sleep 0.2
+done
 ctl devices
 echo
 
@@ -156,16 +171,23 @@ while [ -z "$interrupted" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.5; 
 echo "== what the app can fetch now (sensorkitctl fetch --app $app, SensorKit units)"
 for sensor in "${sensors[@]}"; do
   device=()
-  [[ "$wearable_sensors" == *" $sensor "* ]] && device=(--device "ble:$strap")
+  [ -n "${wearable[$sensor]:-}" ] && device=(--device "ble:${wearable[$sensor]}")
   ctl fetch --app "$app" --sensor "$sensor" "${device[@]}" --from now-1h --to now > "$rig/fetched/$sensor.csv" 2>> "$rig/fetch.log"
   ctl fetch --app "$app" --sensor "${raw[$sensor]}.tombstones" "${device[@]}" --from now-1h --to now > "$rig/fetched/$sensor.gaps.csv" 2>> "$rig/fetch.log"
 done
 "$python" "$top/scripts/demo_summary.py" "$rig/fetched" "${sensors[@]}"
 echo
-echo "accelerometer in g and rotation rate in rad/s on the device's axes (docs/design-notes/0002-axes.md),"
-echo "light in lux, pressure in kPa with temperature in °C, steps per interval, heart rate in"
-echo "beats/min with RR intervals in s, ECG in µV. Scans stamped before the app's own startRecording"
-echo "of a sensor are not the app's, as in SensorKit."
+echo "Acceleration and rotation are on the device's axes (docs/design-notes/0002-axes.md); PPG is the"
+echo "sensor's raw optical counts, as the device sends them. Times are seconds after the first sample"
+echo "of the recording. Scans stamped before the app's own startRecording of a sensor are not the"
+echo "app's, as in SensorKit."
+echo
+echo "== the daemon's view now (sensorkitctl status)"
+ctl status
+echo
+echo "== today's picture (sensorkitctl report --day $(date +%F), docs/report.md)"
+ctl report --day "$(date +%F)" --svg "$rig/day.svg"
+[ "${DEMO_KEEP:-0}" = 1 ] || echo "(DEMO_KEEP=1 keeps it, with the rig's folder)"
 echo
 echo "== where the data lives: $rig/state (the store: SQLite catalog + compressed chunks)"
 du -ab "$rig/state" | sort -k2 | awk '{ printf "  %10d  %s\n", $1, $2 }'

@@ -24,7 +24,10 @@ struct CommandLineOptions {
                                       gaps in the last day by reason, the store against its budget
           report --day DATE --svg FILE
                                       one picture of a day (DATE as 2026-12-01, local time): a row per
-                                      stream, recorded time filled, each gap coloured by its reason
+                                      stream, recorded time filled, each gap coloured by its reason,
+                                      time before the stream existed or an app wanted it set apart
+          report --week DATE --svg FILE
+                                      the same for the seven days ending with DATE (the window)
           sensors                     every SensorKit sensor, its Linux source, whether it records
           devices                     recording sources (IIO chips, wearables) with their details
           apps                        installed study apps you may see, their purpose and sensors
@@ -67,7 +70,7 @@ struct CommandLineOptions {
             case "--grant": options.grants += try value(word).split(separator: ",").map(String.init)
             case "--deny": options.denials += try value(word).split(separator: ",").map(String.init)
             case "--confirm-clock": options.values["confirm-clock"] = "yes"
-            case "--app", "--sensor", "--from", "--to", "--device", "--format", "--day", "--svg", "--state":
+            case "--app", "--sensor", "--from", "--to", "--device", "--format", "--day", "--week", "--svg", "--state":
                 options.values[String(word.dropFirst(2))] = try value(word)
             default:
                 if word.hasPrefix("--") { throw UsageError(description: "unknown option \(word)") }

@@ -58,7 +58,7 @@ enum StatusCommand {
                 rows.append([
                     streamName(stream.sensor, stream.device), state(stream, now: health.now),
                     rate(stream.lastMinute / minuteSeconds(stream, now: health.now), expected: stream.expectedRate),
-                    rate(stream.lastDay / 86_400, expected: stream.expectedRate),
+                    rate(stream.lastDay / daySeconds(stream, now: health.now), expected: stream.expectedRate),
                     stream.lastSample.map { "\(duration(Double(health.now.subtractingSaturating($0)) / 1e9)) ago" } ?? "never",
                     gaps(stream.gaps),
                 ])
@@ -84,17 +84,51 @@ enum StatusCommand {
     }
 
     /// ok · LOW (under 90 % of the promised rate in the last minute) · STALLED (nothing for 10 s
-    /// or five sample periods, whichever is longer) · idle (no app wants it).
+    /// or five sample periods, whichever is longer) · idle (no app wants it) · starting (LOW or
+    /// STALLED, but the stream began recording less than `startGrace` ago: a wearable still
+    /// connecting, a chip's first buffer not yet committed).
     static func state(_ stream: WireStreamHealth, now: Int64) -> String {
         guard stream.recording else { return "idle" }
         let age = stream.lastSample.map { Double(now.subtractingSaturating($0)) / 1e9 } ?? .infinity
-        let patience = max(10, 5 / (stream.expectedRate ?? 1))
-        if age > patience { return "STALLED" }
-        if let expected = stream.expectedRate, stream.lastMinute / minuteSeconds(stream, now: now) < 0.9 * expected {
-            return "LOW"
+        // A sensor sampled on change holds its last state: only never having a sample is a stall.
+        let patience = patience(stream) ?? (stream.lastSample == nil ? 10 : .infinity)
+        var verdict = "ok"
+        if age > patience {
+            verdict = "STALLED"
+        } else if let expected = stream.expectedRate, stream.lastMinute / minuteSeconds(stream, now: now) < 0.9 * expected {
+            verdict = "LOW"
         }
-        return "ok"
+        if verdict != "ok", let since = stream.recordingSince(now: now),
+            Double(now.subtractingSaturating(since)) / 1e9 < max(startGrace, patience.isFinite ? patience : 0)
+        {
+            return "starting"
+        }
+        return verdict
     }
+
+    /// Seconds without a sample after which a recording stream is STALLED: 10 s or five sample
+    /// periods, whichever is longer; for the interval families (one sample per 15-minute
+    /// interval, written when it closes) 20 min. Nil for a sensor sampled only when its state
+    /// changes (`onWristState`), whose newest sample may rightly be hours old.
+    static func patience(_ stream: WireStreamHealth) -> Double? {
+        switch SRSensor(stream.sensor) {
+        case .onWristState: return nil
+        case .keyboardMetrics, .deviceUsageReport, .phoneUsageReport, .messagesUsageReport: return 20 * 60
+        default: return max(10, 5 / (stream.expectedRate ?? 1))
+        }
+    }
+
+    /// The seconds the last day's rate is taken over: a day, or the time since the stream began
+    /// when that is shorter (a stream 15 s old is not judged over 24 h).
+    static func daySeconds(_ stream: WireStreamHealth, now: Int64) -> Double {
+        guard let since = stream.recordingSince(now: now), since < now else { return 86_400 }
+        return min(86_400, max(1, Double(now.subtractingSaturating(since)) / 1e9))
+    }
+
+    /// Seconds after a stream began (it existed and an app wanted it) before it may be called
+    /// LOW or STALLED: on the demo rig a BLE wearable is found, connected and started well within
+    /// this, and the store commits every 0.5 s.
+    static let startGrace = 30.0
 
     /// The seconds the last minute's rate is taken over: 60, or for a stream that began less
     /// than a minute ago (its first span of the day is recent), the time from its first to its

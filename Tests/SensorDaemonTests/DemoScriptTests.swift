@@ -6,16 +6,18 @@ import SensorTestKit
 import Testing
 
 /// `scripts/demo.sh` end to end with the debug build's binaries (the folder of this test bundle):
-/// the umockdev tablet and the emulated chest strap are recorded, every sensor family shows
-/// samples in the summary (heart rate and ECG from the wearable too), and nothing the script
-/// started outlives it — neither when it ends by itself nor when Ctrl-C ends the recording.
+/// the umockdev tablet, the emulated chest strap and the emulated optical sensor are recorded,
+/// every sensor family shows samples in the summary (heart rate, ECG and PPG from the wearables
+/// too), values are written for people, the health table does not call streams that have just
+/// begun STALLED, and nothing the script started outlives it — neither when it ends by itself nor
+/// when Ctrl-C ends the recording.
 @Suite(.serialized, .needs(.umockdev))
 struct DemoScriptTests {
     static let top = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
     static let sensors = [
         "accelerometer", "rotationRate", "ambientLightSensor", "ambientPressure", "pedometerData",
-        "heartRate", "onWristState", "electrocardiogram",
+        "heartRate", "onWristState", "electrocardiogram", "photoplethysmogram",
     ]
 
     struct Outcome {
@@ -99,6 +101,30 @@ struct DemoScriptTests {
         // Kernel and device timestamps: the stream's 100 Hz and the H10's 130 Hz ECG, not arrival times.
         if let rate = table["accelerometer"]?.rate { #expect(abs(rate - 100) < 5, "accelerometer \(rate) Hz") }
         if let rate = table["electrocardiogram"]?.rate { #expect(abs(rate - 130) < 6.5, "ECG \(rate) Hz") }
+        if let rate = table["photoplethysmogram"]?.rate { #expect(abs(rate - 55) < 2.75, "PPG \(rate) Hz") }
+    }
+
+    /// The first values read as a person writes them: units, a few decimals, enum names; and the
+    /// status right after the app starts says `starting`, not STALLED or LOW.
+    static func expectReadableOutput(_ outcome: Outcome) throws {
+        let output = outcome.output
+        let firstValues = try #require(
+            output.range(of: "-- accelerometer: first values").map { String(output[$0.lowerBound...]) }, "\(output)")
+        for wanted in [
+            " g, y ", " rad/s", " lx, sensor placement ", " kPa, ", " °C", " steps in ", " beats/min, confidence ",
+            " µV, lead ", "worn (skin contact)", "optical ppg0 ",
+        ] {
+            #expect(firstValues.contains(wanted), "no \"\(wanted)\" in\n\(firstValues)")
+        }
+        // No machine-length floats (417.53499999999997), no raw enum numbers (onWrist 1.0, lead 2.0).
+        let long = try Regex("[0-9]\\.[0-9]{5,}")
+        let section = firstValues.components(separatedBy: "== the daemon's view now").first ?? firstValues
+        #expect(section.firstMatch(of: long) == nil, "\(section)")
+        #expect(!section.contains("onWrist 1") && !section.contains("lead 2.0"), "\(section)")
+        let firstStatus = try #require(
+            output.components(separatedBy: "== the study app starts recording").dropFirst().first?
+                .components(separatedBy: "\n\n").dropFirst().first, "\(output)")
+        #expect(!firstStatus.contains("STALLED") && !firstStatus.contains("LOW"), "\(firstStatus)")
     }
 
     static func expectCleanedUp(_ outcome: Outcome) throws {
@@ -113,6 +139,7 @@ struct DemoScriptTests {
         let outcome = try Self.run(seconds: 12, strapDrops: 5)
         #expect(outcome.status == 0, "exit \(outcome.status)\n\(outcome.output)")
         Self.expectRecordedEverything(outcome)
+        try Self.expectReadableOutput(outcome)
         let table = Self.summary(outcome.output)
         for sensor in ["heartRate", "electrocardiogram"] {
             #expect(

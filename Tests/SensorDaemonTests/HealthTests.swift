@@ -104,5 +104,6 @@ import Testing
         #expect(ExpectedRate.of(["samplingFrequency": "unknown"]) == nil)
         #expect(ExpectedRate.of(["rate": "-5"]) == nil && ExpectedRate.of(["rate": "nan"]) == nil)
         #expect(ExpectedRate.of([:]) == nil)
+        #expect(ExpectedRate.of(["sampleRate": "130 Hz"]) == 130, "a wearable's PMD stream")
     }
 }

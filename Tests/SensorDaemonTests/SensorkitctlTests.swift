@@ -72,8 +72,37 @@ import Testing
         let svg = try String(contentsOfFile: svgPath, encoding: .utf8)
         #expect(
             svg.contains(">accelerometer</text>") && svg.contains("fill=\"\(DayChart.recordedColour)\""), "\(svg.prefix(2000))")
+        // The daemon says when the stream came to be and when an app first wanted it, so the day
+        // before this recording is "not yet recording", not unexplained; the 1.5 s recorded are seen.
+        let stream = try #require(
+            ((document?["health"] as? [String: Any])?["streams"] as? [[String: Any]])?.first, "\(json.out)")
+        let created = try #require(stream["created"] as? Int64, "\(stream)")
+        let wanted = try #require(stream["wantedSince"] as? Int64, "\(stream)")
+        #expect(created <= wanted, "registered when the source attached, wanted at startRecording")
+        let rects = Self.rects(svg)
+        #expect(rects["recorded"]?.allSatisfy { $0 >= DayChart.minimumRecordedWidth } == true, "\(rects)")
+        #expect((rects["not-yet"]?.first ?? 0) > 0, "\(rects)")
+        #expect(rects["unexplained"]?.allSatisfy { $0 < 2 } ?? true, "at most the moments before the first sample: \(rects)")
+        let week = try ctl(harness, ["report", "--week", today.string(from: Date()), "--svg", svgPath])
+        #expect(week.status == 0 && week.out.contains("in the 7 days to"), "\(week.err)")
+        let weekSVG = try String(contentsOfFile: svgPath, encoding: .utf8)
+        #expect(weekSVG.contains(">accelerometer</text>") && weekSVG.contains(">Recording from "), "\(weekSVG.prefix(2000))")
+        #expect(Self.rects(weekSVG)["recorded"]?.allSatisfy { $0 >= DayChart.minimumRecordedWidth } == true)
         #expect(try ctl(harness, ["report", "--day", "2026-02-30", "--svg", svgPath]).status == 2)
         #expect(try ctl(harness, ["report", "--svg", svgPath]).status == 2)
+    }
+
+    /// The widths of the report's rectangles by `class` (recorded, not-yet, unexplained, gap, legend).
+    static func rects(_ svg: String) -> [String: [Double]] {
+        var widths: [String: [Double]] = [:]
+        for line in svg.split(separator: "\n") where line.hasPrefix("<rect class=\"") {
+            let fields = line.split(separator: "\"")
+            guard let index = fields.firstIndex(where: { $0.hasSuffix(" width=") }), index + 1 < fields.count,
+                let width = Double(fields[index + 1])
+            else { continue }
+            widths[String(fields[1]), default: []].append(width)
+        }
+        return widths
     }
 
     @Test func consentStakesFetchAndJSON() throws {

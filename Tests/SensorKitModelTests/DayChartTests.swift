@@ -2,130 +2,206 @@ import Foundation
 import SensorKitModel
 import Testing
 
-/// `DayChart`: the day picture of `sensorkitctl report`, as text and as pixels (rendered with
-/// Debian's rsvg-convert and read back with netpbm's pngtopam, both from scripts/install-deps.sh).
+/// `DayChart`: the day and week pictures of `sensorkitctl report`, as SVG elements (parsed by
+/// libxml2) and as pixels (`SVGRendering`: rsvg-convert, pngtopam). The PNGs are kept for a
+/// person to look at (`SVGRendering.artefacts`).
 @Suite struct DayChartTests {
     static let hour: Int64 = 3_600_000_000_000
     static let start: Int64 = 1_000 * hour
+    static func h(_ n: Double) -> Int64 { start + Int64(n * Double(hour)) }
+    static let background: Set<String> = ["#ffffff", "#f5f5f5"]
 
-    /// Accelerometer recorded 00–06 and 08–24 with a systemInitiated gap 06–08; a wearable's
-    /// heart rate recorded 12–13 only, not wanted 00–12, with nothing explaining 13–18; now at 18.
+    /// Accelerometer recorded 00–06, 08–09, 09:30–15 and 16–18 with a systemInitiated gap 06–08,
+    /// a person's deletion 09–09:30 and nothing explaining 15–16; a wearable's heart rate recorded
+    /// 12–13 only, not wanted 00–12, nothing explaining 13–18, from a daemon that did not say when
+    /// the stream began; a long-named PPG stream that began at 11; now at 18.
     static func chart() -> DayChart {
-        let h = { (n: Double) in start + Int64(n * Double(hour)) }
-        return DayChart(
+        DayChart(
             title: "Recording on Tuesday 1 December 2026", subtitle: "local time", start: start, end: h(24), now: h(18),
             ticks: (0...24).map { (h(Double($0)), String(format: "%02d", $0)) },
             rows: [
-                .init(name: "accelerometer", recorded: [h(0)...h(6), h(8)...h(18)], gaps: [(h(6)...h(8), .systemInitiated)]),
+                .init(
+                    name: "accelerometer", recorded: [h(0)...h(6), h(8)...h(9), h(9.5)...h(15), h(16)...h(18)],
+                    gaps: [(h(6)...h(8), .systemInitiated), (h(9)...h(9.5), .userInitiated)], notBefore: h(-30)),
                 .init(name: "heartRate on ble:<AA&BB>", recorded: [h(12)...h(13)], gaps: [(h(0)...h(12), .noInterestedClients)]),
+                .init(
+                    name: "photoplethysmogram on ble:Polar Sense 0A1B2C3D, left wrist", recorded: [h(11.25)...h(17.5)],
+                    gaps: [(h(17.5)...h(17.6), .lowDiskSpace)], notBefore: h(11)),
             ])
+    }
+
+    /// A 30-second recording: the stream registered and wanted at 10:00, samples 10:00:02–10:00:32,
+    /// the picture drawn at 10:00:40.
+    static func thirtySeconds() -> DayChart {
+        let second = hour / 3600
+        return DayChart(
+            title: "Recording on Tuesday 1 December 2026", subtitle: "local time", start: start, end: h(24),
+            now: h(10) + 40 * second, ticks: (0...24).map { (h(Double($0)), String(format: "%02d", $0)) },
+            rows: [
+                .init(name: "accelerometer", recorded: [(h(10) + 2 * second)...(h(10) + 32 * second)], gaps: [], notBefore: h(10))
+            ]
+        )
+    }
+
+    /// Seven days: an accelerometer registered on day 2 at 10:00, recording until day 3 18:00,
+    /// lost until day 4 08:00 (systemInitiated), recording since; a heart rate strap known since
+    /// day 1, first wanted on day 5 at 10:00, with three 20-minute recordings and a disk eviction.
+    /// Now is day 7 at 12:00.
+    static func week() -> DayChart {
+        let day = 24.0
+        let d = { (n: Double, hours: Double) in h((n - 1) * day + hours) }
+        return DayChart(
+            title: "Recording from 1 December 2026 to 7 December 2026", subtitle: "the 7-day window", start: start,
+            end: d(8, 0), now: d(7, 12),
+            ticks: (0..<28).filter { $0 % 4 != 0 }.map { (h(Double($0) * 6), "") },
+            captions: (1...7).map { (d(Double($0), 12), "Day \($0)") }, boundaries: (1...8).map { d(Double($0), 0) },
+            rows: [
+                .init(
+                    name: "accelerometer", recorded: [d(2, 10)...d(3, 18), d(4, 8)...d(7, 12)],
+                    gaps: [(d(3, 18)...d(4, 8), .systemInitiated)], notBefore: d(2, 10)),
+                .init(
+                    name: "heartRate on ble:Polar H10 7E37D222",
+                    recorded: [d(5, 10)...d(5, 10.33), d(5, 14)...d(5, 14.33), d(6, 9)...d(6, 9.33)],
+                    gaps: [(d(5, 10.33)...d(5, 14), .noInterestedClients), (d(6, 9.2)...d(6, 9.25), .lowDiskSpace)],
+                    notBefore: d(5, 10)),
+            ])
+    }
+
+    static func rects(_ elements: [SVGRendering.Element], _ role: String) -> [SVGRendering.Element] {
+        elements.filter { $0.name == "rect" && $0.attributes["class"] == role }
     }
 
     @Test func geometryMapsTheDayOntoThePlot() {
         let chart = Self.chart()
-        #expect(chart.x(Self.start) == DayChart.plotLeft)
-        #expect(chart.x(Self.start + 24 * Self.hour) == DayChart.plotLeft + DayChart.plotWidth)
-        #expect(chart.x(Self.start + 12 * Self.hour) == DayChart.plotLeft + DayChart.plotWidth / 2)
-        #expect(chart.x(Self.start - Self.hour) == DayChart.plotLeft, "clamped")
+        #expect(chart.x(Self.start) == chart.plotLeft)
+        #expect(chart.x(Self.h(24)) == chart.plotLeft + DayChart.plotWidth)
+        #expect(chart.x(Self.h(12)) == chart.plotLeft + DayChart.plotWidth / 2)
+        #expect(chart.x(Self.start - Self.hour) == chart.plotLeft, "clamped")
         #expect(chart.barTop(1) - chart.barTop(0) == DayChart.rowHeight)
-        #expect(
-            abs(chart.coveredFraction([Self.start...(Self.start + 9 * Self.hour)], through: Self.start + 18 * Self.hour) - 0.5)
-                < 1e-12)
+        #expect(abs(chart.coveredFraction([Self.start...Self.h(9)], through: Self.h(18)) - 0.5) < 1e-12)
+        #expect(chart.labelWidth > DayChart.minimumLabelWidth, "grown for the PPG stream's name")
     }
 
-    @Test func textNamesRowsEscapesThemAndDrawsEachReasonInItsColour() {
+    @Test func textNamesRowsEscapesThemAndDrawsEachReasonInItsColour() throws {
         let svg = Self.chart().svg()
-        #expect(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
-        #expect(svg.hasSuffix("</svg>\n"))
-        #expect(svg.contains(">accelerometer</text>"))
-        #expect(svg.contains(">heartRate on ble:&lt;AA&amp;BB&gt;</text>"))
+        let elements = try SVGRendering.elements(svg)
+        let texts = elements.filter { $0.name == "text" }.map(\.text)
+        #expect(texts.contains("accelerometer"))
+        #expect(texts.contains("heartRate on ble:<AA&BB>") && svg.contains(">heartRate on ble:&lt;AA&amp;BB&gt;</text>"))
         #expect(!svg.contains("<AA&BB>"))
-        #expect(svg.contains(">88.9 % recorded</text>"), "16 of 18 elapsed hours")
-        #expect(svg.contains(">5.6 % recorded</text>"), "1 of 18")
+        #expect(texts.contains("14 h 30 min recorded (80.6 %)"), "14.5 of 18 elapsed hours: \(texts)")
+        #expect(texts.contains("60 min recorded (5.6 %)"), "1 of 18")
+        #expect(texts.contains("6 h 15 min recorded (89.3 %)"), "6.25 of the 7 hours since it began")
         for reason in SRDeletionReason.allCases {
-            #expect(svg.contains(DayChart.legendText(reason)))
+            #expect(texts.contains(DayChart.legendText(reason)))
         }
+        #expect(texts.contains(DayChart.notYetText) && texts.contains(DayChart.unexplainedText) && texts.contains("recorded"))
+        #expect(Self.rects(elements, "legend").count == 3 + SRDeletionReason.allCases.count)
         #expect(svg.contains("fill=\"\(DayChart.colour(.systemInitiated))\""))
-        #expect(svg.contains(">now</text>") && svg.contains(">06</text>") && svg.contains(">24</text>"))
-        // The unexplained background covers the elapsed day only (00–18 is 3/4 of the plot).
+        #expect(texts.contains("now") && texts.contains("06") && texts.contains("24"))
+        // Row 1's daemon did not say when the stream began: its whole elapsed day is unexplained
+        // underneath (00–18 is 3/4 of the plot). Row 2 is "not yet" until 11, unexplained after.
+        let chart = Self.chart()
+        let unexplained = Self.rects(elements, "unexplained"), notYet = Self.rects(elements, "not-yet")
         #expect(
-            svg.contains(
-                "<rect x=\"\(Int(DayChart.plotLeft))\" y=\"\(Int(Self.chart().barTop(0)))\" width=\"\(Int(DayChart.plotWidth * 0.75))\" height=\"22\" fill=\"\(DayChart.unexplainedColour)\"/>"
-            ))
+            unexplained.contains {
+                $0.number("y") == chart.barTop(1) && $0.number("x") == chart.plotLeft
+                    && abs($0.number("width") - DayChart.plotWidth * 0.75) < 0.01
+            })
+        #expect(notYet.count == 1 && abs(notYet[0].number("width") - DayChart.plotWidth * 11 / 24) < 0.01)
+        #expect(notYet[0].number("y") == chart.barTop(2) && notYet[0].attributes["fill"] == DayChart.notYetColour)
         #expect(DayChart.escape("a\u{1}b\"") == "a\u{FFFD}b&quot;")
     }
 
-    @Test func rendersToPixelsWithEachGapInItsRowAndPlace() throws {
+    @Test func rendersToPixelsWithEachGapInItsRowAndPlaceAndNoNameCut() throws {
         let chart = Self.chart()
-        let folder = NSTemporaryDirectory() + "daychart-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        try chart.svg().write(toFile: folder + "/day.svg", atomically: true, encoding: .utf8)
-        try run("/usr/bin/rsvg-convert", ["-o", folder + "/day.png", folder + "/day.svg"])
-        let image = try PAMImage(try run("/usr/bin/pngtopam", ["-alphapam", folder + "/day.png"]))
-        #expect(image.width == Int(DayChart.width) && image.height == Int(chart.height))
-        let hour = { (n: Double) in Int(chart.x(Self.start + Int64(n * Double(Self.hour))).rounded()) }
+        let image = try SVGRendering.render(chart.svg(), name: "day-with-gaps")
+        #expect(image.width == Int(chart.width) && image.height == Int(chart.height))
+        let hour = { (n: Double) in Int(chart.x(Self.h(n)).rounded()) }
         let row = { (index: Int) in Int(chart.barTop(index) + DayChart.barHeight / 2) }
-        // Between hour lines. Row 0: recorded at 03:30, the systemInitiated gap at 07:30, blank after now.
+        // Between hour lines. Row 0: recorded at 03:30, the systemInitiated gap at 07:30, the
+        // deletion at 09:15, unexplained at 15:30, blank after now.
         #expect(image.hex(hour(3.5), row(0)) == DayChart.recordedColour)
         #expect(image.hex(hour(7.5), row(0)) == DayChart.colour(.systemInitiated))
+        #expect(image.hex(hour(9.25), row(0)) == DayChart.colour(.userInitiated))
+        #expect(image.hex(hour(15.5), row(0)) == DayChart.unexplainedColour)
         #expect(image.hex(hour(21.5), row(0)) == "#ffffff")
         // Row 1: not wanted at 06:30, recorded at 12:30, unexplained at 15:30.
         #expect(image.hex(hour(6.5), row(1)) == DayChart.colour(.noInterestedClients))
         #expect(image.hex(hour(12.5), row(1)) == DayChart.recordedColour)
         #expect(image.hex(hour(15.5), row(1)) == DayChart.unexplainedColour)
-        // The gap's colour is in row 0 only where the gap is.
         #expect(image.hex(hour(7.5), row(1)) != DayChart.colour(.systemInitiated))
+        // Row 2: not yet at 05:30, recorded at 14:30.
+        #expect(image.hex(hour(5.5), row(2)) == DayChart.notYetColour)
+        #expect(image.hex(hour(14.5), row(2)) == DayChart.recordedColour)
+        try expectNoLabelCut(chart, image)
     }
 
-    @discardableResult
-    func run(_ tool: String, _ arguments: [String]) throws -> Data {
-        guard FileManager.default.isExecutableFile(atPath: tool) else {
-            throw ToolMissing(description: "\(tool) is missing: run scripts/install-deps.sh")
+    /// Each name and caption is drawn whole: its ink starts inside the picture, right of the
+    /// margin, and is no wider than `TextWidth` promised.
+    func expectNoLabelCut(_ chart: DayChart, _ image: SVGRendering.PAMImage) throws {
+        for (index, row) in chart.rows.enumerated() {
+            let top = Int(chart.barTop(index))
+            let band = top..<(top + Int(DayChart.barHeight) + 2)
+            let ink = try #require(image.ink(xs: 0..<Int(chart.plotLeft - 2), ys: band, background: Self.background))
+            #expect(ink.lowerBound >= Int(DayChart.margin), "\(row.name) starts at x \(ink.lowerBound)")
+            let promised = max(
+                TextWidth.bound(row.name, size: 13, bold: true), TextWidth.bound(chart.caption(row), size: 10))
+            #expect(Double(ink.upperBound - ink.lowerBound) <= promised, "\(row.name): \(ink) against \(promised)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ToolMissing(description: "\(tool) exited \(process.terminationStatus)")
-        }
-        return data
     }
 
-    struct ToolMissing: Error, CustomStringConvertible { var description: String }
+    @Test func aThirtySecondRecordingIsSeenAndTheTimeBeforeItIsNotYetNotUnexplained() throws {
+        let chart = Self.thirtySeconds()
+        let h = Self.h
+        let elements = try SVGRendering.elements(chart.svg())
+        let recorded = try #require(Self.rects(elements, "recorded").first)
+        #expect(recorded.number("width") >= DayChart.minimumRecordedWidth)
+        let notYet = try #require(Self.rects(elements, "not-yet").first)
+        #expect(notYet.number("x") == chart.plotLeft && abs(notYet.number("width") - DayChart.plotWidth * 10 / 24) < 0.01)
+        // What is unexplained is the 10 s between the stream's start and now without data.
+        for rect in Self.rects(elements, "unexplained") { #expect(rect.number("width") < 1) }
+        #expect(elements.contains { $0.name == "text" && $0.text == "30 s recorded (75.0 %)" })
+        var instants = chart
+        instants.rows[0].recorded = [h(10)...h(10), h(11)...h(11)]
+        #expect(instants.caption(instants.rows[0]) == "2 moments recorded", "a state sampled on change")
+        let image = try SVGRendering.render(chart.svg(), name: "thirty-seconds")
+        let y = Int(chart.barTop(0) + DayChart.barHeight / 2)
+        #expect(image.hex(Int(chart.x(Self.h(5))), y) == DayChart.notYetColour)
+        #expect(image.hex(Int(recorded.number("x") + 2), y) == DayChart.recordedColour)
+        try expectNoLabelCut(chart, image)
+    }
 
-    /// A netpbm PAM image (P7), 8-bit samples.
-    struct PAMImage {
-        var width = 0, height = 0, depth = 0
-        var pixels: [UInt8] = []
-
-        init(_ data: Data) throws {
-            let bytes = [UInt8](data)
-            guard let end = bytes.firstRange(of: Array("ENDHDR\n".utf8)) else {
-                throw ToolMissing(description: "not a PAM image")
-            }
-            for line in String(decoding: bytes[..<end.lowerBound], as: UTF8.self).split(separator: "\n") {
-                let words = line.split(separator: " ")
-                guard words.count == 2, let value = Int(words[1]) else { continue }
-                switch words[0] {
-                case "WIDTH": width = value
-                case "HEIGHT": height = value
-                case "DEPTH": depth = value
-                default: break
-                }
-            }
-            pixels = Array(bytes[end.upperBound...])
-            guard depth >= 3, pixels.count >= width * height * depth else { throw ToolMissing(description: "short PAM image") }
+    @Test func aWeekShowsEachDayAndShortRecordingsAndTheLegendFits() throws {
+        let chart = Self.week()
+        let elements = try SVGRendering.elements(chart.svg())
+        let texts = elements.filter { $0.name == "text" }.map(\.text)
+        for day in 1...7 { #expect(texts.contains("Day \(day)")) }
+        let lines = elements.filter { $0.name == "line" }
+        #expect(lines.count == 21 + 8 + 1, "a line every 6 hours, each midnight and now")
+        #expect(lines.filter { $0.attributes["stroke"] == "#9e9e9e" }.count == 8, "midnights stand out")
+        let recorded = Self.rects(elements, "recorded")
+        #expect(recorded.count == 5 && recorded.allSatisfy { $0.number("width") >= DayChart.minimumRecordedWidth })
+        // The heart rate strap is not yet recording until day 5 10:00, the accelerometer until day 2.
+        let notYet = Self.rects(elements, "not-yet")
+        #expect(notYet.count == 2 && abs(notYet[1].number("width") - DayChart.plotWidth * (4 * 24 + 10) / 168) < 0.01)
+        let legend = chart.legend()
+        #expect(legend.count == 8)
+        for entry in legend {
+            #expect(entry.x >= DayChart.margin && entry.x + entry.width <= chart.width - DayChart.margin, "\(entry.text)")
         }
-
-        func hex(_ x: Int, _ y: Int) -> String {
-            let offset = (y * width + x) * depth
-            return "#" + pixels[offset..<offset + 3].map { String(format: "%02x", $0) }.joined()
+        for (a, b) in zip(legend, legend.dropFirst()) where a.line == b.line {
+            #expect(a.x + a.width < b.x, "\(a.text) overlaps \(b.text)")
         }
+        let image = try SVGRendering.render(chart.svg(), name: "week")
+        #expect(image.height == Int(chart.height))
+        let y = { (index: Int) in Int(chart.barTop(index) + DayChart.barHeight / 2) }
+        let at = { (day: Double, hours: Double) in Int(chart.x(Self.h((day - 1) * 24 + hours)).rounded()) }
+        #expect(image.hex(at(1, 15), y(0)) == DayChart.notYetColour)
+        #expect(image.hex(at(3, 3), y(0)) == DayChart.recordedColour)
+        #expect(image.hex(at(4, 2), y(0)) == DayChart.colour(.systemInitiated))
+        #expect(image.hex(at(5, 12), y(1)) == DayChart.colour(.noInterestedClients))
+        #expect(image.hex(at(7, 18), y(1)) == "#f5f5f5", "after now: the shaded odd row, no bar")
+        try expectNoLabelCut(chart, image)
     }
 }

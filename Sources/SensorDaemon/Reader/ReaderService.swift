@@ -731,6 +731,9 @@ public final class ReaderService: @unchecked Sendable {
         healthInFlight += 1
         let sensors: Set<SRSensor>? = session.isRoot ? nil : Set(visibleApps(session).flatMap(\.entitledSensors))
         let recording = ledger.sensorsToRecord
+        // Like `recording`, a fact about the sensor: when any app first wanted it.
+        let wantedSince = Dictionary(
+            ledger.stakes.map { ($0.key.sensor.rawValue, $0.value.firstStart) }, uniquingKeysWith: { min($0, $1) })
         let rates = Dictionary(
             dependencies.recorder.sources().compactMap { source in
                 ExpectedRate.of(source.details).map { (source.sensor + "\u{0}" + source.device, $0) }
@@ -745,6 +748,7 @@ public final class ReaderService: @unchecked Sendable {
                     let stream = health.streams[i]
                     health.streams[i].recording = recording.contains(SRSensor(stream.sensor))
                     health.streams[i].expectedRate = rates[stream.sensor + "\u{0}" + stream.device]
+                    health.streams[i].wantedSince = wantedSince[stream.sensor]
                 }
                 reply.health = health
             } catch {

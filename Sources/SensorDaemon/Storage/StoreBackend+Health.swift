@@ -40,6 +40,7 @@ extension StoreBackend {
                 spans: activity.spans.map { [$0.lowerBound, $0.upperBound] },
                 records: kept.map { WireGap(start: $0.start, end: $0.end, reason: $0.reason.rawValue) })
             if total > kept.count { health.omittedRecords = total - kept.count }
+            health.created = activity.created
             return health
         }
         var omitted: Int?
@@ -59,11 +60,12 @@ extension StoreBackend {
 }
 
 /// The rate a live source promises, read from its details (`samplingFrequency` of an IIO chip:
-/// "100 Hz …" or "polled every 250.0 ms"; `rate` of a generated source, Hz). Nil when they do not say.
+/// "100 Hz …" or "polled every 250.0 ms"; `sampleRate` of a wearable's PMD stream: "130 Hz";
+/// `rate` of a generated source, Hz). Nil when they do not say.
 enum ExpectedRate {
     static func of(_ details: [String: String]) -> Double? {
         if let text = details["rate"], let hertz = Double(text), hertz.isFinite, hertz > 0 { return hertz }
-        guard let text = details["samplingFrequency"] else { return nil }
+        guard let text = details["samplingFrequency"] ?? details["sampleRate"] else { return nil }
         let words = text.split(separator: " ")
         if text.hasPrefix("polled every "), words.count >= 4 {
             guard let value = Double(words[2]), value.isFinite, value > 0 else { return nil }

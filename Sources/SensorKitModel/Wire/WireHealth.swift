@@ -50,6 +50,12 @@ public struct WireStreamHealth: Codable, Hashable, Sendable {
     /// `maxRecordsPerStream` when there are more; `omittedRecords` says how many were left out).
     public var records: [WireGap]
     public var omittedRecords: Int?
+    /// SR ns the stream came into being in the store (absent: not known). Time before it is not
+    /// a loss: there was nothing yet to record.
+    public var created: Int64?
+    /// SR ns an app first started recording the sensor (the earliest first start of any app;
+    /// absent: no app ever has). Time before it is not a loss either: nobody wanted it yet.
+    public var wantedSince: Int64?
 
     public init(
         sensor: String, device: String, expectedRate: Double?, recording: Bool, lastSample: Int64?,
@@ -104,5 +110,15 @@ public struct WireStoreUse: Codable, Hashable, Sendable {
         self.availableBytes = availableBytes
         self.maxBytes = maxBytes
         self.minFreeBytes = minFreeBytes
+    }
+}
+
+extension WireStreamHealth {
+    /// When the stream could first record: it existed and an app had wanted the sensor. Nil from
+    /// a daemon that says neither `created` nor `wantedSince`; after `now` when the stream exists
+    /// but no app ever wanted the sensor.
+    public func recordingSince(now: Int64) -> Int64? {
+        guard created != nil || wantedSince != nil else { return nil }
+        return max(created ?? .min, wantedSince ?? now.addingSaturating(1))
     }
 }

@@ -89,11 +89,23 @@ enum CatalogSchema {
         // 4 → 5: an ECG stream's `sessionStart` is SR ns, as an `.instant` column; the values
         // are converted by `conversions[4]`.
         "-- ECG sessionStart as SR ns",
+        // 5 → 6: when each stream was registered (SR ns), so the day picture can tell time before
+        // a stream existed from time it lost. NULL for streams registered before: their earliest
+        // chunk stands in. The column is added by `conversions[5]`, which skips it when present (a
+        // test rewinds the version of a current database; SQLite has no ADD COLUMN IF NOT EXISTS).
+        "-- streams.created",
     ]
 
     /// Migrations that rewrite stored values, which SQL cannot: step N's runs right after the
     /// SQL of migration N, in the same transaction.
-    static let conversions: [Int64: @Sendable (SQLiteDatabase) throws -> Void] = [4: SessionStartMigration.run]
+    static let conversions: [Int64: @Sendable (SQLiteDatabase) throws -> Void] = [
+        4: SessionStartMigration.run,
+        5: { db in
+            if try db.scalar("SELECT count(*) FROM pragma_table_info('streams') WHERE name = 'created'") == 0 {
+                try db.execute("ALTER TABLE streams ADD COLUMN created INTEGER")
+            }
+        },
+    ]
 
     static var currentVersion: Int64 { Int64(migrations.count) }
 

@@ -15,6 +15,10 @@ public struct StreamActivity: Hashable, Sendable {
     public var spans: [ClosedRange<Int64>]
     /// SR ns of the newest committed sample of the stream, in the range or not.
     public var newestSample: Int64?
+    /// SR ns the stream was registered (its earliest, when a sensor has several descriptors on
+    /// the device). For a stream registered before the catalog kept that (version 6), its
+    /// oldest chunk still stored stands in; nil when neither is known.
+    public var created: Int64?
 }
 
 /// Deletion records of one stream and reason overlapping a range, summed.
@@ -45,11 +49,19 @@ extension SensorStore {
         )
         let newest = try db.prepare(
             "SELECT max(max_time) FROM (SELECT max_time FROM chunks WHERE stream = ? ORDER BY min_time DESC LIMIT 16)")
-        var bounds: [String: (sensor: SRSensor, device: String, samples: Double, chunks: [ClosedRange<Int64>], newest: Int64?)] =
-            [:]
+        // Both answered from an index: the row by id, the oldest chunk from (stream, min_time).
+        let created = try db.prepare(
+            "SELECT coalesce(created, (SELECT min(min_time) FROM chunks WHERE stream = streams.id)) FROM streams WHERE id = ?")
+        var bounds:
+            [String: (
+                sensor: SRSensor, device: String, samples: Double, chunks: [ClosedRange<Int64>], newest: Int64?, created: Int64?
+            )] = [:]
         for stream in streams {
             let key = stream.descriptor.sensor.rawValue + "\u{0}" + stream.descriptor.device
-            var entry = bounds[key] ?? (stream.descriptor.sensor, stream.descriptor.device, 0, [], nil)
+            var entry = bounds[key] ?? (stream.descriptor.sensor, stream.descriptor.device, 0, [], nil, nil)
+            created.reset()
+            try created.bind(1, stream.id.rawValue)
+            if try created.step(), !created.isNull(0) { entry.created = min(entry.created ?? .max, created.int64(0)) }
             span.reset()
             try span.bind(1, stream.id.rawValue)
             let widest = try span.step() ? max(0, span.int64(0)) : 0
@@ -74,7 +86,8 @@ extension SensorStore {
         return bounds.values.map { entry in
             StreamActivity(
                 sensor: entry.sensor, device: entry.device, samples: entry.samples,
-                spans: Self.merge(entry.chunks, gap: mergeGap, maxSpans: maxSpans), newestSample: entry.newest)
+                spans: Self.merge(entry.chunks, gap: mergeGap, maxSpans: maxSpans), newestSample: entry.newest,
+                created: entry.created)
         }.sorted { ($0.sensor.rawValue, $0.device) < ($1.sensor.rawValue, $1.device) }
     }
 

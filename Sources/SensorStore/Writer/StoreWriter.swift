@@ -257,10 +257,16 @@ final class StoreWriter: @unchecked Sendable {
         try device.bind(1, descriptor.device)
         try device.run()
         let insert = try db.prepare(
-            "INSERT INTO streams (descriptor, sensor, device) SELECT ?, ?, id FROM devices WHERE identifier = ?")
+            "INSERT INTO streams (descriptor, sensor, device, created) SELECT ?, ?, id, ? FROM devices WHERE identifier = ?")
         try insert.bind(1, key)
         try insert.bind(2, descriptor.sensor.rawValue)
-        try insert.bind(3, descriptor.device)
+        let now = clock.now()
+        if let created = timeline.withLock({ $0.srNanoseconds(of: now) }) {
+            try insert.bind(3, created)
+        } else {
+            try insert.bindNull(3)
+        }
+        try insert.bind(4, descriptor.device)
         try insert.run()
         let id = StreamID(rawValue: db.lastInsertRowID)
         try commit()
