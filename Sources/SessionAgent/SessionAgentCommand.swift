@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import SensorKitModel
 import SensorSystem
+import Synchronization
 import SystemBus
 
 /// `sensorkit-session [--socket PATH]`: the session agent's run — connect to the daemon as this
@@ -40,13 +41,17 @@ public enum SessionAgentCommand {
             send: { link.send($0) })
         let watch = SessionBusWatch()
         let ended = DispatchSemaphore(value: 0)
+        // Set when the session bus went away (not a stop signal): exit 1, for systemd to restart.
+        let busEnded = EndFlag()
         let monitor = DBusMonitor(
             rules: SessionBusWatch.rules, queue: agentQueue, select: { watch.select($0) },
             handler: { event in
                 switch event {
                 case .message(let message): agent.sessionBus(message)
                 case .lost(let count): journal.warning("\(count) session-bus messages were not looked at (queue full)")
-                case .ended: ended.signal()
+                case .ended:
+                    busEnded.ended.withLock { $0 = true }
+                    ended.signal()
                 }
             })
         let bus: DBusConnection
@@ -74,6 +79,10 @@ public enum SessionAgentCommand {
         bus.close()
         agentQueue.sync {}
         link.close()
+        if busEnded.ended.withLock({ $0 }) {
+            journal.error("the session bus connection ended")
+            return 1
+        }
         return 0
     }
 
@@ -92,4 +101,9 @@ public enum SessionAgentCommand {
         FileHandle.standardError.write(Data("usage: sensorkit-session [--socket PATH]\n".utf8))
         return 2
     }
+}
+
+/// Whether the session bus ended the run, set on the monitor's queue and read after it.
+final class EndFlag: Sendable {
+    let ended = Mutex(false)
 }

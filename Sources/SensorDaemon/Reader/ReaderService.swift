@@ -643,6 +643,7 @@ public final class ReaderService: @unchecked Sendable {
                 requestID: request.id, cursor: cursor, connection: session.connection,
                 window: max(1, min(request.window ?? WireLimits.defaultFetchWindow, WireLimits.maxFetchWindow)), notice: nil,
                 idleTimeout: dependencies.fetchIdleTimeout, scheduler: dependencies.scheduler,
+                maxSamples: WireLimits.samplesPerBatch(columns: BatchLayout.of(sensor)?.columns.count ?? 0),
                 onFinish: { [weak self] id in
                     guard let self else { return }
                     self.queue.async {

@@ -138,5 +138,10 @@ public enum DeviceUsageFamily: SensorFamily {
         UsageObservation(rawValue: KeyboardMetricsFamily.count(value)) ?? .none
     }
 
-    static func seconds(_ value: Double) -> TimeInterval { value.isFinite && value > 0 ? value : 0 }
+    /// Seconds as stored (whole ns): the linear mapping's `ns × 1e-9` rounded back to the
+    /// nanosecond, so 500 s reads 500, not 500.00000000000006.
+    static func seconds(_ value: Double) -> TimeInterval {
+        guard value.isFinite, value > 0 else { return 0 }
+        return (value * 1e9).rounded() / 1e9
+    }
 }
