@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "sensorkitctl", targets: ["sensorkitctl"]),
         .executable(name: "sensorkit-wearable", targets: ["sensorkit-wearable"]),
         .executable(name: "sensorkit-export", targets: ["sensorkit-export"]),
+        .executable(name: "sensorkit-session", targets: ["sensorkit-session"]),
     ],
     targets: [
         // C libraries from Debian, one shim module each, nothing else inside.
@@ -61,6 +62,10 @@ let package = Package(
         .target(
             name: "KeyboardBridge", dependencies: ["SensorKitModel", "SensorSystem", "Udev", "CEvdev"], swiftSettings: strict),
 
+        // Device usage: logind over the system bus, the session agent's events, quarter-hour reports.
+        .target(
+            name: "UsageBridge", dependencies: ["SensorKitModel", "SensorSystem", "SystemBus"], swiftSettings: strict),
+
         // The client library: `import SensorKit` mirrors Apple's framework. It decodes stored
         // chunks a fetch hands over with the store's own chunk decoder (SensorChunks).
         .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem", "SensorChunks"], swiftSettings: strict),
@@ -68,7 +73,9 @@ let package = Package(
         // The daemon and its tools.
         .target(
             name: "SensorDaemon",
-            dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge", "BLEBridge", "KeyboardBridge"],
+            dependencies: [
+                "SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge", "BLEBridge", "KeyboardBridge", "UsageBridge",
+            ],
             swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
@@ -77,6 +84,12 @@ let package = Package(
             name: "SensorExport", dependencies: ["SensorKit", "SensorKitModel", "SensorSystem", "CPostgres"],
             swiftSettings: strict),
         .executableTarget(name: "sensorkit-export", dependencies: ["SensorExport"], swiftSettings: strict),
+        // The session agent (docs/device-usage.md): the person's session bus and compositor, reduced
+        // to usage events for the daemon; a systemd user unit started with the graphical session.
+        .target(
+            name: "SessionAgent", dependencies: ["SensorKit", "SensorKitModel", "SensorSystem", "SystemBus"],
+            swiftSettings: strict),
+        .executableTarget(name: "sensorkit-session", dependencies: ["SessionAgent"], swiftSettings: strict),
         // Simulated sources and rigs shared by the bench and the tests: a generated accelerometer,
         // an H10's drifting ECG clock, a real daemon on temporary paths, a child-process spawner.
         .target(
@@ -107,6 +120,10 @@ let package = Package(
         .testTarget(name: "IIOBridgeTests", dependencies: ["IIOBridge", "SensorTestKit"], swiftSettings: strict),
         // Run by IIOBridgeTests inside umockdev (enumeration, hotplug), found beside the test bundle.
         .executableTarget(name: "iio-udev-child", dependencies: ["IIOBridge"], path: "Tests/IIOUdevChild", swiftSettings: strict),
+        .testTarget(
+            name: "UsageBridgeTests",
+            dependencies: ["UsageBridge", "SessionAgent", "SystemBus", "SensorSimulation", "SensorTestKit"],
+            swiftSettings: strict),
         .testTarget(
             name: "KeyboardBridgeTests", dependencies: ["KeyboardBridge", "Udev", "SensorTestKit"], swiftSettings: strict),
         // Run by KeyboardBridgeTests inside umockdev (an emulated evdev keyboard), found beside the test bundle.

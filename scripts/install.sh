@@ -18,7 +18,7 @@ root=$destdir
 executables=$(sed -n 's/^ *\.executable(name: "\([^"]*\)".*/\1/p' "$top/Package.swift" | grep -v -e '-bench$' -e '-fuzz$')
 [ -n "$executables" ] || { echo "install.sh: no executable products in Package.swift" >&2; exit 1; }
 
-install -d "$root$prefix/bin" "$root$libdir/systemd/system" "$root$libdir/udev/rules.d" \
+install -d "$root$prefix/bin" "$root$libdir/systemd/system" "$root$libdir/systemd/user" "$root$libdir/udev/rules.d" \
   "$root$prefix/libexec/sensorkitd" "$root$prefix/share/doc/sensorkitd" \
   "$root$sysconf/sensorkit/apps.d/.example"
 for name in $executables; do
@@ -29,6 +29,12 @@ for unit in "$top"/systemd/*.service "$top"/systemd/*.socket "$top"/systemd/*.ti
   [ -f "$unit" ] || continue
   sed "s#/usr/bin/#$prefix/bin/#g; s#/usr/share/doc/#$prefix/share/doc/#g" "$unit" > "$root$libdir/systemd/system/$(basename "$unit")"
   chmod 0644 "$root$libdir/systemd/system/$(basename "$unit")"
+done
+# The session agent runs in each person's graphical session (a user unit).
+for unit in "$top"/systemd/user/*.service; do
+  [ -f "$unit" ] || continue
+  sed "s#/usr/bin/#$prefix/bin/#g; s#/usr/share/doc/#$prefix/share/doc/#g" "$unit" > "$root$libdir/systemd/user/$(basename "$unit")"
+  chmod 0644 "$root$libdir/systemd/user/$(basename "$unit")"
 done
 # bluetoothd's bus name for the sensorkit user ([ble] transport = bluez), and the drop-in that
 # gives `transport = hci` its capabilities (docs/configuration.md, "Bluetooth permissions").
@@ -61,7 +67,7 @@ install -m 0644 "$top"/packaging/example-app/com.example.study/* "$root$sysconf/
 for name in $executables; do
   "$build/$name" --help > "$root$prefix/share/doc/sensorkitd/$name.help.txt"
 done
-for doc in README.md docs/configuration.md docs/protocol.md docs/reliability.md; do
+for doc in README.md docs/configuration.md docs/protocol.md docs/reliability.md docs/device-usage.md; do
   install -m 0644 "$top/$doc" "$root$prefix/share/doc/sensorkitd/$(basename "$doc")"
 done
 echo "install.sh: installed $(echo $executables) under ${destdir}${prefix}"

@@ -17,6 +17,8 @@ public struct ExportFamily: Sendable {
         case flag(Int)
         /// `double precision[]`: each sample's share of the ragged values, its length in column `i`.
         case ragged(Int)
+        /// `text`: the desktop id coded in `DesktopIDCode.words` columns from column `i` (NULL when unnamed).
+        case desktopID(Int)
 
         var sqlType: String {
             switch self {
@@ -26,6 +28,7 @@ public struct ExportFamily: Sendable {
             case .big: return "bigint"
             case .flag: return "boolean"
             case .ragged: return "double precision[]"
+            case .desktopID: return "text"
             }
         }
     }
@@ -90,6 +93,15 @@ public struct ExportFamily: Sendable {
                 ("duration_s", .real(0)), ("taps", .big(1)), ("deletes", .big(2)), ("words", .big(3)),
                 ("typing_episodes", .big(4)), ("pauses", .big(5)), ("typing_duration_s", .real(6)),
                 ("typing_speed_cps", .real(7)),
+            ]),
+        ExportFamily(
+            layout: .deviceUsage, table: "device_usage",
+            values: [
+                ("entry", .small(0)), ("duration_s", .real(1)), ("screen_wakes", .big(2)), ("unlocks", .big(3)),
+                ("unlock_duration_s", .real(4)), ("wake_source", .small(5)), ("unlock_source", .small(6)),
+                ("category", .small(7)), ("app", .desktopID(8)), ("usage_time_s", .real(17)),
+                ("text_input_sessions", .big(18)), ("relative_start_s", .real(19)), ("notification_event", .small(20)),
+                ("notification_events", .big(21)),
             ]),
         ExportFamily(
             layout: .deletionRecords, table: "deletions", values: [("end_sr_time", .big(0)), ("reason", .small(1))],

@@ -68,6 +68,9 @@ public struct StreamRows: Sendable {
                 case .flag(let c):
                     let v = columns[c][i]
                     if v == 0 || v == 1 { copy.bool(v == 1) } else { copy.null() }
+                case .desktopID(let c):
+                    let words = (c..<(c + DesktopIDCode.words)).map { columns[$0][i] }
+                    if let id = DesktopIDCode.decode(words) { copy.text(id) } else { copy.null() }
                 case .ragged(let c):
                     // The count comes from the peer: a count that does not fit what is left ends the
                     // sample's list as NULL and the rest of the batch's lists with it.

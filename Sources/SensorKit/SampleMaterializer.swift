@@ -27,6 +27,10 @@ private struct FetchResults: FetchResultBuilder {
         results = times.indices.map { SRFetchResult(sample: make($0), timestamp: SRAbsoluteTime(nanoseconds: times[$0])) }
     }
 
+    mutating func groups(_ runs: [Range<Int>], _ make: (Range<Int>) -> AnyObject) {
+        results = runs.map { SRFetchResult(sample: make($0), timestamp: SRAbsoluteTime(nanoseconds: times[$0.upperBound - 1])) }
+    }
+
     // An NSArray, as Apple delivers, over the typed Swift array: no per-sample bridging either
     // way (SampleArray).
     mutating func batch(_ samples: SampleList) {

@@ -41,10 +41,30 @@ public final class DBusConnection: Sendable {
     /// Opens the connection and starts its thread. Blocks until sd-bus has connected the socket
     /// (the `Hello` handshake completes asynchronously); throws when it cannot.
     /// `onLost` runs on `queue` once if the connection is lost rather than closed.
-    public init(
+    public convenience init(
         _ bus: DBusBus, description: String = "sensorkitd", limits: DBusLimits = DBusLimits(),
         queue: DispatchQueue = DispatchQueue(label: "dbus.lost"),
         onLost: @escaping @Sendable (DBusError) -> Void = { _ in }
+    ) throws(DBusError) {
+        try self.init(bus, description: description, limits: limits, monitor: nil, queue: queue, onLost: onLost)
+    }
+
+    /// A monitor of `bus` (`org.freedesktop.DBus.Monitoring.BecomeMonitor` with `monitor.rules`):
+    /// a connection that sends nothing after that call and sees every message matching the rules
+    /// — calls, replies, errors and signals between other peers — on `monitor.queue`, each with
+    /// only the arguments `monitor.select` asks for read (the others are skipped unread).
+    /// The broker allows it to the bus's own user and root only. Blocks until the broker has
+    /// answered; throws when it refused.
+    public convenience init(
+        monitoring bus: DBusBus, _ monitor: DBusMonitor, description: String = "monitor", limits: DBusLimits = DBusLimits(),
+        queue: DispatchQueue = DispatchQueue(label: "dbus.lost"), onLost: @escaping @Sendable (DBusError) -> Void = { _ in }
+    ) throws(DBusError) {
+        try self.init(bus, description: description, limits: limits, monitor: monitor, queue: queue, onLost: onLost)
+    }
+
+    private init(
+        _ bus: DBusBus, description: String, limits: DBusLimits, monitor: DBusMonitor?, queue: DispatchQueue,
+        onLost: @escaping @Sendable (DBusError) -> Void
     ) throws(DBusError) {
         self.limits = limits
         inbox = Mutex(Inbox())
@@ -62,7 +82,7 @@ public final class DBusConnection: Sendable {
             SystemCalls.nameThisThread("dbus " + String(decoding: description.utf8.prefix(10), as: UTF8.self))
             let state: BusThread
             do throws(DBusError) {
-                state = try BusThread(bus, description: description, limits: limits)
+                state = try BusThread(bus, description: description, limits: limits, monitor: monitor)
                 opened.withLock { $0 = .success(()) }
                 ready.signal()
             } catch {
@@ -291,14 +311,31 @@ final class BusThread {
     private var unanswered: [UInt64: OpaquePointer] = [:]
     private var nextAnswer: UInt64 = 0
 
-    init(_ which: DBusBus, description: String, limits: DBusLimits) throws(DBusError) {
+    /// The monitor this connection is, kept alive while sd-bus holds it as the filter's userdata.
+    private var monitor: DBusMonitor?
+    private var monitorSlot: OpaquePointer?
+
+    init(_ which: DBusBus, description: String, limits: DBusLimits, monitor: DBusMonitor? = nil) throws(DBusError) {
         self.limits = limits
         var bus: OpaquePointer?
         let result: Int32
-        switch which {
-        case .system: result = sd_bus_open_system_with_description(&bus, description)
-        case .session: result = sd_bus_open_user_with_description(&bus, description)
-        case let .address(address):
+        switch (which, monitor) {
+        case (.system, nil): result = sd_bus_open_system_with_description(&bus, description)
+        case (.session, nil): result = sd_bus_open_user_with_description(&bus, description)
+        case (_, .some):
+            guard let address = Self.address(of: which), !address.utf8.contains(0) else {
+                throw .invalidArgument("no address for \(DBusText.escaped("\(which)"))")
+            }
+            var created = sd_bus_new(&bus)
+            if created >= 0 { created = sd_bus_set_description(bus, description) }
+            if created >= 0 { created = sd_bus_set_address(bus, address) }
+            // A monitor exposes nothing and answers nothing; sd-bus hands it every message (busctl's order).
+            if created >= 0 { created = sd_bus_set_monitor(bus, 1) }
+            if created >= 0 { created = sd_bus_set_bus_client(bus, 1) }
+            if created >= 0 { created = sd_bus_start(bus) }
+            if created < 0, let bus { sd_bus_unref(bus) }
+            result = created
+        case (let .address(address), nil):
             guard !address.utf8.contains(0) else { throw .invalidArgument("bus address with a NUL byte") }
             var created = sd_bus_new(&bus)
             if created >= 0 { created = sd_bus_set_description(bus, description) }
@@ -312,6 +349,87 @@ final class BusThread {
         }
         guard result >= 0, let bus else { throw .failed("open bus \(DBusText.escaped("\(which)"))", errno: -result) }
         self.bus = bus
+        if let monitor {
+            do throws(DBusError) {
+                try becomeMonitor(monitor)
+            } catch {
+                sd_bus_flush_close_unref(bus)
+                throw error
+            }
+        }
+    }
+
+    /// The address sd-bus would use for a bus, for a connection it must build itself (a monitor).
+    static func address(of bus: DBusBus) -> String? {
+        let environment = ProcessInfo.processInfo.environment
+        switch bus {
+        case .address(let address): return address
+        case .system: return environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? "unix:path=/run/dbus/system_bus_socket"
+        case .session:
+            if let address = environment["DBUS_SESSION_BUS_ADDRESS"] { return address }
+            return environment["XDG_RUNTIME_DIR"].map { "unix:path=\($0)/bus" }
+        }
+    }
+
+    /// `BecomeMonitor(as rules, u 0)`, waited for on this thread (the connection is new: nothing
+    /// else waits), then the filter that receives every message.
+    private func becomeMonitor(_ monitor: DBusMonitor) throws(DBusError) {
+        var call: OpaquePointer?
+        var result = sd_bus_message_new_method_call(
+            bus, &call, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.Monitoring", "BecomeMonitor")
+        guard result >= 0, let call else { throw .failed("sd_bus_message_new_method_call", errno: -result) }
+        defer { sd_bus_message_unref(call) }
+        try append(.array(.string, monitor.rules.map { .string($0) }), to: call)
+        try append(.uint32(0), to: call)
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        result = sd_bus_call(bus, call, 10_000_000, &error, &reply)
+        if let reply { sd_bus_message_unref(reply) }
+        guard result >= 0 else {
+            throw DBusError(
+                name: error.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed",
+                message: error.message.map { String(cString: $0) } ?? "BecomeMonitor failed (errno \(-result))")
+        }
+        self.monitor = monitor
+        var slot: OpaquePointer?
+        result = sd_bus_add_filter(
+            bus, &slot,
+            { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                let monitor = Unmanaged<DBusMonitor>.fromOpaque(userdata).takeUnretainedValue()
+                if let seen = BusThread.decodeMonitored(message, monitor: monitor) { monitor.deliver(seen) }
+                // Consumed: otherwise sd-bus goes on to answer a monitored method call ("unknown
+                // object"), and a monitor that sends is disconnected by the broker.
+                return 1
+            }, Unmanaged.passUnretained(monitor).toOpaque())
+        guard result >= 0 else { throw .failed("sd_bus_add_filter", errno: -result) }
+        monitorSlot = slot
+    }
+
+    /// A monitored message's header and the arguments its monitor selects; nil when one of
+    /// those breaks a decoding bound.
+    static func decodeMonitored(_ message: OpaquePointer, monitor: DBusMonitor) -> DBusMonitoredMessage? {
+        var type: UInt8 = 0
+        guard sd_bus_message_get_type(message, &type) >= 0,
+            let kind = DBusMonitoredMessage.Kind(rawValue: type)
+        else { return nil }
+        var serial: UInt64 = 0
+        _ = sd_bus_message_get_cookie(message, &serial)
+        var replySerial: UInt64 = 0
+        let hasReply = sd_bus_message_get_reply_cookie(message, &replySerial) >= 0
+        var seen = DBusMonitoredMessage(
+            kind: kind, serial: serial, replySerial: hasReply ? replySerial : nil,
+            sender: sd_bus_message_get_sender(message).map { String(cString: $0) },
+            destination: sd_bus_message_get_destination(message).map { String(cString: $0) },
+            path: sd_bus_message_get_path(message).flatMap { try? DBusObjectPath(String(cString: $0)) },
+            interface: sd_bus_message_get_interface(message).map { String(cString: $0) },
+            member: sd_bus_message_get_member(message).map { String(cString: $0) }, arguments: [:])
+        let wanted = monitor.select(seen)
+        guard !wanted.isEmpty else { return seen }
+        var reader = MessageReader(message: message, limits: monitor.limits)
+        do { seen.arguments = try reader.readSelected(wanted) } catch { return nil }
+        return seen
     }
 
     private func confined() { precondition(pthread_equal(owner, pthread_self()) != 0, "sd-bus used off its thread") }
@@ -351,6 +469,9 @@ final class BusThread {
 
     func tearDown(lost: Bool) {
         confined()
+        if let slot = monitorSlot { sd_bus_slot_unref(slot) }
+        monitorSlot = nil
+        monitor?.end()
         let calls = pending.values
         pending.removeAll()
         for call in calls {
@@ -711,6 +832,28 @@ private struct MessageReader {
         var arguments: [DBusValue] = []
         while let value = try next(level: 0) { arguments.append(value) }
         return arguments
+    }
+
+    /// The top-level arguments at `positions`; every other one is skipped without being read
+    /// into a value (`sd_bus_message_skip`).
+    mutating func readSelected(_ positions: Set<Int>) throws(DBusError) -> [Int: DBusValue] {
+        var selected: [Int: DBusValue] = [:]
+        var position = 0
+        while position <= (positions.max() ?? -1) {
+            if positions.contains(position) {
+                guard let value = try next(level: 0) else { break }
+                selected[position] = value
+            } else {
+                var code: CChar = 0
+                var contents: UnsafePointer<CChar>?
+                let peeked = sd_bus_message_peek_type(message, &code, &contents)
+                try check(peeked, "peek")
+                if peeked == 0 { break }
+                try check(sd_bus_message_skip(message, nil), "skip")
+            }
+            position += 1
+        }
+        return selected
     }
 
     private func check(_ result: Int32, _ what: String) throws(DBusError) {

@@ -21,8 +21,9 @@ import Testing
 
     @Test func everyDriverOfTheTableRunsUnderSomeConfiguration() throws {
         let names = DriverTable(configuration: try Self.everyDriverOn()).drivers.map(\.entry.name)
-        #expect(names == ["iio", "iio-remote", "ble", "keyboard"])
-        #expect(DriverTable(configuration: DaemonConfiguration()).drivers.map(\.entry.name) == ["iio", "keyboard"])
+        #expect(names == ["iio", "iio-remote", "ble", "keyboard", "device-usage"])
+        #expect(
+            DriverTable(configuration: DaemonConfiguration()).drivers.map(\.entry.name) == ["iio", "keyboard", "device-usage"])
     }
 
     @Test(arguments: SensorCatalog.all.filter(\.isSupportedOnLinux))
@@ -46,7 +47,7 @@ import Testing
     @Test func everySectionOfTheFileIsDocumented() throws {
         let documented = try String(contentsOfFile: Self.top + "/docs/configuration.md", encoding: .utf8)
         let kinds = DaemonConfiguration.readers.flatMap { $0.sections.map(\.kind) }.filter { !$0.isEmpty }
-        #expect(Set(kinds) == ["store", "reader", "sensor", "grant", "iio", "ble", "wearable", "keyboard"])
+        #expect(Set(kinds) == ["store", "reader", "sensor", "grant", "iio", "ble", "wearable", "keyboard", "device-usage"])
         for kind in kinds {
             #expect(
                 documented.contains("\n[\(kind)]") || documented.contains("\n[\(kind) "),

@@ -10,19 +10,22 @@ import Testing
 /// between them: a layout or column added, removed or reordered in the registry and not in the
 /// other two, or the other way round.
 @Suite struct FamilyRegistryPinTests {
-    /// Every batch column's index, for the export's value of that kind.
-    static func column(_ value: ExportFamily.Value) -> Int {
+    /// The batch columns the export's value reads (a desktop id spans `DesktopIDCode.words`).
+    static func columns(_ value: ExportFamily.Value) -> [Int] {
         switch value {
-        case .real(let i), .small(let i), .integer(let i), .big(let i), .flag(let i), .ragged(let i): return i
+        case .real(let i), .small(let i), .integer(let i), .big(let i), .flag(let i), .ragged(let i): return [i]
+        case .desktopID(let i): return Array(i..<(i + DesktopIDCode.words))
         }
     }
+
+    static func column(_ value: ExportFamily.Value) -> Int { columns(value)[0] }
 
     @Test func everyLayoutHasOneExportTableTakingEachOfItsColumnsOnce() {
         for layout in BatchLayout.allCases {
             let families = ExportFamily.all.filter { $0.layout == layout }
             #expect(families.count == 1, "\(layout): \(families.count) export tables")
             guard let family = families.first else { continue }
-            let taken = family.values.map { Self.column($0.value) }.sorted()
+            let taken = family.values.flatMap { Self.columns($0.value) }.sorted()
             #expect(taken == Array(layout.columns.indices), "\(layout): export takes batch columns \(taken) of \(layout.columns)")
         }
         #expect(Set(ExportFamily.all.map(\.table)).count == ExportFamily.all.count, "table names are distinct")

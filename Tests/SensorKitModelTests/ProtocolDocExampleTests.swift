@@ -197,8 +197,10 @@ import Testing
         #expect(value("running fetches per connection") == [WireLimits.maxConcurrentFetches])
         #expect(value("open requests per connection (fetches + waiting `requestAuthorization`)") == [WireLimits.maxOpenRequests])
         // The size the document quotes for the widest layout's batch (≈ N KB) is the real one.
-        let widest = BatchLayout.allCases.map { $0.columns.count }.max()!
-        let kilobytes = Double(BatchFrameWriter.frameSize(columns: widest, count: WireLimits.samplesPerBatch)) / 1000
+        let largest = BatchLayout.allCases.map {
+            BatchFrameWriter.frameSize(columns: $0.columns.count, count: WireLimits.samplesPerBatch(columns: $0.columns.count))
+        }.max()!
+        let kilobytes = Double(largest) / 1000
         #expect(value("samples per batch").dropFirst().first == Int(kilobytes.rounded()))
     }
 

@@ -17,6 +17,11 @@ import Testing
         .photoplethysmogram: ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"],
         .deletionRecords: ["endTime", "reason"],
         .keyboardMetrics: ["duration", "taps", "deletes", "words", "episodes", "pauses", "typingDuration", "typingSpeed"],
+        .deviceUsage: [
+            "entry", "duration", "screenWakes", "unlocks", "unlockDuration", "wakeSource", "unlockSource", "category", "app0",
+            "app1", "app2", "app3", "app4", "app5", "app6", "app7", "app8", "usageTime", "textInputSessions",
+            "relativeStartTime", "event", "events",
+        ],
     ]
 
     @Test func everyLayoutHasExactlyOneFamilyWithTheProtocolsColumns() {
@@ -47,7 +52,7 @@ import Testing
             .accelerometer: .motion, .rotationRate: .motion, .ambientPressure: .pressure,
             .ambientLightSensor: .ambientLight, .pedometerData: .pedometer, .heartRate: .heartRate,
             .onWristState: .wrist, .electrocardiogram: .electrocardiogram, .photoplethysmogram: .photoplethysmogram,
-            .keyboardMetrics: .keyboardMetrics,
+            .keyboardMetrics: .keyboardMetrics, .deviceUsageReport: .deviceUsage,
         ]
         for descriptor in SensorCatalog.all {
             #expect(BatchLayout.of(descriptor.sensor) == expected[descriptor.sensor], "\(descriptor.name)")
@@ -76,7 +81,9 @@ import Testing
 
     @Test func linearFamiliesAreTheOnesWhoseChunksMayBeHandedOver() {
         #expect(
-            BatchLayout.allCases.filter(SensorFamilies.isLinear) == [.motion, .wrist, .electrocardiogram, .photoplethysmogram])
+            BatchLayout.allCases.filter(SensorFamilies.isLinear) == [
+                .motion, .wrist, .electrocardiogram, .photoplethysmogram, .deviceUsage,
+            ])
     }
 
     // MARK: Conversions on fixed inputs
@@ -247,6 +254,7 @@ import Testing
         var batches: [SampleList] = []
         mutating func each(_ make: (Int) -> AnyObject) { for i in 0..<3 { each.append(make(i)) } }
         mutating func batch(_ samples: SampleList) { batches.append(samples) }
+        mutating func groups(_ runs: [Range<Int>], _ make: (Range<Int>) -> AnyObject) { each += runs.map(make) }
     }
 
     func frame(_ layout: BatchLayout, _ columns: [[Double]], ragged: [Double] = []) -> SampleBatchFrame {

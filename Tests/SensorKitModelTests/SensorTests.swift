@@ -28,16 +28,16 @@ import Testing
             supported == [
                 .accelerometer, .rotationRate, .ambientLightSensor, .ambientPressure,
                 .pedometerData, .heartRate, .onWristState, .electrocardiogram,
-                .photoplethysmogram, .keyboardMetrics,
+                .photoplethysmogram, .keyboardMetrics, .deviceUsageReport,
             ])
         #expect(SensorCatalog.all.count == SRSensor.allKnown.count)
     }
 
     @Test func unsupportedSensorsSayWhy() {
-        guard case .unsupported(let reason) = SensorCatalog.support(for: .deviceUsageReport) else {
-            Issue.record("deviceUsageReport has no Linux source"); return
+        guard case .unsupported(let reason) = SensorCatalog.support(for: .phoneUsageReport) else {
+            Issue.record("phoneUsageReport has no Linux source"); return
         }
-        #expect(reason.contains("deviceUsageReport"))
+        #expect(reason.contains("phoneUsageReport"))
     }
 
     @Test func batchedSensorsMatchApple() {

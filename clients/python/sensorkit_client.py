@@ -53,6 +53,9 @@ LAYOUTS = {
     8: ("photoplethysmogram", ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"]),
     9: ("deletionRecords", ["endTime", "reason"]),
     10: ("keyboardMetrics", ["duration", "taps", "deletes", "words", "episodes", "pauses", "typingDuration", "typingSpeed"]),
+    11: ("deviceUsage", ["entry", "duration", "screenWakes", "unlocks", "unlockDuration", "wakeSource", "unlockSource",
+                         "category", "app0", "app1", "app2", "app3", "app4", "app5", "app6", "app7", "app8",
+                         "usageTime", "textInputSessions", "relativeStartTime", "event", "events"]),
 }
 
 # Sensors with a Linux source (raw values are Apple's SRSensor strings).

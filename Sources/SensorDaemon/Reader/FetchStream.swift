@@ -29,6 +29,8 @@ final class FetchStream: @unchecked Sendable {
     /// Frame buffers back from the connection, reused so their pages stay mapped.
     private var spare: [[UInt8]] = []
     private let onFinish: @Sendable (UInt32) -> Void
+    /// Samples per batch frame: fewer for a wide layout (`WireLimits.samplesPerBatch(columns:)`).
+    private let maxSamples: Int
     private var watchdog: (any ScheduledTimer)?
     /// A fetch that waits this long lets go of its store snapshot: a fast client never waits so
     /// long between batches, and a parked cursor costs a new read transaction to resume.
@@ -36,9 +38,11 @@ final class FetchStream: @unchecked Sendable {
 
     init(
         requestID: UInt32, cursor: any FetchCursor, connection: ClientConnection, window: Int, notice: String?,
-        idleTimeout: Int64, scheduler: any Scheduler = DispatchScheduler(), onFinish: @escaping @Sendable (UInt32) -> Void
+        idleTimeout: Int64, scheduler: any Scheduler = DispatchScheduler(), maxSamples: Int = WireLimits.samplesPerBatch,
+        onFinish: @escaping @Sendable (UInt32) -> Void
     ) {
         self.requestID = requestID
+        self.maxSamples = maxSamples
         self.cursor = cursor
         self.connection = connection
         self.scheduler = scheduler
@@ -86,7 +90,7 @@ final class FetchStream: @unchecked Sendable {
                 case .read:
                     do {
                         let batch = try cursor.nextBatch(
-                            requestID: requestID, maxSamples: WireLimits.samplesPerBatch,
+                            requestID: requestID, maxSamples: maxSamples,
                             reusing: spare.popLast() ?? [])
                         events.append(.read(batch, count: batch?.count ?? 0))
                     } catch {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SensorKitModel
 import SensorSystem
+import UsageBridge
 
 /// The reader API's logic (docs/protocol.md §3): who a connection is, consent, stakes, fetches, push events.
 /// Confined to one serial control queue; fetches run on their own queues (`FetchStream`).
@@ -30,6 +31,8 @@ public final class ReaderService: @unchecked Sendable {
         /// Fetches running at once, in all and per Unix user (`ReaderLimits`).
         public var maxFetches = 1024
         public var maxFetchesPerUser = 128
+        /// The session agent's door: the device-usage driver attaches its sink when it runs.
+        let usageAgents = UsageAgentDoor()
         public var log: Journal
 
         public init(
@@ -266,6 +269,7 @@ public final class ReaderService: @unchecked Sendable {
     private func detach(_ id: Int, reason: String) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let session = sessions.removeValue(forKey: id) else { return }
+        dependencies.usageAgents.close(connection: id, now: dependencies.clock.boottimeNanoseconds())
         if session.heldFrames > 0 { held.removeAll { $0.connection == id } }
         for fetch in session.fetches.values { fetch.cancel(silently: true) }
         if reason != "client closed the connection" {
@@ -368,8 +372,34 @@ public final class ReaderService: @unchecked Sendable {
             administer(operation, request, session)
         case .health:
             health(request, session)
+        case .agent, .usage:
+            agent(operation, request, session)
         }
     }
+
+    // MARK: the session agent
+
+    private func agent(_ operation: WireRequest.Operation, _ request: WireRequest, _ session: Session) {
+        guard session.app == nil else {
+            return fail(request.id, .notPermitted, "\(operation.rawValue) needs an admin session (hello without app)", session)
+        }
+        let (door, now, uid) = (dependencies.usageAgents, dependencies.clock.boottimeNanoseconds(), session.connection.peer.uid)
+        let refusal =
+            operation == .agent
+            ? door.open(connection: session.connection.id, uid: uid, now: now)
+            : door.usage(connection: session.connection.id, events: request.events ?? [], now: now)
+        if let refusal {
+            if operation == .agent {
+                outsiderLines.report(
+                    "refused agents of uid \(uid)", "<5>\(LogMessage("refused session agent of uid \(uid): \(refusal.message)"))")
+            }
+            return send(.failure(request.id, refusal), to: session)
+        }
+        send(WireReply(id: request.id, ok: true), to: session)
+    }
+
+    /// Where the device-usage driver's sink is handed to the session agents' door.
+    public func admitUsageAgents(to sink: any UsageAgentSink) { dependencies.usageAgents.attach(sink) }
 
     // MARK: study-app operations
 
@@ -613,6 +643,7 @@ public final class ReaderService: @unchecked Sendable {
                 requestID: request.id, cursor: cursor, connection: session.connection,
                 window: max(1, min(request.window ?? WireLimits.defaultFetchWindow, WireLimits.maxFetchWindow)), notice: nil,
                 idleTimeout: dependencies.fetchIdleTimeout, scheduler: dependencies.scheduler,
+                maxSamples: WireLimits.samplesPerBatch(columns: BatchLayout.of(sensor)?.columns.count ?? 0),
                 onFinish: { [weak self] id in
                     guard let self else { return }
                     self.queue.async {

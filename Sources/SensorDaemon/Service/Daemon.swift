@@ -4,6 +4,7 @@ import Glibc
 import SensorKitModel
 import SensorSystem
 import Synchronization
+import UsageBridge
 
 /// The running daemon: starts the parts in order, stops them in reverse with a deadline:
 /// timeline → store → pipeline and sources → reader service → socket; on SIGTERM or
@@ -107,6 +108,9 @@ public final class Daemon: @unchecked Sendable {
         try timeline.publish(besideSocket: parts.paths.socket)
         do {
             discoveries = try parts.startSources(pipeline)
+            if let sink = discoveries.lazy.compactMap({ $0 as? any UsageAgentSink }).first {
+                service.admitUsageAgents(to: sink)
+            }
         } catch {
             server.stop()
             store.close()

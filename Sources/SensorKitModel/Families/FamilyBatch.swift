@@ -62,6 +62,9 @@ public protocol FetchResultBuilder {
     mutating func each(_ make: (Int) -> AnyObject)
     /// One result holding `samples` as an array, timestamped with the batch's last sensor time.
     mutating func batch(_ samples: SampleList)
+    /// One result per run of rows, timestamped with the run's last sensor time (rows that
+    /// together make one sample, like a device-usage report's); `make` is called run by run in order.
+    mutating func groups(_ runs: [Range<Int>], _ make: (Range<Int>) -> AnyObject)
 }
 
 extension FetchResultBuilder {

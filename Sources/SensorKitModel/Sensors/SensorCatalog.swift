@@ -4,6 +4,9 @@ public struct SensorDescriptor: Hashable, Sendable {
     /// Where samples come from on Linux; `.none` means the sensor exists as a name only.
     public enum LinuxSource: String, Hashable, Sendable {
         case iio, bluetoothLE = "bluetooth-le", evdev, none
+        /// logind on the system bus and the person's session (compositor, notifications) through
+        /// the session agent (docs/device-usage.md).
+        case session
     }
 
     public let sensor: SRSensor
@@ -42,7 +45,8 @@ public enum SensorCatalog {
             .iio, "IIO in_steps_input (polled)", "CMPedometerData"),
         d(
             .deviceUsageReport, "deviceUsageReport", "device-usage", "SRSensorUsageDeviceUsage",
-            .none, "", "SRDeviceUsageReport"),
+            .session, "logind, and the session agent: compositor, notifications; per 15-minute interval, never a text",
+            "SRDeviceUsageReport"),
         d(
             .messagesUsageReport, "messagesUsageReport", "messages-usage", "SRSensorUsageMessageUsage",
             .none, "", "SRMessagesUsageReport"),
@@ -116,7 +120,7 @@ public enum SensorCatalog {
         switch descriptor.source {
         case .none:
             return .unsupported(reason: "\(descriptor.name) has no Linux source in sensorkitd")
-        case .iio, .bluetoothLE, .evdev:
+        case .iio, .bluetoothLE, .evdev, .session:
             return .supported(descriptor)
         }
     }

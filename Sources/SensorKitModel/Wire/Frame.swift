@@ -52,6 +52,15 @@ public enum WireLimits {
     /// samples, small enough that a batch's columns stay in cache and below malloc's mmap
     /// threshold on the client.
     public static let samplesPerBatch = 8_192
+    /// The bytes a batch frame's fixed part may take: `samplesPerBatch` samples of eight columns
+    /// (≈ 655 KB). Wider layouts (device usage's rows) get fewer samples a batch
+    /// (`samplesPerBatch(columns:)`), so a fetch's frames in flight stay as large as before.
+    public static let batchBytes = 16 + samplesPerBatch * (16 + 8 * 8)
+
+    /// Samples per batch frame for a layout of `columns` columns.
+    public static func samplesPerBatch(columns: Int) -> Int {
+        min(samplesPerBatch, max(1, (batchBytes - 16) / (16 + 8 * max(0, columns))))
+    }
     /// Largest stored chunk sent as a `chunk` frame (docs/protocol.md §5.3): such a frame is then
     /// no larger than the widest batch, so the daemon's per-connection bound holds for both.
     public static let maxChunkBytes = 448 * 1024

@@ -158,6 +158,10 @@ public enum BatchLayout: UInt8, Hashable, Sendable, CaseIterable {
     /// keyboardMetrics: duration (s), taps, deletes, words, typing episodes, pauses, typing
     /// duration (s), typing speed (characters/s); the sensor time is the interval's end.
     case keyboardMetrics = 10
+    /// deviceUsageReport: rows of one report share its end time (docs/device-usage.md): entry
+    /// kind, the report's totals, an app's category, coded desktop id and usage, or a notification
+    /// event count.
+    case deviceUsage = 11
 
     /// The batch's column names in wire order, as the layout's family declares them
     /// (`SensorFamilies`, one file per family in `Families/`).

@@ -10,6 +10,8 @@ public struct WireRequest: Codable, Hashable, Sendable {
         case cancel, ack
         // People and scripts (sensorkitctl).
         case daemonStatus, sensors, devices, apps, consentList, consentDecide, stakes, health
+        // The session agent (`sensorkit-session`, docs/device-usage.md).
+        case agent, usage
 
         /// The operations of docs/protocol.md §3.5.
         public var isAdministrative: Bool {
@@ -50,6 +52,8 @@ public struct WireRequest: Codable, Hashable, Sendable {
     public var batches: Int?
     /// Per-sensor decisions (sensor raw value → granted), on `consentDecide`.
     public var decisions: [String: Bool]?
+    /// What the session agent observed, on `usage`.
+    public var events: [WireUsageEvent]?
 
     public init(id: UInt32, op: Operation) {
         self.id = id

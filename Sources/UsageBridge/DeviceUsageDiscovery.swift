@@ -1,0 +1,67 @@
+import SensorKitModel
+import SensorSystem
+import Synchronization
+import SystemBus
+
+/// The device-usage driver's discovery: the host's one `deviceUsageReport` source
+/// (`UsageRecorder`), fed by logind (`LogindWatcher`) and by the session agents the reader
+/// socket admits (`UsageAgentSink`). The source is added to the registry when something first
+/// watches the session — logind's active session, or an agent — as hardware is when it appears:
+/// a machine without a session (a lab rig, a container) lists no device-usage source.
+public final class DeviceUsageDiscovery: UsageAgentSink, Sendable {
+    public let recorder: UsageRecorder
+    private let logind: LogindWatcher
+    private let registry: any SourceRegistry
+    private let registration: Registration
+
+    /// Adds the source to `registry` and starts watching logind on `bus` (nil: not at all).
+    public init(
+        registry: any SourceRegistry, bus: DBusBus?, clock: any SystemClock, scheduler: any Scheduler, journal: Journal
+    ) {
+        self.registry = registry
+        let recorder = UsageRecorder(clock: clock, scheduler: scheduler)
+        self.recorder = recorder
+        let registration = Registration(recorder: recorder, registry: registry)
+        self.registration = registration
+        logind = LogindWatcher(clock: clock, journal: journal) { registration.feed($0) }
+        if let bus {
+            do throws(DBusError) {
+                try logind.start(bus: bus)
+            } catch {
+                journal.warning("device usage: logind cannot be watched (\(error)); only the session agent's events count")
+            }
+        }
+    }
+
+    public var activeUser: UInt32? { logind.activeUser }
+
+    public func feed(_ event: UsageEvent) { registration.feed(event) }
+
+    public func stop() {
+        logind.stop()
+        if registration.added.withLock({ $0 }) { registry.remove(source: recorder.descriptor.source) }
+    }
+
+    /// Feeds the recorder and adds it to the registry at the first source that watches.
+    final class Registration: Sendable {
+        let recorder: UsageRecorder
+        let registry: any SourceRegistry
+        let added = Mutex(false)
+
+        init(recorder: UsageRecorder, registry: any SourceRegistry) {
+            self.recorder = recorder
+            self.registry = registry
+        }
+
+        func feed(_ event: UsageEvent) {
+            // Fed first, so a recording the registration starts begins with what is watched.
+            recorder.feed(event)
+            guard case .watching(_, true, _) = event else { return }
+            let first = added.withLock { was in
+                defer { was = true }
+                return !was
+            }
+            if first { registry.add(recorder) }
+        }
+    }
+}

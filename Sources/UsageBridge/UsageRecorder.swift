@@ -1,0 +1,121 @@
+import Dispatch
+import SensorKitModel
+
+/// The host's `deviceUsageReport` source: events from logind and the session agent are fed in
+/// (`feed`, any thread) and counted on the recorder's queue into the current interval
+/// (`UsageLedger`); at every wall-clock quarter hour the interval closes into one report — or,
+/// when no source watched any of it, a deletion record. Events are dropped while nobody records.
+public final class UsageRecorder: SensorSource, @unchecked Sendable {
+    // @unchecked: every var is touched only on `queue`.
+    public let descriptor = UsageSamples.descriptor()
+    public let queue = DispatchQueue(label: "sensorkitd.device-usage")
+    private let clock: any SystemClock
+    private let scheduler: any Scheduler
+    private var ledger: UsageLedger?
+    private var deliver: (@Sendable (SourceEvent) -> Void)?
+    private var timer: (any ScheduledTimer)?
+    /// Whether each source watches now, so a ledger started later knows it.
+    private var watching: [UsageObservation: Bool] = [:]
+    /// The last lock and screen state each source told, so a ledger started later begins with them.
+    private var states: [String: UsageEvent] = [:]
+    /// Events counted since recording started, and the notification events among them (`status`).
+    private var counted = (events: 0, notifications: 0)
+
+    public init(clock: any SystemClock, scheduler: any Scheduler) {
+        self.clock = clock
+        self.scheduler = scheduler
+    }
+
+    public var captureStatus: CaptureStatus? { queue.sync { ledger == nil ? .idle : .recording } }
+
+    public var status: [String: String] {
+        queue.sync {
+            [
+                "watching": watching.filter(\.value).keys.map(\.name).sorted().joined(separator: ","),
+                "events": "\(counted.events)", "notificationEvents": "\(counted.notifications)",
+            ]
+        }
+    }
+
+    /// Counts `event` into the current interval (asynchronously, in the order fed).
+    public func feed(_ event: UsageEvent) {
+        queue.async { [self] in
+            switch event {
+            case .watching(let source, let on, _): watching[source] = on
+            case .locked(_, _, let source): states["locked \(source.name)"] = event
+            case .screen(_, _, let source): states["screen \(source.name)"] = event
+            default: break
+            }
+            guard ledger != nil else { return }
+            ledger!.on(event)
+            counted.events += 1
+            if case .notification = event { counted.notifications += 1 }
+        }
+    }
+
+    public func setRecording(_ recording: Bool, deliver: @escaping @Sendable (SourceEvent) -> Void) {
+        if recording {
+            queue.async { [self] in
+                guard ledger == nil else { return }
+                self.deliver = deliver
+                let now = clock.boottimeNanoseconds()
+                var fresh = UsageLedger(start: now)
+                for (source, on) in watching where on { fresh.on(.watching(source, true, at: now)) }
+                for state in states.values.sorted(by: { $0.time < $1.time }) { fresh.on(state) }
+                ledger = fresh
+                counted = (0, 0)
+                scheduleClose()
+            }
+        } else {
+            // Waits, so the interval so far is delivered before the pipeline stops taking events.
+            queue.sync { finish() }
+        }
+    }
+
+    public func close() { setRecording(false) { _ in } }
+
+    private func scheduleClose() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let now = clock.boottimeNanoseconds()
+        let boundary = UsageSamples.nextBoundary(boot: now, realtime: clock.realtimeNanoseconds())
+        timer = scheduler.schedule(on: queue, after: boundary.subtractingSaturating(now), repeating: nil) { [weak self] in
+            self?.closeInterval(at: boundary)
+        }
+    }
+
+    private func closeInterval(at boundary: Int64) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard var current = ledger else { return }
+        let start = current.start
+        let report = current.close(at: boundary)
+        ledger = current
+        emit(report, start: start, end: boundary)
+        scheduleClose()
+    }
+
+    private func finish() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        timer?.cancel()
+        timer = nil
+        guard var last = ledger else { return }
+        let (start, now) = (last.start, clock.boottimeNanoseconds())
+        if now > start { emit(last.close(at: now), start: start, end: now) }
+        ledger = nil
+        deliver = nil
+    }
+
+    private func emit(_ report: UsageReport?, start: Int64, end: Int64) {
+        guard let deliver else { return }
+        if let report {
+            deliver(
+                .samples(
+                    UsageSamples.batch([report], boot: clock.bootID, receivedAt: clock.boottimeNanoseconds(), for: descriptor)))
+        } else {
+            deliver(
+                .gap(
+                    from: BootInstant(boot: clock.bootID, nanoseconds: start),
+                    to: BootInstant(boot: clock.bootID, nanoseconds: end),
+                    reason: .systemInitiated, why: "no source watched the session (logind gone, no session agent)"))
+        }
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+import Glibc
+import SensorKit
+import SensorKitModel
+import SensorSimulation
+import SensorSystem
+import SensorTestKit
+import Testing
+
+/// The real `sensorkitd` and the real `sensorkit-session` (docs/device-usage.md): logind served by
+/// python-dbusmock's `logind` template on a private bus the daemon takes for its system bus, a
+/// notification server (dbusmock's `notification_daemon`) on a private session bus the agent
+/// monitors. A scripted stretch of use — a lock and an unlock, the screen idle and back, four
+/// notifications with secret texts, one invoked, one expired, one dismissed, one closed by a call —
+/// comes back as one report with exactly those counts; no byte the daemon or the agent wrote holds
+/// the texts; an agent of another uid is refused.
+@Suite(.serialized) struct DeviceUsageEndToEndTests {
+    static let secrets = ["SECRET-SUMMARY-7f3a", "SECRET-BODY-91c2", "Secret Window Title 55e1"]
+    static let login1 = "org.freedesktop.login1"
+    static let session = "/org/freedesktop/login1/session/c1"
+    static let notifications = "org.freedesktop.Notifications"
+    static var agentBinary: String { (IIODaemonRun.daemonBinary as NSString).deletingLastPathComponent + "/sensorkit-session" }
+
+    @Test(
+        .needs(
+            .tools([
+                (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),
+                ("/usr/bin/setpriv", "util-linux"),
+            ])), .timeLimit(.minutes(1)))
+    func aScriptedStretchOfUseComesBackAsItsReportAndNoTextIsAnywhere() throws {
+        let rig = try DeviceUsageRig(sessionUID: getuid())
+        defer { rig.stop() }
+        let run = rig.run
+        let app = try run.connect()
+        defer { app.close() }
+        let (startSR, _) = try run.timeline(app)
+        try run.startRecording(app, .deviceUsageReport)
+        #expect(IIODaemonRun.eventually(15) { run.log.contains("seat0's active session is") }, "\(run.log)")
+        let (agent, agentLog) = try rig.startAgent()
+        let agentLogText = { (try? String(contentsOfFile: agentLog, encoding: .utf8)) ?? "" }
+        #expect(
+            IIODaemonRun.eventually(15) { agentLogText().contains("watching the session bus") },
+            "\(agentLogText())\n\(run.log)")
+        #expect(agent.isRunning)
+
+        // logind: locked, unlocked (one unlock); idle, then active (one screen wake).
+        let session = "org.freedesktop.login1.Session"
+        try rig.system("call", Self.login1, Self.session, session, "SetLockedHint", "b", "true")
+        try rig.system("call", Self.login1, Self.session, session, "SetLockedHint", "b", "false")
+        for idle in ["true", "false"] {
+            try rig.system("set-property", Self.login1, Self.session, session, "IdleHint", "b", idle)
+        }
+        // Four notifications of Maps with secret texts (ids 1…4), then what becomes of them.
+        for _ in 0..<4 {
+            try rig.session(
+                "call", Self.notifications, "/org/freedesktop/Notifications", Self.notifications, "Notify", "susssasa{sv}i",
+                "gnome-maps", "0", "", Self.secrets[0], Self.secrets[1], "0", "1", "desktop-entry", "s", "org.gnome.Maps",
+                "-1")
+        }
+        let mock = "org.freedesktop.DBus.Mock"
+        try rig.session(
+            "call", Self.notifications, "/org/freedesktop/Notifications", mock, "EmitSignal", "sssav", Self.notifications,
+            "ActionInvoked", "us", "2", "u", "1", "s", "default")
+        // The template's CloseNotification closes with reason 1 (expired).
+        try rig.session(
+            "call", Self.notifications, "/org/freedesktop/Notifications", Self.notifications, "CloseNotification", "i", "2")
+        for (id, reason) in [("3", "2"), ("4", "3")] {
+            try rig.session(
+                "call", Self.notifications, "/org/freedesktop/Notifications", mock, "EmitSignal", "sssav", Self.notifications,
+                "NotificationClosed", "uu", "2", "u", id, "u", reason)
+        }
+
+        // The interval closes when recording stops: its report is then stored.
+        var report: SRDeviceUsageReport?
+        let expected: [SRDeviceUsageReport.NotificationUsage.Event] = [
+            .received, .received, .received, .received, .defaultAction, .expired, .clear, .removed,
+        ]
+        // Every event reached the daemon's recorder (its counts in `sensorkitctl devices`).
+        #expect(
+            IIODaemonRun.eventually(15) {
+                let details = (try? run.devices())?.first { $0.source == "session:device-usage" }?.details ?? [:]
+                return details["notificationEvents"] == "\(expected.count)" && Int(details["events"] ?? "") ?? 0 >= 12
+            }, "\((try? run.devices()) ?? [])\n\(agentLogText())\n\(run.log)")
+        let stop = app.call(.stopRecording) { $0.sensor = SRSensor.deviceUsageReport.rawValue }
+        #expect(stop.error == nil, "\(stop)")
+        #expect(
+            IIODaemonRun.eventually(15) {
+                report = (try? Self.fetchReports(app, from: startSR, run: run))?.last
+                return report != nil
+            }, "no report was fetched\n\(run.log)\n\(agentLogText())")
+        let fetched = try #require(report)
+        #expect(fetched.totalUnlocks == 1, "\(fetched.totalUnlocks)")
+        #expect(fetched.totalScreenWakes == 1, "\(fetched.totalScreenWakes)")
+        #expect(fetched.totalUnlockDuration > 0)
+        #expect(fetched.version == "linux-1 wakes=logind-idle-hint unlocks=logind-locked-hint", "\(fetched.version)")
+        #expect(fetched.webUsageByCategory.isEmpty)
+        #expect(fetched.notificationUsageByCategory.keys.map(\.rawValue) == [SRDeviceUsageReport.CategoryKey.navigation.rawValue])
+        #expect(Self.events(of: fetched).sorted { $0.rawValue < $1.rawValue } == expected.sorted { $0.rawValue < $1.rawValue })
+        #expect(
+            fetched.notificationUsageByCategory[.navigation]?.allSatisfy { $0.bundleIdentifier == "org.gnome.Maps" } == true)
+
+        // Every byte written: the store, the daemon's log, the agent's log.
+        rig.stop()
+        var written: [(String, [UInt8])] = []
+        let state = run.folder + "/state"
+        for file in FileManager.default.enumerator(atPath: state)?.compactMap({ $0 as? String }) ?? [] {
+            var isDirectory: ObjCBool = false
+            let path = state + "/" + file
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                continue
+            }
+            written.append((path, Array(try Data(contentsOf: URL(fileURLWithPath: path)))))
+        }
+        written.append((run.logPath, Array(try Data(contentsOf: URL(fileURLWithPath: run.logPath)))))
+        written.append((agentLog, Array(try Data(contentsOf: URL(fileURLWithPath: agentLog)))))
+        #expect(written.count >= 4)
+        for (name, bytes) in written {
+            for secret in Self.secrets where KeyboardEndToEndTests.contains(bytes, Array(secret.utf8)) {
+                Issue.record("\(name) holds \(secret)")
+            }
+        }
+    }
+
+    @Test(
+        .needs(
+            .tools([
+                (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),
+                ("/usr/bin/setpriv", "util-linux"),
+            ])), .timeLimit(.minutes(1)))
+    func anAgentOfAnotherUidOrWithoutTheActiveSessionIsRefused() throws {
+        // The active session belongs to uid 4242: neither this uid nor nobody holds it.
+        let rig = try DeviceUsageRig(sessionUID: 4242)
+        defer { rig.stop() }
+        let run = rig.run
+        #expect(IIODaemonRun.eventually(15) { run.log.contains("seat0's active session is") }, "\(run.log)")
+        for asNobody in [false, true] {
+            let (agent, log) = try rig.startAgent(asNobody: asNobody)
+            #expect(IIODaemonRun.eventually(15) { !agent.isRunning }, "the agent was not refused")
+            #expect(agent.exitStatus == 1)
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(text.contains("cannot act as this session's agent"), "\(text)")
+        }
+        #expect(run.log.contains("refused session agent of uid"), "\(run.log)")
+    }
+
+    static func events(of report: SRDeviceUsageReport?) -> [SRDeviceUsageReport.NotificationUsage.Event] {
+        report?.notificationUsageByCategory.values.flatMap { $0.map(\.event) } ?? []
+    }
+
+    /// The reports stored so far, built by the family as the SensorKit client builds them.
+    static func fetchReports(_ app: ReaderConnection, from: Int64, run: IIODaemonRun) throws
+        -> [SRDeviceUsageReport]
+    {
+        let (now, _) = try run.timeline(app)
+        let (batches, _) = DaemonHarness.fetchAll(app, sensor: .deviceUsageReport, from: from, to: now, timeout: 10)
+        var reports = Reports()
+        for batch in batches {
+            SensorFamilies.results(batch, sensor: .deviceUsageReport, dates: SampleDates(cfOffset: 0, anchor: 0), into: &reports)
+        }
+        return reports.reports
+    }
+
+    struct Reports: FetchResultBuilder {
+        var reports: [SRDeviceUsageReport] = []
+        mutating func each(_ make: (Int) -> AnyObject) {}
+        mutating func batch(_ samples: SampleList) {}
+        mutating func groups(_ runs: [Range<Int>], _ make: (Range<Int>) -> AnyObject) {
+            reports += runs.compactMap { make($0) as? SRDeviceUsageReport }
+        }
+    }
+}
+
+/// The rig: both buses with their services, the daemon recording for the study app.
+final class DeviceUsageRig {
+    let system: PrivateBus
+    let sessionBus: PrivateBus
+    let run: IIODaemonRun
+    let applications: String
+    var agents: [ChildProcess] = []
+
+    init(sessionUID: UInt32) throws {
+        system = try PrivateBus(seconds: 90)
+        sessionBus = try PrivateBus(seconds: 90)
+        try system.spawn(
+            [
+                "/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=\(system.address)", TestEnvironment.python, "-m", "dbusmock",
+                "--system", "--template", "logind",
+            ], log: "logind")
+        try sessionBus.spawn(
+            [
+                "/usr/bin/env", "DBUS_SESSION_BUS_ADDRESS=\(sessionBus.address)", TestEnvironment.python, "-m", "dbusmock",
+                "--template", "notification_daemon",
+            ], log: "notifications")
+        let (systemAddress, sessionAddress) = (system.address, sessionBus.address)
+        #expect(
+            IIODaemonRun.eventually(20) {
+                BLEBlueZEndToEndTests.owned(DeviceUsageEndToEndTests.login1, on: systemAddress)
+            })
+        #expect(
+            IIODaemonRun.eventually(20) {
+                BLEBlueZEndToEndTests.owned(DeviceUsageEndToEndTests.notifications, on: sessionAddress)
+            })
+        try Self.busctl(
+            system.address, "call", DeviceUsageEndToEndTests.login1, "/org/freedesktop/login1", "org.freedesktop.DBus.Mock",
+            "AddSession", "ssusb",
+            "c1", "seat0", String(sessionUID), "person", "true")
+        run = try IIODaemonRun(entitlements: ["device-usage"], grants: "deviceUsageReport")
+        applications = run.folder + "/share/applications"
+        try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
+        try "[Desktop Entry]\nName=Maps\nCategories=Utility;Maps;\n".write(
+            toFile: applications + "/org.gnome.Maps.desktop", atomically: true, encoding: .utf8)
+        try "[Desktop Entry]\nName=Chat\nCategories=Network;InstantMessaging;\n".write(
+            toFile: applications + "/im.dino.Dino.desktop", atomically: true, encoding: .utf8)
+        try run.startPlain(environment: ["DBUS_SYSTEM_BUS_ADDRESS": system.address])
+    }
+
+    func stop() {
+        for agent in agents {
+            if agent.isRunning { kill(-agent.pid, SIGTERM) }
+            _ = IIODaemonRun.eventually(5) { !agent.isRunning }
+            kill(-agent.pid, SIGKILL)
+            agent.wait()
+        }
+        agents = []
+        run.stop()
+        system.close()
+        sessionBus.close()
+    }
+
+    /// The agent, as this uid or as nobody; its log in the run's folder.
+    @discardableResult
+    func startAgent(asNobody: Bool = false) throws -> (ChildProcess, String) {
+        let log = run.folder + "/agent-\(agents.count).log"
+        let output = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer {
+            Glibc.close(output)
+            Glibc.close(input)
+        }
+        let who = asNobody ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] : []
+        let agent = try ChildProcess(
+            ["/usr/bin/timeout", "-s", "KILL", "60"] + who + [
+                "/usr/bin/env", "DBUS_SESSION_BUS_ADDRESS=\(sessionBus.address)", "XDG_DATA_DIRS=\(run.folder)/share",
+                "XDG_DATA_HOME=/nonexistent", DeviceUsageEndToEndTests.agentBinary, "--socket", run.socket,
+            ], stdin: input, stdout: output, stderr: output)
+        agents.append(agent)
+        return (agent, log)
+    }
+
+    func system(_ arguments: String...) throws { try Self.busctl(system.address, arguments) }
+    @discardableResult
+    func session(_ arguments: String...) throws -> String { try Self.busctl(sessionBus.address, arguments) }
+
+    @discardableResult
+    static func busctl(_ address: String, _ arguments: String...) throws -> String { try busctl(address, arguments) }
+
+    @discardableResult
+    static func busctl(_ address: String, _ arguments: [String]) throws -> String {
+        let (status, output) = try CommandOutput.run(
+            ["/usr/bin/timeout", "10", "/usr/bin/busctl", "--address=" + address, "--"] + arguments)
+        guard status == 0 else { throw TestFailure("busctl \(arguments.joined(separator: " ")): \(output)") }
+        return output
+    }
+}

@@ -1,0 +1,58 @@
+import SensorKitModel
+import Synchronization
+import Testing
+
+@testable import UsageBridge
+
+/// The recorder on hand-driven time: reports close at wall-clock quarter hours, an unwatched
+/// interval is a deletion record, and the rows are the family's.
+@Suite struct UsageRecorderTests {
+    @Test func intervalsCloseAtQuarterHoursIntoRowsOrDeletionRecords() throws {
+        // The fake wall clock starts 400 s into a quarter hour: the first closes 500 s later.
+        let time = ManualTime()
+        let recorder = UsageRecorder(clock: time, scheduler: time)
+        let delivered = Mutex<[SourceEvent]>([])
+        let start = time.boottimeNanoseconds()
+        recorder.feed(.watching(.logindLockedHint, true, at: start))
+        recorder.feed(.locked(true, at: start, from: .logindLockedHint))
+        recorder.setRecording(true) { event in delivered.withLock { $0.append(event) } }
+        recorder.queue.sync {}
+        try time.advance(by: .seconds(100))
+        let maps = UsageApp(id: "org.gnome.Maps", category: .navigation)
+        recorder.feed(.locked(false, at: time.boottimeNanoseconds(), from: .logindLockedHint))
+        recorder.feed(.notification(app: maps, event: .received, at: time.boottimeNanoseconds()))
+        recorder.queue.sync {}
+        try time.advance(by: .seconds(400))
+        let first = delivered.withLock { $0 }
+        try #require(first.count == 1)
+        guard case .samples(let batch) = first[0] else {
+            Issue.record("a report, not \(first[0])")
+            return
+        }
+        // The report row and the notification row, both at the interval's end.
+        #expect(batch.count == 2 && Set(batch.sensorTimes) == [start + 500_000_000_000])
+        let columns = recorder.descriptor.columns.map(\.name)
+        let column = { (name: DeviceUsageFamily.Column) in batch.columns[columns.firstIndex(of: name.rawValue)!] }
+        #expect(column(.entry) == [0, 2])
+        #expect(column(.unlocks) == [1, 0] && column(.unlockDuration) == [400_000_000_000, 0])
+        #expect(column(.duration) == [500_000_000_000, 0])
+        #expect(column(.unlockSource) == [Int64(UsageObservation.logindLockedHint.rawValue), 0])
+        #expect(column(.events) == [0, 1] && column(.category) == [0, 11])
+        #expect(DesktopIDCode.decode(DeviceUsageFamily.Column.appWords.map { Double(column($0)[1]) }) == "org.gnome.Maps")
+
+        // logind goes: the next interval, watched at its start, still reports; the one after is lost.
+        recorder.feed(.watching(.logindLockedHint, false, at: time.boottimeNanoseconds()))
+        recorder.queue.sync {}
+        try time.advance(by: .seconds(1800))
+        let later = delivered.withLock { $0 }
+        #expect(later.count == 3)
+        if case .gap(let from, let to, let reason, _) = later.last {
+            #expect(from.nanoseconds == start + 1_400_000_000_000 && to.nanoseconds == start + 2_300_000_000_000)
+            #expect(reason == .systemInitiated)
+        } else {
+            Issue.record("the unwatched interval is a deletion record: \(later)")
+        }
+        recorder.setRecording(false) { _ in }
+        #expect(time.pendingTimers == 0)
+    }
+}
