@@ -30,6 +30,10 @@ let package = Package(
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CSystemdBus", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
+        .systemLibrary(name: "CWayland", pkgConfig: "wayland-client", providers: [.apt(["libwayland-dev"])]),
+        // The client glue of the two wlr protocols, generated from protocols/*.xml by wayland-scanner
+        // and committed (scripts/generate-wayland-protocols.sh; a test regenerates and compares).
+        .target(name: "CWaylandProtocols", dependencies: ["CWayland"], exclude: ["protocols"]),
 
         // Pure core: SensorKit-shaped values, units, the time model. No Glibc, no I/O.
         .target(name: "SensorKitModel", swiftSettings: strict),
@@ -60,6 +64,12 @@ let package = Package(
         // The keyboard bridge: evdev keyboards counted into typing metrics; no key code leaves it.
         .target(
             name: "KeyboardBridge", dependencies: ["SensorKitModel", "SensorSystem", "Udev", "CEvdev"], swiftSettings: strict),
+
+        // The compositor watcher: the foreground app and screen power from a wlroots compositor,
+        // for the per-user agent (docs/wayland.md); no window title leaves it.
+        .target(
+            name: "WaylandBridge", dependencies: ["SensorKitModel", "SensorSystem", "CWayland", "CWaylandProtocols"],
+            swiftSettings: strict),
 
         // The client library: `import SensorKit` mirrors Apple's framework. It decodes stored
         // chunks a fetch hands over with the store's own chunk decoder (SensorChunks).
@@ -117,6 +127,13 @@ let package = Package(
             name: "SensorDaemonTests",
             dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit"],
             swiftSettings: strict),
+        .testTarget(
+            name: "WaylandBridgeTests", dependencies: ["WaylandBridge", "SensorSystem", "SensorSimulation", "SensorTestKit"],
+            swiftSettings: strict),
+        // Run by WaylandBridgeTests against a headless sway: prints the watcher's events, one a line.
+        .executableTarget(
+            name: "compositor-watch-child", dependencies: ["WaylandBridge", "SensorSystem"],
+            path: "Tests/CompositorWatchChild", swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
         .testTarget(
             name: "SystemBusTests", dependencies: ["SystemBus", "SensorSystem", "SensorSimulation", "SensorTestKit"],
