@@ -130,6 +130,11 @@ let package = Package(
         .testTarget(
             name: "WaylandBridgeTests", dependencies: ["WaylandBridge", "SensorSystem", "SensorSimulation", "SensorTestKit"],
             swiftSettings: strict),
+        // WaylandBridgeTests' stand-in compositor for powering an output off, which Debian 12's
+        // wlroots cannot do without a DRM device (docs/wayland.md §7): libwayland-server, same XML.
+        .executableTarget(
+            name: "output-power-compositor", path: "Tests/OutputPowerCompositor",
+            linkerSettings: [.linkedLibrary("wayland-server")]),
         // Run by WaylandBridgeTests against a headless sway: prints the watcher's events, one a line.
         .executableTarget(
             name: "compositor-watch-child", dependencies: ["WaylandBridge", "SensorSystem"],

@@ -182,8 +182,11 @@ struct CompositorWatcherTests {
     }
 
     /// The child beside the test binary (`swift build --build-tests` builds it).
-    static var child: String {
-        let binary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return (binary as NSString).deletingLastPathComponent + "/compositor-watch-child"
+    static var child: String { binary("compositor-watch-child") }
+
+    /// An executable built beside the test binary.
+    static func binary(_ name: String) -> String {
+        let test = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return (test as NSString).deletingLastPathComponent + "/" + name
     }
 }
