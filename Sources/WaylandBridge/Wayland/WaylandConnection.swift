@@ -35,6 +35,8 @@ final class WaylandConnection {
     /// An output name is the compositor's (a connector such as `HEADLESS-1`); the same bound as
     /// an app id keeps a hostile one short.
     static let maximumOutputNameBytes = AppIdentifier.maximumBytes
+    /// A compositor offers a few dozen globals; a hostile one could offer them without end.
+    static let maximumGlobals = 4096
 
     let displayName: String
     private let display: OpaquePointer
@@ -48,6 +50,7 @@ final class WaylandConnection {
     private var handles: [UInt32: OpaquePointer] = [:]  // toplevel handles by proxy id
     private var syncDone = false
     private var bound = false
+    private var disconnected = false
     private let listeners: Listeners
     /// Where messages go, in protocol order, while `dispatch` or `roundtrip` runs.
     var sink: (Message) -> Void = { _ in }
@@ -164,14 +167,13 @@ final class WaylandConnection {
         wl_registry_destroy(registry)
         wl_display_disconnect(display)
     }
-    private var disconnected = false
 
     private static func monotonicMilliseconds() -> Int64 { LinuxSystemClock.read(CLOCK_MONOTONIC) / 1_000_000 }
 
     // MARK: registry and outputs
 
     fileprivate func onGlobal(name: UInt32, interface: UnsafePointer<CChar>?, version: UInt32) {
-        guard let interface, globals.count < 4096 else { return }
+        guard let interface, globals.count < Self.maximumGlobals else { return }
         let text = String(cString: interface)
         globals[name] = (text, version)
         if bound && text == "wl_output" { bindOutput(name: name, version: version) }
