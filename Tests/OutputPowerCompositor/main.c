@@ -9,6 +9,8 @@
 //   remove     the output's global goes away
 //   quit       ends the server
 // A client's set_mode is obeyed too. Everything else is refused by libwayland-server itself.
+// With --without-toplevels it offers no zwlr_foreign_toplevel_manager_v1, as GNOME's and KDE's
+// compositors do not.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,7 +152,8 @@ static int on_stdin(int fd, uint32_t mask, void *data) {
     return 0;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    int toplevels = !(argc > 1 && strcmp(argv[1], "--without-toplevels") == 0);
     wl_list_init(&outputs);
     wl_list_init(&powers);
     display = wl_display_create();
@@ -161,7 +164,7 @@ int main(void) {
     }
     output_global = wl_global_create(display, &wl_output_interface, 4, NULL, bind_output);
     wl_global_create(display, &zwlr_output_power_manager_v1_interface, 1, NULL, bind_power_manager);
-    wl_global_create(display, &zwlr_foreign_toplevel_manager_v1_interface, 3, NULL, bind_toplevel_manager);
+    if (toplevels) wl_global_create(display, &zwlr_foreign_toplevel_manager_v1_interface, 3, NULL, bind_toplevel_manager);
     wl_event_loop_add_fd(wl_display_get_event_loop(display), STDIN_FILENO, WL_EVENT_READABLE, on_stdin, NULL);
     printf("%s\n", socket);
     fflush(stdout);

@@ -21,7 +21,7 @@ struct OutputPowerTests {
         private let child: ChildProcess
         private let control: Int32
 
-        init() throws {
+        init(arguments: [String] = []) throws {
             var template = Array("/tmp/skpower-XXXXXX".utf8CString)
             guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
             let folder = String(cString: made)
@@ -39,7 +39,7 @@ struct OutputPowerTests {
                 [
                     "/usr/bin/timeout", "-s", "KILL", "60", "/usr/bin/env", "XDG_RUNTIME_DIR=\(folder)",
                     CompositorWatcherTests.binary("output-power-compositor"),
-                ], stdin: ends[0], stdout: output, stderr: output)
+                ] + arguments, stdin: ends[0], stdout: output, stderr: output)
             var name = ""
             let up = HeadlessSway.eventually(10) {
                 name = ((try? String(contentsOfFile: folder + "/out", encoding: .utf8)) ?? "")
@@ -91,5 +91,20 @@ struct OutputPowerTests {
         standIn.send("quit")
         expected.append("gone")
         waitFor(recorder, expected)
+    }
+
+    /// A compositor without the wlr toplevel protocol (GNOME's Mutter, KDE's KWin) is refused with
+    /// a sentence that says so and names the fallback.
+    @Test func aCompositorWithoutTheToplevelProtocolIsRefusedWithASentence() throws {
+        let standIn = try StandIn(arguments: ["--without-toplevels"])
+        defer { standIn.close() }
+        do {
+            _ = try CompositorWatcher(displayName: standIn.display, queue: DispatchQueue(label: "refused")) { _ in }
+            Issue.record("a compositor without zwlr_foreign_toplevel_manager_v1 was accepted")
+        } catch let error as CompositorError {
+            #expect(error == .protocolNotOffered(interface: "zwlr_foreign_toplevel_manager_v1"))
+            #expect("\(error)".contains("GNOME's Mutter and KDE's KWin do not"))
+            #expect("\(error)".contains("falls back to logind"))
+        }
     }
 }
