@@ -12,7 +12,9 @@ import Testing
 /// The watcher against a real compositor: Debian's sway, headless, with `foot` windows whose
 /// focus `swaymsg` moves (docs/wayland.md, "Tests"). sway must be installed (`make test` does):
 /// without it these fail, they do not skip.
-@Suite(.serialized, .needs(.tools(HeadlessSway.tools)))
+@Suite(
+    .serialized, .needs(.tools(HeadlessSway.tools)),
+    .needs(.root("sway runs as nobody in a runtime folder handed over with chown")))
 struct CompositorWatcherTests {
     /// The events a watcher delivered, as lines without their times ("foreground a", "power HEADLESS-1 on").
     final class Recorder: Sendable {
