@@ -31,6 +31,10 @@ let package = Package(
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CSystemdBus", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
+        .systemLibrary(name: "CWayland", pkgConfig: "wayland-client", providers: [.apt(["libwayland-dev"])]),
+        // The client glue of the two wlr protocols, generated from protocols/*.xml by wayland-scanner
+        // and committed (scripts/generate-wayland-protocols.sh; a test regenerates and compares).
+        .target(name: "CWaylandProtocols", dependencies: ["CWayland"], exclude: ["protocols"]),
 
         // Pure core: SensorKit-shaped values, units, the time model. No Glibc, no I/O.
         .target(name: "SensorKitModel", swiftSettings: strict),
@@ -65,6 +69,12 @@ let package = Package(
         // Device usage: logind over the system bus, the session agent's events, quarter-hour reports.
         .target(
             name: "UsageBridge", dependencies: ["SensorKitModel", "SensorSystem", "SystemBus"], swiftSettings: strict),
+
+        // The compositor watcher: the foreground app and screen power from a wlroots compositor,
+        // for the per-user agent (docs/wayland.md); no window title leaves it.
+        .target(
+            name: "WaylandBridge", dependencies: ["SensorKitModel", "SensorSystem", "CWayland", "CWaylandProtocols"],
+            swiftSettings: strict),
 
         // The client library: `import SensorKit` mirrors Apple's framework. It decodes stored
         // chunks a fetch hands over with the store's own chunk decoder (SensorChunks).
@@ -134,6 +144,18 @@ let package = Package(
             name: "SensorDaemonTests",
             dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit"],
             swiftSettings: strict),
+        .testTarget(
+            name: "WaylandBridgeTests", dependencies: ["WaylandBridge", "SensorSystem", "SensorSimulation", "SensorTestKit"],
+            swiftSettings: strict),
+        // WaylandBridgeTests' stand-in compositor for powering an output off, which Debian 12's
+        // wlroots cannot do without a DRM device (docs/wayland.md §7): libwayland-server, same XML.
+        .executableTarget(
+            name: "output-power-compositor", path: "Tests/OutputPowerCompositor",
+            linkerSettings: [.linkedLibrary("wayland-server")]),
+        // Run by WaylandBridgeTests against a headless sway: prints the watcher's events, one a line.
+        .executableTarget(
+            name: "compositor-watch-child", dependencies: ["WaylandBridge", "SensorSystem"],
+            path: "Tests/CompositorWatchChild", swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
         .testTarget(
             name: "SystemBusTests", dependencies: ["SystemBus", "SensorSystem", "SensorSimulation", "SensorTestKit"],

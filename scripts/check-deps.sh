@@ -17,6 +17,8 @@ tools=(
   /usr/bin/sqlite3 sqlite3              /usr/bin/rsvg-convert librsvg2-bin   /usr/bin/pngtopam netpbm
   /usr/bin/pkg-config pkg-config        "$python" python3
   /usr/bin/dbus-daemon dbus-daemon      /usr/bin/dbus-monitor dbus-bin
+  /usr/bin/sway sway                    /usr/bin/swaymsg sway                /usr/bin/foot foot
+  /usr/bin/wayland-scanner libwayland-bin
 )
 for ((i = 0; i < ${#tools[@]}; i += 2)); do
   [ -x "${tools[i]}" ] || missing+=("${tools[i]} (Debian package ${tools[i + 1]})")

@@ -15,6 +15,8 @@ packages=(
   libpq-dev postgresql                                                # sensorkit-export's libpq; a scratch server in its tests and bench
   python3 python3-numpy python3-pandas                                # Debian's interpreter, which every test runs, and the package's numpy/pandas extras
   sqlite3                                                             # a WAL checkpoint from another process in the reader-limit tests
+  libwayland-dev libwayland-bin                                       # libwayland-client (WaylandBridge); wayland-scanner checks the committed wlr protocol glue
+  sway foot fonts-dejavu-core                                         # a real headless compositor and a real client (with a font) for the watcher's tests
   librsvg2-bin netpbm                                                 # sensorkitctl report's SVG rendered to pixels in its test (rsvg-convert, pngtopam)
 )
 
