@@ -97,7 +97,7 @@ let package = Package(
         // The session agent (docs/device-usage.md): the person's session bus and compositor, reduced
         // to usage events for the daemon; a systemd user unit started with the graphical session.
         .target(
-            name: "SessionAgent", dependencies: ["SensorKit", "SensorKitModel", "SensorSystem", "SystemBus"],
+            name: "SessionAgent", dependencies: ["SensorKit", "SensorKitModel", "SensorSystem", "SystemBus", "WaylandBridge"],
             swiftSettings: strict),
         .executableTarget(name: "sensorkit-session", dependencies: ["SessionAgent"], swiftSettings: strict),
         // Simulated sources and rigs shared by the bench and the tests: a generated accelerometer,

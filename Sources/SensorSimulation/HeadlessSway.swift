@@ -70,6 +70,16 @@ public final class HeadlessSway {
         compositor = nil
     }
 
+    /// Starts the compositor again after `kill()`, on the same display: the stale sockets are
+    /// removed first, so sway takes the first free name again.
+    public func restart() throws {
+        kill()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: runtimeDirectory)) ?? [] {
+            try? FileManager.default.removeItem(atPath: runtimeDirectory + "/" + name)
+        }
+        try start()
+    }
+
     /// Opens a `foot` terminal with `appID` and `title` that lives until closed, and returns once
     /// sway maps it (its app id is in the tree). A new window takes the focus.
     @discardableResult

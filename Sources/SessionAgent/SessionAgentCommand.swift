@@ -64,8 +64,12 @@ public enum SessionAgentCommand {
         }
         agent.watchingSessionBus(true)
         journal.info("watching the session bus for \(socket)")
-        // The compositor: `WaylandBridge`'s `CompositorWatcher` feeds `agent.compositor(_:)`
-        // where it is built in (docs/device-usage.md, "The compositor").
+        // The compositor (docs/wayland.md): the app in front and the outputs' power, reconnected
+        // when it restarts; without one, logind's idle hint and the screen saver stand in.
+        let compositor = CompositorFeed(
+            display: environment["WAYLAND_DISPLAY"], agent: agent, queue: agentQueue,
+            log: { journal.info($0) })
+        compositor.start()
         var stopSignals: [any DispatchSourceSignal] = []
         for signal in [SIGTERM, SIGINT] {
             Glibc.signal(signal, SIG_IGN)
@@ -76,6 +80,7 @@ public enum SessionAgentCommand {
         }
         ended.wait()
         for source in stopSignals { source.cancel() }
+        compositor.stop()
         bus.close()
         agentQueue.sync {}
         link.close()

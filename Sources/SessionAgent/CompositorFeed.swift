@@ -1,0 +1,89 @@
+import Dispatch
+import SensorSystem
+import WaylandBridge
+
+/// Feeds the agent from the user's compositor: keeps a `CompositorWatcher` connected and hands
+/// what it reports to `SessionAgent.compositor(_:)`. When the compositor is not there yet, or goes
+/// away (a crash, a restart, a session without Wayland), it tries again — after `firstRetry`,
+/// doubling up to `lastRetry` — so a restarted compositor is watched again within a minute and a
+/// session without one costs one wake-up a minute. Confined to `queue`.
+public final class CompositorFeed: @unchecked Sendable {
+    // @unchecked: every var is touched only on `queue`.
+    private let display: String?
+    private let agent: SessionAgent
+    private let queue: DispatchQueue
+    private let log: @Sendable (LogMessage) -> Void
+    private let firstRetry: Duration
+    private let lastRetry: Duration
+    private var retry: Duration
+    private var watcher: CompositorWatcher?
+    private var stopped = false
+    /// The last reason connecting failed, logged once rather than at every retry.
+    private var lastFailure: String?
+
+    /// `display`: a Wayland socket name or absolute path (`nil`: `WAYLAND_DISPLAY`). `log` gets a
+    /// line when watching starts, stops, or fails for a new reason.
+    public init(
+        display: String?, agent: SessionAgent, queue: DispatchQueue, firstRetry: Duration = .seconds(1),
+        lastRetry: Duration = .seconds(60), log: @escaping @Sendable (LogMessage) -> Void
+    ) {
+        self.display = display
+        self.agent = agent
+        self.queue = queue
+        self.log = log
+        self.firstRetry = firstRetry
+        self.lastRetry = max(firstRetry, lastRetry)
+        self.retry = firstRetry
+    }
+
+    public func start() { queue.async { [self] in connect() } }
+
+    /// Stops watching; nothing reaches the agent once it returns. Call off `queue`.
+    public func stop() {
+        queue.sync {
+            stopped = true
+            watcher?.stop()
+            watcher = nil
+        }
+    }
+
+    private func connect() {
+        guard !stopped, watcher == nil else { return }
+        do {
+            // The watcher delivers on `queue`, so `deliver` runs confined like the rest.
+            watcher = try CompositorWatcher(displayName: display, queue: queue) { [weak self] event in
+                self?.deliver(event)
+            }
+            retry = firstRetry
+            lastFailure = nil
+            log("watching the compositor")
+        } catch {
+            let reason = "\(error)"
+            if reason != lastFailure { log("not watching the compositor (trying again): \(reason)") }
+            lastFailure = reason
+            scheduleRetry()
+        }
+    }
+
+    private func deliver(_ event: CompositorEvent) {
+        guard !stopped else { return }
+        switch event {
+        case .foreground(let appID, _): agent.compositor(.foreground(appID: appID))
+        case .outputPower(let output, let on, _): agent.compositor(.outputPower(output: output, on: on))
+        case .gone:
+            agent.compositor(.gone)
+            watcher?.stop()
+            watcher = nil
+            log("the compositor went away")
+            scheduleRetry()
+        }
+    }
+
+    private func scheduleRetry() {
+        let wait = retry
+        retry = min(retry * 2, lastRetry)
+        let nanoseconds =
+            Int(clamping: wait.components.seconds) * 1_000_000_000 + Int(wait.components.attoseconds / 1_000_000_000)
+        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in self?.connect() }
+    }
+}
