@@ -10,11 +10,14 @@ public struct WireRequest: Codable, Hashable, Sendable {
         case cancel, ack
         // People and scripts (sensorkitctl).
         case daemonStatus, sensors, devices, apps, consentList, consentDecide, stakes, health
+        // The participant (a study's Consenters, root).
+        case deleteData
 
         /// The operations of docs/protocol.md §3.5.
         public var isAdministrative: Bool {
             switch self {
-            case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health: return true
+            case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health, .deleteData:
+                return true
             default: return false
             }
         }
@@ -36,7 +39,7 @@ public struct WireRequest: Codable, Hashable, Sendable {
     public var sensors: [String]?
     /// Device identifier (`SRDevice.identifier`), on `fetch`.
     public var device: String?
-    /// Range `(from, to]` in SR nanoseconds, on `fetch`.
+    /// Range `(from, to]` in SR nanoseconds, on `fetch`, `health` and `deleteData`.
     public var from: Int64?
     public var to: Int64?
     /// Batch frames the client accepts before acknowledging, on `fetch`.
