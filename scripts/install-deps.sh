@@ -16,6 +16,8 @@ packages=(
   python3 python3-numpy python3-pandas                                # Debian's interpreter, which every test runs, and the package's numpy/pandas extras
   sqlite3                                                             # a WAL checkpoint from another process in the reader-limit tests
   librsvg2-bin netpbm                                                 # sensorkitctl report's SVG rendered to pixels in its test (rsvg-convert, pngtopam)
+  gir1.2-gtk-4.0 gir1.2-adw-1 python3-gi-cairo                       # the participant's GTK 4 + libadwaita application (sensorkit.participant)
+  xvfb at-spi2-core gir1.2-atspi-2.0 python3-pyatspi                  # its tests: a headless X server, the accessibility bus, AT-SPI from Python
 )
 
 # One dpkg-query for all of them (it fails when one is unknown; that one is simply not listed).

@@ -50,12 +50,19 @@ def nodes(node, depth=0):
         yield from nodes(node.get_child_at_index(i), depth + 1)
 
 
+CURRENT = {"pid": None}  # the application process the test launched last
+
+
 def application():
     desktop = Atspi.get_desktop(0)
     for i in range(desktop.get_child_count()):
         app = desktop.get_child_at_index(i)
-        if app is not None and app.get_name() == "sensorkit-participant":
-            return app
+        try:
+            if app is not None and app.get_name() == "sensorkit-participant" \
+                    and app.get_process_id() == CURRENT["pid"]:
+                return app
+        except Exception:  # an application that ended meanwhile
+            continue
     return None
 
 
@@ -72,16 +79,15 @@ def spoken(label):
 
 def find(role, name=None, prefix=None):
     """The first accessible of the application with this role and spoken name (or name prefix)."""
-    app = application()
-    for node in nodes(app):
-        try:
-            if node.get_role_name() != role:
+    try:
+        for node in nodes(application()):
+            if role is not None and node.get_role_name() != role:
                 continue
             label = spoken(node.get_name() or "")
             if (name is None or label == name) and (prefix is None or label.startswith(prefix)):
                 return node
-        except Exception:  # a node that went away while walking
-            continue
+    except Exception:  # the tree changed while walking (a page replaced): the caller asks again
+        return None
     return None
 
 
@@ -91,14 +97,6 @@ def press(node):
     if action is None or action.get_n_actions() == 0:
         raise AssertionError("%s %r offers no action" % (node.get_role_name(), node.get_name()))
     action.do_action(0)
-
-
-def activate_by_keyboard(node):
-    """Focuses a widget and presses Return, as a keyboard user does (list rows have no action)."""
-    if not node.get_component_iface().grab_focus():
-        raise AssertionError("%r cannot take the focus" % node.get_name())
-    time.sleep(0.3)
-    Atspi.generate_keyboard_event(0xFF0D, None, Atspi.KeySynthType.SYM)  # XK_Return
 
 
 def checked(node):
@@ -133,6 +131,7 @@ class ParticipantUITests(unittest.TestCase):
         process = subprocess.Popen(
             [sys.executable, "-m", "sensorkit.participant", *arguments], cwd=HERE,
             env=dict(os.environ, GSETTINGS_BACKEND="memory", GDK_BACKEND="x11"))
+        CURRENT["pid"] = process.pid
         self.addCleanup(self.stop, process)
         return process
 
@@ -197,9 +196,8 @@ class ParticipantUITests(unittest.TestCase):
 
     def open_study(self, size):
         self.launch("--size", size)
-        row = eventually(lambda: find("list item", prefix=STUDY))
-        self.assertIsNotNone(row, "the panel lists the study")
-        activate_by_keyboard(row)
+        self.assertIsNotNone(eventually(lambda: find("list item", prefix=STUDY)), "the panel lists the study")
+        press(find("push button", prefix="Open " + STUDY))
         return eventually(lambda: find("push button", "Delete Data…"))
 
     def test_3_panel_turns_a_sensor_on_and_off_and_deletes_a_day(self):
@@ -210,7 +208,7 @@ class ParticipantUITests(unittest.TestCase):
         self.assertTrue(eventually(lambda: statuses(STUDY)[ACCELEROMETER] == (1, False)), "turned on: authorized")
         press(motion)
         self.assertTrue(eventually(lambda: statuses(STUDY)[ACCELEROMETER] == (2, False)), "turned off: revoked")
-        recorded = eventually(lambda: find("drawing area", prefix="Accelerometer on this day: recorded"))
+        recorded = eventually(lambda: find(None, prefix="Accelerometer on this day: recorded"))
         self.assertIsNotNone(recorded, "the day's data is drawn and said")
         self.screenshot(PHONE)
         with admin() as client:
@@ -227,7 +225,7 @@ class ParticipantUITests(unittest.TestCase):
         self.assertTrue(eventually(deleted), "a userInitiated record for the deleted day")
 
         def said():
-            bar = find("drawing area", prefix="Accelerometer on this day:")
+            bar = find(None, prefix="Accelerometer on this day:")
             return bar is not None and "deleted by you" in spoken(bar.get_name())
         self.assertTrue(eventually(said), "the day shows the deletion")
 

@@ -99,8 +99,13 @@ class ResearchDataWindow(Adw.ApplicationWindow):
             on = sum(1 for item in sheet["items"] if item["status"] == choices.AUTHORIZED)
             row = Adw.ActionRow(title=sheet["app"], subtitle="%d of %d sensors on" % (on, len(sheet["items"])),
                                 activatable=True)
-            row.add_suffix(Gtk.Image(icon_name="go-next-symbolic"))
-            row.connect("activated", lambda _r, app=sheet["app"]: self.show_study(app))
+            # A real button, so the row is reached and pressed the same way by keyboard, pointer
+            # and assistive technology.
+            button = Gtk.Button(icon_name="go-next-symbolic", valign=Gtk.Align.CENTER, css_classes=["flat"])
+            button.update_property([Gtk.AccessibleProperty.LABEL], ["Open " + sheet["app"]])
+            button.connect("clicked", lambda _b, app=sheet["app"]: self.show_study(app))
+            row.add_suffix(button)
+            row.set_activatable_widget(button)
             group.add(row)
         self._page("Research Sensor & Usage Data", [group])
 
@@ -143,7 +148,6 @@ class ResearchDataWindow(Adw.ApplicationWindow):
         days.append(previous)
         days.append(Gtk.Label(label=self.day.strftime("%A %d %B %Y"), hexpand=True))
         days.append(following)
-        data.set_header_suffix(days)
         streams = [s for s in health.get("streams", []) if s["sensor"] in entitled]
         if not streams:
             data.add(Adw.ActionRow(title="Nothing recorded on this day"))
@@ -159,7 +163,8 @@ class ResearchDataWindow(Adw.ApplicationWindow):
         delete = Gtk.Button(label="D_elete Data…", use_underline=True, css_classes=["destructive-action", "pill"],
                             halign=Gtk.Align.CENTER)
         delete.connect("clicked", lambda _b: self._ask_delete(app))
-        self._page(app, [purpose, sensors, data, delete], back=True)
+        # The day's navigation under the group's title, not beside it: on a phone the two do not fit one line.
+        self._page(app, [purpose, sensors, days, data, delete], back=True)
 
     # -- actions --
 
