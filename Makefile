@@ -17,7 +17,7 @@ build: deps
 test: deps lint
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
 	$(SWIFT) test --skip-build --parallel --num-workers 2
-	cd clients/python && "$(SENSORKIT_PYTHON)" run_tests.py test_protocol_codec test_package
+	cd clients/python && "$(SENSORKIT_PYTHON)" run_tests.py test_protocol_codec test_package test_participant_choices
 
 # The toolchain's `swift format` with the repository's .swift-format; `make format` rewrites the tree to it.
 lint:

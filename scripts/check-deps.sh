@@ -19,6 +19,8 @@ tools=(
   /usr/bin/dbus-daemon dbus-daemon      /usr/bin/dbus-monitor dbus-bin
   /usr/bin/sway sway                    /usr/bin/swaymsg sway                /usr/bin/foot foot
   /usr/bin/wayland-scanner libwayland-bin
+  /usr/bin/xvfb-run xvfb                /usr/bin/dbus-run-session dbus-bin   /usr/libexec/at-spi-bus-launcher at-spi2-core
+  /usr/bin/xwdtopnm netpbm
 )
 for ((i = 0; i < ${#tools[@]}; i += 2)); do
   [ -x "${tools[i]}" ] || missing+=("${tools[i]} (Debian package ${tools[i + 1]})")
@@ -29,6 +31,13 @@ modules=(numpy python3-numpy pandas python3-pandas gi python3-gi dbus python3-db
 for ((i = 0; i < ${#modules[@]}; i += 2)); do
   "$python" -c "import ${modules[i]}" 2>/dev/null || missing+=("Python module ${modules[i]} in $python (Debian package ${modules[i + 1]})")
 done
+for gir in "Gtk 4.0 gir1.2-gtk-4.0" "Adw 1 gir1.2-adw-1" "Atspi 2.0 gir1.2-atspi-2.0"; do
+  set -- $gir
+  "$python" -c "import gi; gi.require_version('$1', '$2'); from gi.repository import $1" 2>/dev/null ||
+    missing+=("$1 $2 through GObject introspection in $python (Debian package $3)")
+done
+"$python" -c "import gi, cairo; gi.require_foreign('cairo')" 2>/dev/null ||
+  missing+=("cairo for PyGObject in $python (Debian package python3-gi-cairo)")
 "$python" -c "import gi; gi.require_version('UMockdev', '1.0'); from gi.repository import UMockdev" 2>/dev/null ||
   missing+=("UMockdev through GObject introspection in $python (Debian package gir1.2-umockdev-1.0)")
 

@@ -18,6 +18,8 @@ packages=(
   libwayland-dev libwayland-bin                                       # libwayland-client (WaylandBridge); wayland-scanner checks the committed wlr protocol glue
   sway foot fonts-dejavu-core                                         # a real headless compositor and a real client (with a font) for the watcher's tests
   librsvg2-bin netpbm                                                 # sensorkitctl report's SVG rendered to pixels in its test (rsvg-convert, pngtopam)
+  gir1.2-gtk-4.0 gir1.2-adw-1 python3-gi-cairo                       # the participant's GTK 4 + libadwaita application (sensorkit.participant)
+  xvfb at-spi2-core gir1.2-atspi-2.0 python3-pyatspi                  # its tests: a headless X server, the accessibility bus, AT-SPI from Python
 )
 
 # One dpkg-query for all of them (it fails when one is unknown; that one is simply not listed).

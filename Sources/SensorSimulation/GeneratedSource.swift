@@ -21,13 +21,18 @@ public final class GeneratedSource: SensorSource, @unchecked Sendable {
     private var nextTime: Int64 = 0
     private let gapEvery: Int
     private var ticks = 0
+    private let values: @Sendable (Int64) -> (Int64, Int64, Int64)
 
     /// `rate` samples per second, delivered `perTick` at a time. With `gapEvery` n > 0, every
     /// n-th tick's samples are lost and reported as the source's own gap (a deletion record).
+    /// `values` gives sample i's raw columns (default `raw`; a test that looks for a sample's
+    /// bytes in files gives values that do not compress to repeating patterns).
     public init(
         sensor: SRSensor = .accelerometer, rate: Int = 100, perTick: Int = 10, gapEvery: Int = 0,
-        clock: any SystemClock = LinuxSystemClock(), scheduler: any Scheduler = DispatchScheduler()
+        clock: any SystemClock = LinuxSystemClock(), scheduler: any Scheduler = DispatchScheduler(),
+        values: @escaping @Sendable (Int64) -> (Int64, Int64, Int64) = GeneratedSource.raw
     ) {
+        self.values = values
         self.clock = clock
         self.scheduler = scheduler
         self.period = 1_000_000_000 / Int64(rate)
@@ -103,7 +108,7 @@ public final class GeneratedSource: SensorSource, @unchecked Sendable {
         }
         var times: [Int64] = [], xs: [Int64] = [], ys: [Int64] = [], zs: [Int64] = []
         while nextTime <= now {
-            let (x, y, z) = Self.raw(index)
+            let (x, y, z) = values(index)
             times.append(nextTime)
             xs.append(x)
             ys.append(y)

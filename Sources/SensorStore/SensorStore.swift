@@ -209,6 +209,13 @@ public final class SensorStore: Sendable {
         try onWriter { try $0.purge() }
     }
 
+    /// A participant's deletion: the samples of `sensor` on every device with sensor time in
+    /// `(from, to]` are removed and their bytes overwritten, with a `userInitiated` record per
+    /// device (docs/store.md, "Deletion by the participant"). Waits for the writer.
+    public func erase(sensor: SRSensor, after from: Int64, through to: Int64) throws -> RangeErasure {
+        try onWriter { try $0.erase(sensor: sensor, after: from, through: to) }
+    }
+
     /// The store's size and the free space beside it.
     public func diskUsage() throws -> DiskUsage {
         try onWriter { try $0.diskUsage() }

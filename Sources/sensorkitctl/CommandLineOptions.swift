@@ -36,6 +36,10 @@ struct CommandLineOptions {
                                       when a Required sensor is declined
             --grant S1,S2 --deny S3   decide without asking (scripts); sensors by name or raw value
           stakes                      which apps hold recording stakes, since when
+          delete APP --from T --to T [--sensor S1,S2]
+                                      delete what was recorded of the study's sensors (all it may
+                                      read, or those named) in the range; every app then fetches it
+                                      as deleted by the participant (a Consenter of the app, or root)
           fetch --app APP --sensor S --from T --to T [--device D] [--format csv|jsonl]
                                       fetch recorded samples as the app would (needs the app's
                                       user); T is SR seconds, "now", "now-36h", or "-36h"

@@ -44,7 +44,9 @@ import Testing
         defer { app.close() }
         let administrative = WireRequest.Operation.allCases.filter(\.isAdministrative)
         #expect(
-            Set(administrative) == [.daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health])
+            Set(administrative) == [
+                .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health, .deleteData,
+            ])
         for op in administrative {
             let reply = app.call(op) {
                 $0.app = DaemonHarness.studyApp

@@ -475,6 +475,19 @@ class SensorKitClient:
     def stakes(self):
         return self.call("stakes").get("stakes", [])
 
+    def health(self, from_ns=None, to_ns=None):
+        """What each stream stored over (from_ns, to_ns] (default the day before now): spans,
+        deletion records, rates (docs/protocol.md §3.5, `sensorkitctl status` and `report`)."""
+        return self.call("health", **{"from": from_ns, "to": to_ns}).get("health", {})
+
+    def delete_data(self, app, from_ns, to_ns, sensors=None):
+        """A participant deletes what was recorded of the app's sensors (all it is entitled to, or
+        `sensors`) with sensor time in (from_ns, to_ns] (docs/protocol.md §3.8). Every app then
+        fetches the range as userInitiated deletion records. Only the app's Consenters and root
+        may. Returns the reply (count: samples deleted; notice, if any)."""
+        return self.call("deleteData", app=app, sensors=sorted(sensors) if sensors else None,
+                         **{"from": from_ns, "to": to_ns})
+
 
 # --- time (docs/protocol.md §9) ---------------------------------------------------------------
 

@@ -25,6 +25,12 @@ public protocol SampleArchive: Sendable {
     /// docs/protocol.md §3.5), from the catalog alone. `expectedRate` and `recording` are the
     /// caller's to fill in.
     func health(now: Int64, from: Int64, to: Int64, sensors: Set<SRSensor>?) throws -> WireHealth
+
+    /// A participant's deletion (`deleteData`, docs/protocol.md §3.8): the samples of `sensor`
+    /// on every device with sensor time in `(from, to]` leave the store with a `userInitiated`
+    /// record per device. Returns the samples removed and whether their bytes are overwritten in
+    /// the store's files already. Blocks until the store has done it.
+    func erase(sensor: SRSensor, after from: Int64, through to: Int64) throws -> (samples: Int, overwritten: Bool)
 }
 
 /// Pulls fetched samples a batch at a time, so a slow client only ever parks a cursor, never a

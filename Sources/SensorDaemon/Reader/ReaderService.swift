@@ -94,6 +94,10 @@ public final class ReaderService: @unchecked Sendable {
     /// `health` requests being computed off the control queue (bounded: any local user may ask).
     private var healthInFlight = 0
     private let healthQueue = DispatchQueue(label: "sensorkitd.reader.health")
+    /// Participant deletions being carried out by the store off the control queue (bounded: each
+    /// rewrites chunks on the store's writer, which must keep up with recording).
+    private var erasuresInFlight = 0
+    private let erasureQueue = DispatchQueue(label: "sensorkitd.reader.erasure")
     /// Every catalog sensor with why no driver produces it (nil: one does); drivers are fixed at start.
     private let unrecordable: [(SRSensor, String?)]
     /// Log lines any local user can make the daemon write (a refused hello, a connection closed
@@ -368,7 +372,7 @@ public final class ReaderService: @unchecked Sendable {
             if let target = request.target, let stream = session.fetches[target] { stream.cancel(silently: false) }
         case .ack:
             if let target = request.target, let stream = session.fetches[target] { stream.acknowledge(request.batches ?? 1) }
-        case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes:
+        case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .deleteData:
             administer(operation, request, session)
         case .health:
             health(request, session)
@@ -738,6 +742,8 @@ public final class ReaderService: @unchecked Sendable {
             }
         case .consentDecide:
             return decide(request, session)
+        case .deleteData:
+            return deleteData(request, session)
         default:
             return fail(request.id, .unknownOperation, "not an administrative operation", session)
         }
@@ -863,6 +869,71 @@ public final class ReaderService: @unchecked Sendable {
         // A fetch in flight ends with the consent it was started under.
         for session in sessions.values where session.app?.bundleID == bundleID { recheck(session) }
         answerWaitingRequests(of: bundleID)
+    }
+
+    /// `deleteData` (docs/protocol.md §3.8): a participant deletes what was recorded of an app's
+    /// sensors over a range they pick. Recorded data belongs to the sensor, not to one app, so
+    /// every app loses it and fetches the `userInitiated` records that say so. Only the people
+    /// who answer the app's consent (its `Consenters`) and root may; the store does the work off
+    /// the control queue, at most two deletions at a time daemon-wide.
+    private func deleteData(_ request: WireRequest, _ session: Session) {
+        guard let bundleID = request.app, let from = request.from, let to = request.to else {
+            return fail(request.id, .malformedRequest, "deleteData needs app, from and to", session)
+        }
+        let uid = session.connection.peer.uid
+        guard let app = visibleApps(session).first(where: { $0.bundleID == bundleID }) else {
+            return fail(
+                request.id, .notPermitted,
+                "uid \(uid) may not delete the data of '\(bundleID)': only its Consenters and root may", session)
+        }
+        let sensors = request.sensors.map { $0.map { SRSensor($0) } } ?? app.entitledSensors.sorted { $0.rawValue < $1.rawValue }
+        let notEntitled = sensors.filter { !app.entitledSensors.contains($0) }.map(\.rawValue).sorted()
+        guard !sensors.isEmpty, notEntitled.isEmpty else {
+            return fail(
+                request.id, .invalidEntitlement,
+                sensors.isEmpty
+                    ? "name at least one sensor of \(bundleID)"
+                    : "\(bundleID) is not entitled to \(notEntitled.joined(separator: ", ")); nothing was deleted", session)
+        }
+        // Nothing can be deleted before it is recorded: the range ends now at the latest.
+        let through = min(to, now)
+        guard from < through, through.subtractingSaturating(from) <= WireHealth.maxRange else {
+            return fail(
+                request.id, .malformedRequest,
+                "deleteData needs from < to (to at most now), at most \(WireHealth.maxRange / 86_400_000_000_000) days apart",
+                session)
+        }
+        guard erasuresInFlight < 2 else {
+            return fail(request.id, .tooManyRequests, "the daemon is already carrying out 2 deletions; ask again", session)
+        }
+        erasuresInFlight += 1
+        dependencies.log.notice(
+            LogMessage(
+                "uid \(uid) deletes the data of \(sensors.map(\.rawValue).joined(separator: ", ")) recorded in (\(from), \(through)] (for \(bundleID))"
+            ))
+        let archive = dependencies.archive
+        let id = request.id, connection = session.connection
+        erasureQueue.async {
+            var reply = WireReply(id: id, ok: true)
+            do {
+                var removed = 0
+                var overwritten = true
+                for sensor in sensors {
+                    let erased = try archive.erase(sensor: sensor, after: from, through: through)
+                    removed = removed.addingSaturating(erased.samples)
+                    overwritten = overwritten && erased.overwritten
+                }
+                reply.count = removed
+                if !overwritten {
+                    reply.notice =
+                        "the data is deleted; a reader of the store still held the old pages, so their bytes are overwritten at the next checkpoint"
+                }
+            } catch {
+                reply = .failure(id, WireError(.internalError, "the store could not delete the data: \(error)"))
+            }
+            connection.send(WireJSON.boundedFrame(reply).encoded())
+            self.queue.async { self.erasuresInFlight -= 1 }
+        }
     }
 
     /// Completes `requestAuthorization` requests whose sensors all have an answer now.

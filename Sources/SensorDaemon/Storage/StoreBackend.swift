@@ -189,6 +189,11 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
         return StoreFetchCursor(cursor: cursor, layout: layout, store: store, handover: handover)
     }
 
+    public func erase(sensor: SRSensor, after from: Int64, through to: Int64) throws -> (samples: Int, overwritten: Bool) {
+        let erasure = try store.erase(sensor: sensor, after: from, through: to)
+        return (erasure.samples, erasure.erased)
+    }
+
     // MARK: ControlStorage
 
     public func loadLedger() throws -> ControlLedger {

@@ -12,11 +12,14 @@ public struct WireRequest: Codable, Hashable, Sendable {
         case daemonStatus, sensors, devices, apps, consentList, consentDecide, stakes, health
         // The session agent (`sensorkit-session`, docs/device-usage.md).
         case agent, usage
+        // The participant (a study's Consenters, root).
+        case deleteData
 
         /// The operations of docs/protocol.md §3.5.
         public var isAdministrative: Bool {
             switch self {
-            case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health: return true
+            case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health, .deleteData:
+                return true
             default: return false
             }
         }
@@ -38,7 +41,7 @@ public struct WireRequest: Codable, Hashable, Sendable {
     public var sensors: [String]?
     /// Device identifier (`SRDevice.identifier`), on `fetch`.
     public var device: String?
-    /// Range `(from, to]` in SR nanoseconds, on `fetch`.
+    /// Range `(from, to]` in SR nanoseconds, on `fetch`, `health` and `deleteData`.
     public var from: Int64?
     public var to: Int64?
     /// Batch frames the client accepts before acknowledging, on `fetch`.

@@ -43,7 +43,7 @@ final class StoreWriter: @unchecked Sendable {
     /// so most appends skip the timeline's lock and two hash lookups. Cleared when the timeline
     /// is replaced (a boot's anchor never changes, but a new timeline may not know the boot).
     private var lastBoot: (boot: BootID, anchor: Int64, row: Int64)?
-    private var encoder = ChunkEncoder()
+    var encoder = ChunkEncoder()
     /// One-shot: armed only while something is uncommitted and the last tick was less than a
     /// commit interval ago (`schedule`).
     private var commitTimer: (any DispatchSourceTimer)?
@@ -303,7 +303,7 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     /// Stores what was appended before a flush or close began.
-    private func storeInbox() {
+    func storeInbox() {
         var entries = inbox.take()
         if !entries.isEmpty { store(&entries) }
     }
@@ -697,7 +697,7 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     @discardableResult
-    private func insertChunk(
+    func insertChunk(
         stream: StreamID, bootRow: Int64, tier: Int64, samples: ChunkSamples, range: Range<Int>, bytes: [UInt8],
         bounds known: (min: Int64, max: Int64)? = nil
     ) throws -> Int64 {

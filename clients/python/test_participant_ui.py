@@ -1,0 +1,238 @@
+"""The participant's GTK application against a live sensorkitd, driven through the accessibility
+tree (AT-SPI) as a screen reader or a switch user would: the authorization sheet raised by a
+pending requestAuthorization, switching a sensor and answering; the Research Sensor & Usage Data
+panel listing studies, turning a sensor off and on, deleting a day. Screenshots at a phone
+(360×720) and a tablet (1280×800) size go to $SENSORKIT_TEST_SCREENSHOTS: the pixels Xvfb shows
+(its framebuffer file in $SENSORKIT_TEST_FRAMEBUFFER, `-fbdir`), cut to the window (no window
+manager: the window sits at the top left) with netpbm.
+
+Run by SensorExportTests' ParticipantUITests under xvfb-run and dbus-run-session, which starts the
+daemon and sets SENSORKIT_SOCKET. Without a display, a session bus, GTK, libadwaita or AT-SPI every
+test fails (a skip would pass a run that checked nothing)."""
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+import gi
+
+gi.require_version("Atspi", "2.0")
+gi.require_version("Gtk", "4.0")
+gi.require_version("Adw", "1")
+from gi.repository import Atspi  # noqa: E402
+
+from sensorkit_client import ACCELEROMETER, AMBIENT_LIGHT, SensorKitClient  # noqa: E402
+
+STUDY, OTHER = "com.example.study", "com.example.other"
+SHOTS = os.environ.get("SENSORKIT_TEST_SCREENSHOTS", "")
+FRAMEBUFFER = os.environ.get("SENSORKIT_TEST_FRAMEBUFFER", "")
+HERE = os.path.dirname(os.path.abspath(__file__))
+PHONE, TABLET = "360x720", "1280x800"
+
+
+def eventually(condition, seconds=20, every=0.1):
+    """Waits for `condition()` to give something truthy (bounded), returns it or None."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(every)
+    return condition()
+
+
+def nodes(node, depth=0):
+    if node is None or depth > 60:
+        return
+    yield node
+    for i in range(node.get_child_count()):
+        yield from nodes(node.get_child_at_index(i), depth + 1)
+
+
+CURRENT = {"pid": None}  # the application process the test launched last
+
+
+def application():
+    desktop = Atspi.get_desktop(0)
+    for i in range(desktop.get_child_count()):
+        app = desktop.get_child_at_index(i)
+        try:
+            if app is not None and app.get_name() == "sensorkit-participant" \
+                    and app.get_process_id() == CURRENT["pid"]:
+                return app
+        except Exception:  # an application that ended meanwhile
+            continue
+    return None
+
+
+def spoken(label):
+    """The name as a screen reader says it: GTK 4.8 joins a widget's own label (with its mnemonic
+    underscore) and the label it is labelled by ("_Allow Allow"); both say the same."""
+    half = len(label) // 2
+    for cut in range(half - 1, half + 2):
+        own, shown = label[:cut], label[cut + 1:]
+        if label[cut:cut + 1] == " " and own.replace("_", "") == shown:
+            return shown
+    return label
+
+
+def find(role, name=None, prefix=None):
+    """The first accessible of the application with this role and spoken name (or name prefix)."""
+    try:
+        for node in nodes(application()):
+            if role is not None and node.get_role_name() != role:
+                continue
+            label = spoken(node.get_name() or "")
+            if (name is None or label == name) and (prefix is None or label.startswith(prefix)):
+                return node
+    except Exception:  # the tree changed while walking (a page replaced): the caller asks again
+        return None
+    return None
+
+
+def press(node):
+    """Activates a widget through its accessible action, as assistive technology does."""
+    action = node.get_action_iface()
+    if action is None or action.get_n_actions() == 0:
+        raise AssertionError("%s %r offers no action" % (node.get_role_name(), node.get_name()))
+    action.do_action(0)
+
+
+def checked(node):
+    states = node.get_state_set()
+    return states.contains(Atspi.StateType.CHECKED) or states.contains(Atspi.StateType.PRESSED)
+
+
+def admin():
+    client = SensorKitClient(timeout=10)
+    client.hello()
+    return client
+
+
+def statuses(app):
+    with admin() as client:
+        sheet = client.consent_list(app)[0]
+    return {item["sensor"]: (item["status"], item["pending"]) for item in sheet["items"]}
+
+
+class ParticipantUITests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not os.environ.get("SENSORKIT_SOCKET") or not SHOTS or not FRAMEBUFFER:
+            raise RuntimeError("needs a live daemon and a screenshot folder: run through ParticipantUITests "
+                               "(make test), which sets SENSORKIT_SOCKET and SENSORKIT_TEST_SCREENSHOTS")
+        if not os.environ.get("DISPLAY") or not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
+            raise RuntimeError("needs a display and a session bus (xvfb-run, dbus-run-session)")
+        if Atspi.init() not in (0, 1):
+            raise RuntimeError("AT-SPI did not start")
+
+    def launch(self, *arguments):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sensorkit.participant", *arguments], cwd=HERE,
+            env=dict(os.environ, GSETTINGS_BACKEND="memory", GDK_BACKEND="x11"))
+        CURRENT["pid"] = process.pid
+        self.addCleanup(self.stop, process)
+        return process
+
+    @staticmethod
+    def stop(process):
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+    def screenshot(self, size):
+        """The window as Xvfb shows it, a second after it settled (animations end), as a PNG."""
+        time.sleep(1.0)
+        width, height = size.split("x")
+        path = os.path.join(SHOTS, "%s-%s.png" % (self.id().split(".")[-1], size))
+        script = ("xwdtopnm %s 2>/dev/null | pamcut -left 0 -top 0 -width %s -height %s | pnmtopng > %s"
+                  % (FRAMEBUFFER, width, height, path))
+        subprocess.run(["/bin/sh", "-c", script], check=True, timeout=30)
+        self.assertGreater(os.path.getsize(path), 2000, "a screenshot with something on it: %s" % path)
+
+    def request(self, app, sensors):
+        """An app's requestAuthorization, left waiting for a person (its connection stays open)."""
+        client = SensorKitClient(timeout=30)
+        self.addCleanup(client.close)
+        client.hello(app)
+        return client, client.request_authorization(sensors, wait=False)
+
+    def test_1_sheet_switch_allow_writes_that_consent(self):
+        client, request_id = self.request(STUDY, [ACCELEROMETER, AMBIENT_LIGHT])
+        self.launch("--watch", "--size", PHONE)
+        allow = eventually(lambda: find("push button", "Allow"))
+        self.assertIsNotNone(allow, "the sheet appeared on the pending request")
+        self.assertIsNotNone(find("label", prefix="Study purpose: "), "purpose shown and labelled")
+        light = find("check box", prefix="Ambient light sensor")
+        motion = find("check box", prefix="Accelerometer (Required)")
+        self.assertIsNotNone(light, "a switch per sensor, named by the sensor")
+        self.assertIsNotNone(motion, "the Required sensor is marked")
+        self.assertIsNotNone(eventually(lambda: find("label", prefix="Warning: This study requires")),
+                             "declining a Required sensor is warned about")
+        self.screenshot(PHONE)
+        press(light)
+        self.assertTrue(eventually(lambda: checked(light)))
+        press(allow)
+        self.assertEqual(client.wait_reply(request_id).get("ok"), True, "the app's request was answered")
+        self.assertEqual(statuses(STUDY), {ACCELEROMETER: (2, False), AMBIENT_LIGHT: (1, False)})
+        self.assertTrue(eventually(lambda: find("push button", "Allow") is None), "the sheet closed")
+
+    def test_2_sheet_on_a_tablet_dont_allow_declines(self):
+        client, request_id = self.request(OTHER, [ACCELEROMETER])
+        self.launch("--watch", "--size", TABLET)
+        motion = eventually(lambda: find("check box", prefix="Accelerometer (Required)"))
+        self.assertIsNotNone(motion)
+        press(motion)
+        self.assertTrue(eventually(lambda: checked(motion)), "switched on")
+        self.assertIsNone(find("label", prefix="Warning:"), "no warning while the Required sensor is on")
+        self.screenshot(TABLET)
+        press(find("push button", "Don't Allow"))
+        self.assertEqual(client.wait_reply(request_id).get("ok"), True)
+        self.assertEqual(statuses(OTHER), {ACCELEROMETER: (2, False)}, "Don't Allow declines whatever the switches say")
+
+    def open_study(self, size):
+        self.launch("--size", size)
+        self.assertIsNotNone(eventually(lambda: find("list item", prefix=STUDY)), "the panel lists the study")
+        press(find("push button", prefix="Open " + STUDY))
+        return eventually(lambda: find("push button", "Delete Data…"))
+
+    def test_3_panel_turns_a_sensor_on_and_off_and_deletes_a_day(self):
+        self.assertIsNotNone(self.open_study(PHONE), "the study's page opened")
+        motion = find("check box", prefix="Accelerometer (Required)")
+        self.assertFalse(checked(motion), "declined on the sheet: off")
+        press(motion)
+        self.assertTrue(eventually(lambda: statuses(STUDY)[ACCELEROMETER] == (1, False)), "turned on: authorized")
+        press(motion)
+        self.assertTrue(eventually(lambda: statuses(STUDY)[ACCELEROMETER] == (2, False)), "turned off: revoked")
+        recorded = eventually(lambda: find(None, prefix="Accelerometer on this day: recorded"))
+        self.assertIsNotNone(recorded, "the day's data is drawn and said")
+        self.screenshot(PHONE)
+        with admin() as client:
+            now = client.now_ns()
+        press(find("push button", "Delete Data…"))
+        this_day = eventually(lambda: find("push button", "This Day"))
+        self.assertIsNotNone(this_day, "the deletion asks which range")
+        press(this_day)
+
+        def deleted():
+            with admin() as client:
+                streams = client.health(now - 3600 * 10**9, now + 10**9).get("streams", [])
+            return [r for s in streams if s["sensor"] == ACCELEROMETER for r in s.get("records", []) if r["reason"] == 0]
+        self.assertTrue(eventually(deleted), "a userInitiated record for the deleted day")
+
+        def said():
+            bar = find(None, prefix="Accelerometer on this day:")
+            return bar is not None and "deleted by you" in spoken(bar.get_name())
+        self.assertTrue(eventually(said), "the day shows the deletion")
+
+    def test_4_panel_on_a_tablet(self):
+        self.assertIsNotNone(self.open_study(TABLET))
+        self.screenshot(TABLET)
+
+
+if __name__ == "__main__":
+    unittest.main()
