@@ -17,6 +17,8 @@ import Testing
         .photoplethysmogram: ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"],
         .deletionRecords: ["endTime", "reason"],
         .keyboardMetrics: ["duration", "taps", "deletes", "words", "episodes", "pauses", "typingDuration", "typingSpeed"],
+        .phoneUsage: ["duration", "incomingCalls", "outgoingCalls", "callDuration", "uniqueContacts"],
+        .messagesUsage: ["duration", "incomingMessages", "outgoingMessages", "uniqueContacts"],
     ]
 
     @Test func everyLayoutHasExactlyOneFamilyWithTheProtocolsColumns() {
@@ -47,7 +49,7 @@ import Testing
             .accelerometer: .motion, .rotationRate: .motion, .ambientPressure: .pressure,
             .ambientLightSensor: .ambientLight, .pedometerData: .pedometer, .heartRate: .heartRate,
             .onWristState: .wrist, .electrocardiogram: .electrocardiogram, .photoplethysmogram: .photoplethysmogram,
-            .keyboardMetrics: .keyboardMetrics,
+            .keyboardMetrics: .keyboardMetrics, .phoneUsageReport: .phoneUsage, .messagesUsageReport: .messagesUsage,
         ]
         for descriptor in SensorCatalog.all {
             #expect(BatchLayout.of(descriptor.sensor) == expected[descriptor.sensor], "\(descriptor.name)")
@@ -71,7 +73,9 @@ import Testing
 
     @Test func linearFamiliesAreTheOnesWhoseChunksMayBeHandedOver() {
         #expect(
-            BatchLayout.allCases.filter(SensorFamilies.isLinear) == [.motion, .wrist, .electrocardiogram, .photoplethysmogram])
+            BatchLayout.allCases.filter(SensorFamilies.isLinear) == [
+                .motion, .wrist, .electrocardiogram, .photoplethysmogram, .phoneUsage, .messagesUsage,
+            ])
     }
 
     // MARK: Conversions on fixed inputs

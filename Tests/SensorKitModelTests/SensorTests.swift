@@ -28,7 +28,7 @@ import Testing
             supported == [
                 .accelerometer, .rotationRate, .ambientLightSensor, .ambientPressure,
                 .pedometerData, .heartRate, .onWristState, .electrocardiogram,
-                .photoplethysmogram, .keyboardMetrics,
+                .photoplethysmogram, .keyboardMetrics, .phoneUsageReport, .messagesUsageReport,
             ])
         #expect(SensorCatalog.all.count == SRSensor.allKnown.count)
     }

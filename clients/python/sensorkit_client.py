@@ -53,6 +53,8 @@ LAYOUTS = {
     8: ("photoplethysmogram", ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"]),
     9: ("deletionRecords", ["endTime", "reason"]),
     10: ("keyboardMetrics", ["duration", "taps", "deletes", "words", "episodes", "pauses", "typingDuration", "typingSpeed"]),
+    12: ("phoneUsage", ["duration", "incomingCalls", "outgoingCalls", "callDuration", "uniqueContacts"]),
+    13: ("messagesUsage", ["duration", "incomingMessages", "outgoingMessages", "uniqueContacts"]),
 }
 
 # Sensors with a Linux source (raw values are Apple's SRSensor strings).

@@ -55,6 +55,8 @@ public struct DriverRegistry: Hashable, Sendable {
             return .unavailable(reason: "no driver for \(name) in this build (IIO driver not present)")
         case .evdev:
             return .unavailable(reason: "no driver for \(name) in this build (keyboard driver not present)")
+        case .modemManager:
+            return .unavailable(reason: "no driver for \(name) in this build (modem driver not present)")
         case SensorDescriptor.LinuxSource.none:
             if case .unsupported(let reason) = SensorCatalog.support(for: sensor) { return .unavailable(reason: reason) }
             return .unavailable(reason: "no driver for \(name) in this build")

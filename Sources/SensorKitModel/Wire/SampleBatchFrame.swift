@@ -158,6 +158,12 @@ public enum BatchLayout: UInt8, Hashable, Sendable, CaseIterable {
     /// keyboardMetrics: duration (s), taps, deletes, words, typing episodes, pauses, typing
     /// duration (s), typing speed (characters/s); the sensor time is the interval's end.
     case keyboardMetrics = 10
+    /// phoneUsageReport: duration (s), incoming and outgoing calls, call duration (s), unique
+    /// contacts; the sensor time is the interval's end.
+    case phoneUsage = 12
+    /// messagesUsageReport: duration (s), incoming and outgoing messages, unique contacts; the
+    /// sensor time is the interval's end.
+    case messagesUsage = 13
 
     /// The batch's column names in wire order, as the layout's family declares them
     /// (`SensorFamilies`, one file per family in `Families/`).
