@@ -61,6 +61,11 @@ let package = Package(
         .target(
             name: "KeyboardBridge", dependencies: ["SensorKitModel", "SensorSystem", "Udev", "CEvdev"], swiftSettings: strict),
 
+        // The modem bridge: ModemManager's calls and SMS counted into usage reports over SystemBus;
+        // no number leaves it (docs/modem.md).
+        .target(
+            name: "ModemBridge", dependencies: ["SensorKitModel", "SensorSystem", "SystemBus"], swiftSettings: strict),
+
         // The client library: `import SensorKit` mirrors Apple's framework. It decodes stored
         // chunks a fetch hands over with the store's own chunk decoder (SensorChunks).
         .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem", "SensorChunks"], swiftSettings: strict),
@@ -68,7 +73,9 @@ let package = Package(
         // The daemon and its tools.
         .target(
             name: "SensorDaemon",
-            dependencies: ["SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge", "BLEBridge", "KeyboardBridge"],
+            dependencies: [
+                "SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge", "BLEBridge", "KeyboardBridge", "ModemBridge",
+            ],
             swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
         .executableTarget(name: "sensorkitctl", dependencies: ["SensorKit", "SensorSystem"], swiftSettings: strict),
@@ -114,8 +121,11 @@ let package = Package(
             name: "keyboard-evdev-child", dependencies: ["KeyboardBridge", "SensorKitModel", "SensorSystem"],
             path: "Tests/KeyboardEvdevChild", swiftSettings: strict),
         .testTarget(
+            name: "ModemBridgeTests", dependencies: ["ModemBridge", "SensorTestKit", "SensorSimulation"],
+            swiftSettings: strict),
+        .testTarget(
             name: "SensorDaemonTests",
-            dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit"],
+            dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit", "SystemBus"],
             swiftSettings: strict),
         .testTarget(name: "SensorSystemTests", dependencies: ["SensorSystem", "SensorTestKit"], swiftSettings: strict),
         .testTarget(

@@ -21,8 +21,8 @@ import Testing
 
     @Test func everyDriverOfTheTableRunsUnderSomeConfiguration() throws {
         let names = DriverTable(configuration: try Self.everyDriverOn()).drivers.map(\.entry.name)
-        #expect(names == ["iio", "iio-remote", "ble", "keyboard"])
-        #expect(DriverTable(configuration: DaemonConfiguration()).drivers.map(\.entry.name) == ["iio", "keyboard"])
+        #expect(names == ["iio", "iio-remote", "ble", "keyboard", "modem"])
+        #expect(DriverTable(configuration: DaemonConfiguration()).drivers.map(\.entry.name) == ["iio", "keyboard", "modem"])
     }
 
     @Test(arguments: SensorCatalog.all.filter(\.isSupportedOnLinux))
@@ -41,7 +41,7 @@ import Testing
     @Test func everySectionOfTheFileIsDocumented() throws {
         let documented = try String(contentsOfFile: Self.top + "/docs/configuration.md", encoding: .utf8)
         let kinds = DaemonConfiguration.readers.flatMap { $0.sections.map(\.kind) }.filter { !$0.isEmpty }
-        #expect(Set(kinds) == ["store", "reader", "sensor", "grant", "iio", "ble", "wearable", "keyboard"])
+        #expect(Set(kinds) == ["store", "reader", "sensor", "grant", "iio", "ble", "wearable", "keyboard", "modem"])
         for kind in kinds {
             #expect(
                 documented.contains("\n[\(kind)]") || documented.contains("\n[\(kind) "),
@@ -66,5 +66,15 @@ import Testing
         #expect(
             try DaemonConfiguration.parse("[iio]\nignore = a\n[ble]\n")
                 != DaemonConfiguration.parse("[ble]\n[iio]\nignore = b\n"))
+    }
+
+    /// `[modem]`: the interval within 1 s to 1 d, `enabled = no` names the key that turned it off.
+    @Test func theModemSectionReadsItsIntervalAndCanBeTurnedOff() throws {
+        let modem = try DaemonConfiguration.parse("[modem]\ninterval = 2s\n").drivers[ModemDriverSettings.self]
+        #expect(modem.interval == 2_000_000_000 && modem.enabled)
+        #expect(throws: DaemonConfiguration.ParseError.self) { try DaemonConfiguration.parse("[modem]\ninterval = 2d\n") }
+        #expect(throws: DaemonConfiguration.ParseError.self) { try DaemonConfiguration.parse("[modem]\nnumber = 1\n") }
+        let off = DriverTable(configuration: try DaemonConfiguration.parse("[modem]\nenabled = no\n"))
+        #expect(off.registry.drivers.first { $0.name == "modem" }?.disabledBy == "[modem] enabled = no")
     }
 }
