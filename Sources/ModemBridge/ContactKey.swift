@@ -1,10 +1,12 @@
+import SensorKitModel
+
 /// The keyed hash unique contacts are counted with: a phone number goes in, 8 bytes come out,
 /// and the key that made them lives in memory for one interval only (the recorder draws a new
 /// one at each boundary), so digests of different intervals cannot be compared and none can be
 /// turned back into a number without the key, which is never stored, logged or sent.
 ///
-/// SipHash-2-4 (Aumasson and Bernstein, 2012): a pseudorandom function keyed with 128 bits,
-/// made for short inputs; the same role HMAC plays, for a fraction of the code.
+/// The hash is SipHash-2-4 (`SipHash24`), a keyed pseudorandom function: the role HMAC plays,
+/// made for short inputs.
 public struct ContactKey: Sendable {
     private let k0: UInt64
     private let k1: UInt64
@@ -34,44 +36,7 @@ public struct ContactKey: Sendable {
     }
 
     /// SipHash-2-4 of `bytes` (package-visible for its reference vectors).
-    package func siphash(_ bytes: [UInt8]) -> UInt64 {
-        var v0: UInt64 = 0x736f_6d65_7073_6575 ^ k0
-        var v1: UInt64 = 0x646f_7261_6e64_6f6d ^ k1
-        var v2: UInt64 = 0x6c79_6765_6e65_7261 ^ k0
-        var v3: UInt64 = 0x7465_6462_7974_6573 ^ k1
-        func round() {
-            v0 &+= v1
-            v1 = v1.rotatedLeft(13) ^ v0
-            v0 = v0.rotatedLeft(32)
-            v2 &+= v3
-            v3 = v3.rotatedLeft(16) ^ v2
-            v0 &+= v3
-            v3 = v3.rotatedLeft(21) ^ v0
-            v2 &+= v1
-            v1 = v1.rotatedLeft(17) ^ v2
-            v2 = v2.rotatedLeft(32)
-        }
-        let whole = bytes.count / 8 * 8
-        var index = 0
-        while index < whole {
-            var m: UInt64 = 0
-            for byte in 0..<8 { m |= UInt64(bytes[index + byte]) << UInt64(8 * byte) }
-            v3 ^= m
-            round()
-            round()
-            v0 ^= m
-            index += 8
-        }
-        var last = UInt64(truncatingIfNeeded: bytes.count) << 56
-        for byte in 0..<(bytes.count - whole) { last |= UInt64(bytes[whole + byte]) << UInt64(8 * byte) }
-        v3 ^= last
-        round()
-        round()
-        v0 ^= last
-        v2 ^= 0xff
-        for _ in 0..<4 { round() }
-        return v0 ^ v1 ^ v2 ^ v3
-    }
+    package func siphash(_ bytes: [UInt8]) -> UInt64 { SipHash24(k0: k0, k1: k1).hash(bytes) }
 }
 
 /// A contact as the interval accounting sees it: an opaque digest under one interval's key.
@@ -101,8 +66,4 @@ public enum ContactNumber {
         }
         return out == [UInt8(ascii: "+")] ? [] : out
     }
-}
-
-extension UInt64 {
-    fileprivate func rotatedLeft(_ count: UInt64) -> UInt64 { (self << count) | (self >> (64 - count)) }
 }
