@@ -66,6 +66,12 @@ let package = Package(
         .target(
             name: "ModemBridge", dependencies: ["SensorKitModel", "SensorSystem", "SystemBus"], swiftSettings: strict),
 
+        // The location bridge: stay points, places and visits from location fixes, and a GeoClue2
+        // client over SystemBus; a library for the session agent (docs/visits.md). No coordinate
+        // leaves it.
+        .target(
+            name: "LocationBridge", dependencies: ["SensorKitModel", "SensorSystem", "SystemBus"], swiftSettings: strict),
+
         // The client library: `import SensorKit` mirrors Apple's framework. It decodes stored
         // chunks a fetch hands over with the store's own chunk decoder (SensorChunks).
         .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem", "SensorChunks"], swiftSettings: strict),
@@ -120,6 +126,10 @@ let package = Package(
         .executableTarget(
             name: "keyboard-evdev-child", dependencies: ["KeyboardBridge", "SensorKitModel", "SensorSystem"],
             path: "Tests/KeyboardEvdevChild", swiftSettings: strict),
+        .testTarget(
+            name: "LocationBridgeTests",
+            dependencies: ["LocationBridge", "SensorKitModel", "SystemBus", "SensorTestKit", "SensorSimulation"],
+            swiftSettings: strict),
         .testTarget(
             name: "ModemBridgeTests", dependencies: ["ModemBridge", "SensorTestKit", "SensorSimulation"],
             swiftSettings: strict),
