@@ -87,6 +87,9 @@ import Testing
         try Self.wait("the daemon sees the modem again", run) { run.log.components(separatedBy: "modem: \(again) ").count == 3 }
         let sms3 = try mock.addSms(again, 1, pduType: 1, state: 3, number: " +44 7700 900461", text: Self.texts[0])
         try mock.waitForRead(sms3, bus: bus, times: 3)  // twice by the first ModemManager, once now
+        // The modem is unplugged: the daemon follows; the interval, observed until then, is a report.
+        try mock.mock("RemoveModem", [mock.object(again)])
+        try Self.wait("the daemon sees the modem go", run) { run.log.contains("modem: \(again) removed") }
 
         // Stopping delivers the interval so far.
         for sensor in [SRSensor.phoneUsageReport, .messagesUsageReport] {
