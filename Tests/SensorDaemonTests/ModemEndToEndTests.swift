@@ -3,6 +3,7 @@ import Foundation
 import SensorKit
 import SensorKitModel
 import SensorSimulation
+import SensorSystem
 import SensorTestKit
 import Synchronization
 import SystemBus
@@ -119,6 +120,11 @@ import Testing
             #expect(messages[0].totalUniqueContacts == 2)
         }
         #expect(phone.allSatisfy { $0.duration > 0 && $0.duration <= 3600 })
+        // The same reports through Apple's API: SRSensorReader.fetch as a study app writes it.
+        let study = try UsageStudy(run: run, app: app)
+        defer { study.finish() }
+        #expect(study.fetch(.phoneUsageReport) == phone as [NSObject])
+        #expect(study.fetch(.messagesUsageReport) == messages as [NSObject])
         run.stop()
 
         // Every byte the daemon wrote: its state directory, its log and the frames it sent.
@@ -289,5 +295,60 @@ final class ModemManagerScript {
         guard IIODaemonRun.eventually(15, { bus.logText().components(separatedBy: line).count > times }) else {
             throw TestFailure("the daemon did not read \(path) \(times) time(s)\n\(bus.logText())")
         }
+    }
+}
+
+/// A study app's fetch with SensorKit's own API (`SRSensorReader`, a delegate, `SRFetchRequest`)
+/// against the test's daemon.
+final class UsageStudy: NSObject, SRSensorReaderDelegate, @unchecked Sendable {
+    // @unchecked: `samples` and `completed` are touched under `lock` only.
+    private let lock = NSLock()
+    private var samples: [NSObject] = []
+    private var completed = false
+
+    init(run: IIODaemonRun, app: ReaderConnection) throws {
+        guard let wire = app.welcome.timeline else { throw TestFailure("no timeline in the daemon's hello") }
+        let boot = BootID(wire.boot)
+        setenv("SENSORKIT_APP", IIODaemonRun.app, 1)
+        SensorKitEnvironment.install(
+            SensorKitEnvironment(
+                socketPath: run.socket, clock: LinuxSystemClock(),
+                timeline: Timeline(origin: wire.origin, anchors: [boot: wire.anchor], highWater: .min, currentBoot: boot)))
+        ReaderSession.reset()
+    }
+
+    func finish() { ReaderSession.reset() }
+
+    /// Every result of the last hour.
+    func fetch(_ sensor: SRSensor) -> [NSObject] {
+        lock.withLock {
+            samples = []
+            completed = false
+        }
+        let reader = SRSensorReader(sensor: sensor)
+        reader.delegate = self
+        let request = SRFetchRequest()
+        request.device = SRDevice.current
+        let now = SRAbsoluteTime.current()
+        request.from = SRAbsoluteTime(now.rawValue - 3_600)
+        request.to = now
+        reader.fetch(request)
+        _ = IIODaemonRun.eventually(15) { lock.withLock { completed } }
+        return lock.withLock { samples }
+    }
+
+    func sensorReader(
+        _ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest, didFetchResult result: SRFetchResult<AnyObject>
+    ) -> Bool {
+        if let sample = result.sample as? NSObject { lock.withLock { samples.append(sample) } }
+        return true
+    }
+
+    func sensorReader(_ reader: SRSensorReader, didCompleteFetch fetchRequest: SRFetchRequest) {
+        lock.withLock { completed = true }
+    }
+
+    func sensorReader(_ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest, failedWithError error: any Error) {
+        lock.withLock { completed = true }
     }
 }
