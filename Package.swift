@@ -76,6 +76,17 @@ let package = Package(
             name: "WaylandBridge", dependencies: ["SensorKitModel", "SensorSystem", "CWayland", "CWaylandProtocols"],
             swiftSettings: strict),
 
+        // The modem bridge: ModemManager's calls and SMS counted into usage reports over SystemBus;
+        // no number leaves it (docs/modem.md).
+        .target(
+            name: "ModemBridge", dependencies: ["SensorKitModel", "SensorSystem", "SystemBus"], swiftSettings: strict),
+
+        // The location bridge: stay points, places and visits from location fixes, and a GeoClue2
+        // client over SystemBus; a library for the session agent (docs/visits.md). No coordinate
+        // leaves it.
+        .target(
+            name: "LocationBridge", dependencies: ["SensorKitModel", "SensorSystem", "SystemBus"], swiftSettings: strict),
+
         // The client library: `import SensorKit` mirrors Apple's framework. It decodes stored
         // chunks a fetch hands over with the store's own chunk decoder (SensorChunks).
         .target(name: "SensorKit", dependencies: ["SensorKitModel", "SensorSystem", "SensorChunks"], swiftSettings: strict),
@@ -85,6 +96,7 @@ let package = Package(
             name: "SensorDaemon",
             dependencies: [
                 "SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge", "BLEBridge", "KeyboardBridge", "UsageBridge",
+                "ModemBridge",
             ],
             swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
@@ -141,8 +153,15 @@ let package = Package(
             name: "keyboard-evdev-child", dependencies: ["KeyboardBridge", "SensorKitModel", "SensorSystem"],
             path: "Tests/KeyboardEvdevChild", swiftSettings: strict),
         .testTarget(
+            name: "LocationBridgeTests",
+            dependencies: ["LocationBridge", "SensorKitModel", "SystemBus", "SensorTestKit", "SensorSimulation"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "ModemBridgeTests", dependencies: ["ModemBridge", "SensorTestKit", "SensorSimulation"],
+            swiftSettings: strict),
+        .testTarget(
             name: "SensorDaemonTests",
-            dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit"],
+            dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit", "SystemBus"],
             swiftSettings: strict),
         .testTarget(
             name: "WaylandBridgeTests", dependencies: ["WaylandBridge", "SensorSystem", "SensorSimulation", "SensorTestKit"],

@@ -104,6 +104,18 @@ public struct ExportFamily: Sendable {
                 ("notification_events", .big(21)),
             ]),
         ExportFamily(
+            layout: .phoneUsage, table: "phone_usage",
+            values: [
+                ("duration_s", .real(0)), ("incoming_calls", .big(1)), ("outgoing_calls", .big(2)),
+                ("call_duration_s", .real(3)), ("unique_contacts", .big(4)),
+            ]),
+        ExportFamily(
+            layout: .messagesUsage, table: "messages_usage",
+            values: [
+                ("duration_s", .real(0)), ("incoming_messages", .big(1)), ("outgoing_messages", .big(2)),
+                ("unique_contacts", .big(3)),
+            ]),
+        ExportFamily(
             layout: .deletionRecords, table: "deletions", values: [("end_sr_time", .big(0)), ("reason", .small(1))],
             identity: ["device", "stream", "sr_time", "end_sr_time", "reason"]),
     ]

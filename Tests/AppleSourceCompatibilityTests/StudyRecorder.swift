@@ -12,6 +12,9 @@ final class StudyRecorder: NSObject, SRSensorReaderDelegate {
     let lock = NSLock()
     var luxValues: [Double] = []
     var accelerations: [CMAcceleration] = []
+    var callsAndSeconds: [(calls: Int, seconds: TimeInterval)] = []
+    var messagesAndContacts: [(messages: Int, contacts: Int)] = []
+    var visitedPlaces: [(place: UUID, category: SRVisit.LocationCategory, metresFromHome: Double)] = []
     var resultTimestamps: [SRAbsoluteTime] = []
     var completedFetches = 0
     var startedRecording = 0
@@ -88,6 +91,20 @@ final class StudyRecorder: NSObject, SRSensorReaderDelegate {
                     accelerations.append(sample.acceleration)
                 }
             }
+        case .phoneUsageReport:
+            if let report = result.sample as? SRPhoneUsageReport {
+                callsAndSeconds.append(
+                    (report.totalIncomingCalls + report.totalOutgoingCalls, report.totalPhoneCallDuration))
+            }
+        case .messagesUsageReport:
+            if let report = result.sample as? SRMessagesUsageReport {
+                messagesAndContacts.append(
+                    (report.totalIncomingMessages + report.totalOutgoingMessages, report.totalUniqueContacts))
+            }
+        case .visits:
+            if let visit = result.sample as? SRVisit {
+                visitedPlaces.append((visit.identifier, visit.locationCategory, visit.distanceFromHome))
+            }
         default:
             break
         }
@@ -135,7 +152,8 @@ func otherApplePatterns() -> [Any] {
     let statuses: [SRAuthorizationStatus] = [.notDetermined, .authorized, .denied]
     let sensors: Set<SRSensor> = [
         .rotationRate, .ambientPressure, .heartRate, .electrocardiogram, .photoplethysmogram,
-        .onWristState, .pedometerData, .keyboardMetrics, .deviceUsageReport,
+        .onWristState, .pedometerData, .keyboardMetrics, .deviceUsageReport, .phoneUsageReport, .messagesUsageReport,
+        .visits,
     ]
     return [dayAgo, fromCF, description, tombstones as Any, reasons, statuses, sensors]
 }

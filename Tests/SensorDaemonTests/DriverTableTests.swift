@@ -16,12 +16,12 @@ import Testing
     static func everyDriverOn() throws -> DaemonConfiguration {
         let streams = WearableConfiguration.streamSensors.map(\.rawValue).joined(separator: ", ")
         return try DaemonConfiguration.parse(
-            "[iio]\nremote = ip:rig.local\n[ble]\n[wearable any]\nname = *\nstreams = \(streams)\n")
+            "[iio]\nremote = ip:rig.local\n[ble]\n[wearable any]\nname = *\nstreams = \(streams)\n[modem]\n")
     }
 
     @Test func everyDriverOfTheTableRunsUnderSomeConfiguration() throws {
         let names = DriverTable(configuration: try Self.everyDriverOn()).drivers.map(\.entry.name)
-        #expect(names == ["iio", "iio-remote", "ble", "keyboard", "device-usage"])
+        #expect(names == ["iio", "iio-remote", "ble", "keyboard", "device-usage", "modem"])
         #expect(
             DriverTable(configuration: DaemonConfiguration()).drivers.map(\.entry.name) == ["iio", "keyboard", "device-usage"])
     }
@@ -47,7 +47,8 @@ import Testing
     @Test func everySectionOfTheFileIsDocumented() throws {
         let documented = try String(contentsOfFile: Self.top + "/docs/configuration.md", encoding: .utf8)
         let kinds = DaemonConfiguration.readers.flatMap { $0.sections.map(\.kind) }.filter { !$0.isEmpty }
-        #expect(Set(kinds) == ["store", "reader", "sensor", "grant", "iio", "ble", "wearable", "keyboard", "device-usage"])
+        #expect(
+            Set(kinds) == ["store", "reader", "sensor", "grant", "iio", "ble", "wearable", "keyboard", "device-usage", "modem"])
         for kind in kinds {
             #expect(
                 documented.contains("\n[\(kind)]") || documented.contains("\n[\(kind) "),
@@ -72,5 +73,17 @@ import Testing
         #expect(
             try DaemonConfiguration.parse("[iio]\nignore = a\n[ble]\n")
                 != DaemonConfiguration.parse("[ble]\n[iio]\nignore = b\n"))
+    }
+
+    /// `[modem]`: the driver runs only with the section, the interval within 1 s to 1 d, `enabled = no`
+    /// names the key that turned it off.
+    @Test func theModemSectionReadsItsIntervalAndCanBeTurnedOff() throws {
+        let modem = try DaemonConfiguration.parse("[modem]\ninterval = 2s\n").drivers[ModemDriverSettings.self]
+        #expect(modem.interval == 2_000_000_000 && modem.enabled)
+        #expect(throws: DaemonConfiguration.ParseError.self) { try DaemonConfiguration.parse("[modem]\ninterval = 2d\n") }
+        #expect(throws: DaemonConfiguration.ParseError.self) { try DaemonConfiguration.parse("[modem]\nnumber = 1\n") }
+        #expect(try DaemonConfiguration.parse("[modem]\n") != DaemonConfiguration())
+        let off = DriverTable(configuration: try DaemonConfiguration.parse("[modem]\nenabled = no\n"))
+        #expect(off.registry.drivers.first { $0.name == "modem" }?.disabledBy == "[modem] enabled = no")
     }
 }

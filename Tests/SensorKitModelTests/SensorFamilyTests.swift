@@ -22,6 +22,8 @@ import Testing
             "app1", "app2", "app3", "app4", "app5", "app6", "app7", "app8", "usageTime", "textInputSessions",
             "relativeStartTime", "event", "events",
         ],
+        .phoneUsage: ["duration", "incomingCalls", "outgoingCalls", "callDuration", "uniqueContacts"],
+        .messagesUsage: ["duration", "incomingMessages", "outgoingMessages", "uniqueContacts"],
     ]
 
     @Test func everyLayoutHasExactlyOneFamilyWithTheProtocolsColumns() {
@@ -53,6 +55,7 @@ import Testing
             .ambientLightSensor: .ambientLight, .pedometerData: .pedometer, .heartRate: .heartRate,
             .onWristState: .wrist, .electrocardiogram: .electrocardiogram, .photoplethysmogram: .photoplethysmogram,
             .keyboardMetrics: .keyboardMetrics, .deviceUsageReport: .deviceUsage,
+            .phoneUsageReport: .phoneUsage, .messagesUsageReport: .messagesUsage,
         ]
         for descriptor in SensorCatalog.all {
             #expect(BatchLayout.of(descriptor.sensor) == expected[descriptor.sensor], "\(descriptor.name)")
@@ -82,7 +85,7 @@ import Testing
     @Test func linearFamiliesAreTheOnesWhoseChunksMayBeHandedOver() {
         #expect(
             BatchLayout.allCases.filter(SensorFamilies.isLinear) == [
-                .motion, .wrist, .electrocardiogram, .photoplethysmogram, .deviceUsage,
+                .motion, .wrist, .electrocardiogram, .photoplethysmogram, .deviceUsage, .phoneUsage, .messagesUsage,
             ])
     }
 

@@ -28,16 +28,16 @@ import Testing
             supported == [
                 .accelerometer, .rotationRate, .ambientLightSensor, .ambientPressure,
                 .pedometerData, .heartRate, .onWristState, .electrocardiogram,
-                .photoplethysmogram, .keyboardMetrics, .deviceUsageReport,
+                .photoplethysmogram, .keyboardMetrics, .deviceUsageReport, .messagesUsageReport, .phoneUsageReport,
             ])
         #expect(SensorCatalog.all.count == SRSensor.allKnown.count)
     }
 
     @Test func unsupportedSensorsSayWhy() {
-        guard case .unsupported(let reason) = SensorCatalog.support(for: .phoneUsageReport) else {
-            Issue.record("phoneUsageReport has no Linux source"); return
+        guard case .unsupported(let reason) = SensorCatalog.support(for: .mediaEvents) else {
+            Issue.record("mediaEvents has no Linux source"); return
         }
-        #expect(reason.contains("phoneUsageReport"))
+        #expect(reason.contains("mediaEvents"))
     }
 
     @Test func batchedSensorsMatchApple() {

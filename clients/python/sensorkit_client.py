@@ -56,6 +56,8 @@ LAYOUTS = {
     11: ("deviceUsage", ["entry", "duration", "screenWakes", "unlocks", "unlockDuration", "wakeSource", "unlockSource",
                          "category", "app0", "app1", "app2", "app3", "app4", "app5", "app6", "app7", "app8",
                          "usageTime", "textInputSessions", "relativeStartTime", "event", "events"]),
+    12: ("phoneUsage", ["duration", "incomingCalls", "outgoingCalls", "callDuration", "uniqueContacts"]),
+    13: ("messagesUsage", ["duration", "incomingMessages", "outgoingMessages", "uniqueContacts"]),
 }
 
 # Sensors with a Linux source (raw values are Apple's SRSensor strings).

@@ -33,7 +33,7 @@ public struct DriverTable: Sendable {
     /// The one list: the configuration is read by these drivers' readers, and the daemon runs
     /// the ones a configuration makes.
     static let kinds: [any ConfiguredDriver.Type] = [
-        LocalIIODriver.self, RemoteIIODriver.self, BLEDriver.self, KeyboardDriver.self, DeviceUsageDriver.self,
+        LocalIIODriver.self, RemoteIIODriver.self, BLEDriver.self, KeyboardDriver.self, DeviceUsageDriver.self, ModemDriver.self,
     ]
 
     /// Local IIO always; remote IIO when `[iio] remote =` names a context; BLE when `[ble]` exists.

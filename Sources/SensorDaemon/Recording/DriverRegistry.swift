@@ -57,6 +57,9 @@ public struct DriverRegistry: Hashable, Sendable {
             return .unavailable(reason: "no driver for \(name) in this build (keyboard driver not present)")
         case .session:
             return .unavailable(reason: "no driver for \(name) in this build (device-usage driver not present)")
+        case .modemManager:
+            return .unavailable(
+                reason: "no driver for \(name): the modem driver is off (no [modem] section in the configuration)")
         case SensorDescriptor.LinuxSource.none:
             if case .unsupported(let reason) = SensorCatalog.support(for: sensor) { return .unavailable(reason: reason) }
             return .unavailable(reason: "no driver for \(name) in this build")

@@ -7,7 +7,7 @@ public enum SensorFamilies {
     public static let all: [any BatchFamily.Type] = [
         MotionFamily.self, PressureFamily.self, LightFamily.self, PedometerFamily.self, HeartRateFamily.self,
         WristFamily.self, ElectrocardiogramFamily.self, PhotoplethysmogramFamily.self, DeletionRecordsFamily.self,
-        KeyboardMetricsFamily.self, DeviceUsageFamily.self,
+        KeyboardMetricsFamily.self, DeviceUsageFamily.self, PhoneUsageFamily.self, MessagesUsageFamily.self,
     ]
 
     private static let byLayout: [BatchLayout: any BatchFamily.Type] =

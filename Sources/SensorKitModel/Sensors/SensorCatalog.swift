@@ -3,7 +3,7 @@
 public struct SensorDescriptor: Hashable, Sendable {
     /// Where samples come from on Linux; `.none` means the sensor exists as a name only.
     public enum LinuxSource: String, Hashable, Sendable {
-        case iio, bluetoothLE = "bluetooth-le", evdev, none
+        case iio, bluetoothLE = "bluetooth-le", evdev, modemManager = "modemmanager", none
         /// logind on the system bus and the person's session (compositor, notifications) through
         /// the session agent (docs/device-usage.md).
         case session
@@ -49,10 +49,12 @@ public enum SensorCatalog {
             "SRDeviceUsageReport"),
         d(
             .messagesUsageReport, "messagesUsageReport", "messages-usage", "SRSensorUsageMessageUsage",
-            .none, "", "SRMessagesUsageReport"),
+            .modemManager, "ModemManager SMS: counts per 15-minute interval, never a number or a text",
+            "SRMessagesUsageReport"),
         d(
             .phoneUsageReport, "phoneUsageReport", "phone-usage", "SRSensorUsagePhoneUsage",
-            .none, "", "SRPhoneUsageReport"),
+            .modemManager, "ModemManager voice calls: counts and durations per 15-minute interval, never a number",
+            "SRPhoneUsageReport"),
         d(
             .onWristState, "onWristState", "on-wrist", "SRSensorUsageWristDetection",
             .bluetoothLE, "BLE Heart Rate Service sensor-contact bit", "SRWristDetection"),
@@ -120,7 +122,7 @@ public enum SensorCatalog {
         switch descriptor.source {
         case .none:
             return .unsupported(reason: "\(descriptor.name) has no Linux source in sensorkitd")
-        case .iio, .bluetoothLE, .evdev, .session:
+        case .iio, .bluetoothLE, .evdev, .session, .modemManager:
             return .supported(descriptor)
         }
     }

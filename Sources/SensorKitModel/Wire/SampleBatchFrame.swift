@@ -162,6 +162,12 @@ public enum BatchLayout: UInt8, Hashable, Sendable, CaseIterable {
     /// kind, the report's totals, an app's category, coded desktop id and usage, or a notification
     /// event count.
     case deviceUsage = 11
+    /// phoneUsageReport: duration (s), incoming and outgoing calls, call duration (s), unique
+    /// contacts; the sensor time is the interval's end.
+    case phoneUsage = 12
+    /// messagesUsageReport: duration (s), incoming and outgoing messages, unique contacts; the
+    /// sensor time is the interval's end.
+    case messagesUsage = 13
 
     /// The batch's column names in wire order, as the layout's family declares them
     /// (`SensorFamilies`, one file per family in `Families/`).
