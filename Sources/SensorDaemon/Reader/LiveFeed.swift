@@ -22,7 +22,9 @@ public final class LiveFeed: RecordingObserver, Sendable {
     public init(encoding: any LiveEncoding) { self.encoding = encoding }
 
     func add(_ subscription: LiveSubscription, sensor: SRSensor, device: String) {
-        state.withLock { $0.subscribers[Key(sensor: sensor, device: device), default: [:]][ObjectIdentifier(subscription)] = subscription }
+        state.withLock {
+            $0.subscribers[Key(sensor: sensor, device: device), default: [:]][ObjectIdentifier(subscription)] = subscription
+        }
     }
 
     func remove(_ subscription: LiveSubscription, sensor: SRSensor, device: String) {

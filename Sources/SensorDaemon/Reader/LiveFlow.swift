@@ -94,7 +94,9 @@ struct LiveFlow<Batch: Sendable>: Sendable {
             return sendIfPossible()
         case .cancelled(let silently):
             return finish(
-                silently ? nil : .failure(requestID, WireError(.cancelled, "subscription cancelled by the client after \(sent) samples")))
+                silently
+                    ? nil
+                    : .failure(requestID, WireError(.cancelled, "subscription cancelled by the client after \(sent) samples")))
         case .revoked(let error):
             return finish(.failure(requestID, error))
         case .gap(let missed):

@@ -660,7 +660,9 @@ public final class ReaderService: @unchecked Sendable {
                     "a live subscription in an admin session is for administrators (root, the daemon's user or group, a study's Consenters)",
                     session)
             }
-            guard let raw = request.sensor else { return fail(request.id, .malformedRequest, "the request needs a sensor", session) }
+            guard let raw = request.sensor else {
+                return fail(request.id, .malformedRequest, "the request needs a sensor", session)
+            }
             recorded = SRSensor(raw)
             if let reason = dependencies.drivers.availability(of: recorded).reason {
                 return fail(request.id, .unsupportedSensor, reason, session)
@@ -717,7 +719,8 @@ public final class ReaderService: @unchecked Sendable {
         if !app.entitledSensors.contains(sensor) {
             return WireError(
                 .invalidEntitlement,
-                "\(app.bundleID)'s entitlement \(AppManifest.entitlementKey) does not list \(sensor.rawValue); the subscription ends")
+                "\(app.bundleID)'s entitlement \(AppManifest.entitlementKey) does not list \(sensor.rawValue); the subscription ends"
+            )
         }
         if ledger.status(.init(app: app.bundleID, sensor: sensor)) != .authorized {
             return WireError(.noAuthorization, "\(app.bundleID) is not authorized for \(sensor.rawValue); the subscription ends")
@@ -909,6 +912,9 @@ public final class ReaderService: @unchecked Sendable {
         _ request: WireRequest, _ session: Session, app: AppManifest, changed: [(SRSensor, SRAuthorizationStatus)]
     ) {
         let bundleID = app.bundleID
+        // A fetch or subscription in flight ends with the consent it was started under, before
+        // the recording it watches stops (a subscription would otherwise end as if the source did).
+        for session in sessions.values where session.app?.bundleID == bundleID { recheck(session) }
         dependencies.recorder.record(ledger.sensorsToRecord)
         let declinedRequired = changed.filter { $0.1 == .denied && app.usageDetail(for: $0.0)?.required == true }
         var reply = WireReply(id: request.id, ok: true)
@@ -923,8 +929,6 @@ public final class ReaderService: @unchecked Sendable {
             event.authorizationStatus = status.rawValue
             broadcast(event, toApp: bundleID)
         }
-        // A fetch in flight ends with the consent it was started under.
-        for session in sessions.values where session.app?.bundleID == bundleID { recheck(session) }
         answerWaitingRequests(of: bundleID)
     }
 

@@ -110,7 +110,8 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                     state.taking.withLock { $0 = false }
                     if state.recording {
                         self.observer?.stopped(
-                            stream: state.streamID, descriptor: state.source.descriptor, why: "the source was removed (unplugged)")
+                            stream: state.streamID, descriptor: state.source.descriptor, why: "the source was removed (unplugged)"
+                        )
                     }
                     state.recording = false
                 }
