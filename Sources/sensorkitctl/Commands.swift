@@ -20,6 +20,7 @@ enum Commands {
             case "stakes": return try stakes(options)
             case "consent": return try ConsentSheet.run(options)
             case "fetch": return try FetchCommand.run(options)
+            case "watch": return try WatchCommand.run(options)
             default:
                 fail("unknown command '\(options.command)' (see sensorkitctl --help)")
                 return 2
