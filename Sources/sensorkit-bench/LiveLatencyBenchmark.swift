@@ -22,7 +22,8 @@ enum LiveLatencyBenchmark {
     static func run() throws {
         print("\n== live: a sample from the device read to a live subscriber, real sensorkitd, umockdev-fed (issue 30) ==")
         let sensorkitd = (CommandLine.arguments[0] as NSString).deletingLastPathComponent + "/sensorkitd"
-        for tool in ["/usr/bin/umockdev-run", "/usr/bin/timeout", sensorkitd] where !FileManager.default.isExecutableFile(atPath: tool) {
+        for tool in ["/usr/bin/umockdev-run", "/usr/bin/timeout", sensorkitd]
+        where !FileManager.default.isExecutableFile(atPath: tool) {
             print("  skipped: \(tool) is missing (make bench builds sensorkitd; Debian umockdev, coreutils)")
             return
         }
@@ -63,14 +64,18 @@ enum LiveLatencyBenchmark {
 
     /// Runs the daemon with `configuration` twice — once without a feed to take the stake, then
     /// with the paced feed — and gathers the latencies of `collect` seconds of subscription.
-    static func measure(_ configuration: String, sensorkitd: String, device: String, script: String, log: String) throws -> Figures {
+    static func measure(_ configuration: String, sensorkitd: String, device: String, script: String, log: String) throws
+        -> Figures
+    {
         let rig = try DaemonBenchmark.RigFolder(configuration: configuration)
         defer { rig.remove() }
         try DaemonHarness.writeApp(
             app, in: rig.apps, entitlements: ["motion-accelerometer", "motion-rotation-rate"], users: [String(getuid())])
         let first = try IIODaemonWakeupBenchmark.Run(sensorkitd, rig, device: device, script: nil, log: log + "-stake")
         defer { first.stop() }
-        guard first.ready(seconds: 30) else { throw IIOBenchmark.BenchError("sensorkitd sent no READY=1; see \(log)-stake.log.err") }
+        guard first.ready(seconds: 30) else {
+            throw IIOBenchmark.BenchError("sensorkitd sent no READY=1; see \(log)-stake.log.err")
+        }
         let stake = try connect(rig)
         for sensor in [SRSensor.accelerometer, .rotationRate] {
             if let error = stake.call(.startRecording, { $0.sensor = sensor.rawValue }).error { throw error }

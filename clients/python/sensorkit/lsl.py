@@ -183,12 +183,10 @@ class Relay:
                             del subscriptions[request_id]
                             error = value.get("error")
                             self.say("%s ended: %s" % (sensor, error or value.get("notice")))
-                            if error and error.get("code") not in (111,):
-                                raise ProtocolError("subscription of %s refused: %s" % (sensor, error.get("message")))
-                            # The source stopped or the relay fell behind: subscribe again.
-                            request_id = client.send("subscribe", sensor=sensor, device=a.device, window=16)
-                            subscriptions[request_id] = sensor
-                            break
+                            # The source stopped (the daemon may be stopping), the relay fell
+                            # behind (111), or it was refused: start over on a new connection,
+                            # which finds the daemon as it is then (restarted, with a new timeline).
+                            raise ProtocolError("the subscription of %s ended" % sensor)
 
     def push(self, client, mapping, sensor, batch):
         key = (sensor, self.arguments.device)
