@@ -41,6 +41,10 @@ done
 "$python" -c "import gi; gi.require_version('UMockdev', '1.0'); from gi.repository import UMockdev" 2>/dev/null ||
   missing+=("UMockdev through GObject introspection in $python (Debian package gir1.2-umockdev-1.0)")
 
+lsl_python=${SENSORKIT_LSL_VENV:-/opt/sensorkit-lsl-venv}/bin/python
+"$lsl_python" -c "import pylsl" 2>/dev/null ||
+  missing+=("pylsl in $lsl_python (the LSL venv install-deps.sh builds from PyPI)")
+
 if [ ${#missing[@]} -gt 0 ]; then
   echo "check-deps: this machine lacks what the tests need:" >&2
   printf '  - %s\n' "${missing[@]}" >&2

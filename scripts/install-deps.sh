@@ -14,6 +14,7 @@ packages=(
   systemd dpkg-dev passwd binutils                                    # systemd-analyze verify, systemctl --root, make deb (objdump)
   libpq-dev postgresql                                                # sensorkit-export's libpq; a scratch server in its tests and bench
   python3 python3-numpy python3-pandas                                # Debian's interpreter, which every test runs, and the package's numpy/pandas extras
+  python3-venv python3-pip                                            # the LSL venv below (pylsl is not packaged by Debian)
   sqlite3                                                             # a WAL checkpoint from another process in the reader-limit tests
   libwayland-dev libwayland-bin                                       # libwayland-client (WaylandBridge); wayland-scanner checks the committed wlr protocol glue
   sway foot fonts-dejavu-core                                         # a real headless compositor and a real client (with a font) for the watcher's tests
@@ -29,8 +30,21 @@ for p in "${packages[@]}"; do
   [[ "$installed" == *" $p "* ]] || missing+=("$p")
 done
 here=$(dirname "$0")
+
+# The LSL outlet (python -m sensorkit.lsl, docs/live.md) needs pylsl, which Debian does not
+# package: PyPI's wheel carries liblsl. A venv over Debian's interpreter (its python3-* packages
+# stay visible) holds it; its tests run that venv's python and fail without it.
+lsl_venv=${SENSORKIT_LSL_VENV:-/opt/sensorkit-lsl-venv}
+lsl_venv() {
+  if "$lsl_venv/bin/python" -c "import pylsl" 2>/dev/null; then return 0; fi
+  echo "install-deps: building the LSL venv in $lsl_venv (pylsl from PyPI)"
+  /usr/bin/python3 -m venv --system-site-packages "$lsl_venv" &&
+    "$lsl_venv/bin/pip" install -q --disable-pip-version-check "pylsl==1.18.6"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all Debian packages present"
+  lsl_venv
   exec "$here/check-deps.sh"
 fi
 
@@ -44,6 +58,7 @@ if $sudo apt-get update -q >"$log" 2>&1 &&
    $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >>"$log" 2>&1; then
   rm -f "$log"
   echo "install-deps: done"
+  lsl_venv
   exec "$here/check-deps.sh"
 else
   status=$?

@@ -34,6 +34,10 @@ public final class IIODiscovery: @unchecked Sendable {
         public var restartDelay: DispatchTimeInterval
         /// `[sensor NAME] rate` (Hz): written before the buffer is enabled, or the polling rate.
         public var rates: [SRSensor: Double]
+        /// How long a buffered chip's read scans may wait to be handed over together
+        /// (`IIODeviceCapture`): the default saves wake-ups; 0 hands each read over at once, for
+        /// live subscribers (the lab profile, docs/live.md).
+        public var deliveryHold: Int64 = IIODeviceCapture.defaultDeliveryHold
 
         public init(
             ignored: [String] = [], clock: any SystemClock, log: Journal, triggersRoot: String = "/sys/bus/iio/devices",
@@ -212,6 +216,7 @@ public final class IIODiscovery: @unchecked Sendable {
                 sysfs: IIOSysfsDevice(path: syspath), devnode: chip.udev.devnode ?? "/dev/" + chip.udev.sysname,
                 description: chip.description, plan: plan, controlQueue: control, clock: options.clock,
                 pairing: options.pairing, log: options.log, restartDelay: options.restartDelay,
+                deliveryHold: options.deliveryHold,
                 handOver: { [registry] body in registry.handingOver(body) },
                 onEnableFailure: { [weak self] error in
                     guard let self else { return }

@@ -153,6 +153,11 @@ public final class ReaderConnection: Sendable {
         return token
     }
 
+    /// Stops delivering push events to a handler `onEvent` returned `token` for.
+    public func removeEventHandler(_ token: UUID) {
+        _ = state.withLock { $0.eventHandlers.removeValue(forKey: token) }
+    }
+
     private func write(_ request: WireRequest) {
         let bytes = WireJSON.frame(request).encoded()
         writeLock.withLock { _ in

@@ -23,8 +23,8 @@ public final class SensorStore: Sendable {
     /// What the store was opened with.
     public let configuration: StoreConfiguration
     private let clock: any SystemClock
-    private let timeline: SharedTimeline
-    private let registry = StreamRegistry()
+    let timeline: SharedTimeline
+    let registry = StreamRegistry()
     /// Internal (not private) so tests can hold its queue to make it fall behind.
     let writer: StoreWriter
     let readers: ReaderPool

@@ -43,6 +43,10 @@ struct CommandLineOptions {
           fetch --app APP --sensor S --from T --to T [--device D] [--format csv|jsonl]
                                       fetch recorded samples as the app would (needs the app's
                                       user); T is SR seconds, "now", "now-36h", or "-36h"
+          watch SENSOR… [--app APP] [--device D] [--jsonl] [--seconds N]
+                                      sensors live as they are recorded (lab profile, hold 0): rate,
+                                      last values in SensorKit units, a sparkline per column, gaps;
+                                      --jsonl for scripts; sensorkitctl watch --help for more
           time                        the SR timeline here: SR time, CF time, boot id, and whether
                                       this boot waits for its wall clock to be confirmed
             --confirm-clock [--state DIR]
@@ -70,11 +74,13 @@ struct CommandLineOptions {
             switch word {
             case "--json": options.json = true
             case "--socket": options.socket = try value(word)
-            case "-h", "--help": positional = ["help"]
+            case "-h", "--help": options.values["help"] = "yes"
+            case "--jsonl": options.values["jsonl"] = "yes"
             case "--grant": options.grants += try value(word).split(separator: ",").map(String.init)
             case "--deny": options.denials += try value(word).split(separator: ",").map(String.init)
             case "--confirm-clock": options.values["confirm-clock"] = "yes"
-            case "--app", "--sensor", "--from", "--to", "--device", "--format", "--day", "--week", "--svg", "--state":
+            case "--app", "--sensor", "--from", "--to", "--device", "--format", "--day", "--week", "--svg", "--state",
+                "--seconds":
                 options.values[String(word.dropFirst(2))] = try value(word)
             default:
                 if word.hasPrefix("--") { throw UsageError(description: "unknown option \(word)") }
@@ -83,6 +89,11 @@ struct CommandLineOptions {
         }
         options.command = positional.first ?? "help"
         options.arguments = Array(positional.dropFirst())
+        // `watch --help` is watch's own; --help with any other command is the overview.
+        if options.values["help"] != nil && options.command != "watch" {
+            options.command = "help"
+            options.arguments = []
+        }
         return options
     }
 }

@@ -21,6 +21,7 @@ enum Commands {
             case "consent": return try ConsentSheet.run(options)
             case "fetch": return try FetchCommand.run(options)
             case "delete": return try DeleteCommand.run(options)
+            case "watch": return try WatchCommand.run(options)
             default:
                 fail("unknown command '\(options.command)' (see sensorkitctl --help)")
                 return 2

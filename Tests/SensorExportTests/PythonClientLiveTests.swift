@@ -30,7 +30,7 @@ import Testing
         child.wait()
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(child.exitStatus == 0, "\(output)")
-        #expect(output.contains("Ran 4 tests") && output.hasSuffix("OK\n"), "\(output)")
+        #expect(output.contains("Ran 5 tests") && output.hasSuffix("OK\n"), "\(output)")
         #expect(!output.contains("skipped"), "every live test ran, none skipped: \(output)")
     }
 }

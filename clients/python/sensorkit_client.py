@@ -88,20 +88,23 @@ ERROR_NAMES = {
     0: "invalidEntitlement", 1: "noAuthorization", 2: "dataInaccessible", 3: "fetchRequestInvalid",
     4: "promptDeclined", 100: "malformedRequest", 101: "unsupportedVersion", 102: "unknownOperation",
     103: "tooManyRequests", 104: "notPermitted", 105: "unknownApp", 106: "unsupportedSensor",
-    107: "internalError", 108: "cancelled", 109: "replyTooLarge", 110: "timedOut",
+    107: "internalError", 108: "cancelled", 109: "replyTooLarge", 110: "timedOut", 111: "overrun",
 }
 
 
 class SensorKitError(Exception):
     """An `error` reply: code (int), domain ("SRErrorDomain" for 0-4, else "sensorkitd"), message.
-    `request_id` is None for connection-level errors (bad framing, unparsable request)."""
+    `request_id` is None for connection-level errors (bad framing, unparsable request). `missed`
+    is the final reply's range a live subscriber did not get (111 overrun): a dict with sensor,
+    device, from, to (a fetch range, SR ns) and samples."""
 
-    def __init__(self, code, domain, message, request_id=None):
+    def __init__(self, code, domain, message, request_id=None, missed=None):
         super().__init__("%s %s (%s): %s" % (domain, code, ERROR_NAMES.get(code, "unknown"), message))
         self.code = code
         self.domain = domain
         self.message = message
         self.request_id = request_id
+        self.missed = missed
 
     @property
     def name(self):
@@ -316,7 +319,8 @@ class SensorKitClient:
     def _checked(self, reply):
         error = reply.get("error")
         if error is not None:
-            raise SensorKitError(error.get("code"), error.get("domain"), error.get("message"), reply.get("id"))
+            raise SensorKitError(error.get("code"), error.get("domain"), error.get("message"), reply.get("id"),
+                                 reply.get("missed"))
         return reply
 
     def _read_once(self):
@@ -347,6 +351,10 @@ class SensorKitClient:
                 inbox.append(("batch", batch))
             return
         message = json.loads(payload.decode("utf-8"))
+        # A live subscription's own events (subscribed, gap) go to its inbox, in order with its batches.
+        if "event" in message and message.get("target") in self._inbox:
+            self._inbox[message["target"]].append(("event", message))
+            return
         if "event" in message:
             self.events.append(message)
             if self.on_event:
@@ -427,6 +435,36 @@ class SensorKitClient:
                     return
         except (OSError, ProtocolError):
             self._inbox.pop(request_id, None)
+
+    def subscribe(self, sensor, device="host", window=DEFAULT_FETCH_WINDOW, events=False):
+        """Generator of decoded batches of `sensor` as the daemon records them (docs/protocol.md
+        §3.9; released data only: the daemon refuses a sensor with a hold). With events=True it
+        also yields the subscription's `subscribed` and `gap` event dicts (they have "event").
+
+        Each batch is acknowledged when the consumer asks for the next one, as a fetch's. The
+        subscription runs until the source stops (the final reply is the return value and is kept
+        in `client.last_fetch`), the consumer closes the generator (the subscription is cancelled),
+        or an error: SensorKitError, whose `missed` says what a subscriber that fell behind (111
+        overrun) did not get."""
+        request_id = self.send("subscribe", sensor=sensor, device=device, window=window)
+        finished = False
+        try:
+            while True:
+                kind, value = self.next_frame_for(request_id)
+                if kind == "reply":
+                    finished = True
+                    self.last_fetch = self._checked(value)
+                    return self.last_fetch
+                if kind == "event":
+                    if events:
+                        yield value
+                    continue
+                if kind == "batch":
+                    yield value
+                self.notify("ack", request_id, batches=1)
+        finally:
+            if not finished and request_id in self._inbox:
+                self._cancel_and_drain(request_id)
 
     def fetch_all(self, sensor, from_ns, to_ns, device="host", window=DEFAULT_FETCH_WINDOW):
         """The whole fetch as one batch-shaped dict (lists concatenated) plus the final reply."""

@@ -70,6 +70,36 @@ class LiveDaemonTests(unittest.TestCase):
         age = time.time() - frame["wall_time"].iloc[-1].timestamp()
         self.assertLess(abs(age), 3600)
 
+    def test_live_subscription_plain_and_async(self):
+        # Two subscribers at once, one plain and one async: both see the same samples, each once, in order.
+        async def read_async(count):
+            times = []
+            async with sensorkit.AsyncStudy(APP, hold="0") as study:
+                async for item in study.live("accelerometer", events=True):
+                    if "event" in item:
+                        self.assertEqual(item["event"], "subscribed")
+                        continue
+                    times += item["sensor_times"]
+                    if len(times) >= count:
+                        break
+            return times
+
+        with self.study() as study:
+            live = study.live("accelerometer")
+            first = next(live)
+            times = list(first["sensor_times"])
+            self.assertEqual(first["columns"]["z"][0], 1.0)
+            theirs = asyncio.run(read_async(200))
+            for batch in live:
+                times += batch["sensor_times"]
+                if times[-1] >= theirs[-1]:
+                    break
+            live.close()  # cancels the subscription; the connection stays usable
+            self.assertEqual(study.client.last_fetch["error"]["code"], 108)
+        self.assertEqual(times, sorted(set(times)), "every sample once, in order")
+        self.assertTrue(set(theirs) <= set(times), "the async subscriber saw the same samples")
+        self.assertGreaterEqual(len(theirs), 200)
+
     def test_examples_run(self):
         env = dict(os.environ, SENSORKIT_APP=APP, SENSORKIT_HOLD="0", SENSORKIT_SINCE=str(self.start),
                    SENSORKIT_UNTIL=str(self.until))

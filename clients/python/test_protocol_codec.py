@@ -276,6 +276,32 @@ class ClientBehaviourTests(unittest.TestCase):
             self.assertEqual(client.next_event()["authorizationStatus"], 1)
         peer.finish(self)
 
+    def test_live_subscription_yields_batches_and_events_and_ends_with_what_it_missed(self):
+        subscribe = encode_request({"id": 2, "op": "subscribe", "sensor": ACCELEROMETER, "device": "host",
+                                    "window": 8}).hex()
+        subscribed = encode_frame(1, json.dumps({"event": "subscribed", "target": 2,
+                                                 "sensor": ACCELEROMETER}).encode()).hex()
+        gap = encode_frame(1, json.dumps({"event": "gap", "target": 2, "sensor": ACCELEROMETER, "missed": {
+            "sensor": ACCELEROMETER, "device": "host", "from": 5, "to": 9, "reason": 4}}).encode()).hex()
+        missed = {"sensor": ACCELEROMETER, "device": "host", "from": 10, "to": 99, "samples": 9}
+        overrun = encode_frame(1, json.dumps({"id": 2, "error": {"code": 111, "domain": "sensorkitd",
+                                                                   "message": "fell behind"},
+                                              "missed": missed}).encode()).hex()
+        peer = ScriptedPeer([("expect", HELLO_REQUEST), ("send", HELLO_REPLY), ("expect", subscribe),
+                             ("send", subscribed), ("send", BATCH), ("send", gap), ("expect", ACK),
+                             ("send", overrun)])
+        got = []
+        with SensorKitClient(peer.path, timeout=5) as client:
+            client.hello("org.example.study")
+            with self.assertRaises(SensorKitError) as caught:
+                for item in client.subscribe(ACCELEROMETER, events=True):
+                    got.append(item.get("event") or item["count"])
+            self.assertEqual((caught.exception.code, caught.exception.name), (111, "overrun"))
+            self.assertEqual(caught.exception.missed, missed)
+        peer.finish(self)
+        self.assertEqual(got, ["subscribed", 2, "gap"])
+
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -16,12 +16,18 @@ struct LocalIIODriver: ConfiguredDriver {
     }
 
     func start(registry: any SourceRegistry, journal: Journal) throws -> any SourceDiscovery {
+        var options = IIODiscovery.Options(
+            ignored: configuration.ignoredDevices, clock: LinuxSystemClock(), log: journal, rates: configuration.sensorRates)
+        options.deliveryHold = Self.deliveryHold(configuration)
         // Without udev (a container without /run/udev) this throws: nothing local from IIO.
-        try IIODiscovery.start(
-            registry: registry,
-            options: .init(
-                ignored: configuration.ignoredDevices, clock: LinuxSystemClock(), log: journal,
-                rates: configuration.sensorRates))
+        return try IIODiscovery.start(registry: registry, options: options)
+    }
+
+    /// The lab profile hands each read over at once, so a live subscriber gets a sample within
+    /// milliseconds of the chip's watermark; the study profile keeps the battery-friendly
+    /// hand-over of whole batches (docs/live.md, docs/iio.md §4).
+    static func deliveryHold(_ configuration: DaemonConfiguration) -> Int64 {
+        configuration.profile == .lab ? 0 : IIODeviceCapture.defaultDeliveryHold
     }
 }
 

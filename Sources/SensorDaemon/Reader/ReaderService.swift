@@ -33,6 +33,8 @@ public final class ReaderService: @unchecked Sendable {
         public var maxFetchesPerUser = 128
         /// The session agent's door: the device-usage driver attaches its sink when it runs.
         let usageAgents = UsageAgentDoor()
+        /// The live subscriptions' feed (the pipeline's observer); nil: `subscribe` is refused.
+        public var live: LiveFeed?
         public var log: Journal
 
         public init(
@@ -67,13 +69,15 @@ public final class ReaderService: @unchecked Sendable {
         var fetches: [UInt32: FetchStream] = [:]
         /// The sensor (as recorded: deletion records count as their sensor) each fetch reads.
         var fetchSensors: [UInt32: SRSensor] = [:]
+        /// Live subscriptions (docs/protocol.md §3.9) and the sensor and device each watches.
+        var subscriptions: [UInt32: (subscription: LiveSubscription, sensor: SRSensor, device: String)] = [:]
         /// requestAuthorization requests waiting for a person's answer: id → sensors.
         var waitingConsent: [UInt32: Set<SRSensor>] = [:]
         /// Frames of this connection waiting in `held` (they keep their order behind it).
         var heldFrames = 0
         init(connection: ClientConnection) { self.connection = connection }
         var isRoot: Bool { connection.peer.uid == 0 }
-        var openRequests: Int { fetches.count + waitingConsent.count }
+        var openRequests: Int { fetches.count + waitingConsent.count + subscriptions.count }
     }
 
     let queue = DispatchQueue(label: "sensorkitd.reader.control")
@@ -216,6 +220,9 @@ public final class ReaderService: @unchecked Sendable {
                 WireError(error.isUnknownApp ? .unknownApp : .notPermitted, why + "; this connection may no longer act as it"))
         }
         session.app = manifest
+        for (_, live) in session.subscriptions {
+            if let error = refusal(of: live.sensor, to: manifest) { live.subscription.revoke(error) }
+        }
         for (id, sensor) in session.fetchSensors {
             if !manifest.entitledSensors.contains(sensor) {
                 session.fetches[id]?.revoke(
@@ -237,6 +244,7 @@ public final class ReaderService: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         session.withdrawn = error
         for fetch in session.fetches.values { fetch.revoke(error) }
+        for live in session.subscriptions.values { live.subscription.revoke(error) }
         for id in session.waitingConsent.keys.sorted() { send(.failure(id, error), to: session) }
         session.waitingConsent = [:]
         dependencies.log.notice("connection \(session.connection.id) (uid \(session.connection.peer.uid)): \(error.message)")
@@ -276,6 +284,7 @@ public final class ReaderService: @unchecked Sendable {
         dependencies.usageAgents.close(connection: id, now: dependencies.clock.boottimeNanoseconds())
         if session.heldFrames > 0 { held.removeAll { $0.connection == id } }
         for fetch in session.fetches.values { fetch.cancel(silently: true) }
+        for live in session.subscriptions.values { live.subscription.cancel(silently: true) }
         if reason != "client closed the connection" {
             // One line per uid and kind of reason (the text before its first colon, which
             // carries no outside value), the rest counted.
@@ -368,10 +377,15 @@ public final class ReaderService: @unchecked Sendable {
         case .startRecording, .stopRecording: changeStake(request, session, start: operation == .startRecording)
         case .fetchDevices: fetchDevices(request, session)
         case .fetch: fetch(request, session)
+        case .subscribe: subscribe(request, session)
         case .cancel:
             if let target = request.target, let stream = session.fetches[target] { stream.cancel(silently: false) }
+            if let target = request.target, let live = session.subscriptions[target] { live.subscription.cancel(silently: false) }
         case .ack:
             if let target = request.target, let stream = session.fetches[target] { stream.acknowledge(request.batches ?? 1) }
+            if let target = request.target, let live = session.subscriptions[target] {
+                live.subscription.acknowledge(request.batches ?? 1)
+            }
         case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .deleteData:
             administer(operation, request, session)
         case .health:
@@ -662,6 +676,93 @@ public final class ReaderService: @unchecked Sendable {
         }
     }
 
+    /// `subscribe` (docs/protocol.md §3.9): the batches of one sensor as they are recorded, to an
+    /// app entitled and authorized for it, or to an administrator in an admin session; released
+    /// data only, so refused while the sensor has a hold.
+    private func subscribe(_ request: WireRequest, _ session: Session) {
+        guard let live = dependencies.live else {
+            return fail(request.id, .unsupportedSensor, "this daemon has no live feed", session)
+        }
+        let recorded: SRSensor
+        if session.app != nil {
+            guard let (app, sensor) = entitledSensor(request, session) else { return }
+            if let error = refusal(of: sensor, to: app) { return fail(request.id, error.code, error.message, session) }
+            recorded = sensor
+        } else {
+            guard administrators.include(session.connection.peer, in: dependencies.registry) else {
+                return fail(
+                    request.id, .notPermitted,
+                    "a live subscription in an admin session is for administrators (root, the daemon's user or group, a study's Consenters)",
+                    session)
+            }
+            guard let raw = request.sensor else {
+                return fail(request.id, .malformedRequest, "the request needs a sensor", session)
+            }
+            recorded = SRSensor(raw)
+            if let reason = dependencies.drivers.availability(of: recorded).reason {
+                return fail(request.id, .unsupportedSensor, reason, session)
+            }
+        }
+        guard recorded.parentOfDeletionRecords == nil, SRSensor(request.sensor!).parentOfDeletionRecords == nil,
+            BatchLayout.of(recorded) != nil
+        else {
+            return fail(
+                request.id, .unsupportedSensor,
+                "deletion records are not subscribed to: a subscription to the sensor gets its gaps as gap events", session)
+        }
+        let hold = dependencies.archive.retention(for: recorded).hold
+        guard hold <= 0 else {
+            return fail(
+                request.id, .fetchRequestInvalid,
+                "\(recorded.rawValue) is held for \(FetchPolicy.describe(hold)) before release; a live subscription delivers released data only, so it needs a hold of 0 (the lab profile, docs/live.md)",
+                session)
+        }
+        guard session.subscriptions[request.id] == nil, session.fetches[request.id] == nil,
+            session.subscriptions.count < LiveSubscription.maxPerConnection, session.openRequests < WireLimits.maxOpenRequests
+        else {
+            return fail(
+                request.id, .tooManyRequests,
+                "at most \(LiveSubscription.maxPerConnection) subscriptions per connection, each with its own id", session)
+        }
+        let device = request.device ?? SRDevice.hostIdentifier
+        let connectionID = session.connection.id
+        let subscription = LiveSubscription(
+            requestID: request.id, sensor: recorded.rawValue, device: device,
+            window: max(1, min(request.window ?? WireLimits.defaultFetchWindow, WireLimits.maxFetchWindow)),
+            connection: session.connection,
+            onFinish: { [weak self] id in
+                guard let self else { return }
+                self.queue.async {
+                    guard let ended = self.sessions[connectionID]?.subscriptions.removeValue(forKey: id) else { return }
+                    live.remove(ended.subscription, sensor: ended.sensor, device: ended.device)
+                }
+            })
+        session.subscriptions[request.id] = (subscription, recorded, device)
+        let recording = dependencies.recorder.sources().contains {
+            $0.sensor == recorded.rawValue && $0.device == device && $0.recording
+        }
+        // Registered before the `subscribed` event is queued: every batch recorded after the
+        // client reads the event reaches it.
+        live.add(subscription, sensor: recorded, device: device)
+        subscription.start(
+            notice: recording
+                ? nil : "\(recorded.rawValue) on \(device) is not recording now; batches arrive once an app records it")
+    }
+
+    /// Why an app may no longer receive `sensor` live (its entitlement or consent is gone), or nil.
+    private func refusal(of sensor: SRSensor, to app: AppManifest) -> WireError? {
+        if !app.entitledSensors.contains(sensor) {
+            return WireError(
+                .invalidEntitlement,
+                "\(app.bundleID)'s entitlement \(AppManifest.entitlementKey) does not list \(sensor.rawValue); the subscription ends"
+            )
+        }
+        if ledger.status(.init(app: app.bundleID, sensor: sensor)) != .authorized {
+            return WireError(.noAuthorization, "\(app.bundleID) is not authorized for \(sensor.rawValue); the subscription ends")
+        }
+        return nil
+    }
+
     private func broadcast(_ event: WireReply, toApp app: String) {
         for session in sessions.values where session.app?.bundleID == app { send(event, to: session) }
     }
@@ -852,6 +953,9 @@ public final class ReaderService: @unchecked Sendable {
         _ request: WireRequest, _ session: Session, app: AppManifest, changed: [(SRSensor, SRAuthorizationStatus)]
     ) {
         let bundleID = app.bundleID
+        // A fetch or subscription in flight ends with the consent it was started under, before
+        // the recording it watches stops (a subscription would otherwise end as if the source did).
+        for session in sessions.values where session.app?.bundleID == bundleID { recheck(session) }
         dependencies.recorder.record(ledger.sensorsToRecord)
         let declinedRequired = changed.filter { $0.1 == .denied && app.usageDetail(for: $0.0)?.required == true }
         var reply = WireReply(id: request.id, ok: true)
@@ -866,8 +970,6 @@ public final class ReaderService: @unchecked Sendable {
             event.authorizationStatus = status.rawValue
             broadcast(event, toApp: bundleID)
         }
-        // A fetch in flight ends with the consent it was started under.
-        for session in sessions.values where session.app?.bundleID == bundleID { recheck(session) }
         answerWaitingRequests(of: bundleID)
     }
 

@@ -37,6 +37,8 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
     private let sink: any RecordingSink
     private let clock: any SystemClock
     private let journal: Journal
+    /// The live subscriptions' feed (nil: nobody can subscribe).
+    private let observer: (any RecordingObserver)?
     private var streams: [String: StreamState] = [:]
     private var wanted: Set<SRSensor> = []
     /// Sources (by source|sensor key) that vanished while recording (unplugged): when the source
@@ -56,10 +58,11 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
         source.descriptor.source + "|" + source.descriptor.sensor.rawValue
     }
 
-    public init(sink: any RecordingSink, clock: any SystemClock, journal: Journal) {
+    public init(sink: any RecordingSink, clock: any SystemClock, journal: Journal, observer: (any RecordingObserver)? = nil) {
         self.sink = sink
         self.clock = clock
         self.journal = journal
+        self.observer = observer
     }
 
     /// Adds a source (a driver found it); it records at once if its sensor is wanted.
@@ -107,6 +110,11 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                     // What the source still held is handed over by close(), into the sink, before this stop.
                     state.source.close()
                     state.taking.withLock { $0 = false }
+                    if state.recording {
+                        self.observer?.stopped(
+                            stream: state.streamID, descriptor: state.source.descriptor, why: "the source was removed (unplugged)"
+                        )
+                    }
                     state.recording = false
                 }
                 self.journal.warning(
@@ -148,6 +156,9 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
             state.queue.sync {
                 state.source.setRecording(false) { _ in }
                 state.source.close()
+                if state.recording {
+                    observer?.stopped(stream: state.streamID, descriptor: state.source.descriptor, why: "the daemon is stopping")
+                }
             }
         }
         // What the sources handed over as they stopped was queued behind those blocks; the store
@@ -160,6 +171,7 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
         let on = wanted.contains(state.source.descriptor.sensor)
         let sink = self.sink
         let clock = self.clock
+        let observer = self.observer
         state.queue.async {
             guard state.recording != on else { return }
             let now = clock.now()
@@ -171,7 +183,7 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                 state.taking.withLock { $0 = true }
                 let journal = self.journal
                 state.source.setRecording(true) { event in
-                    Self.take(event, state: state, sink: sink, journal: journal)
+                    Self.take(event, state: state, sink: sink, observer: observer, journal: journal)
                 }
             } else {
                 // A source hands over what it still holds before `setRecording(false)` returns (a
@@ -182,19 +194,27 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                 state.recording = false
                 state.stoppedAt = now
                 sink.recordingStopped(stream: state.streamID)
+                observer?.stopped(
+                    stream: state.streamID, descriptor: state.source.descriptor, why: "no app records the sensor any more")
             }
         }
     }
 
     /// Takes one event on the source's thread (any thread; one at a time per source, in order).
-    private static func take(_ event: SourceEvent, state: StreamState, sink: any RecordingSink, journal: Journal) {
+    private static func take(
+        _ event: SourceEvent, state: StreamState, sink: any RecordingSink, observer: (any RecordingObserver)?, journal: Journal
+    ) {
         let taken = state.taking.withLock { taking -> Bool in
             guard taking else { return false }  // late events after a stop are dropped with the stop
             switch event {
             case .samples(let batch):
-                if batch.count > 0 { sink.append(stream: state.streamID, batch) }
+                if batch.count > 0 {
+                    sink.append(stream: state.streamID, batch)
+                    observer?.recorded(stream: state.streamID, descriptor: state.source.descriptor, batch)
+                }
             case .gap(let from, let to, let reason, _):
                 sink.recordGap(stream: state.streamID, from: from, to: to, reason: reason)
+                observer?.gap(stream: state.streamID, descriptor: state.source.descriptor, from: from, to: to, reason: reason)
             }
             return true
         }

@@ -81,7 +81,8 @@ public final class Daemon: @unchecked Sendable {
         }
         timeline = try TimelineKeeper(stateDirectory: parts.paths.stateDirectory, clock: parts.clock, journal: journal)
         store = try parts.openStore(parts.paths.stateDirectory, timeline)
-        pipeline = RecordingPipeline(sink: store, clock: parts.clock, journal: journal)
+        let live = LiveFeed(encoding: store)
+        pipeline = RecordingPipeline(sink: store, clock: parts.clock, journal: journal, observer: live)
         let (registry, problems) = AppRegistry.load(directory: parts.paths.appsDirectory)
         for problem in problems { journal.warning("\(problem), ignoring") }
         journal.info("\(registry.apps.count) app(s) installed from \(parts.paths.appsDirectory)")
@@ -101,6 +102,7 @@ public final class Daemon: @unchecked Sendable {
         dependencies.configuredGrantsFile = parts.paths.stateDirectory + "/" + ConfiguredGrants.fileName
         dependencies.maxFetches = limits.maxFetches
         dependencies.maxFetchesPerUser = limits.maxFetchesPerUser
+        dependencies.live = live
         service = try ReaderService(dependencies)
         server = try ReaderServer(
             path: parts.paths.socket, service: service, limits: limits, inheritedListener: parts.listener,
@@ -224,7 +226,7 @@ public protocol SourceDiscovery: Sendable {
 }
 
 /// The store as the daemon uses it: an ingest sink, a fetch archive, and housekeeping.
-public protocol DaemonStore: RecordingSink, SampleArchive, ControlStorage {
+public protocol DaemonStore: RecordingSink, SampleArchive, ControlStorage, LiveEncoding {
     /// Retention purge and disk budget (runs on the store's own queue; never blocks the caller).
     func maintain()
     /// Flushes everything appended and closes; nothing appended before is lost.

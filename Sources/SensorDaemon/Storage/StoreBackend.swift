@@ -85,16 +85,20 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
 
     public func append(stream: Int64, _ batch: SourceBatch) {
         let id = StreamID(rawValue: stream)
-        // A float column's values arrive as bit patterns; the store takes them as floats.
+        store.append(sampleBatch(batch, of: id), to: id)
+    }
+
+    /// A source's batch as the store takes it: a float column's values arrive as bit patterns,
+    /// the store takes them as floats.
+    func sampleBatch(_ batch: SourceBatch, of id: StreamID) -> SampleBatch {
         let floats = store.descriptor(of: id)?.schema.columns.map(\.isFloat) ?? []
-        store.append(
-            SampleBatch(
-                boot: batch.boot, sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes,
-                columns: batch.columns.indices.map { i in
-                    i < floats.count && floats[i]
-                        ? .floats(batch.columns[i].map { Double(bitPattern: UInt64(bitPattern: $0)) })
-                        : .integers(batch.columns[i])
-                }), to: id)
+        return SampleBatch(
+            boot: batch.boot, sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes,
+            columns: batch.columns.indices.map { i in
+                i < floats.count && floats[i]
+                    ? .floats(batch.columns[i].map { Double(bitPattern: UInt64(bitPattern: $0)) })
+                    : .integers(batch.columns[i])
+            })
     }
 
     public func recordGap(stream: Int64, from: BootInstant, to: BootInstant, reason: SRDeletionReason) {

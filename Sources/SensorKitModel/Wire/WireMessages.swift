@@ -7,6 +7,8 @@ public struct WireRequest: Codable, Hashable, Sendable {
     public enum Operation: String, Codable, Sendable, CaseIterable {
         // Study apps (the SensorKit client).
         case hello, status, requestAuthorization, startRecording, stopRecording, fetchDevices, fetch
+        /// A live subscription (docs/protocol.md §3.9): an app's, or an administrator's in an admin session.
+        case subscribe
         case cancel, ack
         // People and scripts (sensorkitctl).
         case daemonStatus, sensors, devices, apps, consentList, consentDecide, stakes, health
@@ -87,6 +89,9 @@ public enum WireErrorCode: Int, Codable, Hashable, Sendable, CaseIterable {
     case replyTooLarge = 109
     /// A fetch made no progress (no ack, nothing read) for the idle timeout (docs/protocol.md §6).
     case timedOut = 110
+    /// A live subscriber fell so far behind that its buffer filled (docs/protocol.md §3.9): the
+    /// subscription ended, and the final reply's `missed` says what it did not get.
+    case overrun = 111
 
     /// The SensorKit code a client library reports for this wire code.
     public var srErrorCode: SRError.Code {
@@ -96,7 +101,7 @@ public enum WireErrorCode: Int, Codable, Hashable, Sendable, CaseIterable {
         case .fetchRequestInvalid: return .fetchRequestInvalid
         case .promptDeclined: return .promptDeclined
         case .dataInaccessible, .malformedRequest, .unsupportedVersion, .unknownOperation, .tooManyRequests,
-            .unsupportedSensor, .internalError, .cancelled, .replyTooLarge, .timedOut:
+            .unsupportedSensor, .internalError, .cancelled, .replyTooLarge, .timedOut, .overrun:
             return .dataInaccessible
         }
     }
@@ -308,6 +313,11 @@ public struct WireReply: Codable, Hashable, Sendable {
     public var info: [String: String]?
     /// `health` replies: per-stream rates, gaps and the store's budget.
     public var health: WireHealth?
+    /// On a live subscription's `subscribed` and `gap` events: the subscription's request id.
+    public var target: UInt32?
+    /// On a `gap` event, and on the final reply of a subscription that fell behind (111): the
+    /// samples the subscriber did not get, as a fetch range.
+    public var missed: WireMissed?
 
     public init(id: UInt32? = nil, ok: Bool? = nil, error: WireError? = nil, event: String? = nil) {
         self.id = id
@@ -323,6 +333,31 @@ public struct WireReply: Codable, Hashable, Sendable {
     /// Push event names.
     public enum Event: String, Sendable {
         case authorizationChanged, recordingStarted, recordingStopped
+        /// A live subscription is in place (`target`, `sensor`); `notice` says if nothing records it yet.
+        case subscribed
+        /// The source of a live subscription lost data (`target`, `missed` with its reason).
+        case gap
+    }
+}
+
+/// What a live subscriber did not get (docs/protocol.md §3.9): the samples of `sensor` on `device`
+/// with sensor time in `(from, to]` (SR ns) — a fetch of that range returns those that were
+/// recorded. `samples` counts the samples dropped for a subscriber that fell behind; `reason`
+/// is the `SRDeletionReason` of a gap in the recording itself.
+public struct WireMissed: Codable, Hashable, Sendable {
+    public var sensor: String
+    public var device: String
+    public var from: Int64
+    public var to: Int64
+    public var samples: Int?
+    public var reason: Int?
+    public init(sensor: String, device: String, from: Int64, to: Int64, samples: Int? = nil, reason: Int? = nil) {
+        self.sensor = sensor
+        self.device = device
+        self.from = from
+        self.to = to
+        self.samples = samples
+        self.reason = reason
     }
 }
 

@@ -10,6 +10,11 @@
     async with sensorkit.AsyncStudy("org.example.study") as study:
         async for batch in study.batches("heartRate"):
             ...
+
+    with sensorkit.Study("org.example.rig") as study:   # live, as recorded (hold 0: the lab profile)
+        for batch in study.live("accelerometer"):
+            ...
+    # python -m sensorkit.lsl accelerometer   (Lab Streaming Layer outlets; pylsl, the [lsl] extra)
 """
 from sensorkit_client import (  # noqa: F401  (the wire client, re-exported)
     ACCELEROMETER, AMBIENT_LIGHT, AMBIENT_PRESSURE, ECG, HEART_RATE, ON_WRIST, PEDOMETER, PPG, ROTATION_RATE,

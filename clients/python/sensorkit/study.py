@@ -1,5 +1,5 @@
 """A study app's view of sensorkitd: one connection, times as people write them, plain and async
-iteration over a fetch's batches."""
+iteration over a fetch's batches and over a live subscription's."""
 import asyncio
 
 from sensorkit_client import SensorKitClient, _sensor_arg, _time_arg
@@ -55,6 +55,14 @@ class Study:
         start, end = self._range(since, until)
         return self.client.fetch(_sensor_arg(sensor), start, end, device=device)
 
+    def live(self, sensor, device="host", events=False, window=8):
+        """The sensor's batches as the daemon records them (a live subscription, docs/live.md):
+        released data only, so the daemon must run the sensor with a hold of 0 (the lab profile).
+        With events=True the `subscribed` and `gap` events come too (dicts with "event"). Runs
+        until the source stops or the loop is left (which cancels it); a subscriber that falls
+        behind gets SensorKitError 111 with `missed`, the range to fetch."""
+        return self.client.subscribe(_sensor_arg(sensor), device=device, window=window, events=events)
+
     def arrays(self, sensor, since=None, until=None, device="host"):
         """The fetch as NumPy arrays (needs the `numpy` extra): see sensorkit.to_arrays."""
         from .frames import to_arrays
@@ -82,6 +90,18 @@ class AsyncStudy:
 
     async def batches(self, sensor, since=None, until=None, device="host"):
         generator = await asyncio.to_thread(self.study.batches, sensor, since, until, device)
+        async for batch in self._iterate(generator):
+            yield batch
+
+    async def live(self, sensor, device="host", events=False, window=8):
+        """`Study.live` for `async for`."""
+        generator = await asyncio.to_thread(self.study.live, sensor, device, events, window)
+        async for item in self._iterate(generator):
+            yield item
+
+    @staticmethod
+    async def _iterate(generator):
+        """Steps a blocking generator in a worker thread; leaving the loop closes it there."""
         done = object()
         try:
             while True:
