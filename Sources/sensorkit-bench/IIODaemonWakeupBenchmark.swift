@@ -51,10 +51,13 @@ enum IIODaemonWakeupBenchmark {
             throw IIOBenchmark.BenchError("sensorkitd sent no READY=1; see \(workdir)/daemon-idle.log.err")
         }
         usleep(1_000_000)
+        let idleMeter = try DaemonUsageMeter(rig)
         let idleStart = ProcessFigures(pid: first.daemon)
+        try idleMeter.start()
         usleep(UInt32(window * 1e6))
         let idleEnd = ProcessFigures(pid: first.daemon)
-        let idle = idleEnd.since(idleStart)
+        let idle = try idleMeter.stop()
+        idleMeter.close()
         let stake = try connect(rig)
         for sensor in [SRSensor.accelerometer, .rotationRate] {
             if let error = stake.call(.startRecording, { $0.sensor = sensor.rawValue }).error { throw error }
@@ -70,9 +73,13 @@ enum IIODaemonWakeupBenchmark {
         let launched = Date()
         let second = try Run(sensorkitd, rig, device: device, script: script, log: workdir + "/daemon-paced")
         defer { second.stop() }
+        let meter = try DaemonUsageMeter(rig)
+        defer { meter.close() }
         usleep(UInt32(max(0, settle - Date().timeIntervalSince(launched)) * 1e6))
         let start = ProcessFigures(pid: second.daemon)
+        try meter.start()
         usleep(UInt32(window * 1e6))
+        let busy = try meter.stop()
         let end = ProcessFigures(pid: second.daemon)
         let app = try connect(rig)
         defer { app.close() }
@@ -84,15 +91,16 @@ enum IIODaemonWakeupBenchmark {
         }
         second.stop()
 
-        let busy = end.since(start)
-        let seconds = Double(end.taken - start.taken) / 1e9
+        let seconds = busy.seconds
         let scansInWindow = seconds * Double(hertz)
-        let cpuPerScan = Double(end.threadCPUNanoseconds - start.threadCPUNanoseconds) / 1e3 / scansInWindow
-        let tickCPUPerScan = busy.cpuPercent / 100 * seconds * 1e6 / scansInWindow
+        let cpuPerScan = busy.cpuMicroseconds / scansInWindow
+        let liveThreadsCPUPerScan = Double(end.threadCPUNanoseconds - start.threadCPUNanoseconds) / 1e3 / scansInWindow
         print(
             "  sensorkitd, whole daemon (stake on accel + gyro)  \(IIOBenchmark.format(busy.switchesPerSecond)) wake-ups/s, "
                 + "\(IIOBenchmark.format(cpuPerScan)) CPU-µs per scan (\(IIOBenchmark.format(seconds)) s window after \(IIOBenchmark.format(settle)) s; "
-                + "CPU from clock ticks: \(IIOBenchmark.format(tickCPUPerScan)))")
+                + "getrusage over every thread, ended ones included; /proc's live threads alone: "
+                + "\(IIOBenchmark.format(end.since(start).switchesPerSecond)) wake-ups/s, \(IIOBenchmark.format(liveThreadsCPUPerScan)) CPU-µs per scan)"
+        )
         let cpuRatio = cpuPerScan / max(1e-12, anchor.cpu * 1e6)
         print(
             "  ratio sensorkitd ÷ iio_readdev: \(IIOBenchmark.format(busy.switchesPerSecond / max(1e-9, anchor.wakeups)))× wake-ups, "
@@ -105,7 +113,8 @@ enum IIODaemonWakeupBenchmark {
         )
         print(
             "  idle floor (same daemon, device present, no stake, no feed, \(IIOBenchmark.format(window)) s): "
-                + "\(IIOBenchmark.format(idle.switchesPerSecond)) wake-ups/s, \(IIOBenchmark.format(idle.cpuPercent)) % of one core"
+                + "\(IIOBenchmark.format(idle.switchesPerSecond)) wake-ups/s, "
+                + "\(IIOBenchmark.format(idle.cpuMicroseconds / idle.seconds / 1e4)) % of one core"
         )
         for (what, from, to) in [("recording", start, end), ("idle", idleStart, idleEnd)] {
             let threads = to.threadsSince(from)
@@ -130,7 +139,8 @@ enum IIODaemonWakeupBenchmark {
         )
     }
 
-    static func connect(_ rig: DaemonBenchmark.RigFolder) throws -> ReaderConnection {
+    /// The bench app's connection, or an admin session's (`app` nil), once the daemon listens.
+    static func connect(_ rig: DaemonBenchmark.RigFolder, app: String? = app) throws -> ReaderConnection {
         var lastError: (any Error)?
         for _ in 0..<150 {
             do { return try ReaderConnection(socketPath: rig.socket, app: app) } catch { lastError = error }
@@ -209,4 +219,50 @@ enum IIODaemonWakeupBenchmark {
             return nil
         }
     }
+}
+
+/// The daemon's own count of what it cost (`daemonStatus`'s `voluntarySwitches` and
+/// `cpuMicroseconds`, `getrusage` over every thread, ended ones included — libdispatch's workers
+/// come and go, and /proc's per-thread counts lose those that end), read over one admin
+/// connection opened before the window. What a status call itself costs the daemon is measured
+/// with two calls back to back and taken off.
+final class DaemonUsageMeter {
+    struct Figures {
+        var seconds: Double
+        var switchesPerSecond: Double
+        var cpuMicroseconds: Double
+    }
+
+    private let connection: ReaderConnection
+    private var first: (usage: (switches: Double, cpu: Double), at: UInt64, call: (switches: Double, cpu: Double))?
+
+    init(_ rig: DaemonBenchmark.RigFolder) throws {
+        connection = try IIODaemonWakeupBenchmark.connect(rig, app: nil)
+    }
+
+    private func read() throws -> (switches: Double, cpu: Double) {
+        let info = connection.call(.daemonStatus).info ?? [:]
+        guard let switches = info["voluntarySwitches"].flatMap(Double.init),
+            let cpu = info["cpuMicroseconds"].flatMap(Double.init)
+        else { throw IIOBenchmark.BenchError("daemonStatus has no voluntarySwitches (not an administrator?)") }
+        return (switches, cpu)
+    }
+
+    func start() throws {
+        let a = try read(), b = try read()
+        first = (b, DispatchTime.now().uptimeNanoseconds, (b.switches - a.switches, b.cpu - a.cpu))
+    }
+
+    func stop() throws -> Figures {
+        let at = DispatchTime.now().uptimeNanoseconds
+        let end = try read()
+        guard let first else { throw IIOBenchmark.BenchError("the meter was not started") }
+        let seconds = Double(at - first.at) / 1e9
+        return Figures(
+            seconds: seconds,
+            switchesPerSecond: max(0, end.switches - first.usage.switches - first.call.switches) / seconds,
+            cpuMicroseconds: max(0, end.cpu - first.usage.cpu - first.call.cpu))
+    }
+
+    func close() { connection.close() }
 }

@@ -814,6 +814,13 @@ public final class ReaderService: @unchecked Sendable {
                 reply.info?["queuedReplyBytes"] = String(queued)
                 reply.info?["maxQueuedRequests"] = String(backlogs.map(\.1).max() ?? 0)
                 reply.info?["recording"] = ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",")
+                // The daemon's own cost, every thread's (a benchmark's whole-daemon figure). Not
+                // for apps: switch counts polled often would time other sensors' events (keys).
+                if let usage = ProcessUsage.current {
+                    reply.info?["cpuMicroseconds"] = String(usage.cpuMicroseconds)
+                    reply.info?["voluntarySwitches"] = String(usage.voluntarySwitches)
+                    reply.info?["involuntarySwitches"] = String(usage.involuntarySwitches)
+                }
             }
         case .sensors:
             let recording = ledger.sensorsToRecord
