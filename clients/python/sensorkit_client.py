@@ -310,8 +310,8 @@ class SensorKitClient:
         return self.wait_reply(self.send(op, **fields))
 
     def next_event(self):
-        """The next push event (authorizationChanged, recordingStarted, recordingStopped), waiting
-        for one if none is queued (bounded by the socket timeout)."""
+        """The next push event (authorizationChanged, recordingStarted, recordingStopped,
+        consentPending), waiting for one if none is queued (bounded by the socket timeout)."""
         while not self.events:
             self._read_once()
         return self.events.popleft()
@@ -511,6 +511,15 @@ class SensorKitClient:
         """decisions: {sensor raw value: True (allow) / False (deny)}. Returns the reply's notice
         (set when a sensor the study marks Required was declined) or None."""
         return self.call("consentDecide", app=app, decisions=dict(decisions)).get("notice")
+
+    def watch_consent(self):
+        """Asks to be told whenever what an app waits for changes (docs/protocol.md §3.10; root and
+        a study's Consenters, one watch per connection). After the reply come `consentPending`
+        events, taken with next_event() or on_event: {"event": "consentPending", "target": id,
+        "app": bundle id, "sensors": [raw values waiting for an answer now; empty once answered]},
+        first one per app that waits now. Returns the reply; SensorKitError 104 for a uid that
+        answers for no app, 103 over the limits."""
+        return self.call("watchConsent")
 
     def stakes(self):
         return self.call("stakes").get("stakes", [])
