@@ -299,6 +299,16 @@ class SensorKitClient:
             del self._inbox[request_id]
         return item
 
+    def fileno(self):
+        """The socket, for an event loop to watch for readability (the participant's watcher)."""
+        return self._sock.fileno()
+
+    def read_ready(self):
+        """For an event loop that saw the socket readable: reads once (bounded by the socket
+        timeout) and dispatches what arrived — events to `events`/`on_event`, replies to their
+        requests. Raises ProtocolError when the daemon closed the connection."""
+        self._read_once()
+
     def wait_reply(self, request_id):
         """Reads until the request's final reply; returns it, or raises SensorKitError."""
         while True:
@@ -351,9 +361,12 @@ class SensorKitClient:
                 inbox.append(("batch", batch))
             return
         message = json.loads(payload.decode("utf-8"))
-        # A live subscription's own events (subscribed, gap) go to its inbox, in order with its batches.
-        if "event" in message and message.get("target") in self._inbox:
-            self._inbox[message["target"]].append(("event", message))
+        # A live subscription's own events (subscribed, gap) go to its inbox, in order with its
+        # batches. Events that follow their request's final reply (a watch's consentPending,
+        # maybe read together with the reply) are push events like the others.
+        inbox = self._inbox.get(message.get("target")) if "event" in message else None
+        if inbox is not None and not (inbox and inbox[-1][0] == "reply"):
+            inbox.append(("event", message))
             return
         if "event" in message:
             self.events.append(message)
