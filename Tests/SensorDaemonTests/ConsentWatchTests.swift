@@ -115,6 +115,35 @@ import Testing
         #expect(Self.lines(output).allSatisfy { ($0["target"] as? Int).map { $0 > 0 } ?? ($0["ok"] != nil) })
     }
 
+    @Test(.timeLimit(.minutes(1))) func aUidMadeAConsenterByAReloadHearsOfWhatAlreadyWaits() throws {
+        let harness = try Self.daemon()
+        defer { harness.stop() }
+        let output = harness.folder + "/nobody-watch.jsonl"
+        let child = try Self.watcher(as: DaemonHarness.nobody, socket: harness.socket, output: output)
+        defer { Self.stop(child) }
+        #expect(DaemonHarness.eventually { Self.lines(output).first?["ok"] as? Bool == true }, "\(Self.lines(output))")
+        let study = try Self.request(harness, app: Self.study, [Self.accelerometer])
+        defer { study.close() }
+        let admin = try harness.connect(app: nil)
+        defer { admin.close() }
+        #expect(
+            DaemonHarness.eventually {
+                admin.call(.consentList) { $0.app = Self.study }.consent?.first?.items.contains { $0.pending == true } == true
+            })
+        #expect(Self.lines(output).count == 1, "not a Consenter of the study yet: \(Self.lines(output))")
+
+        let binding = ["Users": ["root"], "Consenters": ["nobody"]]
+        let data = try PropertyListSerialization.data(fromPropertyList: binding, format: .xml, options: 0)
+        try data.write(to: URL(fileURLWithPath: harness.folder + "/apps.d/\(Self.study)/Binding.plist"))
+        harness.daemon.reload()
+        #expect(
+            DaemonHarness.eventually(5) {
+                Self.lines(output).contains {
+                    $0["app"] as? String == Self.study && $0["sensors"] as? [String] == [Self.accelerometer]
+                }
+            }, "\(Self.lines(output))")
+    }
+
     @Test(.timeLimit(.minutes(1))) func aWatchStartedLaterHearsOfWhatAlreadyWaitsAndRootHearsOfEveryApp() throws {
         let harness = try Self.daemon()
         defer { harness.stop() }

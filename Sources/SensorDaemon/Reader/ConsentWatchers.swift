@@ -55,6 +55,9 @@ struct ConsentWatchers {
         for (connection, watch) in watches where mayKnow(watch.uid) { watches[connection]?.untold.insert(app) }
     }
 
+    /// A new watch is to be told what `app` waits for now (its first events).
+    mutating func tell(_ connection: Int, about app: String) { watches[connection]?.untold.insert(app) }
+
     /// The next app to tell `connection` about, unless an event is on its way already; marks the
     /// watch as sending. Apps `mayKnow` refuses now (a reload took the uid off their Consenters)
     /// are dropped untold.

@@ -1005,7 +1005,7 @@ public final class ReaderService: @unchecked Sendable {
         }
         send(WireReply(id: request.id, ok: true), to: session)
         for app in Set(ledger.pending.map(\.app)) where mayAnswer(app, uid: uid) {
-            consentWatchers.changed(app) { $0 == uid }
+            consentWatchers.tell(session.connection.id, about: app)
         }
         tellConsentWatch(session.connection.id)
     }
