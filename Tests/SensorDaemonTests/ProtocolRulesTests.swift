@@ -46,6 +46,7 @@ import Testing
         #expect(
             Set(administrative) == [
                 .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health, .deleteData,
+                .watchConsent,
             ])
         for op in administrative {
             let reply = app.call(op) {

@@ -7,7 +7,8 @@ import Testing
 
 /// The participant's GTK application (clients/python/sensorkit/participant) against a live daemon,
 /// under Xvfb and a private session bus, driven through AT-SPI (clients/python/test_participant_ui.py):
-/// the authorization sheet on a pending request, the Research Sensor & Usage Data panel turning a
+/// the authorization sheet on a pending request (present before the watcher started, or made while
+/// it waits on the daemon's event, with no requests sent while idle), the Research Sensor & Usage Data panel turning a
 /// sensor off and deleting a day. `com.example.recorder` keeps the accelerometer recording, so the
 /// panel has a day to show. Screenshots land in `.build/…/debug/participant-screenshots/`.
 @Suite struct ParticipantUITests {
@@ -20,6 +21,9 @@ import Testing
         let harness = try DaemonHarness(sources: [GeneratedSource(sensor: .accelerometer, rate: 200, perTick: 10)]) {
             try DaemonHarness.writeApp(
                 "com.example.recorder", in: $0 + "/apps.d", entitlements: ["motion-accelerometer"], users: ["root"])
+            // Asks only once the watcher runs (its sheet comes from the daemon's event).
+            try DaemonHarness.writeApp(
+                "com.example.later", in: $0 + "/apps.d", entitlements: ["motion-accelerometer"], users: ["root"])
         }
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: "com.example.recorder")
@@ -44,6 +48,6 @@ import Testing
         child.wait()
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(child.exitStatus == 0, "\(output)")
-        #expect(output.contains("python: 4 passed, 0 failed, 0 skipped"), "\(output)")
+        #expect(output.contains("python: 5 passed, 0 failed, 0 skipped"), "\(output)")
     }
 }

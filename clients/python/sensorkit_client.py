@@ -299,6 +299,16 @@ class SensorKitClient:
             del self._inbox[request_id]
         return item
 
+    def fileno(self):
+        """The socket, for an event loop to watch for readability (the participant's watcher)."""
+        return self._sock.fileno()
+
+    def read_ready(self):
+        """For an event loop that saw the socket readable: reads once (bounded by the socket
+        timeout) and dispatches what arrived — events to `events`/`on_event`, replies to their
+        requests. Raises ProtocolError when the daemon closed the connection."""
+        self._read_once()
+
     def wait_reply(self, request_id):
         """Reads until the request's final reply; returns it, or raises SensorKitError."""
         while True:
@@ -310,8 +320,8 @@ class SensorKitClient:
         return self.wait_reply(self.send(op, **fields))
 
     def next_event(self):
-        """The next push event (authorizationChanged, recordingStarted, recordingStopped), waiting
-        for one if none is queued (bounded by the socket timeout)."""
+        """The next push event (authorizationChanged, recordingStarted, recordingStopped,
+        consentPending), waiting for one if none is queued (bounded by the socket timeout)."""
         while not self.events:
             self._read_once()
         return self.events.popleft()
@@ -351,9 +361,12 @@ class SensorKitClient:
                 inbox.append(("batch", batch))
             return
         message = json.loads(payload.decode("utf-8"))
-        # A live subscription's own events (subscribed, gap) go to its inbox, in order with its batches.
-        if "event" in message and message.get("target") in self._inbox:
-            self._inbox[message["target"]].append(("event", message))
+        # A live subscription's own events (subscribed, gap) go to its inbox, in order with its
+        # batches. Events that follow their request's final reply (a watch's consentPending,
+        # maybe read together with the reply) are push events like the others.
+        inbox = self._inbox.get(message.get("target")) if "event" in message else None
+        if inbox is not None and not (inbox and inbox[-1][0] == "reply"):
+            inbox.append(("event", message))
             return
         if "event" in message:
             self.events.append(message)
@@ -511,6 +524,15 @@ class SensorKitClient:
         """decisions: {sensor raw value: True (allow) / False (deny)}. Returns the reply's notice
         (set when a sensor the study marks Required was declined) or None."""
         return self.call("consentDecide", app=app, decisions=dict(decisions)).get("notice")
+
+    def watch_consent(self):
+        """Asks to be told whenever what an app waits for changes (docs/protocol.md §3.10; root and
+        a study's Consenters, one watch per connection). After the reply come `consentPending`
+        events, taken with next_event() or on_event: {"event": "consentPending", "target": id,
+        "app": bundle id, "sensors": [raw values waiting for an answer now; empty once answered]},
+        first one per app that waits now. Returns the reply; SensorKitError 104 for a uid that
+        answers for no app, 103 over the limits."""
+        return self.call("watchConsent")
 
     def stakes(self):
         return self.call("stakes").get("stakes", [])

@@ -9,9 +9,12 @@ manager: the window sits at the top left) with netpbm.
 Run by SensorExportTests' ParticipantUITests under xvfb-run and dbus-run-session, which starts the
 daemon and sets SENSORKIT_SOCKET. Without a display, a session bus, GTK, libadwaita or AT-SPI every
 test fails (a skip would pass a run that checked nothing)."""
+import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
@@ -22,9 +25,9 @@ gi.require_version("Gtk", "4.0")
 gi.require_version("Adw", "1")
 from gi.repository import Atspi  # noqa: E402
 
-from sensorkit_client import ACCELEROMETER, AMBIENT_LIGHT, SensorKitClient  # noqa: E402
+from sensorkit_client import ACCELEROMETER, AMBIENT_LIGHT, KIND_MESSAGE, FrameDecoder, SensorKitClient  # noqa: E402
 
-STUDY, OTHER = "com.example.study", "com.example.other"
+STUDY, OTHER, LATER = "com.example.study", "com.example.other", "com.example.later"
 SHOTS = os.environ.get("SENSORKIT_TEST_SCREENSHOTS", "")
 FRAMEBUFFER = os.environ.get("SENSORKIT_TEST_FRAMEBUFFER", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -116,6 +119,78 @@ def statuses(app):
     return {item["sensor"]: (item["status"], item["pending"]) for item in sheet["items"]}
 
 
+class CountingRelay:
+    """A socket between the application and the daemon that passes every byte on and notes each
+    request the application sends (its op, when) and each connection it opens: how the test sees
+    from outside that the watcher makes no calls while nothing happens. `drop()` ends every
+    connection at once, as a daemon restart does."""
+
+    def __init__(self, daemon_socket, path):
+        self.daemon_socket = daemon_socket
+        self.path = path
+        self.lock = threading.Lock()
+        self.requests = []  # (time.monotonic(), op)
+        self.connections = 0
+        self.open = []
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(path)
+        self.server.listen(16)
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def ops(self, since=0.0):
+        with self.lock:
+            return [op for at, op in self.requests if at >= since]
+
+    def drop(self):
+        with self.lock:
+            pairs, self.open = self.open, []
+        for pair in pairs:
+            for end in pair:
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.server.close()
+        self.drop()
+
+    def _accept(self):
+        while True:
+            try:
+                app, _ = self.server.accept()
+            except OSError:
+                return
+            daemon = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            daemon.connect(self.daemon_socket)
+            with self.lock:
+                self.connections += 1
+                self.open.append((app, daemon))
+            threading.Thread(target=self._copy, args=(daemon, app, None), daemon=True).start()
+            threading.Thread(target=self._copy, args=(app, daemon, FrameDecoder()), daemon=True).start()
+
+    def _copy(self, source, sink, decoder):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                if decoder is not None:
+                    decoder.feed(data)
+                    while (frame := decoder.next()) is not None:
+                        if frame[0] == KIND_MESSAGE:
+                            with self.lock:
+                                self.requests.append((time.monotonic(), json.loads(frame[1]).get("op")))
+                sink.sendall(data)
+        except OSError:
+            pass
+        for end in (source, sink):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
 class ParticipantUITests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -127,10 +202,12 @@ class ParticipantUITests(unittest.TestCase):
         if Atspi.init() not in (0, 1):
             raise RuntimeError("AT-SPI did not start")
 
-    def launch(self, *arguments):
+    def launch(self, *arguments, socket_path=None):
+        environment = dict(os.environ, GSETTINGS_BACKEND="memory", GDK_BACKEND="x11")
+        if socket_path:
+            environment["SENSORKIT_SOCKET"] = socket_path
         process = subprocess.Popen(
-            [sys.executable, "-m", "sensorkit.participant", *arguments], cwd=HERE,
-            env=dict(os.environ, GSETTINGS_BACKEND="memory", GDK_BACKEND="x11"))
+            [sys.executable, "-m", "sensorkit.participant", *arguments], cwd=HERE, env=environment)
         CURRENT["pid"] = process.pid
         self.addCleanup(self.stop, process)
         return process
@@ -193,6 +270,39 @@ class ParticipantUITests(unittest.TestCase):
         press(find("push button", "Don't Allow"))
         self.assertEqual(client.wait_reply(request_id).get("ok"), True)
         self.assertEqual(statuses(OTHER), {ACCELEROMETER: (2, False)}, "Don't Allow declines whatever the switches say")
+
+    def test_2b_watch_waits_on_the_daemons_event_without_polling(self):
+        """Started before any request: the sheet appears on the consentPending event; while
+        nothing happens the application sends nothing (the watcher this replaced asked every 2 s);
+        after a daemon restart (every connection dropped) it watches again by itself."""
+        relay = CountingRelay(os.environ["SENSORKIT_SOCKET"],
+                              os.path.join(os.path.dirname(os.environ["SENSORKIT_SOCKET"]), "relay.sock"))
+        self.addCleanup(relay.close)
+        self.launch("--watch", "--size", PHONE, socket_path=relay.path)
+        self.assertTrue(eventually(lambda: "watchConsent" in relay.ops()), "the watch is in place: %s" % relay.ops())
+        # Nothing waits: an idle span longer than the old poll interval, in which no request may come.
+        # (Absence can only be watched for a while; 3 s covers one and a half of the old polls.)
+        idle_from = time.monotonic()
+        time.sleep(3)
+        self.assertEqual(relay.ops(idle_from), [], "no request while nothing happens")
+        self.assertEqual(relay.ops(), ["hello", "watchConsent"], "one connection, one watch")
+
+        client, request_id = self.request(LATER, [ACCELEROMETER])
+        motion = eventually(lambda: find("check box", prefix="Accelerometer (Required)"))
+        self.assertIsNotNone(motion, "the sheet appeared on the event")
+        self.assertEqual(relay.ops(idle_from), ["hello", "consentList"],
+                         "the event made one short call for the sheet, nothing else")
+        press(find("push button", "Don't Allow"))
+        self.assertEqual(client.wait_reply(request_id).get("ok"), True)
+        self.assertTrue(eventually(lambda: find("push button", "Don't Allow") is None), "the sheet closed")
+
+        connections = relay.connections
+        relay.drop()
+        self.assertTrue(eventually(lambda: relay.connections > connections and relay.ops().count("watchConsent") == 2),
+                        "watching again after the restart: %s" % relay.ops())
+        idle_from = time.monotonic()
+        time.sleep(3)
+        self.assertEqual(relay.ops(idle_from), [], "and idle again")
 
     def open_study(self, size):
         self.launch("--size", size)

@@ -276,6 +276,25 @@ class ClientBehaviourTests(unittest.TestCase):
             self.assertEqual(client.next_event()["authorizationStatus"], 1)
         peer.finish(self)
 
+    def test_consent_watch_events_read_with_its_reply_are_push_events(self):
+        watch = encode_request({"id": 2, "op": "watchConsent"}).hex()
+        reply = encode_frame(1, b'{"id":2,"ok":true}')
+        pending = {"app": "org.example.study", "event": "consentPending", "sensors": [ACCELEROMETER], "target": 2}
+        answered = dict(pending, sensors=[])
+        # The reply and the first event in one write: the client reads them in one go.
+        together = (reply + encode_frame(1, json.dumps(pending).encode())).hex()
+        admin_hello = encode_request({"id": 1, "op": "hello", "v": 1}).hex()
+        peer = ScriptedPeer([("expect", admin_hello), ("send", HELLO_REPLY), ("expect", watch),
+                             ("send", together), ("send", encode_frame(1, json.dumps(answered).encode()).hex())])
+        heard = []
+        with SensorKitClient(peer.path, timeout=5, on_event=heard.append) as client:
+            client.hello()
+            self.assertEqual(client.watch_consent()["ok"], True)
+            self.assertEqual(client.next_event(), pending)
+            self.assertEqual(client.next_event(), answered)
+        peer.finish(self)
+        self.assertEqual(heard, [pending, answered])
+
     def test_live_subscription_yields_batches_and_events_and_ends_with_what_it_missed(self):
         subscribe = encode_request({"id": 2, "op": "subscribe", "sensor": ACCELEROMETER, "device": "host",
                                     "window": 8}).hex()

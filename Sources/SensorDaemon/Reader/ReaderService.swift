@@ -110,6 +110,8 @@ public final class ReaderService: @unchecked Sendable {
     private let outsiderLines: RecurringProblems
     /// Who may see which apps are installed and what records (docs/protocol.md §1.2).
     private let administrators = Administrators.ofThisProcess
+    /// Connections told when an app's consent requests become pending or are answered (§3.10).
+    private var consentWatchers = ConsentWatchers()
 
     public init(_ dependencies: Dependencies) throws {
         self.dependencies = dependencies
@@ -159,6 +161,8 @@ public final class ReaderService: @unchecked Sendable {
             }
             self.revokeRemovedGrants(at: now, context: "reload")
             for session in self.sessions.values { self.recheck(session) }
+            // A uid added to an app's Consenters hears of what already waits for an answer.
+            for app in Set(self.ledger.pending.map(\.app)) { self.consentRequestsChanged(of: app) }
             self.dependencies.recorder.record(self.ledger.sensorsToRecord)
             done()
         }
@@ -282,6 +286,7 @@ public final class ReaderService: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let session = sessions.removeValue(forKey: id) else { return }
         dependencies.usageAgents.close(connection: id, now: dependencies.clock.boottimeNanoseconds())
+        consentWatchers.remove(connection: id)
         if session.heldFrames > 0 { held.removeAll { $0.connection == id } }
         for fetch in session.fetches.values { fetch.cancel(silently: true) }
         for live in session.subscriptions.values { live.subscription.cancel(silently: true) }
@@ -392,6 +397,8 @@ public final class ReaderService: @unchecked Sendable {
             health(request, session)
         case .agent, .usage:
             agent(operation, request, session)
+        case .watchConsent:
+            watchConsent(request, session)
         }
     }
 
@@ -555,6 +562,7 @@ public final class ReaderService: @unchecked Sendable {
             if let failure { log.error("could not save the consent request of \(app.bundleID): \(failure)") }
         }
         session.waitingConsent[request.id] = undecided
+        consentRequestsChanged(of: app.bundleID)
         outsiderLines.report(
             "consent requests of \(app.bundleID)",
             "<6>\(LogMessage("\(app.bundleID) asks for consent to \(undecided.map { SensorCatalog.descriptor(for: $0)?.name ?? $0.rawValue }.sorted().joined(separator: ", ")); answer with: sensorkitctl consent \(app.bundleID)"))"
@@ -978,6 +986,62 @@ public final class ReaderService: @unchecked Sendable {
             broadcast(event, toApp: bundleID)
         }
         answerWaitingRequests(of: bundleID)
+        consentRequestsChanged(of: bundleID)
+    }
+
+    // MARK: consent watches (docs/protocol.md §3.10)
+
+    /// Whether `uid` may hear of `app`'s consent requests: root, and the app's Consenters.
+    private func mayAnswer(_ app: String, uid: UInt32) -> Bool {
+        uid == 0 || dependencies.registry.apps[app]?.consenters.contains(uid) == true
+    }
+
+    /// `watchConsent`: from now on the connection is told whenever what an app it may answer for
+    /// waits for changes, starting with what waits now. A uid that answers for no installed app
+    /// is refused, so strangers hold none of the daemon's watches (and learn nothing they could
+    /// not learn from an empty `consentList`).
+    private func watchConsent(_ request: WireRequest, _ session: Session) {
+        let uid = session.connection.peer.uid
+        guard uid == 0 || !visibleApps(session).isEmpty else {
+            return fail(
+                request.id, .notPermitted,
+                "uid \(uid) answers the consent of no installed app (only root and a study's Consenters may watch)", session)
+        }
+        if let refusal = consentWatchers.admit(connection: session.connection.id, target: request.id, uid: uid) {
+            return send(.failure(request.id, refusal), to: session)
+        }
+        send(WireReply(id: request.id, ok: true), to: session)
+        for app in Set(ledger.pending.map(\.app)) where mayAnswer(app, uid: uid) {
+            consentWatchers.tell(session.connection.id, about: app)
+        }
+        tellConsentWatch(session.connection.id)
+    }
+
+    /// `app`'s pending requests changed: every watch that may hear of it is told.
+    private func consentRequestsChanged(of app: String) {
+        consentWatchers.changed(app) { mayAnswer(app, uid: $0) }
+        for connection in consentWatchers.watches.keys { tellConsentWatch(connection) }
+    }
+
+    /// Sends the connection's next `consentPending` event unless one is still on its way; the
+    /// next goes once the socket took it, so a watcher that does not read holds one frame.
+    private func tellConsentWatch(_ connection: Int) {
+        guard let session = sessions[connection],
+            let (target, app) = consentWatchers.next(for: connection, mayKnow: { mayAnswer($0, uid: $1) })
+        else { return }
+        var event = WireReply(event: WireReply.Event.consentPending.rawValue)
+        event.target = target
+        event.app = app
+        let entitled = dependencies.registry.apps[app]?.entitledSensors ?? []
+        event.sensors = ledger.pending.filter { $0.app == app && entitled.contains($0.sensor) }.map(\.sensor.rawValue).sorted()
+        let bytes = WireJSON.boundedFrame(event).encoded()
+        session.connection.send(bytes, count: bytes.count) { [weak self] _ in
+            guard let self else { return }
+            self.queue.async {
+                self.consentWatchers.written(connection: connection)
+                self.tellConsentWatch(connection)
+            }
+        }
     }
 
     /// `deleteData` (docs/protocol.md §3.8): a participant deletes what was recorded of an app's

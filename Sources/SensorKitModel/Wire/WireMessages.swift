@@ -16,11 +16,14 @@ public struct WireRequest: Codable, Hashable, Sendable {
         case agent, usage
         // The participant (a study's Consenters, root).
         case deleteData
+        /// Push events when an app's consent requests become pending or are answered (docs/protocol.md §3.10).
+        case watchConsent
 
         /// The operations of docs/protocol.md §3.5.
         public var isAdministrative: Bool {
             switch self {
-            case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health, .deleteData:
+            case .daemonStatus, .sensors, .devices, .apps, .consentList, .consentDecide, .stakes, .health, .deleteData,
+                .watchConsent:
                 return true
             default: return false
             }
@@ -315,6 +318,9 @@ public struct WireReply: Codable, Hashable, Sendable {
     public var health: WireHealth?
     /// On a live subscription's `subscribed` and `gap` events: the subscription's request id.
     public var target: UInt32?
+    /// On a `consentPending` event: the sensors of `app` waiting for a person's answer now
+    /// (empty once every request is answered).
+    public var sensors: [String]?
     /// On a `gap` event, and on the final reply of a subscription that fell behind (111): the
     /// samples the subscriber did not get, as a fetch range.
     public var missed: WireMissed?
@@ -337,6 +343,8 @@ public struct WireReply: Codable, Hashable, Sendable {
         case subscribed
         /// The source of a live subscription lost data (`target`, `missed` with its reason).
         case gap
+        /// What `app` waits for a person to answer changed (`target`: the `watchConsent` request, `sensors`).
+        case consentPending
     }
 }
 

@@ -1,7 +1,8 @@
 """The application: the panel when opened from the app grid, and with --watch the background
-watcher that raises the authorization sheet when a study's requestAuthorization is pending (the
-daemon keeps pending requests; the watcher asks for them every POLL_S seconds, so a sheet also
-appears for a request made while no session was running)."""
+watcher that raises the authorization sheet when a study's requestAuthorization is pending. The
+watcher waits on the daemon's consentPending events (`watch.ConsentWatch`): the daemon keeps
+pending requests and says first what already waits, so a sheet also appears for a request made
+while no session was running."""
 import os
 import sys
 
@@ -15,10 +16,9 @@ from . import choices  # noqa: E402
 from .daemon import Daemon  # noqa: E402
 from .panel import ResearchDataWindow  # noqa: E402
 from .sheet import AuthorizationSheet  # noqa: E402
+from .watch import ConsentWatch  # noqa: E402
 
 APP_ID = "org.sensorkit.Participant"
-POLL_S = 2
-
 
 
 class ParticipantApp(Adw.Application):
@@ -33,27 +33,35 @@ class ParticipantApp(Adw.Application):
     def _activate(self, _app):
         if self.watch:
             self.hold()  # no window until a study asks
-            self._poll()
-            GLib.timeout_add_seconds(POLL_S, self._poll)
+            self.consent_watch = ConsentWatch(self.daemon.socket_path, self._pending)
+            self.consent_watch.start()
         else:
             self._show(ResearchDataWindow(self, self.daemon, *self.size), "panel")
 
     def _show(self, window, kind):
         window.present()
 
-    def _poll(self):
+    def _pending(self, app, sensors):
+        """A consentPending event: raise the study's sheet, or close it when the request was
+        answered elsewhere (sensorkitctl consent, another session)."""
+        if not sensors:
+            window = self.sheets.pop(app, None)
+            if window is not None:
+                window.destroy()
+            return
+        if app in self.sheets:
+            return
         try:
-            sheets = self.daemon.consent()
-        except Exception as error:  # daemon away: try again at the next poll
+            sheets = self.daemon.consent(app)
+        except Exception as error:  # the daemon went away: the watch's reconnection says it again
             print("sensorkit-participant: %s" % error, file=sys.stderr)
-            return True
+            return
         for sheet in sheets:
             if choices.pending_items(sheet) and sheet["app"] not in self.sheets:
                 window = AuthorizationSheet(self, sheet, self._answered, *self.size)
                 window.connect("close-request", lambda _w, app=sheet["app"]: self.sheets.pop(app, None) and False)
                 self.sheets[sheet["app"]] = window
                 self._show(window, "sheet")
-        return True
 
     def _answered(self, window, app, decisions):
         try:
