@@ -14,12 +14,14 @@ public final class DeviceUsageDiscovery: UsageAgentSink, Sendable {
     private let registry: any SourceRegistry
     private let registration: Registration
 
-    /// Adds the source to `registry` and starts watching logind on `bus` (nil: not at all).
+    /// Adds the source to `registry` and starts watching logind on `bus` (nil: not at all);
+    /// `typing` are the keyboards whose typing episodes count as text-input sessions.
     public init(
-        registry: any SourceRegistry, bus: DBusBus?, clock: any SystemClock, scheduler: any Scheduler, journal: Journal
+        registry: any SourceRegistry, bus: DBusBus?, clock: any SystemClock, scheduler: any Scheduler, journal: Journal,
+        typing: (any TypingEpisodeFeed)? = nil
     ) {
         self.registry = registry
-        let recorder = UsageRecorder(clock: clock, scheduler: scheduler)
+        let recorder = UsageRecorder(clock: clock, scheduler: scheduler, typing: typing)
         self.recorder = recorder
         let registration = Registration(recorder: recorder, registry: registry)
         self.registration = registration

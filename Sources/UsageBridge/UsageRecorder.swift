@@ -11,6 +11,7 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
     public let queue = DispatchQueue(label: "sensorkitd.device-usage")
     private let clock: any SystemClock
     private let scheduler: any Scheduler
+    private let typing: (any TypingEpisodeFeed)?
     private var ledger: UsageLedger?
     private var deliver: (@Sendable (SourceEvent) -> Void)?
     private var timer: (any ScheduledTimer)?
@@ -19,22 +20,27 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
     /// The last lock and screen state each source told, so a ledger started later begins with them.
     private var states: [String: UsageEvent] = [:]
     /// Events counted since recording started, and the notification events among them (`status`).
-    private var counted = (events: 0, notifications: 0)
+    private var counted = (events: 0, notifications: 0, textInputs: 0)
 
-    public init(clock: any SystemClock, scheduler: any Scheduler) {
+    /// `typing`: the keyboards, read only while the report is recorded (nil: no text input is seen).
+    public init(clock: any SystemClock, scheduler: any Scheduler, typing: (any TypingEpisodeFeed)? = nil) {
         self.clock = clock
         self.scheduler = scheduler
+        self.typing = typing
     }
 
     public var captureStatus: CaptureStatus? { queue.sync { ledger == nil ? .idle : .recording } }
 
     public var status: [String: String] {
-        queue.sync {
+        var status = queue.sync {
             [
                 "watching": watching.filter(\.value).keys.map(\.name).sorted().joined(separator: ","),
                 "events": "\(counted.events)", "notificationEvents": "\(counted.notifications)",
+                "textInputSessions": "\(counted.textInputs)",
             ]
         }
+        status["typing"] = typing?.typingStatus ?? "off"
+        return status
     }
 
     /// Counts `event` into the current interval (asynchronously, in the order fed).
@@ -50,6 +56,7 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
             ledger!.on(event)
             counted.events += 1
             if case .notification = event { counted.notifications += 1 }
+            if case .textInput = event { counted.textInputs += 1 }
         }
     }
 
@@ -57,18 +64,23 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
         if recording {
             queue.async { [self] in
                 guard ledger == nil else { return }
+                // The keyboards are opened only while the report is recorded; an episode is
+                // stamped by its key's time and counted, like every event, in the order it arrives.
+                typing?.watchEpisodes { [weak self] at in self?.feed(.textInput(at: at)) }
                 self.deliver = deliver
                 let now = clock.boottimeNanoseconds()
                 var fresh = UsageLedger(start: now)
                 for (source, on) in watching where on { fresh.on(.watching(source, true, at: now)) }
                 for state in states.values.sorted(by: { $0.time < $1.time }) { fresh.on(state) }
                 ledger = fresh
-                counted = (0, 0)
+                counted = (0, 0, 0)
                 scheduleClose()
             }
         } else {
-            // Waits, so the interval so far is delivered before the pipeline stops taking events.
+            // Waits, so the interval so far is delivered before the pipeline stops taking events;
+            // the keyboards close after it, so a start still queued cannot leave them open.
             queue.sync { finish() }
+            typing?.watchEpisodes(nil)
         }
     }
 
