@@ -178,7 +178,8 @@ final class DeviceUsageRig {
     let applications: String
     var agents: [ChildProcess] = []
 
-    init(sessionUID: UInt32) throws {
+    /// `typing`: an evemu script the emulated keyboard types (umockdev) once its node is opened.
+    init(sessionUID: UInt32, typing: String? = nil) throws {
         system = try PrivateBus(seconds: 90)
         sessionBus = try PrivateBus(seconds: 90)
         try system.spawn(
@@ -211,7 +212,15 @@ final class DeviceUsageRig {
             toFile: applications + "/org.gnome.Maps.desktop", atomically: true, encoding: .utf8)
         try "[Desktop Entry]\nName=Chat\nCategories=Network;InstantMessaging;\n".write(
             toFile: applications + "/im.dino.Dino.desktop", atomically: true, encoding: .utf8)
-        try run.startPlain(environment: ["DBUS_SYSTEM_BUS_ADDRESS": system.address])
+        if let typing {
+            let events = run.folder + "/typing.events"
+            try typing.write(toFile: events, atomically: true, encoding: .utf8)
+            try run.startUnderUmockdevRun(
+                device: EvemuScript.fixtures + "/keyboard.umockdev", options: EvemuScript.umockdevOptions(events: events),
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": system.address])
+        } else {
+            try run.startPlain(environment: ["DBUS_SYSTEM_BUS_ADDRESS": system.address])
+        }
     }
 
     func stop() {
