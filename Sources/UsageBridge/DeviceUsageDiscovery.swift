@@ -25,14 +25,9 @@ public final class DeviceUsageDiscovery: UsageAgentSink, Sendable {
         self.recorder = recorder
         let registration = Registration(recorder: recorder, registry: registry)
         self.registration = registration
-        logind = LogindWatcher(clock: clock, journal: journal) { registration.feed($0) }
-        if let bus {
-            do throws(DBusError) {
-                try logind.start(bus: bus)
-            } catch {
-                journal.warning("device usage: logind cannot be watched (\(error)); only the session agent's events count")
-            }
-        }
+        logind = LogindWatcher(clock: clock, scheduler: scheduler, journal: journal) { registration.feed($0) }
+        // Without the bus now, logind is watched from when it can be reached; the agent's events count meanwhile.
+        if let bus { logind.start(bus: bus) }
     }
 
     public var activeUser: UInt32? { logind.activeUser }
