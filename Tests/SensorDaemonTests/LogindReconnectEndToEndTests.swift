@@ -59,5 +59,16 @@ import Testing
         let fetched = try #require(report)
         #expect(fetched.totalUnlocks == unlocks, "\(fetched.totalUnlocks)\n\(run.log)")
         #expect(fetched.version.hasSuffix("unlocks=logind-locked-hint"), "\(fetched.version)")
+        // Each stretch nothing watched (logind gone; no agent) is a deletion record.
+        var reasons: [Double] = []
+        let recorded = try IIODaemonRun.eventually(15) {
+            let (now, _) = try run.timeline(app)
+            let (records, _) = DaemonHarness.fetchAll(
+                app, sensor: SRSensor.deviceUsageReport.deletionRecordSensor!, from: startSR, to: now, timeout: 10)
+            reasons = records.flatMap { $0.columns[1] }
+            return reasons.count == 2
+        }
+        #expect(recorded, "\(reasons)\n\(run.log)")
+        #expect(reasons.allSatisfy { $0 == Double(SRDeletionReason.systemInitiated.rawValue) }, "\(reasons)")
     }
 }
