@@ -14,23 +14,20 @@ public final class DeviceUsageDiscovery: UsageAgentSink, Sendable {
     private let registry: any SourceRegistry
     private let registration: Registration
 
-    /// Adds the source to `registry` and starts watching logind on `bus` (nil: not at all).
+    /// Adds the source to `registry` and starts watching logind on `bus` (nil: not at all);
+    /// `typing` are the keyboards whose typing episodes count as text-input sessions.
     public init(
-        registry: any SourceRegistry, bus: DBusBus?, clock: any SystemClock, scheduler: any Scheduler, journal: Journal
+        registry: any SourceRegistry, bus: DBusBus?, clock: any SystemClock, scheduler: any Scheduler, journal: Journal,
+        typing: (any TypingEpisodeFeed)? = nil
     ) {
         self.registry = registry
-        let recorder = UsageRecorder(clock: clock, scheduler: scheduler)
+        let recorder = UsageRecorder(clock: clock, scheduler: scheduler, typing: typing)
         self.recorder = recorder
         let registration = Registration(recorder: recorder, registry: registry)
         self.registration = registration
-        logind = LogindWatcher(clock: clock, journal: journal) { registration.feed($0) }
-        if let bus {
-            do throws(DBusError) {
-                try logind.start(bus: bus)
-            } catch {
-                journal.warning("device usage: logind cannot be watched (\(error)); only the session agent's events count")
-            }
-        }
+        logind = LogindWatcher(clock: clock, scheduler: scheduler, journal: journal) { registration.feed($0) }
+        // Without the bus now, logind is watched from when it can be reached; the agent's events count meanwhile.
+        if let bus { logind.start(bus: bus) }
     }
 
     public var activeUser: UInt32? { logind.activeUser }

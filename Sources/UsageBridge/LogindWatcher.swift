@@ -8,8 +8,13 @@ import SystemBus
 /// whether it is locked (`LockedHint`, and the `Lock`/`Unlock` requests) and idle (`IdleHint`:
 /// its end is a screen wake where no compositor tells). What it sees becomes `UsageEvent`s;
 /// `activeUser` answers the session agent's trust check (docs/device-usage.md, "Trust").
+/// A lost bus is connected again after 1 s, doubling up to 60 s; logind leaving the bus and
+/// coming back (`NameOwnerChanged`) is followed on the same connection. While nothing is
+/// watched, `watching` is off, so a stretch no other source watched becomes a deletion record.
 public final class LogindWatcher: @unchecked Sendable {
     // @unchecked: the vars are touched only on `queue`; `active` is a Mutex.
+    public static let firstRetry: Int64 = 1_000_000_000
+    public static let lastRetry: Int64 = 60_000_000_000
     public static let service = "org.freedesktop.login1"
     public static let seatInterface = "org.freedesktop.login1.Seat"
     public static let sessionInterface = "org.freedesktop.login1.Session"
@@ -17,10 +22,19 @@ public final class LogindWatcher: @unchecked Sendable {
 
     public let queue = DispatchQueue(label: "sensorkitd.logind")
     private let clock: any SystemClock
+    private let scheduler: any Scheduler
     private let journal: Journal
     private let onEvent: @Sendable (UsageEvent) -> Void
     private let active = Mutex<ActiveSession?>(nil)
+    private var bus: DBusBus?
     private var connection: DBusConnection?
+    /// Counts connections, so that a lost one's late report cannot end its successor.
+    private var generation = 0
+    private var retry = LogindWatcher.firstRetry
+    private var retryTimer: (any ScheduledTimer)?
+    /// The last reason connecting failed, logged once rather than at every retry.
+    private var lastFailure: String?
+    private var ownerSubscription: DBusSubscription?
     private var seatSubscription: DBusSubscription?
     private var sessionSubscriptions: [DBusSubscription] = []
     private var sessionPath: DBusObjectPath?
@@ -32,8 +46,12 @@ public final class LogindWatcher: @unchecked Sendable {
         public let remote: Bool
     }
 
-    public init(clock: any SystemClock, journal: Journal, onEvent: @escaping @Sendable (UsageEvent) -> Void) {
+    public init(
+        clock: any SystemClock, scheduler: any Scheduler = DispatchScheduler(), journal: Journal,
+        onEvent: @escaping @Sendable (UsageEvent) -> Void
+    ) {
         self.clock = clock
+        self.scheduler = scheduler
         self.journal = journal
         self.onEvent = onEvent
     }
@@ -41,26 +59,86 @@ public final class LogindWatcher: @unchecked Sendable {
     /// The uid of seat0's active local session, or nil (no seat, no session, logind not answering).
     public var activeUser: UInt32? { active.withLock { $0.flatMap { $0.remote ? nil : $0.uid } } }
 
-    /// Connects and follows seat0; throws when the system bus cannot be reached.
-    public func start(bus: DBusBus = .system) throws(DBusError) {
-        let connection = try DBusConnection(bus, description: "logind", queue: queue) { [weak self] error in
-            self?.lost("\(error)")
-        }
+    /// Connects and follows seat0, now or — when the system bus cannot be reached — at the
+    /// retries; returns false when this first attempt failed.
+    @discardableResult
+    public func start(bus: DBusBus = .system) -> Bool {
         queue.sync {
-            self.connection = connection
-            seatSubscription = connection.subscribe(
-                DBusPropertiesChanged.match(sender: Self.service, path: Self.seatPath, interface: Self.seatInterface),
-                queue: queue
-            ) { [weak self] event in
-                guard case .signal = event else { return }
-                self?.readSeat()
+            self.bus = bus
+            connect()
+            return connection != nil
+        }
+    }
+
+    private func connect() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        retryTimer = nil
+        guard let bus, connection == nil else { return }
+        generation += 1
+        let generation = generation
+        let opened: DBusConnection
+        do throws(DBusError) {
+            opened = try DBusConnection(bus, description: "logind", queue: queue) { [weak self] error in
+                guard let self, self.generation == generation else { return }
+                lost("\(error)")
             }
+        } catch {
+            let why = "\(error)"
+            if why != lastFailure {
+                journal.warning("logind: the system bus cannot be reached (\(why)); retrying, at most every minute")
+            }
+            lastFailure = why
+            retryLater()
+            return
+        }
+        if lastFailure != nil { journal.info("logind: connected to the system bus again") }
+        lastFailure = nil
+        retry = Self.firstRetry
+        connection = opened
+        ownerSubscription = opened.subscribe(DBusNameOwnerChanged.match(name: Self.service), queue: queue) {
+            [weak self] event in
+            guard case .signal(let message) = event, let change = try? DBusNameOwnerChanged(message),
+                change.name == Self.service
+            else { return }
+            self?.ownerChanged(change)
+        }
+        seatSubscription = opened.subscribe(
+            DBusPropertiesChanged.match(sender: Self.service, path: Self.seatPath, interface: Self.seatInterface),
+            queue: queue
+        ) { [weak self] event in
+            guard case .signal = event else { return }
+            self?.readSeat()
+        }
+        readSeat()
+    }
+
+    private func retryLater() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let wait = retry
+        retry = min(retry.multipliedReportingOverflow(by: 2).partialValue, Self.lastRetry)
+        retryTimer = scheduler.schedule(on: queue, after: wait, repeating: nil) { [weak self] in self?.connect() }
+    }
+
+    /// logind left the bus (its states are no longer watched) or came onto it (read afresh).
+    private func ownerChanged(_ change: DBusNameOwnerChanged) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if change.oldOwner != nil {
+            journal.warning("logind: logind left the system bus; its lock and idle states are not watched until it returns")
+            follow(nil)
+        }
+        if change.newOwner != nil {
+            journal.info("logind: logind is on the system bus")
             readSeat()
         }
     }
 
     public func stop() {
         let connection: DBusConnection? = queue.sync {
+            bus = nil
+            retryTimer?.cancel()
+            retryTimer = nil
+            ownerSubscription?.cancel()
+            ownerSubscription = nil
             seatSubscription?.cancel()
             for subscription in sessionSubscriptions { subscription.cancel() }
             sessionSubscriptions = []
@@ -169,11 +247,15 @@ public final class LogindWatcher: @unchecked Sendable {
 
     private func lost(_ why: String) {
         dispatchPrecondition(condition: .onQueue(queue))
-        journal.warning("logind: the system bus connection was lost (\(why)); device usage counts no locks until restart")
+        journal.warning("logind: the system bus connection was lost (\(why)); reconnecting, at most every minute")
+        ownerSubscription = nil
+        seatSubscription = nil
         sessionSubscriptions = []
         sessionPath = nil
         connection = nil
         active.withLock { $0 = nil }
         emitWatching(false)
+        // A stop that raced the loss leaves no bus to go back to.
+        if bus != nil { retryLater() }
     }
 }

@@ -11,6 +11,7 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
     public let queue = DispatchQueue(label: "sensorkitd.device-usage")
     private let clock: any SystemClock
     private let scheduler: any Scheduler
+    private let typing: (any TypingEpisodeFeed)?
     private var ledger: UsageLedger?
     private var deliver: (@Sendable (SourceEvent) -> Void)?
     private var timer: (any ScheduledTimer)?
@@ -18,23 +19,31 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
     private var watching: [UsageObservation: Bool] = [:]
     /// The last lock and screen state each source told, so a ledger started later begins with them.
     private var states: [String: UsageEvent] = [:]
+    /// Since when no source watches, while recording (nil: one does): the stretch becomes a
+    /// deletion record when a source watches again or its interval closes with a report.
+    private var unwatchedSince: Int64?
     /// Events counted since recording started, and the notification events among them (`status`).
-    private var counted = (events: 0, notifications: 0)
+    private var counted = (events: 0, notifications: 0, textInputs: 0)
 
-    public init(clock: any SystemClock, scheduler: any Scheduler) {
+    /// `typing`: the keyboards, read only while the report is recorded (nil: no text input is seen).
+    public init(clock: any SystemClock, scheduler: any Scheduler, typing: (any TypingEpisodeFeed)? = nil) {
         self.clock = clock
         self.scheduler = scheduler
+        self.typing = typing
     }
 
     public var captureStatus: CaptureStatus? { queue.sync { ledger == nil ? .idle : .recording } }
 
     public var status: [String: String] {
-        queue.sync {
+        var status = queue.sync {
             [
                 "watching": watching.filter(\.value).keys.map(\.name).sorted().joined(separator: ","),
                 "events": "\(counted.events)", "notificationEvents": "\(counted.notifications)",
+                "textInputSessions": "\(counted.textInputs)",
             ]
         }
+        status["typing"] = typing?.typingStatus ?? "off"
+        return status
     }
 
     /// Counts `event` into the current interval (asynchronously, in the order fed).
@@ -48,8 +57,10 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
             }
             guard ledger != nil else { return }
             ledger!.on(event)
+            if case .watching(_, _, let at) = event { watchingChanged(at: at) }
             counted.events += 1
             if case .notification = event { counted.notifications += 1 }
+            if case .textInput = event { counted.textInputs += 1 }
         }
     }
 
@@ -57,18 +68,24 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
         if recording {
             queue.async { [self] in
                 guard ledger == nil else { return }
+                // The keyboards are opened only while the report is recorded; an episode is
+                // stamped by its key's time and counted, like every event, in the order it arrives.
+                typing?.watchEpisodes { [weak self] at in self?.feed(.textInput(at: at)) }
                 self.deliver = deliver
                 let now = clock.boottimeNanoseconds()
                 var fresh = UsageLedger(start: now)
                 for (source, on) in watching where on { fresh.on(.watching(source, true, at: now)) }
                 for state in states.values.sorted(by: { $0.time < $1.time }) { fresh.on(state) }
                 ledger = fresh
-                counted = (0, 0)
+                unwatchedSince = watching.values.contains(true) ? nil : now
+                counted = (0, 0, 0)
                 scheduleClose()
             }
         } else {
-            // Waits, so the interval so far is delivered before the pipeline stops taking events.
+            // Waits, so the interval so far is delivered before the pipeline stops taking events;
+            // the keyboards close after it, so a start still queued cannot leave them open.
             queue.sync { finish() }
+            typing?.watchEpisodes(nil)
         }
     }
 
@@ -83,6 +100,18 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
         }
     }
 
+    /// A source started or stopped watching: the end of an unwatched stretch is its deletion record.
+    private func watchingChanged(at: Int64) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let start = ledger?.start else { return }
+        let watched = watching.values.contains(true)
+        if !watched, unwatchedSince == nil { unwatchedSince = max(at, start) }
+        if watched, let since = unwatchedSince {
+            unwatchedSince = nil
+            emitUnwatched(from: max(since, start), to: max(at, start))
+        }
+    }
+
     private func closeInterval(at boundary: Int64) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard var current = ledger else { return }
@@ -90,6 +119,9 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
         let report = current.close(at: boundary)
         ledger = current
         emit(report, start: start, end: boundary)
+        // A report with an unwatched stretch: the stretch is recorded as deleted (an interval
+        // nothing watched at all is one already).
+        if report != nil, let since = unwatchedSince { emitUnwatched(from: max(since, start), to: boundary) }
         scheduleClose()
     }
 
@@ -99,9 +131,22 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
         timer = nil
         guard var last = ledger else { return }
         let (start, now) = (last.start, clock.boottimeNanoseconds())
-        if now > start { emit(last.close(at: now), start: start, end: now) }
+        if now > start {
+            let report = last.close(at: now)
+            emit(report, start: start, end: now)
+            if report != nil, let since = unwatchedSince { emitUnwatched(from: max(since, start), to: now) }
+        }
+        unwatchedSince = nil
         ledger = nil
         deliver = nil
+    }
+
+    private func emitUnwatched(from: Int64, to: Int64) {
+        guard let deliver, to > from else { return }
+        deliver(
+            .gap(
+                from: BootInstant(boot: clock.bootID, nanoseconds: from), to: BootInstant(boot: clock.bootID, nanoseconds: to),
+                reason: .systemInitiated, why: "no source watched the session for a while (logind gone, no session agent)"))
     }
 
     private func emit(_ report: UsageReport?, start: Int64, end: Int64) {

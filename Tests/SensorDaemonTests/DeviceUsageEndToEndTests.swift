@@ -176,34 +176,26 @@ final class DeviceUsageRig {
     let sessionBus: PrivateBus
     let run: IIODaemonRun
     let applications: String
+    let sessionUID: UInt32
     var agents: [ChildProcess] = []
+    private var logind: ChildProcess?
 
-    init(sessionUID: UInt32) throws {
+    /// `typing`: an evemu script the emulated keyboard types (umockdev) once its node is opened.
+    init(sessionUID: UInt32, typing: String? = nil) throws {
         system = try PrivateBus(seconds: 90)
         sessionBus = try PrivateBus(seconds: 90)
-        try system.spawn(
-            [
-                "/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=\(system.address)", TestEnvironment.python, "-m", "dbusmock",
-                "--system", "--template", "logind",
-            ], log: "logind")
+        self.sessionUID = sessionUID
         try sessionBus.spawn(
             [
                 "/usr/bin/env", "DBUS_SESSION_BUS_ADDRESS=\(sessionBus.address)", TestEnvironment.python, "-m", "dbusmock",
                 "--template", "notification_daemon",
             ], log: "notifications")
-        let (systemAddress, sessionAddress) = (system.address, sessionBus.address)
-        #expect(
-            IIODaemonRun.eventually(20) {
-                BLEBlueZEndToEndTests.owned(DeviceUsageEndToEndTests.login1, on: systemAddress)
-            })
+        let sessionAddress = sessionBus.address
         #expect(
             IIODaemonRun.eventually(20) {
                 BLEBlueZEndToEndTests.owned(DeviceUsageEndToEndTests.notifications, on: sessionAddress)
             })
-        try Self.busctl(
-            system.address, "call", DeviceUsageEndToEndTests.login1, "/org/freedesktop/login1", "org.freedesktop.DBus.Mock",
-            "AddSession", "ssusb",
-            "c1", "seat0", String(sessionUID), "person", "true")
+        logind = try Self.startLogind(on: system, sessionUID: sessionUID)
         run = try IIODaemonRun(entitlements: ["device-usage"], grants: "deviceUsageReport")
         applications = run.folder + "/share/applications"
         try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
@@ -211,7 +203,45 @@ final class DeviceUsageRig {
             toFile: applications + "/org.gnome.Maps.desktop", atomically: true, encoding: .utf8)
         try "[Desktop Entry]\nName=Chat\nCategories=Network;InstantMessaging;\n".write(
             toFile: applications + "/im.dino.Dino.desktop", atomically: true, encoding: .utf8)
-        try run.startPlain(environment: ["DBUS_SYSTEM_BUS_ADDRESS": system.address])
+        if let typing {
+            let events = run.folder + "/typing.events"
+            try typing.write(toFile: events, atomically: true, encoding: .utf8)
+            try run.startUnderUmockdevRun(
+                device: EvemuScript.fixtures + "/keyboard.umockdev", options: EvemuScript.umockdevOptions(events: events),
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": system.address])
+        } else {
+            try run.startPlain(environment: ["DBUS_SYSTEM_BUS_ADDRESS": system.address])
+        }
+    }
+
+    /// logind (dbusmock's template) on the system bus, with seat0's active session `c1`.
+    static func startLogind(on system: PrivateBus, sessionUID: UInt32) throws -> ChildProcess {
+        let logind = try system.spawn(
+            [
+                "/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=\(system.address)", TestEnvironment.python, "-m", "dbusmock",
+                "--system", "--template", "logind",
+            ], log: "logind")
+        let systemAddress = system.address
+        #expect(
+            IIODaemonRun.eventually(20) {
+                BLEBlueZEndToEndTests.owned(DeviceUsageEndToEndTests.login1, on: systemAddress)
+            })
+        try Self.busctl(
+            system.address, "call", DeviceUsageEndToEndTests.login1, "/org/freedesktop/login1", "org.freedesktop.DBus.Mock",
+            "AddSession", "ssusb",
+            "c1", "seat0", String(sessionUID), "person", "true")
+        return logind
+    }
+
+    /// Kills logind — and with `bus`, the system bus under it — and starts them again.
+    func restartLogind(bus: Bool) throws {
+        if let logind { system.stop(logind) }
+        logind = nil
+        if bus {
+            system.kill()
+            try system.start()
+        }
+        logind = try Self.startLogind(on: system, sessionUID: sessionUID)
     }
 
     func stop() {

@@ -103,8 +103,12 @@ final class IIODaemonRun: @unchecked Sendable {
 
     /// `timeout 60 umockdev-run -d DEVICE [-s NODE=SCRIPT]… [OPTIONS…] -- sensorkitd …`
     /// (`options`: e.g. `-i NODE=IOCTLS -e NODE=EVENTS` for an evdev device).
-    func startUnderUmockdevRun(device: String, scripts: [String: String] = [:], options: [String] = []) throws {
-        var arguments = ["--kill-after=3", "60", "/usr/bin/umockdev-run", "-d", device]
+    /// `environment` e.g. a private bus as the daemon's system bus.
+    func startUnderUmockdevRun(
+        device: String, scripts: [String: String] = [:], options: [String] = [], environment: [String: String] = [:]
+    ) throws {
+        let env = environment.isEmpty ? [] : ["/usr/bin/env"] + environment.sorted(by: { $0.key < $1.key }).map { "\($0)=\($1)" }
+        var arguments = ["--kill-after=3", "60"] + env + ["/usr/bin/umockdev-run", "-d", device]
         for (node, script) in scripts.sorted(by: { $0.key < $1.key }) { arguments += ["-s", "\(node)=\(script)"] }
         arguments += options
         try launch(arguments + ["--"] + daemonArguments, controlled: false)

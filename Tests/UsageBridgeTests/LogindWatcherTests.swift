@@ -49,7 +49,7 @@ import Testing
         let events = Mutex<[UsageEvent]>([])
         let watcher = LogindWatcher(clock: LinuxSystemClock(), journal: .discard) { event in events.withLock { $0.append(event) }
         }
-        try watcher.start(bus: .address(bus.address))
+        #expect(watcher.start(bus: .address(bus.address)))
         defer { watcher.stop() }
         #expect(Self.eventually { watcher.activeUser == 1234 }, "\(bus.logText())")
         #expect(

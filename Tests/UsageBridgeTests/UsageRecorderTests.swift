@@ -40,12 +40,18 @@ import Testing
         #expect(column(.events) == [0, 1] && column(.category) == [0, 11])
         #expect(DesktopIDCode.decode(DeviceUsageFamily.Column.appWords.map { Double(column($0)[1]) }) == "org.gnome.Maps")
 
-        // logind goes: the next interval, watched at its start, still reports; the one after is lost.
+        // logind goes: the next interval, watched at its start, still reports, with its unwatched
+        // stretch as a deletion record; the one after is lost whole.
         recorder.feed(.watching(.logindLockedHint, false, at: time.boottimeNanoseconds()))
         recorder.queue.sync {}
         try time.advance(by: .seconds(1800))
         let later = delivered.withLock { $0 }
-        #expect(later.count == 3)
+        #expect(later.count == 4)
+        if case .gap(let from, let to, _, _) = later[2] {
+            #expect(from.nanoseconds == start + 500_000_000_000 && to.nanoseconds == start + 1_400_000_000_000)
+        } else {
+            Issue.record("the unwatched stretch is a deletion record: \(later)")
+        }
         if case .gap(let from, let to, let reason, _) = later.last {
             #expect(from.nanoseconds == start + 1_400_000_000_000 && to.nanoseconds == start + 2_300_000_000_000)
             #expect(reason == .systemInitiated)
@@ -54,5 +60,32 @@ import Testing
         }
         recorder.setRecording(false) { _ in }
         #expect(time.pendingTimers == 0)
+    }
+
+    @Test func aStretchNothingWatchedIsADeletionRecordWhenWatchingResumes() throws {
+        let time = ManualTime()
+        let recorder = UsageRecorder(clock: time, scheduler: time)
+        let delivered = Mutex<[SourceEvent]>([])
+        let start = time.boottimeNanoseconds()
+        recorder.feed(.watching(.logindLockedHint, true, at: start))
+        recorder.setRecording(true) { event in delivered.withLock { $0.append(event) } }
+        recorder.queue.sync {}
+        try time.advance(by: .seconds(100))
+        recorder.feed(.watching(.logindLockedHint, false, at: time.boottimeNanoseconds()))
+        try time.advance(by: .seconds(60))
+        recorder.feed(.watching(.logindLockedHint, true, at: time.boottimeNanoseconds()))
+        recorder.queue.sync {}
+        let events = delivered.withLock { $0 }
+        #expect(events.count == 1)
+        if case .gap(let from, let to, let reason, _) = events.first {
+            #expect(from.nanoseconds == start + 100_000_000_000 && to.nanoseconds == start + 160_000_000_000)
+            #expect(reason == .systemInitiated)
+        } else {
+            Issue.record("the unwatched stretch is a deletion record: \(events)")
+        }
+        // The interval itself is still a report, closed at the quarter hour.
+        try time.advance(by: .seconds(400))
+        #expect(delivered.withLock { $0.count } == 2)
+        recorder.setRecording(false) { _ in }
     }
 }

@@ -1,10 +1,12 @@
+import KeyboardBridge
 import SensorKitModel
 import SensorSystem
 import UsageBridge
 
 /// The person's use of this machine as `deviceUsageReport` (docs/device-usage.md): logind's
 /// view of seat0 over the system bus, and what the session agent (`sensorkit-session`) sees of
-/// the compositor and the notifications, counted into one report per wall-clock quarter hour.
+/// the compositor and the notifications, counted into one report per wall-clock quarter hour;
+/// typing episodes on the keyboards count as text-input sessions of the app in front.
 struct DeviceUsageDriver: ConfiguredDriver {
     let settings: DeviceUsageDriverSettings
 
@@ -17,13 +19,45 @@ struct DeviceUsageDriver: ConfiguredDriver {
     }
 
     func start(registry: any SourceRegistry, journal: Journal) throws -> any SourceDiscovery {
-        DeviceUsageDiscovery(
-            registry: registry, bus: settings.logind ? .system : nil, clock: LinuxSystemClock(),
-            scheduler: DispatchScheduler(), journal: journal)
+        let clock = LinuxSystemClock()
+        var typing: (watch: TypingEpisodeWatch, keyboards: KeyboardDiscovery)?
+        if settings.typing {
+            // Its own udev discovery, apart from keyboardMetrics': the keyboards are found whether
+            // or not that sensor is enabled, and each side opens a node only while it records.
+            let watch = TypingEpisodeWatch(clock: clock)
+            do throws(SystemError) {
+                typing = (
+                    watch,
+                    try KeyboardDiscovery.start(registry: watch, settings: KeyboardSettings(), clock: clock, journal: journal)
+                )
+            } catch {
+                journal.warning("device usage: keyboards cannot be found (\(error)); no text-input session is counted")
+            }
+        }
+        let usage = DeviceUsageDiscovery(
+            registry: registry, bus: settings.logind ? .system : nil, clock: clock, scheduler: DispatchScheduler(),
+            journal: journal, typing: typing?.watch)
+        return DeviceUsageSources(usage: usage, keyboards: typing?.keyboards)
     }
 }
 
-extension DeviceUsageDiscovery: SourceDiscovery {}
+/// The device-usage recorder and the keyboard discovery that feeds it typing episodes, stopped
+/// together; the reader socket hands the session agent's events through it.
+struct DeviceUsageSources: SourceDiscovery, UsageAgentSink {
+    let usage: DeviceUsageDiscovery
+    let keyboards: KeyboardDiscovery?
+
+    var activeUser: UInt32? { usage.activeUser }
+
+    func feed(_ event: UsageEvent) { usage.feed(event) }
+
+    func stop() {
+        usage.stop()
+        keyboards?.stop()
+    }
+}
+
+extension TypingEpisodeWatch: TypingEpisodeFeed {}
 
 /// `[device-usage]`.
 struct DeviceUsageDriverSettings: DriverConfiguration {
@@ -31,6 +65,8 @@ struct DeviceUsageDriverSettings: DriverConfiguration {
     var enabled = true
     /// `logind = no`: seat0's lock and idle state are not watched (the agent's events alone count).
     var logind = true
+    /// `typing = no`: the keyboards are not read for `textInputSessions` (always 0 then).
+    var typing = true
 }
 
 extension DeviceUsageDriver {
@@ -42,6 +78,7 @@ extension DeviceUsageDriver {
         switch entry.key {
         case "enabled": config.drivers[DeviceUsageDriverSettings.self].enabled = try entry.yesOrNo()
         case "logind": config.drivers[DeviceUsageDriverSettings.self].logind = try entry.yesOrNo()
+        case "typing": config.drivers[DeviceUsageDriverSettings.self].typing = try entry.yesOrNo()
         default: return false
         }
         return true
