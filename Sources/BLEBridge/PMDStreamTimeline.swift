@@ -86,7 +86,6 @@ public struct PMDStreamTimeline: Sendable {
     public let measurementType: PMDMeasurementType
     public let samplePeriodNanoseconds: Int64
     public let hold: Hold
-    public var holdNanoseconds: Int64 { hold.verified }
     /// The most samples one frame may hold: `maximumFrameSeconds` at the negotiated rate (an
     /// H10's ECG frame holds 73 samples, 0.56 s at 130 Hz).
     public let maximumFrameSamples: Int
