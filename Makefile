@@ -35,7 +35,7 @@ demo: deps
 bench: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkit-bench
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkitd  # the daemon section starts the real one
-	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkit-wearable  # ble-bluez feeds from it
+	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkit-wearable  # live (BLE) and ble-bluez feed from it
 	.build/release/sensorkit-bench $(SECTIONS)
 
 # Each parser's libFuzzer target for a bounded time (FUZZ_SECONDS per target); crashes become tests.

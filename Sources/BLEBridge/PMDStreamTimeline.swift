@@ -1,7 +1,7 @@
 /// One PMD stream (ECG or PPG) put on the host timeline: decodes each data notification, drops
 /// duplicates, maps device time through `DeviceClockMapping`, and turns a device clock that reset
 /// or jumped, frames that went missing and frames that cannot be decoded into recorded gaps —
-/// never into reordered or invented samples. Frames are held up to `holdNanoseconds` so the fit
+/// never into reordered or invented samples. Frames are held up to `hold` so the fit
 /// has seen the pairs after them. Sample times strictly increase (docs/ble.md, "One timeline").
 public struct PMDStreamTimeline: Sendable {
     public struct TimedFrame: Equatable, Sendable {
@@ -64,9 +64,28 @@ public struct PMDStreamTimeline: Sendable {
         public var refusedForClock = 0
     }
 
+    /// How long frames wait for the pairs after them before they go out: `verified` once the
+    /// clock check has agreed in the current mapping, `unverified` until then.
+    public struct Hold: Hashable, Sendable {
+        public var verified: Int64
+        public var unverified: Int64
+
+        public init(verified: Int64, unverified: Int64) {
+            self.verified = max(0, verified)
+            self.unverified = max(0, unverified)
+        }
+
+        /// The study profile's: each frame timed by a fit that has seen the second after it.
+        public static let fit = Hold(verified: 1_000_000_000, unverified: 4_000_000_000)
+        /// The lab profile's: a live subscriber gets each frame on receipt, timed by the fit so
+        /// far; only a mapping whose device clock is not yet checked still holds its frames, so
+        /// none goes out timed by a clock found broken a moment later.
+        public static let onReceipt = Hold(verified: 0, unverified: 4_000_000_000)
+    }
+
     public let measurementType: PMDMeasurementType
     public let samplePeriodNanoseconds: Int64
-    public let holdNanoseconds: Int64
+    public let hold: Hold
     /// The most samples one frame may hold: `maximumFrameSeconds` at the negotiated rate (an
     /// H10's ECG frame holds 73 samples, 0.56 s at 130 Hz).
     public let maximumFrameSamples: Int
@@ -83,7 +102,7 @@ public struct PMDStreamTimeline: Sendable {
     /// The device clock's rate disagreed: frames are refused until the check agrees again.
     public private(set) var clockRefused = false
     /// The clock check agreed since the mapping (re)started. Until it does, frames are held four
-    /// times as long, so none goes out timed by a clock found broken a moment later.
+    /// times as long (`hold.unverified`), so none goes out timed by a clock found broken a moment later.
     private var clockVerified = false
     private var pending: [(frame: PMDFrame, receive: Int64)] = []
     private var previous: (type: UInt8, frameType: UInt8, device: UInt64, receive: Int64, samples: Int)?
@@ -91,10 +110,16 @@ public struct PMDStreamTimeline: Sendable {
     private var lastReleased: (device: UInt64, time: Int64)?
     private var lastSampleTime: Int64?
 
-    public init(measurementType: PMDMeasurementType, sampleRateHz: Int, holdNanoseconds: Int64 = 1_000_000_000) {
+    /// Frames held `holdNanoseconds`, four times as long until the clock check agreed.
+    public init(measurementType: PMDMeasurementType, sampleRateHz: Int, holdNanoseconds: Int64) {
+        let hold = max(0, holdNanoseconds)
+        self.init(measurementType: measurementType, sampleRateHz: sampleRateHz, hold: Hold(verified: hold, unverified: hold &* 4))
+    }
+
+    public init(measurementType: PMDMeasurementType, sampleRateHz: Int, hold: Hold = .fit) {
         self.measurementType = measurementType
         samplePeriodNanoseconds = 1_000_000_000 / Int64(max(1, sampleRateHz))
-        self.holdNanoseconds = max(0, holdNanoseconds)
+        self.hold = hold
         let rate = max(1, sampleRateHz)
         maximumFrameSamples = max(16, rate * Self.maximumFrameSeconds)
         self.rate = RateGuard(perSecond: Double(rate) * Self.rateMargin, burst: Double(rate) * Self.burstSeconds)
@@ -210,7 +235,7 @@ public struct PMDStreamTimeline: Sendable {
     }
 
     private func heldLimit(_ now: Int64) -> Int64 {
-        now &- (clockVerified ? holdNanoseconds : holdNanoseconds &* 4)
+        now &- (clockVerified ? hold.verified : hold.unverified)
     }
 
     /// Drops the frame just received as a gap: what was held before it goes out first.
@@ -219,7 +244,7 @@ public struct PMDStreamTimeline: Sendable {
         return held + [.gap(Gap(reason: reason, after: lastSampleTime, receiveTime: receiveTime))]
     }
 
-    /// Releases the frames held longer than `holdNanoseconds` at host time `now`: a stream whose
+    /// Releases the frames held longer than their `hold` at host time `now`: a stream whose
     /// frames stop coming still delivers its last second.
     public mutating func releaseHeld(now: Int64) -> [Event] {
         release(upTo: heldLimit(now))

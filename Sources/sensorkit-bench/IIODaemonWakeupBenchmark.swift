@@ -165,15 +165,22 @@ enum IIODaemonWakeupBenchmark {
         let daemon: pid_t
         let listener: NotifyListener
 
-        init(_ sensorkitd: String, _ rig: DaemonBenchmark.RigFolder, device: String, script: String?, log: String) throws {
+        convenience init(_ sensorkitd: String, _ rig: DaemonBenchmark.RigFolder, device: String, script: String?, log: String)
+            throws
+        {
+            try self.init(
+                sensorkitd, rig, under: IIOBenchmark.umockdevRun(device: device, script: script, seconds: 120), log: log)
+        }
+
+        /// The daemon of `rig` started below `wrapper` (umockdev-run, or a plain `timeout`).
+        init(_ sensorkitd: String, _ rig: DaemonBenchmark.RigFolder, under wrapper: [String], log: String) throws {
             let notify = rig.path + "/notify"
             unlink(notify)
             listener = try NotifyListener(path: notify)
             setenv("NOTIFY_SOCKET", notify, 1)
             defer { unsetenv("NOTIFY_SOCKET") }
             group = try IIOBenchmark.spawn(
-                IIOBenchmark.umockdevRun(device: device, script: script, seconds: 120) + [sensorkitd] + rig.daemonArguments,
-                stdout: log + ".log", stderr: log + ".log.err")
+                wrapper + [sensorkitd] + rig.daemonArguments, stdout: log + ".log", stderr: log + ".log.err")
             var found: pid_t?
             for _ in 0..<200 where found == nil {
                 found = Self.descendant(of: group.pid, named: "sensorkitd")
@@ -182,7 +189,7 @@ enum IIODaemonWakeupBenchmark {
             guard let found else {
                 kill(-group.pid, SIGKILL)
                 group.wait()
-                throw IIOBenchmark.BenchError("no sensorkitd below umockdev-run; see \(log).log.err")
+                throw IIOBenchmark.BenchError("no sensorkitd below \(wrapper.first ?? "?"); see \(log).log.err")
             }
             daemon = found
         }

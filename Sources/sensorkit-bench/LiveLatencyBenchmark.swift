@@ -115,7 +115,7 @@ enum LiveLatencyBenchmark {
         return Figures(p50: percentile(0.5), p99: percentile(0.99), max: sorted.last!, count: sorted.count)
     }
 
-    static func connect(_ rig: DaemonBenchmark.RigFolder) throws -> ReaderConnection {
+    static func connect(_ rig: DaemonBenchmark.RigFolder, app: String = app) throws -> ReaderConnection {
         var lastError: (any Error)?
         for _ in 0..<150 {
             do { return try ReaderConnection(socketPath: rig.socket, app: app) } catch { lastError = error }

@@ -2,7 +2,7 @@ import Foundation
 import SensorSystem
 
 // `make bench`: each section prints its figures beside anchors measured in the same run.
-// Usage: sensorkit-bench [section …]   (sections: store, decode, encode, fetch, iio, live, ble, export, daemon; ble-daemon: ble's daemon path alone; ble-bluez: bluez beside emulated; default: all)
+// Usage: sensorkit-bench [section …]   (sections: store, decode, encode, fetch, iio, live, ble, export, daemon; ble-clock, ble-daemon: ble's clock mapping, daemon path alone; ble-bluez: bluez beside emulated; live-ble: live's BLE half alone; default: all)
 let sections = Array(CommandLine.arguments.dropFirst())
 // As sensorkitd and the SensorKit client do (SENSORKIT_MALLOC=default measures glibc's defaults).
 let allocator = AllocatorTuning.forBulkData()
@@ -23,7 +23,8 @@ if sections.isEmpty || sections.contains("encode") { EncodeBenchmark.run() }
 if sections.isEmpty || sections.contains("fetch") { try FetchBenchmark.run() }
 try IIOBenchmark.main(sections)
 if sections.isEmpty || sections.contains("live") { try LiveLatencyBenchmark.run() }
-if sections.isEmpty || sections.contains("ble") { BLEClockBenchmark.run() }
+if sections.isEmpty || sections.contains("live") || sections.contains("live-ble") { try BLELiveLatencyBenchmark.run() }
+if sections.isEmpty || sections.contains("ble") || sections.contains("ble-clock") { BLEClockBenchmark.run() }
 if sections.isEmpty || sections.contains("ble") || sections.contains("ble-daemon") { BLEDaemonPathBenchmark.run() }
 if sections.isEmpty || sections.contains("ble") || sections.contains("ble-bluez") { BLEBlueZPathBenchmark.run() }
 if sections.isEmpty || sections.contains("export") { try ExportBenchmark.run() }

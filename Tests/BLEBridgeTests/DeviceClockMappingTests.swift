@@ -182,4 +182,36 @@ import Testing
         #expect(released >= 1)
         #expect(timeline.finish().count == 4 - released)
     }
+
+    /// The lab profile's hold: frames wait only while the device clock's rate is unchecked (at
+    /// most 4 s), then each goes out on its own receipt; the study profile's keeps each a second.
+    @Test func theOnReceiptHoldReleasesEachFrameOnItsReceiptOnceTheClockIsChecked() {
+        for hold in [PMDStreamTimeline.Hold.onReceipt, .fit] {
+            var simulation = H10ClockSimulation(seed: 19)
+            var timeline = PMDStreamTimeline(measurementType: .ecg, sampleRateHz: 130, hold: hold)
+            let first = simulation.next()
+            #expect(timeline.receive(first.bytes, at: first.receiveTime).isEmpty, "the clock is not checked yet")
+            var onReceipt = 0
+            var released = 0
+            for _ in 0..<40 {  // 22 s of 73-sample frames
+                let frame = simulation.next()
+                let out = timeline.receive(frame.bytes, at: frame.receiveTime).compactMap { event -> UInt64? in
+                    if case .frame(let timed) = event { return timed.frame.deviceTimestamp }
+                    return nil
+                }
+                if released == 0, !out.isEmpty {
+                    #expect(frame.receiveTime - first.receiveTime <= hold.unverified + 1_000_000_000)
+                } else if hold == .onReceipt, released > 0 {
+                    #expect(out == [frame.deviceTimestamp], "a frame after the check goes out on its own receipt")
+                }
+                if out.last == frame.deviceTimestamp { onReceipt += 1 }
+                released += out.count
+            }
+            if hold == .onReceipt {  // every frame, the first included
+                #expect(onReceipt >= 35 && released == 41, "\(onReceipt) on receipt, \(released) released")
+            } else {
+                #expect(onReceipt == 0 && released < 41, "the study hold released \(onReceipt) frames on receipt")
+            }
+        }
+    }
 }

@@ -1,7 +1,8 @@
 import BLEBridge
-import SensorDaemon
 import SensorKitModel
 import Testing
+
+@testable import SensorDaemon
 
 /// `[ble]` and `[wearable NAME]` (docs/configuration.md): what parses, and a line-numbered error
 /// for everything else.
@@ -30,6 +31,19 @@ import Testing
         #expect(
             try DaemonConfiguration.parse("[ble]\ntransport = bluez\n").ble == BLESettings(transport: .bluez(adapter: "hci0")))
         #expect(try DaemonConfiguration.parse("").ble == nil)
+    }
+
+    /// The lab profile hands each PMD frame over on receipt once its clock is checked, for live
+    /// subscribers (docs/live.md); the study profile keeps the second a frame waits for the fit.
+    @Test func theProfileSetsHowLongPMDFramesWaitForTheirClockFit() throws {
+        let sections =
+            "[ble]\ntransport = emulated:/tmp/ble\n[wearable chest]\naddress = c0:ff:ee:00:00:10\nstreams = electrocardiogram\n"
+        for (profile, hold) in [("lab", PMDStreamTimeline.Hold.onReceipt), ("study", .fit)] {
+            let driver = BLEDriver(configuration: try DaemonConfiguration.parse("profile = \(profile)\n" + sections))
+            #expect(driver?.wearables.map(\.frameHold) == [hold], "profile = \(profile)")
+        }
+        #expect(PMDStreamTimeline.Hold.onReceipt.verified == 0)
+        #expect(PMDStreamTimeline.Hold.onReceipt.unverified == PMDStreamTimeline.Hold.fit.unverified)
     }
 
     @Test(

@@ -52,6 +52,9 @@ public struct WearableConfiguration: Hashable, Sendable {
     public var streams: [SRSensor] = []
     /// The line of the section header, for errors found once the section is complete.
     public var line: Int
+    /// How long PMD frames wait for their clock fit: not read from the section but set by the
+    /// daemon's profile (the lab profile hands each frame over on receipt, docs/live.md).
+    public var frameHold = PMDStreamTimeline.Hold.fit
 
     public init(name: String, match: Match? = nil, streams: [SRSensor] = [], line: Int = 0) {
         self.name = name

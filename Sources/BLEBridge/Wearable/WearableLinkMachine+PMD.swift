@@ -185,7 +185,7 @@ extension WearableLinkMachine {
                     log(.info("\(label): PMD \(type) streaming (PP intervals as they come)"))
                 } else {
                     let rate = sampleRates[type] ?? kind.fallbackSampleRate
-                    timelines[type] = PMDStreamTimeline(measurementType: type, sampleRateHz: rate)
+                    timelines[type] = PMDStreamTimeline(measurementType: type, sampleRateHz: rate, hold: configuration.frameHold)
                     log(.info("\(label): PMD \(type) streaming at \(rate) Hz"))
                 }
             case .alreadyInState:

@@ -14,7 +14,21 @@ extension BLEDriver: ConfiguredDriver {
     init?(configuration: DaemonConfiguration) {
         let settings = configuration.drivers[BLEDriverSettings.self]
         guard let ble = settings.ble else { return nil }
-        self.init(settings: ble, wearables: settings.wearables)
+        let hold = Self.frameHold(configuration)
+        self.init(
+            settings: ble,
+            wearables: settings.wearables.map { wearable in
+                var held = wearable
+                held.frameHold = hold
+                return held
+            })
+    }
+
+    /// The lab profile hands each PMD frame over on receipt (once the device clock's rate is
+    /// checked), so a live subscriber gets ECG within milliseconds; the study profile keeps the
+    /// second each frame waits for a better clock fit (docs/live.md, docs/ble.md §3).
+    static func frameHold(_ configuration: DaemonConfiguration) -> PMDStreamTimeline.Hold {
+        configuration.profile == .lab ? .onReceipt : .fit
     }
 
     /// The sensors a `streams =` line may name, as the configuration names them.
