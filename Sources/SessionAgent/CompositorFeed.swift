@@ -4,9 +4,10 @@ import WaylandBridge
 
 /// Feeds the agent from the user's compositor: keeps a `CompositorWatcher` connected and hands
 /// what it reports to `SessionAgent.compositor(_:)`. When the compositor is not there yet, or goes
-/// away (a crash, a restart, a session without Wayland), it tries again — after `firstRetry`,
-/// doubling up to `lastRetry` — so a restarted compositor is watched again within a minute and a
-/// session without one costs one wake-up a minute. Confined to `queue`.
+/// away (a crash, a restart), it tries again — after `firstRetry`, doubling up to `lastRetry` —
+/// so a restarted compositor is watched again within a minute. A session without
+/// `WAYLAND_DISPLAY`, or a compositor that lacks the wlr protocols (GNOME, KDE), is not retried:
+/// an idle agent makes no wake-ups. Confined to `queue`.
 public final class CompositorFeed: @unchecked Sendable {
     // @unchecked: every var is touched only on `queue`.
     private let display: String?
@@ -57,11 +58,24 @@ public final class CompositorFeed: @unchecked Sendable {
             retry = firstRetry
             lastFailure = nil
             log("watching the compositor")
+        } catch let error as CompositorError where !Self.worthRetrying(error) {
+            // No Wayland session, or a compositor that will never speak the wlr protocols
+            // (GNOME, KDE): retrying would only cost wake-ups; logind stands in.
+            log("not watching the compositor: \(error.description)")
         } catch {
             let reason = "\(error)"
             if reason != lastFailure { log("not watching the compositor (trying again): \(reason)") }
             lastFailure = reason
             scheduleRetry()
+        }
+    }
+
+    /// A compositor not up yet, or gone, may come (back); a session without a display, or a
+    /// compositor without the protocols, will not change while the agent runs.
+    static func worthRetrying(_ error: CompositorError) -> Bool {
+        switch error {
+        case .cannotConnect, .noAnswer: return true
+        case .noDisplay, .protocolNotOffered: return false
         }
     }
 

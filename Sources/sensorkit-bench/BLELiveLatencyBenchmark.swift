@@ -109,7 +109,7 @@ enum BLELiveLatencyBenchmark {
             sensorkitd, rig, under: ["/usr/bin/timeout", "--kill-after=5", "120"], log: log)
         defer { daemon.stop() }
         guard daemon.ready(seconds: 30) else { throw IIOBenchmark.BenchError("sensorkitd sent no READY=1; see \(log).log.err") }
-        let watcher = try LiveLatencyBenchmark.connect(rig, app: app)
+        let watcher = try rig.connect(app: app)
         defer { watcher.close() }
         guard let timeline = watcher.welcome.timeline else { throw IIOBenchmark.BenchError("no timeline in hello") }
         for sensor in [SRSensor.heartRate, .electrocardiogram] {

@@ -82,6 +82,17 @@ enum DaemonBenchmark {
         }
 
         func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+        /// A connection as `app` (nil: an admin session) once the daemon on this rig listens:
+        /// tries for 15 s.
+        func connect(app: String?) throws -> ReaderConnection {
+            var lastError: (any Error)?
+            for _ in 0..<150 {
+                do { return try ReaderConnection(socketPath: socket, app: app) } catch { lastError = error }
+                usleep(100_000)
+            }
+            throw IIOBenchmark.BenchError("cannot connect to sensorkitd: \(lastError.map { "\($0)" } ?? "?")")
+        }
     }
 
     /// A clock of an earlier boot that has run `boottime` ns and whose wall clock is now: the

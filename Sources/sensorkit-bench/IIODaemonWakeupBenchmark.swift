@@ -58,7 +58,7 @@ enum IIODaemonWakeupBenchmark {
         let idleEnd = ProcessFigures(pid: first.daemon)
         let idle = try idleMeter.stop()
         idleMeter.close()
-        let stake = try connect(rig)
+        let stake = try rig.connect(app: app)
         for sensor in [SRSensor.accelerometer, .rotationRate] {
             if let error = stake.call(.startRecording, { $0.sensor = sensor.rawValue }).error { throw error }
         }
@@ -81,12 +81,12 @@ enum IIODaemonWakeupBenchmark {
         usleep(UInt32(window * 1e6))
         let busy = try meter.stop()
         let end = ProcessFigures(pid: second.daemon)
-        let app = try connect(rig)
-        defer { app.close() }
-        let atWindowEnd = fetchedCount(app)
+        let reader = try rig.connect(app: app)
+        defer { reader.close() }
+        let atWindowEnd = fetchedCount(reader)
         var recorded = atWindowEnd
         _ = DaemonHarness.eventually(Double(feedSeconds) + 5, every: 0.5) {
-            recorded = fetchedCount(app)
+            recorded = fetchedCount(reader)
             return recorded >= scans
         }
         second.stop()
@@ -137,16 +137,6 @@ enum IIODaemonWakeupBenchmark {
         print(
             "  recorded: \(recorded) of \(scans) accelerometer samples fetched through the client (\(atWindowEnd) at the window's end)"
         )
-    }
-
-    /// The bench app's connection, or an admin session's (`app` nil), once the daemon listens.
-    static func connect(_ rig: DaemonBenchmark.RigFolder, app: String? = app) throws -> ReaderConnection {
-        var lastError: (any Error)?
-        for _ in 0..<150 {
-            do { return try ReaderConnection(socketPath: rig.socket, app: app) } catch { lastError = error }
-            usleep(100_000)
-        }
-        throw IIOBenchmark.BenchError("cannot connect to sensorkitd: \(lastError.map { "\($0)" } ?? "?")")
     }
 
     /// Accelerometer samples the app can fetch now (hold 0).
@@ -244,7 +234,7 @@ final class DaemonUsageMeter {
     private var first: (usage: (switches: Double, cpu: Double), at: UInt64, call: (switches: Double, cpu: Double))?
 
     init(_ rig: DaemonBenchmark.RigFolder) throws {
-        connection = try IIODaemonWakeupBenchmark.connect(rig, app: nil)
+        connection = try rig.connect(app: nil)
     }
 
     private func read() throws -> (switches: Double, cpu: Double) {

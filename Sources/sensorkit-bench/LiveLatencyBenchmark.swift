@@ -76,7 +76,7 @@ enum LiveLatencyBenchmark {
         guard first.ready(seconds: 30) else {
             throw IIOBenchmark.BenchError("sensorkitd sent no READY=1; see \(log)-stake.log.err")
         }
-        let stake = try connect(rig)
+        let stake = try rig.connect(app: app)
         for sensor in [SRSensor.accelerometer, .rotationRate] {
             if let error = stake.call(.startRecording, { $0.sensor = sensor.rawValue }).error { throw error }
         }
@@ -86,7 +86,7 @@ enum LiveLatencyBenchmark {
         let second = try IIODaemonWakeupBenchmark.Run(sensorkitd, rig, device: device, script: script, log: log)
         defer { second.stop() }
         guard second.ready(seconds: 30) else { throw IIOBenchmark.BenchError("sensorkitd sent no READY=1; see \(log).log.err") }
-        let watcher = try connect(rig)
+        let watcher = try rig.connect(app: app)
         defer { watcher.close() }
         guard let timeline = watcher.welcome.timeline else { throw IIOBenchmark.BenchError("no timeline in hello") }
         let clock = LinuxSystemClock()
@@ -113,14 +113,5 @@ enum LiveLatencyBenchmark {
         guard !sorted.isEmpty else { return Figures(p50: .nan, p99: .nan, max: .nan, count: 0) }
         func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
         return Figures(p50: percentile(0.5), p99: percentile(0.99), max: sorted.last!, count: sorted.count)
-    }
-
-    static func connect(_ rig: DaemonBenchmark.RigFolder, app: String = app) throws -> ReaderConnection {
-        var lastError: (any Error)?
-        for _ in 0..<150 {
-            do { return try ReaderConnection(socketPath: rig.socket, app: app) } catch { lastError = error }
-            usleep(100_000)
-        }
-        throw IIOBenchmark.BenchError("cannot connect to sensorkitd: \(lastError.map { "\($0)" } ?? "?")")
     }
 }

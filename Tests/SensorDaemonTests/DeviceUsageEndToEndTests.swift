@@ -143,6 +143,83 @@ import Testing
         #expect(run.log.contains("refused session agent of uid"), "\(run.log)")
     }
 
+    /// The real agent watching a real compositor: headless sway with `foot` windows whose focus
+    /// the test moves. The apps in front come back by category with their desktop ids, the
+    /// screen wakes say they came from the compositor, and no window title is anywhere.
+    @Test(
+        .needs(
+            .tools(
+                HeadlessSway.tools + [
+                    (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),
+                ])), .needs(.root("sway runs as nobody in a runtime folder handed over with chown")), .timeLimit(.minutes(1)))
+    func theAppsInFrontUnderARealCompositorComeBackByCategory() throws {
+        let sway = try HeadlessSway()
+        defer { sway.close() }
+        let rig = try DeviceUsageRig(sessionUID: getuid())
+        defer { rig.stop() }
+        let run = rig.run
+        let app = try run.connect()
+        defer { app.close() }
+        let (startSR, _) = try run.timeline(app)
+        try run.startRecording(app, .deviceUsageReport)
+        let (_, agentLog) = try rig.startAgent(waylandDisplay: sway.display)
+        let agentLogText = { (try? String(contentsOfFile: agentLog, encoding: .utf8)) ?? "" }
+        #expect(
+            IIODaemonRun.eventually(15) { agentLogText().contains("watching the compositor") },
+            "\(agentLogText())\n\(run.log)")
+
+        let title = "Secret window title 4711"
+        try sway.open(appID: "org.gnome.Maps", title: title)
+        Thread.sleep(forTimeInterval: 1.2)
+        try sway.open(appID: "im.dino.Dino", title: title)
+        Thread.sleep(forTimeInterval: 1.2)
+        try sway.swaymsg(["[app_id=\"org.gnome.Maps\"] focus"])
+        // Every focus change reached the daemon's recorder before the interval is closed.
+        #expect(
+            IIODaemonRun.eventually(15) {
+                let details = (try? run.devices())?.first { $0.source == "session:device-usage" }?.details ?? [:]
+                return Int(details["events"] ?? "") ?? 0 >= 6
+            }, "\((try? run.devices()) ?? [])\n\(agentLogText())")
+        Thread.sleep(forTimeInterval: 0.5)
+        let stop = app.call(.stopRecording) { $0.sensor = SRSensor.deviceUsageReport.rawValue }
+        #expect(stop.error == nil, "\(stop)")
+        var report: SRDeviceUsageReport?
+        #expect(
+            IIODaemonRun.eventually(15) {
+                report = (try? Self.fetchReports(app, from: startSR, run: run))?.last
+                return report != nil
+            }, "no report was fetched\n\(run.log)\n\(agentLogText())")
+        let fetched = try #require(report)
+        let byCategory = fetched.applicationUsageByCategory
+        #expect(
+            Set(byCategory.keys.map(\.rawValue)) == [
+                SRDeviceUsageReport.CategoryKey.navigation.rawValue, SRDeviceUsageReport.CategoryKey.socialNetworking.rawValue,
+            ], "\(byCategory)")
+        let maps = try #require(byCategory[.navigation]?.first)
+        let chat = try #require(byCategory[.socialNetworking]?.first)
+        #expect(maps.bundleIdentifier == "org.gnome.Maps")
+        #expect(chat.bundleIdentifier == "im.dino.Dino")
+        // Maps was in front twice (≥ 1.2 s and ≥ 0.5 s), the chat once (≥ 1.2 s).
+        #expect(maps.usageTime >= 1.5, "\(maps.usageTime)")
+        #expect(chat.usageTime >= 1.0, "\(chat.usageTime)")
+        #expect(maps.relativeStartTime < chat.relativeStartTime)
+        #expect(fetched.version.contains("wakes=compositor"), "\(fetched.version)")
+
+        rig.stop()
+        var written: [(String, [UInt8])] = [
+            (run.logPath, Array(try Data(contentsOf: URL(fileURLWithPath: run.logPath)))),
+            (agentLog, Array(try Data(contentsOf: URL(fileURLWithPath: agentLog)))),
+        ]
+        let state = run.folder + "/state"
+        for file in FileManager.default.enumerator(atPath: state)?.compactMap({ $0 as? String }) ?? [] {
+            let path = state + "/" + file
+            if let data = FileManager.default.contents(atPath: path) { written.append((path, Array(data))) }
+        }
+        for (name, bytes) in written where KeyboardEndToEndTests.contains(bytes, Array("Secret window".utf8)) {
+            Issue.record("\(name) holds the window title")
+        }
+    }
+
     static func events(of report: SRDeviceUsageReport?) -> [SRDeviceUsageReport.NotificationUsage.Event] {
         report?.notificationUsageByCategory.values.flatMap { $0.map(\.event) } ?? []
     }
@@ -259,7 +336,7 @@ final class DeviceUsageRig {
 
     /// The agent, as this uid or as nobody; its log in the run's folder.
     @discardableResult
-    func startAgent(asNobody: Bool = false) throws -> (ChildProcess, String) {
+    func startAgent(asNobody: Bool = false, waylandDisplay: String? = nil) throws -> (ChildProcess, String) {
         let log = run.folder + "/agent-\(agents.count).log"
         let output = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
@@ -271,7 +348,9 @@ final class DeviceUsageRig {
         let agent = try ChildProcess(
             ["/usr/bin/timeout", "-s", "KILL", "60"] + who + [
                 "/usr/bin/env", "DBUS_SESSION_BUS_ADDRESS=\(sessionBus.address)", "XDG_DATA_DIRS=\(run.folder)/share",
-                "XDG_DATA_HOME=/nonexistent", DeviceUsageEndToEndTests.agentBinary, "--socket", run.socket,
+                "XDG_DATA_HOME=/nonexistent",
+            ] + (waylandDisplay.map { ["WAYLAND_DISPLAY=\($0)"] } ?? []) + [
+                DeviceUsageEndToEndTests.agentBinary, "--socket", run.socket,
             ], stdin: input, stdout: output, stderr: output)
         agents.append(agent)
         return (agent, log)

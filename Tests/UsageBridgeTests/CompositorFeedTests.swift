@@ -102,6 +102,15 @@ struct CompositorFeedTests {
         #expect(sent.lines.isEmpty)
         let logs = sent.logs.withLock { $0 }
         #expect(logs.count == 1, "\(logs)")
-        #expect(logs.first?.hasPrefix("not watching the compositor") == true)
+        #expect(logs.first?.hasPrefix("not watching the compositor (trying again)") == true)
+    }
+
+    /// A session without Wayland, or a compositor without the protocols, will not change: the
+    /// feed says so once and stops trying (an idle agent makes no wake-ups).
+    @Test func withoutAWaylandSessionOrTheProtocolsItGivesUpAtOnce() {
+        #expect(CompositorFeed.worthRetrying(.noDisplay) == false)
+        #expect(CompositorFeed.worthRetrying(.protocolNotOffered(interface: "zwlr_output_power_manager_v1")) == false)
+        #expect(CompositorFeed.worthRetrying(.cannotConnect(display: "wayland-0", errno: 111)))
+        #expect(CompositorFeed.worthRetrying(.noAnswer(display: "wayland-0")))
     }
 }
