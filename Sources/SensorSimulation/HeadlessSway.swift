@@ -87,7 +87,8 @@ public final class HeadlessSway {
         let client = try spawnLogged(
             Self.nobody + [
                 "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=\(folder)", "XDG_RUNTIME_DIR=\(runtimeDirectory)",
-                "WAYLAND_DISPLAY=\(display)", "/usr/bin/foot", "--app-id=\(appID)", "--title=\(title)",
+                "WAYLAND_DISPLAY=\(display)", "/usr/bin/foot", "--working-directory=\(folder)", "--app-id=\(appID)",
+                "--title=\(title)",
                 "/bin/sh", "-c", "sleep \(seconds)",
             ], log: "foot-\(appID)")
         clients.append(client)

@@ -33,9 +33,17 @@ import Testing
     /// The Python client watching as `uid` in a process of its own (the daemon knows a peer by
     /// its credentials): one JSON line for the reply (or `{"refused": code}`), then one per event.
     static func watcher(as uid: UInt32, socket: String, output: String) throws -> ChildProcess {
+        // The client module goes beside the socket: the checkout may sit in a folder only root
+        // can enter (CI clones into a mode-0700 mktemp folder), the harness's folder is 0755.
+        let reachable = (socket as NSString).deletingLastPathComponent + "/python"
+        if !FileManager.default.fileExists(atPath: reachable + "/sensorkit_client.py") {
+            try FileManager.default.createDirectory(atPath: reachable, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(
+                atPath: clientFolder + "/sensorkit_client.py", toPath: reachable + "/sensorkit_client.py")
+        }
         let script = """
             import json, sys
-            sys.path.insert(0, \(String(reflecting: clientFolder)))
+            sys.path.insert(0, \(String(reflecting: reachable)))
             from sensorkit_client import SensorKitClient, SensorKitError
             client = SensorKitClient(\(String(reflecting: socket)), timeout=30)
             client.hello()

@@ -345,15 +345,30 @@ final class DeviceUsageRig {
             Glibc.close(input)
         }
         let who = asNobody ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] : []
+        let binary =
+            asNobody ? try Self.copyForNobody(DeviceUsageEndToEndTests.agentBinary) : DeviceUsageEndToEndTests.agentBinary
         let agent = try ChildProcess(
             ["/usr/bin/timeout", "-s", "KILL", "60"] + who + [
                 "/usr/bin/env", "DBUS_SESSION_BUS_ADDRESS=\(sessionBus.address)", "XDG_DATA_DIRS=\(run.folder)/share",
                 "XDG_DATA_HOME=/nonexistent",
             ] + (waylandDisplay.map { ["WAYLAND_DISPLAY=\($0)"] } ?? []) + [
-                DeviceUsageEndToEndTests.agentBinary, "--socket", run.socket,
+                binary, "--socket", run.socket,
             ], stdin: input, stdout: output, stderr: output)
         agents.append(agent)
         return (agent, log)
+    }
+
+    /// A copy of `binary` that nobody may run: the checkout may sit in a folder only root can
+    /// enter (CI clones into a mode-0700 mktemp folder). The copy stays in /tmp (a few MB).
+    static func copyForNobody(_ binary: String) throws -> String {
+        var template = Array("/tmp/skbin-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
+        let folder = String(cString: made)
+        chmod(folder, 0o755)
+        let copy = folder + "/" + (binary as NSString).lastPathComponent
+        try FileManager.default.copyItem(atPath: binary, toPath: copy)
+        chmod(copy, 0o755)
+        return copy
     }
 
     func system(_ arguments: String...) throws { try Self.busctl(system.address, arguments) }
