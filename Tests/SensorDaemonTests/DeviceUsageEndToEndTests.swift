@@ -178,7 +178,11 @@ final class DeviceUsageRig {
     let applications: String
     var agents: [ChildProcess] = []
 
-    init(sessionUID: UInt32) throws {
+    /// `geoclue`: the GeoClue stand-in on the system bus too (docs/visits.md §4).
+    init(
+        sessionUID: UInt32, entitlements: [String] = ["device-usage"], grants: String = "deviceUsageReport",
+        geoclue: Bool = false
+    ) throws {
         system = try PrivateBus(seconds: 90)
         sessionBus = try PrivateBus(seconds: 90)
         try system.spawn(
@@ -204,7 +208,15 @@ final class DeviceUsageRig {
             system.address, "call", DeviceUsageEndToEndTests.login1, "/org/freedesktop/login1", "org.freedesktop.DBus.Mock",
             "AddSession", "ssusb",
             "c1", "seat0", String(sessionUID), "person", "true")
-        run = try IIODaemonRun(entitlements: ["device-usage"], grants: "deviceUsageReport")
+        if geoclue {
+            try system.spawn(
+                [
+                    "/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=\(system.address)", TestEnvironment.python, "-m", "dbusmock",
+                    "--system", "--template", VisitsEndToEndTests.template,
+                ], log: "geoclue")
+            #expect(IIODaemonRun.eventually(20) { BLEBlueZEndToEndTests.owned("org.freedesktop.GeoClue2", on: systemAddress) })
+        }
+        run = try IIODaemonRun(entitlements: entitlements, grants: grants)
         applications = run.folder + "/share/applications"
         try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
         try "[Desktop Entry]\nName=Maps\nCategories=Utility;Maps;\n".write(
@@ -241,13 +253,17 @@ final class DeviceUsageRig {
         let agent = try ChildProcess(
             ["/usr/bin/timeout", "-s", "KILL", "60"] + who + [
                 "/usr/bin/env", "DBUS_SESSION_BUS_ADDRESS=\(sessionBus.address)", "XDG_DATA_DIRS=\(run.folder)/share",
-                "XDG_DATA_HOME=/nonexistent", DeviceUsageEndToEndTests.agentBinary, "--socket", run.socket,
+                "XDG_DATA_HOME=/nonexistent", "DBUS_SYSTEM_BUS_ADDRESS=\(system.address)",
+                "XDG_STATE_HOME=\(run.folder)/agent-state", "TZ=UTC", DeviceUsageEndToEndTests.agentBinary, "--socket",
+                run.socket,
             ], stdin: input, stdout: output, stderr: output)
         agents.append(agent)
         return (agent, log)
     }
 
-    func system(_ arguments: String...) throws { try Self.busctl(system.address, arguments) }
+    @discardableResult
+    func system(_ arguments: String...) throws -> String { try Self.busctl(system.address, arguments) }
+    func systemLog() -> String { system.logText() }
     @discardableResult
     func session(_ arguments: String...) throws -> String { try Self.busctl(sessionBus.address, arguments) }
 
