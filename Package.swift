@@ -96,7 +96,7 @@ let package = Package(
             name: "SensorDaemon",
             dependencies: [
                 "SensorKitModel", "SensorSystem", "SensorStore", "IIOBridge", "BLEBridge", "KeyboardBridge", "UsageBridge",
-                "ModemBridge",
+                "ModemBridge", "LocationBridge",
             ],
             swiftSettings: strict),
         .executableTarget(name: "sensorkitd", dependencies: ["SensorDaemon"], swiftSettings: strict),
@@ -109,7 +109,8 @@ let package = Package(
         // The session agent (docs/device-usage.md): the person's session bus and compositor, reduced
         // to usage events for the daemon; a systemd user unit started with the graphical session.
         .target(
-            name: "SessionAgent", dependencies: ["SensorKit", "SensorKitModel", "SensorSystem", "SystemBus", "WaylandBridge"],
+            name: "SessionAgent",
+            dependencies: ["SensorKit", "SensorKitModel", "SensorSystem", "SystemBus", "WaylandBridge", "LocationBridge"],
             swiftSettings: strict),
         .executableTarget(name: "sensorkit-session", dependencies: ["SessionAgent"], swiftSettings: strict),
         // Simulated sources and rigs shared by the bench and the tests: a generated accelerometer,
@@ -127,7 +128,9 @@ let package = Package(
             swiftSettings: strict),
 
         // Tests.
-        .target(name: "SensorTestKit", dependencies: ["SensorKitModel"], path: "Tests/SensorTestKit", swiftSettings: strict),
+        .target(
+            name: "SensorTestKit", dependencies: ["SensorKitModel", "LocationBridge"], path: "Tests/SensorTestKit",
+            swiftSettings: strict),
         .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel", "SensorTestKit"], swiftSettings: strict),
         .testTarget(
             name: "SensorStoreTests", dependencies: ["SensorStore", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
@@ -161,7 +164,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "SensorDaemonTests",
-            dependencies: ["SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit", "SystemBus"],
+            dependencies: [
+                "SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit", "SystemBus", "LocationBridge",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "WaylandBridgeTests", dependencies: ["WaylandBridge", "SensorSystem", "SensorSimulation", "SensorTestKit"],

@@ -116,6 +116,13 @@ public struct ExportFamily: Sendable {
                 ("unique_contacts", .big(3)),
             ]),
         ExportFamily(
+            layout: .visits, table: "visits",
+            values: [
+                ("distance_from_home_m", .real(0)), ("arrival_start_age_s", .real(1)), ("arrival_end_age_s", .real(2)),
+                ("departure_start_age_s", .real(3)), ("departure_end_age_s", .real(4)), ("category", .small(5)),
+                ("identifier0", .big(6)), ("identifier1", .big(7)), ("identifier2", .big(8)), ("identifier3", .big(9)),
+            ]),
+        ExportFamily(
             layout: .deletionRecords, table: "deletions", values: [("end_sr_time", .big(0)), ("reason", .small(1))],
             identity: ["device", "stream", "sr_time", "end_sr_time", "reason"]),
     ]

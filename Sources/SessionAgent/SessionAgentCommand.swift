@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import LocationBridge
 import SensorKitModel
 import SensorSystem
 import Synchronization
@@ -70,6 +71,7 @@ public enum SessionAgentCommand {
             display: environment["WAYLAND_DISPLAY"], agent: agent, queue: agentQueue,
             log: { journal.info($0) })
         compositor.start()
+        let location = startLocation(environment: environment, send: { link.send($0) }, journal: journal)
         var stopSignals: [any DispatchSourceSignal] = []
         for signal in [SIGTERM, SIGINT] {
             Glibc.signal(signal, SIG_IGN)
@@ -81,6 +83,7 @@ public enum SessionAgentCommand {
         ended.wait()
         for source in stopSignals { source.cancel() }
         compositor.stop()
+        location?.stop()
         bus.close()
         agentQueue.sync {}
         link.close()
@@ -89,6 +92,30 @@ public enum SessionAgentCommand {
             return 1
         }
         return 0
+    }
+
+    /// Location on the system bus (GeoClue is a system service), keyed by the agent's place key;
+    /// nil, with the reason logged, where the key cannot be kept.
+    static func startLocation(
+        environment: [String: String], send: @escaping @Sendable ([WireUsageEvent]) -> Void, journal: Journal
+    ) -> LocationFeed? {
+        guard let path = PlaceKeyFile.path(environment: environment) else {
+            journal.warning("location: no XDG_STATE_HOME or HOME to keep the place key in; no visits are recorded")
+            return nil
+        }
+        let key: PlaceKey
+        do throws(SystemError) {
+            var random = SystemRandomNumberGenerator()
+            key = try PlaceKeyFile.load(path, using: &random)
+        } catch {
+            journal.warning("location: the place key cannot be kept (\(error)); no visits are recorded")
+            return nil
+        }
+        let feed = LocationFeed(
+            bus: .system, key: key, utcOffsetSeconds: TimeZone.current.secondsFromGMT(), send: send,
+            log: { journal.info($0) })
+        feed.start()
+        return feed
     }
 
     static let help = """

@@ -1,6 +1,7 @@
 import Foundation
 import LocationBridge
 import SensorKitModel
+import SensorTestKit
 import Testing
 
 /// Stay points, places, home and categories from fixes: the scripted day comes back as exactly

@@ -258,7 +258,11 @@ final class DeviceUsageRig {
     private var logind: ChildProcess?
 
     /// `typing`: an evemu script the emulated keyboard types (umockdev) once its node is opened.
-    init(sessionUID: UInt32, typing: String? = nil) throws {
+    /// `geoclue`: the GeoClue stand-in on the system bus too (docs/visits.md §4).
+    init(
+        sessionUID: UInt32, typing: String? = nil, entitlements: [String] = ["device-usage"],
+        grants: String = "deviceUsageReport", geoclue: Bool = false
+    ) throws {
         system = try PrivateBus(seconds: 90)
         sessionBus = try PrivateBus(seconds: 90)
         self.sessionUID = sessionUID
@@ -273,7 +277,16 @@ final class DeviceUsageRig {
                 BLEBlueZEndToEndTests.owned(DeviceUsageEndToEndTests.notifications, on: sessionAddress)
             })
         logind = try Self.startLogind(on: system, sessionUID: sessionUID)
-        run = try IIODaemonRun(entitlements: ["device-usage"], grants: "deviceUsageReport")
+        if geoclue {
+            try system.spawn(
+                [
+                    "/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=\(system.address)", TestEnvironment.python, "-m", "dbusmock",
+                    "--system", "--template", VisitsEndToEndTests.template,
+                ], log: "geoclue")
+            let systemAddress = system.address
+            #expect(IIODaemonRun.eventually(20) { BLEBlueZEndToEndTests.owned("org.freedesktop.GeoClue2", on: systemAddress) })
+        }
+        run = try IIODaemonRun(entitlements: entitlements, grants: grants)
         applications = run.folder + "/share/applications"
         try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
         try "[Desktop Entry]\nName=Maps\nCategories=Utility;Maps;\n".write(
@@ -350,7 +363,8 @@ final class DeviceUsageRig {
         let agent = try ChildProcess(
             ["/usr/bin/timeout", "-s", "KILL", "60"] + who + [
                 "/usr/bin/env", "DBUS_SESSION_BUS_ADDRESS=\(sessionBus.address)", "XDG_DATA_DIRS=\(run.folder)/share",
-                "XDG_DATA_HOME=/nonexistent",
+                "XDG_DATA_HOME=/nonexistent", "DBUS_SYSTEM_BUS_ADDRESS=\(system.address)",
+                "XDG_STATE_HOME=\(run.folder)/agent-state", "TZ=UTC",
             ] + (waylandDisplay.map { ["WAYLAND_DISPLAY=\($0)"] } ?? []) + [
                 binary, "--socket", run.socket,
             ], stdin: input, stdout: output, stderr: output)
@@ -371,7 +385,9 @@ final class DeviceUsageRig {
         return copy
     }
 
-    func system(_ arguments: String...) throws { try Self.busctl(system.address, arguments) }
+    @discardableResult
+    func system(_ arguments: String...) throws -> String { try Self.busctl(system.address, arguments) }
+    func systemLog() -> String { system.logText() }
     @discardableResult
     func session(_ arguments: String...) throws -> String { try Self.busctl(sessionBus.address, arguments) }
 

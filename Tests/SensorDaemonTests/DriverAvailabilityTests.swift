@@ -60,7 +60,7 @@ import Testing
         #expect(sensors.first { $0.sensor == SRSensor.accelerometer.rawValue }?.recordable == true)
         let status = try harness.connect(app: nil).call(.daemonStatus).info ?? [:]
         #expect(status["unrecordable"]?.contains("\(SRSensor.heartRate.rawValue): no driver for heartRate: BLE is off") == true)
-        #expect(status["drivers"] == "iio,keyboard,device-usage")
+        #expect(status["drivers"] == "iio,keyboard,device-usage,visits")
     }
 
     @Test func aDriverDisabledByConfigurationSaysSo() throws {

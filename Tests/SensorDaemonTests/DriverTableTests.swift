@@ -21,9 +21,10 @@ import Testing
 
     @Test func everyDriverOfTheTableRunsUnderSomeConfiguration() throws {
         let names = DriverTable(configuration: try Self.everyDriverOn()).drivers.map(\.entry.name)
-        #expect(names == ["iio", "iio-remote", "ble", "keyboard", "device-usage", "modem"])
+        #expect(names == ["iio", "iio-remote", "ble", "keyboard", "device-usage", "modem", "visits"])
         #expect(
-            DriverTable(configuration: DaemonConfiguration()).drivers.map(\.entry.name) == ["iio", "keyboard", "device-usage"])
+            DriverTable(configuration: DaemonConfiguration()).drivers.map(\.entry.name)
+                == ["iio", "keyboard", "device-usage", "visits"])
     }
 
     @Test(arguments: SensorCatalog.all.filter(\.isSupportedOnLinux))
@@ -48,7 +49,10 @@ import Testing
         let documented = try String(contentsOfFile: Self.top + "/docs/configuration.md", encoding: .utf8)
         let kinds = DaemonConfiguration.readers.flatMap { $0.sections.map(\.kind) }.filter { !$0.isEmpty }
         #expect(
-            Set(kinds) == ["store", "reader", "sensor", "grant", "iio", "ble", "wearable", "keyboard", "device-usage", "modem"])
+            Set(kinds) == [
+                "store", "reader", "sensor", "grant", "iio", "ble", "wearable", "keyboard", "device-usage", "modem",
+                "visits",
+            ])
         for kind in kinds {
             #expect(
                 documented.contains("\n[\(kind)]") || documented.contains("\n[\(kind) "),

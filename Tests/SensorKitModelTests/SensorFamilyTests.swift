@@ -24,6 +24,9 @@ import Testing
         ],
         .phoneUsage: ["duration", "incomingCalls", "outgoingCalls", "callDuration", "uniqueContacts"],
         .messagesUsage: ["duration", "incomingMessages", "outgoingMessages", "uniqueContacts"],
+        .visits: [
+            "distance", "arrivalStart", "arrivalEnd", "departureStart", "departureEnd", "category", "id0", "id1", "id2", "id3",
+        ],
     ]
 
     @Test func everyLayoutHasExactlyOneFamilyWithTheProtocolsColumns() {
@@ -55,7 +58,7 @@ import Testing
             .ambientLightSensor: .ambientLight, .pedometerData: .pedometer, .heartRate: .heartRate,
             .onWristState: .wrist, .electrocardiogram: .electrocardiogram, .photoplethysmogram: .photoplethysmogram,
             .keyboardMetrics: .keyboardMetrics, .deviceUsageReport: .deviceUsage,
-            .phoneUsageReport: .phoneUsage, .messagesUsageReport: .messagesUsage,
+            .phoneUsageReport: .phoneUsage, .messagesUsageReport: .messagesUsage, .visits: .visits,
         ]
         for descriptor in SensorCatalog.all {
             #expect(BatchLayout.of(descriptor.sensor) == expected[descriptor.sensor], "\(descriptor.name)")
@@ -86,6 +89,7 @@ import Testing
         #expect(
             BatchLayout.allCases.filter(SensorFamilies.isLinear) == [
                 .motion, .wrist, .electrocardiogram, .photoplethysmogram, .deviceUsage, .phoneUsage, .messagesUsage,
+                .visits,
             ])
     }
 

@@ -29,6 +29,7 @@ import Testing
                 .accelerometer, .rotationRate, .ambientLightSensor, .ambientPressure,
                 .pedometerData, .heartRate, .onWristState, .electrocardiogram,
                 .photoplethysmogram, .keyboardMetrics, .deviceUsageReport, .messagesUsageReport, .phoneUsageReport,
+                .visits,
             ])
         #expect(SensorCatalog.all.count == SRSensor.allKnown.count)
     }

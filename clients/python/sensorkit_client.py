@@ -58,6 +58,8 @@ LAYOUTS = {
                          "usageTime", "textInputSessions", "relativeStartTime", "event", "events"]),
     12: ("phoneUsage", ["duration", "incomingCalls", "outgoingCalls", "callDuration", "uniqueContacts"]),
     13: ("messagesUsage", ["duration", "incomingMessages", "outgoingMessages", "uniqueContacts"]),
+    14: ("visits", ["distance", "arrivalStart", "arrivalEnd", "departureStart", "departureEnd", "category",
+                    "id0", "id1", "id2", "id3"]),
 }
 
 # Sensors with a Linux source (raw values are Apple's SRSensor strings).

@@ -34,6 +34,7 @@ public struct DriverTable: Sendable {
     /// the ones a configuration makes.
     static let kinds: [any ConfiguredDriver.Type] = [
         LocalIIODriver.self, RemoteIIODriver.self, BLEDriver.self, KeyboardDriver.self, DeviceUsageDriver.self, ModemDriver.self,
+        VisitsDriver.self,
     ]
 
     /// Local IIO always; remote IIO when `[iio] remote =` names a context; BLE when `[ble]` exists.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LocationBridge
 import SensorKitModel
 import SensorSystem
 import UsageBridge
@@ -425,6 +426,9 @@ public final class ReaderService: @unchecked Sendable {
 
     /// Where the device-usage driver's sink is handed to the session agents' door.
     public func admitUsageAgents(to sink: any UsageAgentSink) { dependencies.usageAgents.attach(sink) }
+
+    /// Where the visits driver's sink is handed to the session agents' door.
+    public func admitVisits(to sink: any VisitAgentSink) { dependencies.usageAgents.attach(visits: sink) }
 
     // MARK: study-app operations
 

@@ -1,3 +1,5 @@
+import Foundation
+import LocationBridge
 import SensorKitModel
 import Synchronization
 import UsageBridge
@@ -6,7 +8,8 @@ import UsageBridge
 /// becomes an agent session with `agent` when its peer's uid holds seat0's active local session,
 /// and `usage` requests then hand over events — checked again each time, bounded in number per
 /// request and in rate per connection, translated here into `UsageEvent`s and stamped with the
-/// daemon's own clock.
+/// daemon's own clock. Visits travel the same way (a `visit` event, and `watching` `location`)
+/// and go to the visits driver instead.
 final class UsageAgentDoor: Sendable {
     static let maximumEventsPerRequest = 32
     /// Events a connection may send in a burst, and per second after it.
@@ -16,6 +19,7 @@ final class UsageAgentDoor: Sendable {
     static let maximumAgents = 8
 
     private let sink = Mutex<(any UsageAgentSink)?>(nil)
+    private let visitSink = Mutex<(any VisitAgentSink)?>(nil)
     private let agents = Mutex<[Int: Agent]>([:])
 
     struct Agent {
@@ -23,9 +27,21 @@ final class UsageAgentDoor: Sendable {
         var tokens: Double
         var refilled: Int64
         var watching: Set<UsageObservation> = []
+        var watchingLocation = false
     }
 
+    /// Where one event goes.
+    enum Routed: Equatable {
+        case usage(UsageEvent)
+        case visit(VisitEvent)
+    }
+
+    /// The source name with which an agent says it watches location.
+    static let locationSource = "location"
+
     func attach(_ sink: any UsageAgentSink) { self.sink.withLock { $0 = sink } }
+
+    func attach(visits sink: any VisitAgentSink) { visitSink.withLock { $0 = sink } }
 
     /// `agent`: nil when the connection is an agent session now, else why not.
     func open(connection: Int, uid: UInt32, now: Int64) -> WireError? {
@@ -50,11 +66,15 @@ final class UsageAgentDoor: Sendable {
         guard !events.isEmpty, events.count <= Self.maximumEventsPerRequest else {
             return WireError(.malformedRequest, "usage carries 1 to \(Self.maximumEventsPerRequest) events")
         }
-        let translated = events.map { Self.translate($0, at: now) }
+        let translated = events.map { Self.route($0, at: now) }
         guard translated.allSatisfy({ $0 != nil }) else {
             return WireError(.malformedRequest, "an event lacks a field its kind needs or holds a value out of range")
         }
-        let admitted: Result<Void, WireError> = agents.withLock { agents in
+        let visitSink = visitSink.withLock { $0 }
+        if visitSink == nil, translated.contains(where: { if case .visit? = $0 { true } else { false } }) {
+            return WireError(.unsupportedSensor, "visits are not recorded by this daemon ([visits] enabled = no)")
+        }
+        let admitted: Result<[Routed], WireError> = agents.withLock { agents in
             guard var agent = agents[connection] else { return .failure(WireError(.notPermitted, "send agent first")) }
             guard sink.activeUser == agent.uid else {
                 agents[connection] = nil
@@ -68,14 +88,31 @@ final class UsageAgentDoor: Sendable {
                 return .failure(WireError(.tooManyRequests, "more than \(Int(Self.perSecond)) usage events a second"))
             }
             agent.tokens -= Double(events.count)
-            for case .watching(let source, let on, _)? in translated {
+            for case .usage(.watching(let source, let on, _))? in translated {
                 if on { agent.watching.insert(source) } else { agent.watching.remove(source) }
             }
+            // Only a change is passed on, so each agent counts once among the location watchers.
+            var routed: [Routed] = []
+            for event in translated {
+                if case .visit(.watching(let on, _))? = event {
+                    guard on != agent.watchingLocation else { continue }
+                    agent.watchingLocation = on
+                }
+                routed.append(event!)
+            }
             agents[connection] = agent
-            return .success(())
+            return .success(routed)
         }
-        if case .failure(let error) = admitted { return error }
-        for event in translated { sink.feed(event!) }
+        switch admitted {
+        case .failure(let error): return error
+        case .success(let routed):
+            for event in routed {
+                switch event {
+                case .usage(let usage): sink.feed(usage)
+                case .visit(let visit): visitSink?.feed(visit)
+                }
+            }
+        }
         return nil
     }
 
@@ -85,6 +122,28 @@ final class UsageAgentDoor: Sendable {
             return
         }
         for source in agent.watching { sink.feed(.watching(source, false, at: now)) }
+        if agent.watchingLocation { visitSink.withLock { $0 }?.feed(.watching(false, at: now)) }
+    }
+
+    static func route(_ event: WireUsageEvent, at now: Int64) -> Routed? {
+        switch event.kind {
+        case .visit:
+            return visit(event, at: now).map { .visit($0) }
+        case .watching where event.source == locationSource:
+            return event.on.map { .visit(.watching($0, at: now)) }
+        default:
+            return translate(event, at: now).map { .usage($0) }
+        }
+    }
+
+    /// A `visit` event: every field there and plausible (`HandedVisit`), nothing else a kind of usage holds.
+    static func visit(_ event: WireUsageEvent, at now: Int64) -> VisitEvent? {
+        guard event.app == nil, event.event == nil, event.on == nil, event.source == nil, let distance = event.distance,
+            let ages = event.ages, let raw = event.category, let category = SRVisit.LocationCategory(rawValue: raw),
+            let text = event.place, text.utf8.count == 36, let identifier = UUID(uuidString: text),
+            let visit = HandedVisit(distance: distance, ages: ages, category: category, identifier: identifier)
+        else { return nil }
+        return .visit(visit, at: now)
     }
 
     /// The sources an agent may speak for: not logind's, which the daemon watches itself.
@@ -114,6 +173,8 @@ final class UsageAgentDoor: Sendable {
             return .notification(app: app ?? UsageApp(id: nil, category: .miscellaneous), event: kind, at: now)
         case .textInput:
             return .textInput(at: now)
+        case .visit:
+            return nil
         }
     }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import LocationBridge
 import SensorKitModel
 import SensorSystem
 import Synchronization
@@ -112,6 +113,9 @@ public final class Daemon: @unchecked Sendable {
             discoveries = try parts.startSources(pipeline)
             if let sink = discoveries.lazy.compactMap({ $0 as? any UsageAgentSink }).first {
                 service.admitUsageAgents(to: sink)
+            }
+            if let sink = discoveries.lazy.compactMap({ $0 as? any VisitAgentSink }).first {
+                service.admitVisits(to: sink)
             }
         } catch {
             server.stop()

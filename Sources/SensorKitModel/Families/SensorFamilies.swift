@@ -8,6 +8,7 @@ public enum SensorFamilies {
         MotionFamily.self, PressureFamily.self, LightFamily.self, PedometerFamily.self, HeartRateFamily.self,
         WristFamily.self, ElectrocardiogramFamily.self, PhotoplethysmogramFamily.self, DeletionRecordsFamily.self,
         KeyboardMetricsFamily.self, DeviceUsageFamily.self, PhoneUsageFamily.self, MessagesUsageFamily.self,
+        VisitsFamily.self,
     ]
 
     private static let byLayout: [BatchLayout: any BatchFamily.Type] =

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A visit to a significant place (Apple's `SRVisit`), one per fetch result of SensorKit's
-/// `visits` sensor. No Linux source yet.
+/// `visits` sensor (docs/visits.md).
 public final class SRVisit: NSObject, Sendable {
     /// Apple's `SRLocationCategory` (`NSInteger`).
     public enum LocationCategory: Int, Sendable, CaseIterable {

@@ -39,7 +39,9 @@ public enum SensorCatalog {
         d(
             .rotationRate, "rotationRate", "motion-rotation-rate", "SRSensorUsageMotion",
             .iio, "IIO in_anglvel_*", "CMRecordedRotationRateData", batched: true),
-        d(.visits, "visits", "visits", "SRSensorUsageVisits", .none, "", "SRVisit"),
+        d(
+            .visits, "visits", "visits", "SRSensorUsageVisits",
+            .session, "the session agent: GeoClue fixes reduced to visits in the session, never a coordinate", "SRVisit"),
         d(
             .pedometerData, "pedometerData", "pedometer", "SRSensorUsagePedometer",
             .iio, "IIO in_steps_input (polled)", "CMPedometerData"),

@@ -168,6 +168,10 @@ public enum BatchLayout: UInt8, Hashable, Sendable, CaseIterable {
     /// messagesUsageReport: duration (s), incoming and outgoing messages, unique contacts; the
     /// sensor time is the interval's end.
     case messagesUsage = 13
+    /// visits: distance from home (m), the arrival's and departure's bounds (s before the sensor
+    /// time), category, the place's UUID as four 32-bit words; the sensor time is when the daemon
+    /// took the visit from the session agent.
+    case visits = 14
 
     /// The batch's column names in wire order, as the layout's family declares them
     /// (`SensorFamilies`, one file per family in `Families/`).

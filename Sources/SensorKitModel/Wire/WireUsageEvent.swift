@@ -15,6 +15,9 @@ public struct WireUsageEvent: Codable, Hashable, Sendable {
         case notification
         /// A text-input session began in the app in front.
         case textInput
+        /// A visit to a place ended (`distance`, `ages`, `category`, `place`): `visits`, not
+        /// device usage; the agent says it watches location with `watching` source `location`.
+        case visit
     }
 
     public var kind: Kind
@@ -25,8 +28,15 @@ public struct WireUsageEvent: Codable, Hashable, Sendable {
     /// `SRDeviceUsageReport.NotificationUsage.Event` raw value.
     public var event: Int?
     public var on: Bool?
-    /// `UsageObservation.name`.
+    /// `UsageObservation.name`, or `location`.
     public var source: String?
+    /// visit: whole metres from home, −1 while no home is known.
+    public var distance: Int64?
+    /// visit: ms before the request of the arrival's start (−1: nothing observed before) and
+    /// end, and the departure's start and end.
+    public var ages: [Int64]?
+    /// visit: the place's UUID.
+    public var place: String?
 
     public init(
         kind: Kind, app: String? = nil, category: Int? = nil, event: Int? = nil, on: Bool? = nil, source: String? = nil
@@ -37,5 +47,14 @@ public struct WireUsageEvent: Codable, Hashable, Sendable {
         self.event = event
         self.on = on
         self.source = source
+    }
+
+    /// A `visit` event; `category` is the `SRVisit.LocationCategory` raw value.
+    public static func visit(distance: Int64, ages: [Int64], category: Int, place: String) -> WireUsageEvent {
+        var event = WireUsageEvent(kind: .visit, category: category)
+        event.distance = distance
+        event.ages = ages
+        event.place = place
+        return event
     }
 }

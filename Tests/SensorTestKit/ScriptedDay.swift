@@ -1,35 +1,34 @@
 import Foundation
 import LocationBridge
 import SensorKitModel
-import SensorTestKit
 
 /// A participant's day and the next morning in Berlin, as fixes: home, a fast commute to work, a
 /// gap at work, the gym, home, and off to work again — with GPS noise, single outliers and a
 /// cell-tower fix, and the true arrival and departure times the visits must bound.
-struct ScriptedDay {
-    static let midnight: Int64 = 1_796_083_200 * 1_000_000_000  // 2026-12-01 00:00 UTC
-    static let minute: Int64 = 60 * 1_000_000_000
-    static let home = (latitude: 52.5200, longitude: 13.4050)
-    static let work = offset(home, east: 4_000, north: 0)
-    static let gym = offset(work, east: 0, north: 1_500)
+public struct ScriptedDay {
+    public static let midnight: Int64 = 1_796_083_200 * 1_000_000_000  // 2026-12-01 00:00 UTC
+    public static let minute: Int64 = 60 * 1_000_000_000
+    public static let home = (latitude: 52.5200, longitude: 13.4050)
+    public static let work = offset(home, east: 4_000, north: 0)
+    public static let gym = offset(work, east: 0, north: 1_500)
 
-    struct Truth {
-        var place: String
-        var arrival: Int64?
-        var departure: Int64
+    public struct Truth {
+        public var place: String
+        public var arrival: Int64?
+        public var departure: Int64
     }
 
     /// The fixes in time order.
-    var fixes: [LocationFix] = []
+    public var fixes: [LocationFix] = []
     /// The visits the day holds, in order (the last stay, at work, stays open).
-    let truths: [Truth] = [
+    public let truths: [Truth] = [
         Truth(place: "home", arrival: nil, departure: at(7, 58)),
         Truth(place: "work", arrival: at(8, 6), departure: at(17, 3)),
         Truth(place: "gym", arrival: at(17, 6), departure: at(18, 31)),
         Truth(place: "home", arrival: at(18, 40), departure: at(24 + 7, 1)),
     ]
 
-    init() {
+    public init() {
         var random = SeededGenerator(seed: 29)
         func noisy(_ p: (latitude: Double, longitude: Double), _ time: Int64, accuracy: Double = 12) {
             let jitter = Self.offset(
@@ -69,20 +68,21 @@ struct ScriptedDay {
         stay(Self.work, from: Self.at(24 + 7, 10), to: Self.at(24 + 9, 0))
     }
 
-    static func at(_ hour: Int64, _ minute: Int64) -> Int64 { midnight + (hour * 60 + minute) * Self.minute }
+    public static func at(_ hour: Int64, _ minute: Int64) -> Int64 { midnight + (hour * 60 + minute) * Self.minute }
 
-    static func offset(_ p: (latitude: Double, longitude: Double), east: Double, north: Double) -> (
+    public static func offset(_ p: (latitude: Double, longitude: Double), east: Double, north: Double) -> (
         latitude: Double, longitude: Double
     ) {
         let perDegree = Geodesy.earthRadius * Double.pi / 180
         return (p.latitude + north / perDegree, p.longitude + east / (perDegree * cos(p.latitude * Double.pi / 180)))
     }
 
-    static func distance(_ a: (latitude: Double, longitude: Double), _ b: (latitude: Double, longitude: Double)) -> Double {
+    public static func distance(_ a: (latitude: Double, longitude: Double), _ b: (latitude: Double, longitude: Double)) -> Double
+    {
         Geodesy.distance(latitude1: a.latitude, longitude1: a.longitude, latitude2: b.latitude, longitude2: b.longitude)
     }
 
-    static let labels = [
+    public static let labels = [
         PlaceLabel(.work, latitude: work.latitude, longitude: work.longitude),
         PlaceLabel(.gym, latitude: gym.latitude, longitude: gym.longitude),
     ]
