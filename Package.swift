@@ -165,7 +165,8 @@ let package = Package(
         .testTarget(
             name: "SensorDaemonTests",
             dependencies: [
-                "SensorDaemon", "SensorKit", "SensorTestKit", "SensorSimulation", "BLETestKit", "SystemBus", "LocationBridge",
+                "SensorDaemon", "SensorKit", "AppleStyleStudy", "SensorTestKit", "SensorSimulation", "BLETestKit", "SystemBus",
+                "LocationBridge",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -189,7 +190,13 @@ let package = Package(
         .testTarget(
             name: "SensorExportTests", dependencies: ["SensorExport", "SensorKit", "SensorSimulation", "SensorTestKit"],
             swiftSettings: strict),
-        .testTarget(name: "AppleSourceCompatibilityTests", dependencies: ["SensorKit", "SensorSimulation"]),
+        // The Apple-style study code, one copy run by the source-compatibility and the end-to-end tests.
+        .target(name: "AppleStyleStudy", dependencies: ["SensorKit"], path: "Tests/AppleStyleStudy"),
+        // The same study code as an app of its own, run by the daemon's end-to-end tests.
+        .executableTarget(
+            name: "apple-style-study", dependencies: ["AppleStyleStudy", "SensorKit"], path: "Tests/AppleStyleStudyApp"),
+        .testTarget(
+            name: "AppleSourceCompatibilityTests", dependencies: ["AppleStyleStudy", "SensorKit", "SensorSimulation"]),
 
         // The BLE bridge's protocol core: ATT/GATT client, HRS/DIS/Battery/PMD codecs, device-clock
         // mapping, the emulated transport (docs/ble.md). Its tests talk to an emulated peripheral

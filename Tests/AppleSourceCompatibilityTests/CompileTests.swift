@@ -1,3 +1,4 @@
+import AppleStyleStudy
 import Foundation
 import SensorKit
 import Testing

@@ -1,3 +1,4 @@
+import AppleStyleStudy
 import Foundation
 import Glibc
 import SensorKit
@@ -152,12 +153,4 @@ func actAsStudyApp(on harness: DaemonHarness) {
 final class UncheckedBox<Value>: @unchecked Sendable {
     var value: Value
     init(_ value: Value) { self.value = value }
-}
-
-extension StudyRecorder {
-    func locked<T>(_ body: (StudyRecorder) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(self)
-    }
 }

@@ -1,3 +1,4 @@
+import AppleStyleStudy
 import Foundation
 import Glibc
 import SensorKit
@@ -98,6 +99,10 @@ import Testing
         #expect(Self.events(of: fetched).sorted { $0.rawValue < $1.rawValue } == expected.sorted { $0.rawValue < $1.rawValue })
         #expect(
             fetched.notificationUsageByCategory[.navigation]?.allSatisfy { $0.bundleIdentifier == "org.gnome.Maps" } == true)
+        // The study code as Apple's documentation writes it fetches and prints the same wakes and unlocks.
+        let printed = try StudyApp(run: run).fetchLastHour(.deviceUsageReport)
+        #expect(printed.last == StudyRecorder.line(for: fetched), "\(printed)")
+        #expect(printed.last?.hasPrefix("screen wakes: 1, unlocks: 1") == true, "\(printed)")
 
         // Every byte written: the store, the daemon's log, the agent's log.
         rig.stop()
@@ -204,6 +209,12 @@ import Testing
         #expect(chat.usageTime >= 1.0, "\(chat.usageTime)")
         #expect(maps.relativeStartTime < chat.relativeStartTime)
         #expect(fetched.version.contains("wakes=compositor"), "\(fetched.version)")
+        // The study code as Apple's documentation writes it prints the same time per category.
+        let printed = try StudyApp(run: run).fetchLastHour(.deviceUsageReport).last ?? ""
+        #expect(printed == StudyRecorder.line(for: fetched))
+        for (category, app) in [(SRDeviceUsageReport.CategoryKey.navigation, maps), (.socialNetworking, chat)] {
+            #expect(printed.contains("\(category.rawValue): \(Int(app.usageTime)) s in 1 apps"), "\(printed)")
+        }
 
         rig.stop()
         var written: [(String, [UInt8])] = [

@@ -1,3 +1,4 @@
+import AppleStyleStudy
 import Dispatch
 import Foundation
 import SensorKit
@@ -121,10 +122,9 @@ import Testing
         }
         #expect(phone.allSatisfy { $0.duration > 0 && $0.duration <= 3600 })
         // The same reports through Apple's API: SRSensorReader.fetch as a study app writes it.
-        let study = try UsageStudy(run: run, app: app)
-        defer { study.finish() }
-        #expect(study.fetch(.phoneUsageReport) == phone as [NSObject])
-        #expect(study.fetch(.messagesUsageReport) == messages as [NSObject])
+        let study = StudyApp(run: run)
+        #expect(try study.fetchLastHour(.phoneUsageReport) == phone.compactMap { StudyRecorder.line(for: $0) })
+        #expect(try study.fetchLastHour(.messagesUsageReport) == messages.compactMap { StudyRecorder.line(for: $0) })
         run.stop()
 
         // Every byte the daemon wrote: its state directory, its log and the frames it sent.
@@ -299,57 +299,24 @@ final class ModemManagerScript {
     }
 }
 
-/// A study app's fetch with SensorKit's own API (`SRSensorReader`, a delegate, `SRFetchRequest`)
-/// against the test's daemon.
-final class UsageStudy: NSObject, SRSensorReaderDelegate, @unchecked Sendable {
-    // @unchecked: `samples` and `completed` are touched under `lock` only.
-    private let lock = NSLock()
-    private var samples: [NSObject] = []
-    private var completed = false
+/// The Apple-style study code (`StudyRecorder`: SensorKit's own `SRSensorReader`, a delegate,
+/// `SRFetchRequest`) run as a study app of its own (`apple-style-study`, built beside the test
+/// bundle) against the test's daemon: its own process, so no other test's client is disturbed.
+struct StudyApp {
+    let socket: String
 
-    init(run: IIODaemonRun, app: ReaderConnection) throws {
-        guard let wire = app.welcome.timeline else { throw TestFailure("no timeline in the daemon's hello") }
-        let boot = BootID(wire.boot)
-        setenv("SENSORKIT_APP", IIODaemonRun.app, 1)
-        SensorKitEnvironment.install(
-            SensorKitEnvironment(
-                socketPath: run.socket, clock: LinuxSystemClock(),
-                timeline: Timeline(origin: wire.origin, anchors: [boot: wire.anchor], highWater: .min, currentBoot: boot)))
-        ReaderSession.reset()
+    init(run: IIODaemonRun) { socket = run.socket }
+
+    static var binary: String {
+        (IIODaemonRun.daemonBinary as NSString).deletingLastPathComponent + "/apple-style-study"
     }
 
-    func finish() { ReaderSession.reset() }
-
-    /// Every result of the last hour.
-    func fetch(_ sensor: SRSensor) -> [NSObject] {
-        lock.withLock {
-            samples = []
-            completed = false
-        }
-        let reader = SRSensorReader(sensor: sensor)
-        reader.delegate = self
-        let request = SRFetchRequest()
-        request.device = SRDevice.current
-        let now = SRAbsoluteTime.current()
-        request.from = SRAbsoluteTime(now.rawValue - 3_600)
-        request.to = now
-        reader.fetch(request)
-        _ = IIODaemonRun.eventually(15) { lock.withLock { completed } }
-        return lock.withLock { samples }
-    }
-
-    func sensorReader(
-        _ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest, didFetchResult result: SRFetchResult<AnyObject>
-    ) -> Bool {
-        if let sample = result.sample as? NSObject { lock.withLock { samples.append(sample) } }
-        return true
-    }
-
-    func sensorReader(_ reader: SRSensorReader, didCompleteFetch fetchRequest: SRFetchRequest) {
-        lock.withLock { completed = true }
-    }
-
-    func sensorReader(_ reader: SRSensorReader, fetching fetchRequest: SRFetchRequest, failedWithError error: any Error) {
-        lock.withLock { completed = true }
+    /// What the study printed for the last hour of `sensor`, a line per report or visit.
+    func fetchLastHour(_ sensor: SRSensor) throws -> [String] {
+        let (status, output) = try CommandOutput.run(
+            ["/usr/bin/timeout", "-s", "KILL", "30", Self.binary, sensor.rawValue],
+            environment: ["SENSORKIT_APP": IIODaemonRun.app, "SENSORKIT_SOCKET": socket])
+        guard status == 0 else { throw TestFailure("the study app failed (\(status)): \(output)") }
+        return output.split(separator: "\n").map(String.init)
     }
 }

@@ -1,6 +1,8 @@
+import AppleStyleStudy
 import Foundation
 import Glibc
 import LocationBridge
+import RegexBuilder
 import SensorKit
 import SensorKitModel
 import SensorSimulation
@@ -78,16 +80,18 @@ import Testing
             IIODaemonRun.eventually(15) {
                 (try? run.devices())?.first { $0.source == "session:visits" }?.details["visits"] == "4"
             }, "\((try? run.devices()) ?? [])\n\(agentLogText())\n\(run.log)")
-        let study = try UsageStudy(run: run, app: app)
-        defer { study.finish() }
-        // The store's writer commits on its own time: fetch until the fourth is there.
+        // Fetched by the study code as Apple's documentation writes it, run as an app of its own,
+        // and read back from what it printed. The store's writer commits on its own time: fetch
+        // until the fourth is there.
+        var printed: [String] = []
         var fetched: [SRVisit] = []
         #expect(
             IIODaemonRun.eventually(15) {
-                fetched = study.fetch(.visits) as? [SRVisit] ?? []
+                printed = (try? StudyApp(run: run).fetchLastHour(.visits)) ?? []
+                fetched = printed.compactMap(Self.visit(printed:))
                 return fetched.count >= 4
             })
-        try #require(fetched.count == 4, "\(fetched)\n\(run.log)")
+        try #require(fetched.count == 4 && printed.count == 4, "\(printed)\n\(run.log)")
         #expect(fetched.map(\.identifier) == expected.map(\.identifier))
         #expect(fetched.map(\.locationCategory) == expected.map(\.locationCategory))
         #expect(fetched.map(\.distanceFromHome) == expected.map(\.distanceFromHome))
@@ -132,6 +136,36 @@ import Testing
                 Issue.record("\(name) holds \(what)")
             }
         }
+    }
+
+    /// The visit the study code printed (`StudyRecorder.line(for:)`), read back.
+    static func visit(printed line: String) -> SRVisit? {
+        let number = #/(-?[0-9.e+]+)/#
+        let shape = Regex {
+            "visit: "
+            Capture { OneOrMore(.anyOf("0123456789ABCDEF-")) }
+            ", category "
+            Capture { OneOrMore(.digit) }
+            ", "
+            number
+            " m from home, arrived "
+            number
+            "..."
+            number
+            ", left "
+            number
+            "..."
+            number
+        }
+        guard let match = line.wholeMatch(of: shape), let id = UUID(uuidString: String(match.1)),
+            let category = Int(match.2).flatMap(SRVisit.LocationCategory.init(rawValue:))
+        else { return nil }
+        let values = [match.3, match.4, match.5, match.6, match.7].compactMap { Double(String($0)) }
+        guard values.count == 5 else { return nil }
+        let date = { Date(timeIntervalSince1970: values[$0]) }
+        return SRVisit(
+            distanceFromHome: values[0], arrivalDateInterval: DateInterval(start: date(1), end: date(2)),
+            departureDateInterval: DateInterval(start: date(3), end: date(4)), locationCategory: category, identifier: id)
     }
 
     /// The places and the fixes as every form a leak could take: text to 3 decimals, micro-degrees,
