@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Generates the C glue of the wlr protocols that WaylandBridge speaks from their XML in
 # Sources/CWaylandProtocols/protocols/ with Debian's wayland-scanner (libwayland-bin): the client
-# side into Sources/CWaylandProtocols, and the output-power protocol's server side into
-# Tests/OutputPowerCompositor (the tests' stand-in compositor). The output is committed, so a clean
+# side into Sources/CWaylandProtocols, and the server headers into Tests/OutputPowerCompositor (the
+# tests' stand-in compositor). The interface tables (private code) are the same for both sides: the
+# compositor's `*-protocol.c` are symlinks to the client's, so there is one copy. The output is committed, so a clean
 # clone builds without the scanner; ProtocolGlueTests runs this script into a scratch folder and
 # fails when the committed files differ (docs/wayland.md).
 #   scripts/generate-wayland-protocols.sh [OUTPUT_DIR]   (default: the repository; with OUTPUT_DIR,
@@ -21,5 +22,4 @@ for xml in "$source_dir"/*.xml; do
   "$scanner" --strict client-header "$xml" "$out/include/$name-client-protocol.h"
   "$scanner" --strict private-code "$xml" "$out/$name-protocol.c"
   "$scanner" --strict server-header "$xml" "$server/include/$name-server-protocol.h"
-  "$scanner" --strict private-code "$xml" "$server/$name-protocol.c"
 done

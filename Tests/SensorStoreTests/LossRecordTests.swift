@@ -92,7 +92,9 @@ final class SmallFileSystem {
     /// Takes every free byte with a file of its own (another program filling the disk).
     func fill() -> String {
         let hog = path + "/hog"
-        let fd = open(hog, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // Close-on-exec: a child another test spawns meanwhile would otherwise keep the hog open,
+        // and unlinking it would then free nothing.
+        let fd = open(hog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         let block = [UInt8](repeating: 0xA5, count: 4096)
         while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
         close(fd)
