@@ -9,7 +9,7 @@ import Testing
 /// The GATT-level link of the ATT transports against an emulated peripheral over a real SEQPACKET
 /// socket: `.ready` after discovery, one answer per request, notifications by characteristic,
 /// `.linkLost` once (docs/ble.md, "The GATT link").
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ATTGATTLinkTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ATTGATTLinkTests {
     let directory: String
 
     init() throws {

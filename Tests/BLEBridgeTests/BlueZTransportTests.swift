@@ -159,7 +159,7 @@ enum IDs {
     static let data = GATTCharacteristicID(service: .polarMeasurementDataService, characteristic: .polarMeasurementData)
 }
 
-@Suite(.timeLimit(.minutes(1))) struct BlueZTransportTests {
+@Suite(.timeLimit(.minutes(3))) struct BlueZTransportTests {
     /// Discovery → connect → ready → DIS and battery → heart rate and PMD subscribed → the
     /// emulated H10's bytes arrive exactly; notifications come through the acquired socket,
     /// not as D-Bus messages; closing stops what it started and disconnects what it connected.

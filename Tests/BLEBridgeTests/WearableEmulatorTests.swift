@@ -108,7 +108,7 @@ struct WearableSignalsTests {
         return (bundle as NSString).deletingLastPathComponent + "/sensorkit-wearable"
     }
 
-    @Test(.timeLimit(.minutes(1))) func servesHeartRateAndECGUntilSIGTERM() throws {
+    @Test(.timeLimit(.minutes(3))) func servesHeartRateAndECGUntilSIGTERM() throws {
         let directory = NSTemporaryDirectory() + "wearable-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let null = try SystemCalls.open("/dev/null", O_RDWR | O_CLOEXEC)
         defer { SystemCalls.close(null) }
@@ -167,7 +167,7 @@ struct WearableSignalsTests {
 /// reads them, stamped by a device clock that restarted at 2019-01-01, and the wearable drops the
 /// link by itself.
 @Suite(.serialized) struct EmulatedWearableFaultTests {
-    @Test(.timeLimit(.minutes(1))) func veritySendsPPGWithAResetClockAndDropsTheLink() throws {
+    @Test(.timeLimit(.minutes(3))) func veritySendsPPGWithAResetClockAndDropsTheLink() throws {
         let directory = NSTemporaryDirectory() + "wearable-faults-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }

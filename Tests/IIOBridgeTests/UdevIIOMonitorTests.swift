@@ -66,7 +66,7 @@ import Testing
     /// `iio-udev-child enumerate` under `umockdev-run` with the BMI160 fixture (a device and a
     /// trigger): libudev enumeration through our wrapper, the udev properties, and the sysfs
     /// description read through umockdev's preload (opendir/readdir/open).
-    @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
+    @Test(.needs(.umockdev), .timeLimit(.minutes(3)))
     func enumeratesAMockedDeviceThroughLibudev() throws {
         let report = NSTemporaryDirectory() + "/iio-umockdev-report-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: report) }
@@ -89,7 +89,7 @@ import Testing
     /// an IIO device while `iio-udev-child hotplug` listens through
     /// `UdevIIOMonitor.makeEventSource`: the monitor path (netlink → DispatchSourceRead →
     /// `receive`) with real uevents.
-    @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
+    @Test(.needs(.umockdev), .timeLimit(.minutes(3)))
     func receivesHotplugEventsThroughTheMonitor() throws {
         let report = NSTemporaryDirectory() + "/iio-hotplug-report-\(getpid())"
         defer {

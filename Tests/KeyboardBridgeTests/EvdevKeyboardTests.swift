@@ -14,7 +14,7 @@ import Testing
 
     static let typed = EvemuScript.passphrase
 
-    @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
+    @Test(.needs(.umockdev), .timeLimit(.minutes(3)))
     func typedKeysAreReadThroughLibevdevAndOnlyCountsLeave() throws {
         #expect(
             try Self.typeIntoChild(Self.typed) == """
@@ -26,7 +26,7 @@ import Testing
 
     /// The same typing through `KeyboardSource`: its reading thread, the interval rows it
     /// delivers (1 s intervals here), and the interval in progress delivered when it stops.
-    @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
+    @Test(.needs(.umockdev), .timeLimit(.minutes(3)))
     func theSourceDeliversEveryPressInItsIntervals() throws {
         #expect(
             try Self.typeIntoChild(Self.typed, source: true) == """
@@ -38,7 +38,7 @@ import Testing
 
     /// udev enumeration through `KeyboardDiscovery`: the emulated keyboard becomes one source,
     /// named by its port (`ID_PATH`), and stopping removes it.
-    @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
+    @Test(.needs(.umockdev), .timeLimit(.minutes(3)))
     func discoveryFindsTheKeyboardByItsUdevProperties() throws {
         #expect(
             try Self.typeIntoChild([], arguments: ["--discover"]) == """

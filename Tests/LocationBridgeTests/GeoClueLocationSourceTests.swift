@@ -19,7 +19,7 @@ import Testing
         .appendingPathComponent("Fixtures/dbus/geoclue2_standin.py").path
 
     @Test(
-        .timeLimit(.minutes(1)),
+        .timeLimit(.minutes(3)),
         .needs(
             .tools([
                 (PrivateBus.daemonPath, "dbus-daemon"), (TestEnvironment.python, "python3"), ("/usr/bin/timeout", "coreutils"),

@@ -18,7 +18,7 @@ import Testing
     static let service = "org.freedesktop.ModemManager1"
 
     @Test(
-        .timeLimit(.minutes(1)),
+        .timeLimit(.minutes(3)),
         .needs(
             .tools([
                 (PrivateBus.daemonPath, "dbus-daemon"), (TestEnvironment.python, "python3"), ("/usr/bin/timeout", "coreutils"),

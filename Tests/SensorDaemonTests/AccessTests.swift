@@ -80,7 +80,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: Revocation.allCases)
+    @Test(.timeLimit(.minutes(3)), arguments: Revocation.allCases)
     func revocationEndsAFetchInFlightAndRefusesWhatFollows(_ revocation: Revocation) throws {
         let granted = "profile = lab\n[grant \(Self.study)]\nsensors = accelerometer\n"
         let harness = try Self.recording(
@@ -136,7 +136,7 @@ import Testing
     /// A `[grant]` removed while the daemon was stopped revokes its consent at the next start; a
     /// decision a person made since stays theirs. The real `sensorkitd`, started twice on one state
     /// directory.
-    @Test(.timeLimit(.minutes(1))) func aGrantRemovedWhileStoppedIsRevokedAtStart() throws {
+    @Test(.timeLimit(.minutes(3))) func aGrantRemovedWhileStoppedIsRevokedAtStart() throws {
         let run = try IIODaemonRun(extraConfig: "[iio]\nenabled = no\n")
         defer { run.stop() }
         try run.startPlain()
@@ -187,7 +187,7 @@ import Testing
         return result
     }
 
-    @Test(.timeLimit(.minutes(1))) func aStrangerLearnsNothing() throws {
+    @Test(.timeLimit(.minutes(3))) func aStrangerLearnsNothing() throws {
         let harness = try Self.recording()
         defer { harness.stop() }
         // The same answer for an app that is not installed and one installed that does not bind it.

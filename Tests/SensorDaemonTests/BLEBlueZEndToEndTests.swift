@@ -18,7 +18,7 @@ import Testing
         .appendingPathComponent("Fixtures/bluez/bluetoothd_standin.py").path
 
     @Test(
-        .timeLimit(.minutes(1)),
+        .timeLimit(.minutes(3)),
         .needs(
             .tools([
                 (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),

@@ -10,7 +10,7 @@ import Testing
 /// The real `sensorkitd` against wearables that misbehave on purpose (docs/reliability.md,
 /// "A hostile or broken wearable"): each is contained — bounded records, bounded log lines,
 /// bounded work — while another strap on the same driver stays on time.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct BLEHostileWearableTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct BLEHostileWearableTests {
     static let h10 = "C0:FF:EE:00:00:10"
     static let strap = "C0:FF:EE:00:00:01"
     static let hrm: [UInt8] = [0x37, 0x2A]

@@ -83,7 +83,7 @@ import Testing
         return connection
     }
 
-    @Test(.timeLimit(.minutes(1))) func aConsenterHearsOfItsAppsRequestsAtOnceAndOfNoOtherApp() throws {
+    @Test(.timeLimit(.minutes(3))) func aConsenterHearsOfItsAppsRequestsAtOnceAndOfNoOtherApp() throws {
         let harness = try Self.daemon()
         defer { harness.stop() }
         let output = harness.folder + "/nobody-watch.jsonl"
@@ -123,7 +123,7 @@ import Testing
         #expect(Self.lines(output).allSatisfy { ($0["target"] as? Int).map { $0 > 0 } ?? ($0["ok"] != nil) })
     }
 
-    @Test(.timeLimit(.minutes(1))) func aUidMadeAConsenterByAReloadHearsOfWhatAlreadyWaits() throws {
+    @Test(.timeLimit(.minutes(3))) func aUidMadeAConsenterByAReloadHearsOfWhatAlreadyWaits() throws {
         let harness = try Self.daemon()
         defer { harness.stop() }
         let output = harness.folder + "/nobody-watch.jsonl"
@@ -152,7 +152,7 @@ import Testing
             }, "\(Self.lines(output))")
     }
 
-    @Test(.timeLimit(.minutes(1))) func aWatchStartedLaterHearsOfWhatAlreadyWaitsAndRootHearsOfEveryApp() throws {
+    @Test(.timeLimit(.minutes(3))) func aWatchStartedLaterHearsOfWhatAlreadyWaitsAndRootHearsOfEveryApp() throws {
         let harness = try Self.daemon()
         defer { harness.stop() }
         let study = try Self.request(harness, app: Self.study, [Self.accelerometer, SRSensor.ambientLightSensor.rawValue])
@@ -188,7 +188,7 @@ import Testing
             }, "\(heard.withLock { $0 })")
     }
 
-    @Test(.timeLimit(.minutes(1))) func strangersAndAppSessionsAreRefused() throws {
+    @Test(.timeLimit(.minutes(3))) func strangersAndAppSessionsAreRefused() throws {
         let harness = try Self.daemon()
         defer { harness.stop() }
         let study = try Self.request(harness, app: Self.study, [Self.accelerometer])
@@ -207,7 +207,7 @@ import Testing
         #expect(app.watchConsent { _ in }.error?.code == .notPermitted, "an app never watches consent")
     }
 
-    @Test(.timeLimit(.minutes(1))) func watchesAreLimitedPerConnectionAndPerUser() throws {
+    @Test(.timeLimit(.minutes(3))) func watchesAreLimitedPerConnectionAndPerUser() throws {
         let harness = try Self.daemon()
         defer { harness.stop() }
         var connections: [ReaderConnection] = []

@@ -27,7 +27,7 @@ import Testing
             .tools([
                 (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),
                 ("/usr/bin/setpriv", "util-linux"),
-            ])), .timeLimit(.minutes(1)))
+            ])), .timeLimit(.minutes(3)))
     func aScriptedStretchOfUseComesBackAsItsReportAndNoTextIsAnywhere() throws {
         let rig = try DeviceUsageRig(sessionUID: getuid())
         defer { rig.stop() }
@@ -131,7 +131,7 @@ import Testing
             .tools([
                 (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),
                 ("/usr/bin/setpriv", "util-linux"),
-            ])), .timeLimit(.minutes(1)))
+            ])), .timeLimit(.minutes(3)))
     func anAgentOfAnotherUidOrWithoutTheActiveSessionIsRefused() throws {
         // The active session belongs to uid 4242: neither this uid nor nobody holds it.
         let rig = try DeviceUsageRig(sessionUID: 4242)
@@ -156,7 +156,7 @@ import Testing
             .tools(
                 HeadlessSway.tools + [
                     (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),
-                ])), .needs(.root("sway runs as nobody in a runtime folder handed over with chown")), .timeLimit(.minutes(1)))
+                ])), .needs(.root("sway runs as nobody in a runtime folder handed over with chown")), .timeLimit(.minutes(3)))
     func theAppsInFrontUnderARealCompositorComeBackByCategory() throws {
         let sway = try HeadlessSway()
         defer { sway.close() }

@@ -12,7 +12,7 @@ import UsageBridge
 @Suite struct DeviceUsageHarnessTests {
     static let app = "org.sensorkit.usage-study"
 
-    @Test(.timeLimit(.minutes(1))) func quarterHourReportsAndAnUnwatchedQuarterAreFetched() throws {
+    @Test(.timeLimit(.minutes(3))) func quarterHourReportsAndAnUnwatchedQuarterAreFetched() throws {
         // The fake wall clock starts 400 s into a quarter hour.
         let time = ManualTime()
         let recorder = UsageRecorder(clock: time, scheduler: time)

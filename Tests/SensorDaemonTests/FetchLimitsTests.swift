@@ -43,7 +43,7 @@ import Testing
 
     static func descriptorsOpen() -> Int { OpenFileLimit.inUse ?? -1 }
 
-    @Test(.timeLimit(.minutes(2))) func oneAppFloodingFetchesNeitherExhaustsDescriptorsNorDeniesAnother() throws {
+    @Test(.timeLimit(.minutes(3))) func oneAppFloodingFetchesNeitherExhaustsDescriptorsNorDeniesAnother() throws {
         // 20 kHz: each fetch below has more than one batch (8,192 samples), so with a window of
         // one and no acks it stays running.
         // Eight fetches per user, as a daemon under LimitNOFILE=640 derives (the derivation is

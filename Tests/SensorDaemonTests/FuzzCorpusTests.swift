@@ -13,7 +13,7 @@ import Testing
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus").path
 
-    @Test(.timeLimit(.minutes(1)), arguments: ["wire", "scan-type", "scan", "manifest", "configuration"])
+    @Test(.timeLimit(.minutes(3)), arguments: ["wire", "scan-type", "scan", "manifest", "configuration"])
     func committedInputsReplayClean(target: String) throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.replayer), "build sensorkit-fuzz first")
         let folder = Self.corpus + "/" + target

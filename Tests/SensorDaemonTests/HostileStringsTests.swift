@@ -26,7 +26,7 @@ import Testing
         lines.filter { $0.hasPrefix("<0>") || $0.hasPrefix("sensorkitd: disk") || $0.contains("\u{1B}") }
     }
 
-    @Test(.timeLimit(.minutes(1))) func hostileAppNamesAreEscapedCutAndRateLimited() throws {
+    @Test(.timeLimit(.minutes(3))) func hostileAppNamesAreEscapedCutAndRateLimited() throws {
         let harness = try DaemonHarness()
         defer { harness.stop() }
         #expect(throws: (any Error).self) { try harness.connect(app: Self.hostile) }
@@ -66,7 +66,7 @@ import Testing
         #expect((try? harness.connect(app: DaemonHarness.studyApp)) != nil)
     }
 
-    @Test(.timeLimit(.minutes(1))) func aWearablesHostileDeviceInformationReachesNeitherLogNorTerminalRaw() throws {
+    @Test(.timeLimit(.minutes(3))) func aWearablesHostileDeviceInformationReachesNeitherLogNorTerminalRaw() throws {
         let address = "C0:FF:EE:00:00:66"
         let rig = try WearableRig(
             sensors: "heartRate", entitlements: ["heart-rate"],

@@ -51,7 +51,7 @@ struct IIOEndToEndTests {
     /// gyroscope rate: the hole is the chip's, so both streams get a record over it. The app's stake is made in a
     /// first run (no data), so when the daemon restarts it records at once and every scan lies
     /// after the app's first `startRecording`.
-    @Test(.timeLimit(.minutes(1))) func recordsKernelTimestampsAndValuesInSensorKitUnits() throws {
+    @Test(.timeLimit(.minutes(3))) func recordsKernelTimestampsAndValuesInSensorKitUnits() throws {
         let run = try IIODaemonRun()
         defer { run.stop() }
         try run.startUnderUmockdevRun(device: Self.bmi160)
@@ -138,7 +138,7 @@ struct IIOEndToEndTests {
     /// Records, unplugs the chip, plugs it back (the kernel numbers it iio:device1 this time) and
     /// records again: the same stream identity, a deletion record over the absence, and recording
     /// back within a second of the re-add.
-    @Test(.timeLimit(.minutes(1))) func hotplugRemoveAndReAddDuringRecording() throws {
+    @Test(.timeLimit(.minutes(3))) func hotplugRemoveAndReAddDuringRecording() throws {
         let run = try IIODaemonRun()
         defer { run.stop() }
         let (app, anchor) = try Self.recordAccelerometerUnderTestbed(run)
@@ -212,7 +212,7 @@ struct IIOEndToEndTests {
     /// Someone sets the accelerometer to 400 Hz and switches its range (scale doubles), then udev
     /// says `change`: the daemon re-reads rate and scale, the stream is registered anew with them,
     /// and scans after the change are converted with the new scale.
-    @Test(.timeLimit(.minutes(1))) func samplingRateAndRangeChange() throws {
+    @Test(.timeLimit(.minutes(3))) func samplingRateAndRangeChange() throws {
         let run = try IIODaemonRun()
         defer { run.stop() }
         let (app, anchor) = try Self.recordAccelerometerUnderTestbed(run)
@@ -280,7 +280,7 @@ struct IIOEndToEndTests {
     /// the daemon recording it through a libiio `ip:` context like a local device. The rig's
     /// clock is not ours: sensor times keep the rig's spacing exactly and are fixed to local
     /// boottime at the first refill, so none may lie after the moment it was received.
-    @Test(.timeLimit(.minutes(1)), .needs(.tools([("/usr/sbin/iiod", "iiod")])))
+    @Test(.timeLimit(.minutes(3)), .needs(.tools([("/usr/sbin/iiod", "iiod")])))
     func recordsARemoteRigServedByIIOD() throws {
         let port = try freeTCPPort()
         let uri = "ip:127.0.0.1:\(port)"
@@ -349,7 +349,7 @@ struct IIOEndToEndTests {
     /// iio:device1 lacks `scan_elements/in_accel_y_index` and iio:device2 has an unknown `_type`
     /// (`le:q16/16>>0`): both lose their buffer and are polled; iio:device3 is ignored by the
     /// configuration. One clear line each, and the daemon records the polled accelerometer.
-    @Test(.timeLimit(.minutes(1))) func garbageInSysfsSkipsOrDegradesWithOneLineEach() throws {
+    @Test(.timeLimit(.minutes(3))) func garbageInSysfsSkipsOrDegradesWithOneLineEach() throws {
         let run = try IIODaemonRun(extraConfig: "[iio]\nignore = iio:device3\n")
         defer { run.stop() }
         try run.startUnderUmockdevRun(device: IIODaemonRun.fixtures + "/garbage.umockdev")

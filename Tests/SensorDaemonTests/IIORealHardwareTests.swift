@@ -52,7 +52,7 @@ struct IIORealHardwareTests {
 
     /// Items: a buffer that cannot be enabled is polled instead (one line, shown in the listing,
     /// samples recorded); two devices of one name under one parent are two sources.
-    @Test(.timeLimit(.minutes(1))) func aBufferThatCannotBeEnabledIsPolledAndTwinsKeepTheirOwnIdentity() throws {
+    @Test(.timeLimit(.minutes(3))) func aBufferThatCannotBeEnabledIsPolledAndTwinsKeepTheirOwnIdentity() throws {
         let run = try IIODaemonRun()
         defer { run.stop() }
         let (app, anchor) = try Self.start(run)
@@ -110,7 +110,7 @@ struct IIORealHardwareTests {
     /// Items: a HID sensor at 0 Hz with no list of rates gets 10 Hz written and records; a missing
     /// `buffer/length` is a default kept with one line; the listing says "waiting for hardware"
     /// until the first scan and only then recording.
-    @Test(.timeLimit(.minutes(1))) func aHIDSensorAtZeroHertzWithoutBufferLengthIsWaitingThenRecords() throws {
+    @Test(.timeLimit(.minutes(3))) func aHIDSensorAtZeroHertzWithoutBufferLengthIsWaitingThenRecords() throws {
         let run = try IIODaemonRun()
         defer { run.stop() }
         let (app, anchor) = try Self.start(run)
@@ -157,7 +157,7 @@ struct IIORealHardwareTests {
 
     /// `[sensor accelerometer] rate = 25` is written to the HID sensor (no choices: as is) and
     /// sets the polling interval of the chips that are polled.
-    @Test(.timeLimit(.minutes(1))) func aConfiguredRateIsWrittenAndPolled() throws {
+    @Test(.timeLimit(.minutes(3))) func aConfiguredRateIsWrittenAndPolled() throws {
         let run = try IIODaemonRun(extraConfig: "[sensor accelerometer]\nrate = 25")
         defer { run.stop() }
         _ = try Self.start(run)
@@ -175,7 +175,7 @@ struct IIORealHardwareTests {
 
     /// An older HID sensor hub light sensor (`als` with only `in_intensity_both`, 0 Hz, no
     /// choices) is recorded: lux = raw × `in_intensity_scale`, and the stream says where lux came from.
-    @Test(.timeLimit(.minutes(1))) func anOlderHIDLightSensorRecordsLuxFromIntensityBoth() throws {
+    @Test(.timeLimit(.minutes(3))) func anOlderHIDLightSensorRecordsLuxFromIntensityBoth() throws {
         let run = try IIODaemonRun()
         defer { run.stop() }
         let (app, anchor) = try Self.start(run)
@@ -222,7 +222,7 @@ struct IIORealHardwareTests {
     /// An ACPI light sensor (acpi-als: `le:s32/32` lux + timestamp, 16 bytes, its own trigger) and
     /// an LPS22HB barometer (`le:u24/32` pressure, `le:s16/16` temperature, timestamp: 16 bytes)
     /// recorded through their buffers end to end: kernel timestamps, lux, kPa and °C exact.
-    @Test(.timeLimit(.minutes(1))) func bufferedLightAndPressureAreRecordedWithKernelTimestamps() throws {
+    @Test(.timeLimit(.minutes(3))) func bufferedLightAndPressureAreRecordedWithKernelTimestamps() throws {
         let run = try IIODaemonRun()
         defer { run.stop() }
         try run.startUnderTestbed()

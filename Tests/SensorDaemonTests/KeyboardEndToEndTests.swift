@@ -9,7 +9,7 @@ import Testing
 /// (docs/keyboard.md): the study app records `keyboardMetrics` and fetches the counts, and no
 /// byte the daemon wrote — store, catalog, log, the fetch's frames — holds the keys.
 @Suite struct KeyboardEndToEndTests {
-    @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
+    @Test(.needs(.umockdev), .timeLimit(.minutes(3)))
     func typingIsRecordedAsCountsAndTheKeysAreNowhere() throws {
         let run = try IIODaemonRun(
             extraConfig: "[keyboard]\ninterval = 1s\n", entitlements: ["keyboard-metrics"], grants: "keyboardMetrics")

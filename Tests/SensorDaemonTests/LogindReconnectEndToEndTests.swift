@@ -16,7 +16,7 @@ import Testing
         .needs(
             .tools([
                 (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),
-            ])), .timeLimit(.minutes(1)))
+            ])), .timeLimit(.minutes(3)))
     func locksAfterLogindAndTheBusRestartAreCountedAgain() throws {
         let rig = try DeviceUsageRig(sessionUID: getuid())
         defer { rig.stop() }

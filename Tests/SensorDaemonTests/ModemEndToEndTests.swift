@@ -27,7 +27,7 @@ import Testing
     static let needs = NeedsTrait.needs(
         .tools([(PrivateBus.daemonPath, "dbus-daemon"), (TestEnvironment.python, "python3"), ("/usr/bin/timeout", "coreutils")]))
 
-    @Test(.timeLimit(.minutes(1)), needs)
+    @Test(.timeLimit(.minutes(3)), needs)
     func scriptedCallsAndMessagesBecomeExactlyTheirReportsAndTheNumberIsNowhere() throws {
         let bus = try PrivateBus(seconds: 90)
         defer { bus.close() }
@@ -149,7 +149,7 @@ import Testing
 
     /// No ModemManager on the bus: every interval is a deletion record, not a report of zeros
     /// (the store joins adjacent ones).
-    @Test(.timeLimit(.minutes(1)), needs)
+    @Test(.timeLimit(.minutes(3)), needs)
     func intervalsNoModemCouldObserveAreDeletionRecords() throws {
         let bus = try PrivateBus(seconds: 60)
         defer { bus.close() }

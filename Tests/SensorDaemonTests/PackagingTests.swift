@@ -209,7 +209,7 @@ import Testing
 
     /// `scripts/install.sh` with this build's binaries: the layout, the default configuration
     /// generated from docs/configuration.md, the example app, the --help texts.
-    @Test(.timeLimit(.minutes(1))) func installLaysOutEverythingAndTheDefaultConfigurationIsTheDaemonsDefault() throws {
+    @Test(.timeLimit(.minutes(3))) func installLaysOutEverythingAndTheDefaultConfigurationIsTheDaemonsDefault() throws {
         let destination = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: destination) }
         let result = try Self.run([Self.top + "/scripts/install.sh", DaemonHarness.productsFolder, destination, "/usr"])
@@ -258,7 +258,7 @@ import Testing
 
     /// `scripts/deb.sh` on this build's binaries, then the package installed into and purged from a
     /// scratch root with dpkg, its maintainer scripts running for real (chrootless, DPKG_ROOT).
-    @Test(.timeLimit(.minutes(1)), .needs(.root("dpkg --root with maintainer scripts")))
+    @Test(.timeLimit(.minutes(3)), .needs(.root("dpkg --root with maintainer scripts")))
     func thePackageInstallsCreatesItsUserEnablesItsUnitsAndPurges() throws {
         let work = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: work) }

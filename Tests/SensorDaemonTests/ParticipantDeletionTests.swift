@@ -94,7 +94,7 @@ import Testing
         return pieces.filter { data.range(of: Data($0)) != nil }.count
     }
 
-    @Test(.timeLimit(.minutes(1))) func deletedSamplesAreGoneFromFetchesAndFilesAndEveryAppFetchesTheRecord() throws {
+    @Test(.timeLimit(.minutes(3))) func deletedSamplesAreGoneFromFetchesAndFilesAndEveryAppFetchesTheRecord() throws {
         let (harness, _) = try Self.recording()
         defer { harness.stop() }
         let before = try Self.sampleTimes(harness, app: Self.study)
@@ -141,7 +141,7 @@ import Testing
         #expect(Self.found(pieces, in: try Self.storeFiles(harness)) == 0)
     }
 
-    @Test(.timeLimit(.minutes(1))) func onlyTheAppsConsentersAndRootMayDeleteAndRangesAreBounded() throws {
+    @Test(.timeLimit(.minutes(3))) func onlyTheAppsConsentersAndRootMayDeleteAndRangesAreBounded() throws {
         let (harness, _) = try Self.recording()
         defer { harness.stop() }
         let ctl = DaemonHarness.productsFolder + "/sensorkitctl"

@@ -26,7 +26,7 @@ struct ReloadTests {
         return nil
     }
 
-    @Test(.timeLimit(.minutes(1))) func sighupReloadsAppsAndGrantsWithoutLosingASample() throws {
+    @Test(.timeLimit(.minutes(3))) func sighupReloadsAppsAndGrantsWithoutLosingASample() throws {
         let run = try IIODaemonRun()
         defer { run.stop() }
         // First run: the app's stake, so the second run records from its first scan.

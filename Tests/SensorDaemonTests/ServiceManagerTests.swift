@@ -54,7 +54,7 @@ import Testing
 
     // MARK: The watchdog
 
-    @Test(.timeLimit(.minutes(1))) func theWatchdogPingsOnlyWhileItsProbedQueuesAnswer() throws {
+    @Test(.timeLimit(.minutes(3))) func theWatchdogPingsOnlyWhileItsProbedQueuesAnswer() throws {
         let pings = Mutex(0)
         let lines = Mutex<[String]>([])
         let work = DispatchQueue(label: "probed")
@@ -91,7 +91,7 @@ import Testing
     /// what the daemon tells the service manager. The daemon must serve the inherited socket (not
     /// bind --socket), say READY=1 with a STATUS=, ping WATCHDOG=1 every half WATCHDOG_USEC, and
     /// on SIGTERM leave the socket file, which belongs to the socket unit.
-    @Test(.timeLimit(.minutes(1))) func theRealDaemonServesAnInheritedSocketAndTalksToTheServiceManager() throws {
+    @Test(.timeLimit(.minutes(3))) func theRealDaemonServesAnInheritedSocketAndTalksToTheServiceManager() throws {
         var template = Array("/tmp/sksd-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
         let folder = String(cString: made)
@@ -156,7 +156,7 @@ import Testing
     /// A service manager may send SIGTERM the moment it reads `READY=1`: the daemon stops cleanly
     /// every time (the signals are taken over before it starts; before, one taken between
     /// `READY=1` and the takeover was lost and the stop hung).
-    @Test(.timeLimit(.minutes(1))) func aStopRightAfterReadyIsNeverLost() throws {
+    @Test(.timeLimit(.minutes(3))) func aStopRightAfterReadyIsNeverLost() throws {
         var template = Array("/tmp/sksr-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
         let folder = String(cString: made)

@@ -23,7 +23,7 @@ import Testing
         .needs(
             .tools([
                 (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),
-            ])), .timeLimit(.minutes(1)))
+            ])), .timeLimit(.minutes(3)))
     func anEpisodeTypedCountsIntoTheAppInFrontAndTheKeysAreNowhere() throws {
         let rig = try DeviceUsageRig(sessionUID: getuid(), typing: EvemuScript.typing(EvemuScript.passphrase))
         defer { rig.stop() }

@@ -26,7 +26,7 @@ import Testing
             .tools([
                 (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),
                 ("/usr/bin/setpriv", "util-linux"),
-            ])), .timeLimit(.minutes(2)))
+            ])), .timeLimit(.minutes(3)))
     func theScriptedDayComesBackAsExactlyItsVisitsAndNoCoordinateIsAnywhere() throws {
         let rig = try DeviceUsageRig(
             sessionUID: getuid(), entitlements: ["visits"], grants: "visits", geoclue: true)

@@ -18,7 +18,7 @@ import Testing
         return harness
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func jsonLinesCarryEverySampleOnceInOrderAndTheEnd() throws {
         let harness = try recordingDaemon()
         defer { harness.stop() }
@@ -41,7 +41,7 @@ import Testing
         #expect(((end["error"] as? [String: Any])?["code"] as? NSNumber)?.intValue == 108, "cancelled at --seconds")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theViewShowsRateValuesInUnitsAndASparkline() throws {
         let harness = try recordingDaemon()
         defer { harness.stop() }

@@ -11,7 +11,7 @@ import Testing
 /// exporter keeps its recording stake, so recording goes on; each check compares the table with a
 /// direct fetch up to the exported cursor.
 @Suite(.serialized) struct ExportEndToEndTests {
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func everyReleasedSampleOnceWithTheFetchedValues() throws {
         let rig = try ExportRig(rate: 500)
         defer { rig.close() }
@@ -73,7 +73,7 @@ import Testing
     /// its newest record, so that record came back on every pass and was inserted again (one row
     /// per deletion stream per pass). Passes with `--once` and a follower's passes, while samples
     /// and deletion records keep arriving, leave both tables equal to a direct fetch.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func repeatedPassesExportEveryRowAndDeletionRecordOnce() throws {
         let rig = try ExportRig(rate: 500, gapEvery: 40, light: true)
         defer { rig.close() }
@@ -114,7 +114,7 @@ import Testing
     /// Rows in the tables with their cursors behind them: what a crash between the insert and the
     /// cursor's update would leave were they not one transaction, and what a cursors table
     /// restored from an older backup leaves. A pass from there inserts no row twice.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func cursorsBehindTheirRowsDuplicateNothing() throws {
         let rig = try ExportRig(rate: 500, gapEvery: 40, light: true)
         defer { rig.close() }
@@ -148,7 +148,7 @@ import Testing
         #expect(ExportRig.difference(try rig.databaseDeletions(), try rig.directDeletions(through: upgradedCursor)) == nil)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func serverStoppedAndRestartedMidExport() throws {
         let rig = try ExportRig(rate: 2000)
         defer { rig.close() }
@@ -168,7 +168,7 @@ import Testing
         #expect(rig.followLog.contains("pass failed"), "the exporter saw the server go: \(rig.followLog)")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func fullDiskOnTheServerRollsBackOnceLoggedAndRecovers() throws {
         let tablespace: SmallTablespace
         switch try SmallTablespace.make(megabytes: 64) {
@@ -237,7 +237,7 @@ import Testing
         #expect(ExportRig.difference(try rig.databaseRows(), try rig.directRows(through: cursor)) == nil)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func anotherHostsExportIsNotBlockedByThisOnes() throws {
         let rig = try ExportRig(rate: 500)
         defer { rig.close() }

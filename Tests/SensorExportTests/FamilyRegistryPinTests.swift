@@ -40,7 +40,7 @@ import Testing
 
     /// The Python client's `LAYOUTS` (clients/python/sensorkit_client.py) equals the registry's
     /// layouts: wire number, name and columns in wire order.
-    @Test(.needs(.tools([(TestEnvironment.python, "python3")])), .timeLimit(.minutes(1)))
+    @Test(.needs(.tools([(TestEnvironment.python, "python3")])), .timeLimit(.minutes(3)))
     func thePythonClientsLayoutsAreTheRegistrys() throws {
         let client = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("clients/python").path

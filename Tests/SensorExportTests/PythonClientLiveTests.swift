@@ -12,7 +12,7 @@ import Testing
         ((#filePath as NSString).deletingLastPathComponent as NSString).appendingPathComponent("../../clients/python")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(3)))
     func packageReadsALiveDaemon() throws {
         let harness = try DaemonHarness(sources: [GeneratedSource(sensor: .accelerometer, rate: 200, perTick: 10)])
         defer { harness.stop() }

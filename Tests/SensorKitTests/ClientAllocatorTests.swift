@@ -31,13 +31,13 @@ import Testing
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func usingTheClientLeavesTheAppsAllocatorAlone() throws {
         #expect(FileManager.default.isExecutableFile(atPath: Self.childPath), "build client-allocator-child first")
         #expect(try childReport([:]) == "untouched")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func anAppThatOptsInGetsTheTuning() throws {
         #expect(try childReport(["SENSORKIT_MALLOC": "bulk"]) == "tuned")
         #expect(

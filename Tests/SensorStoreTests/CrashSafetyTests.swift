@@ -14,7 +14,7 @@ import Testing
         return (bundle as NSString).deletingLastPathComponent + "/store-ingest-child"
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aStoreKilledMidIngestKeepsAllButTheLastSecond() throws {
         let directory = NSTemporaryDirectory() + "sensorstore-crash-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -202,7 +202,7 @@ struct DiskFullTests {
     /// the open chunk (here never sealed by size: its pieces hold everything until pressure
     /// seals them), keeps min-free at every commit, and every sample it could not keep is inside
     /// a `lowDiskSpace` record.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func theBudgetKeepsMinFreeAndRecordsEverySampleItLetsGo() throws {
         let minFree: Int64 = 2 << 20
         let rig = try Rig {
@@ -230,7 +230,7 @@ struct DiskFullTests {
 
     /// Another program takes every free byte: the samples that cannot be written are recorded as
     /// `lowDiskSpace` once the space is back, and the store records again.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func samplesLostWhileAnotherProgramFillsTheDiskAreRecordedWhenSpaceReturns() throws {
         let rig = try Rig { _ in }
         for _ in 0..<5 {

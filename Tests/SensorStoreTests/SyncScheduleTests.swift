@@ -82,7 +82,7 @@ import Testing
         return try db.scalar("PRAGMA user_version") ?? 0
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: [Durability.powerLoss, .processCrash])
+    @Test(.timeLimit(.minutes(3)), arguments: [Durability.powerLoss, .processCrash])
     func anIdleWriterSyncsItsLastCommitsAtTheDeadlineOnlyForPowerLoss(_ durability: Durability) throws {
         let fixture = try WriterWakeTests.fixture(commitInterval: 0.05) {
             $0.durability = durability

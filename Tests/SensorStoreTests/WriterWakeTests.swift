@@ -138,7 +138,7 @@ import Testing
         return nil
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func anIdleStoreDoesNotTickYetPurgesOnSchedule() throws {
         let fixture = try Self.fixture(commitInterval: 0.1) {
             $0.retention = RetentionPolicy(hold: 0, window: StoreFixture.hour)
@@ -167,7 +167,7 @@ import Testing
         #expect(Self.ticks(fixture) == afterCommit)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aBatchEveryIntervalAndAHalfIsCommittedAtOnceByOneTickEach() throws {
         let fixture = try Self.fixture(commitInterval: 0.2)
         let stream = try fixture.opened.register(.accelerometer)
@@ -190,7 +190,7 @@ import Testing
         StoreTests.append(fixture, stream, times: times, values: [times, times, times], receiveDelay: now - first)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func appendsSoonAfterATickAreCommittedTogetherByTheArmedTimerWithinTheInterval() throws {
         let fixture = try Self.fixture(commitInterval: 0.3)
         let stream = try fixture.opened.register(.accelerometer)
@@ -213,7 +213,7 @@ import Testing
     /// The writer sleeps until its commit deadline: ten batches of samples just read, 40 ms apart
     /// (a source delivering 25 times a second), wake it once per commit interval, not once per
     /// batch, and each is committed within the interval of its read.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func freshBatchesWakeTheWriterOncePerIntervalNotPerBatch() throws {
         let fixture = try Self.fixture(commitInterval: 0.3)
         let stream = try fixture.opened.register(.accelerometer)
@@ -236,7 +236,7 @@ import Testing
     /// Samples that waited in their source's batch for an interval are due when they arrive:
     /// committed at once, not at the end of an interval counted from the last tick (what an IIO
     /// chip hands over every half second would otherwise wait up to one more interval).
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func samplesReadAnIntervalAgoAreCommittedAtOnceEvenRightAfterATick() throws {
         let fixture = try Self.fixture(commitInterval: 0.4)
         let stream = try fixture.opened.register(.accelerometer)
@@ -249,7 +249,7 @@ import Testing
         #expect(Self.ticks(fixture) == 2)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aGapRecordIsCommittedWithoutAFlush() throws {
         let fixture = try Self.fixture(commitInterval: 0.2)
         _ = try fixture.opened.register(.accelerometer)

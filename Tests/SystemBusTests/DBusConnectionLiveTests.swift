@@ -11,7 +11,7 @@ import Testing
 
 /// The connection against a real `dbus-daemon` and a Python service, each test on a private bus
 /// of its own (docs/dbus.md §6). Every process runs under `timeout`; each test under a time limit.
-@Suite(.timeLimit(.minutes(2))) struct DBusConnectionLiveTests {
+@Suite(.timeLimit(.minutes(3))) struct DBusConnectionLiveTests {
     static let queue = DispatchQueue(label: "test.results")
 
     @Test func callsCarryEveryBasicTypeBothWays() throws {

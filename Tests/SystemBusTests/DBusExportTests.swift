@@ -8,7 +8,7 @@ import Testing
 
 /// Exported objects: another peer's method calls reach the handler and its answer goes back,
 /// once; other interfaces and cancelled exports are sd-bus's "unknown" answers.
-@Suite(.timeLimit(.minutes(1))) struct DBusExportTests {
+@Suite(.timeLimit(.minutes(3))) struct DBusExportTests {
     static let path = try! DBusObjectPath("/org/sensorkit/Callback")
     static let interface = "org.sensorkit.Callback"
 

@@ -9,7 +9,7 @@ import Testing
 /// values, caught by `dbus-monitor --binary` on a private bus and compared with the encoding
 /// the specification gives (little-endian, each value aligned to its size, an array's length
 /// counting from its first element after the padding for that element).
-@Suite(.timeLimit(.minutes(1))) struct DBusWireTests {
+@Suite(.timeLimit(.minutes(3))) struct DBusWireTests {
     static let expectedBody: [UInt8] = [
         0x01, 0x00, 0x00, 0x00,  // y 1, padding to 4
         0x04, 0x03, 0x02, 0x01,  // u 0x01020304

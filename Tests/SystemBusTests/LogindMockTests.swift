@@ -7,7 +7,7 @@ import Testing
 /// A realistic service: python-dbusmock's `logind` template (what 14/17 reads for the screen
 /// lock), on a private broker. The session's properties come back typed, `GetSession` and
 /// `ListSessions` decode, and `SetLockedHint` arrives as PropertiesChanged.
-@Suite(.timeLimit(.minutes(2))) struct LogindMockTests {
+@Suite(.timeLimit(.minutes(3))) struct LogindMockTests {
     static let login1 = "org.freedesktop.login1"
     static let session = "org.freedesktop.login1.Session"
 

@@ -11,7 +11,7 @@ import Testing
 
 /// `LogindWatcher` against python-dbusmock's `logind` template on a private bus: the active
 /// session's owner, its `LockedHint`, `IdleHint` and `Lock`/`Unlock` become usage events.
-@Suite(.timeLimit(.minutes(1))) struct LogindWatcherTests {
+@Suite(.timeLimit(.minutes(3))) struct LogindWatcherTests {
     static let needs = TestEnvironment.Need.tools([
         (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),
     ])
