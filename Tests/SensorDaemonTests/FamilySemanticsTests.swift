@@ -4,6 +4,7 @@ import ModemBridge
 import SensorKit
 import SensorKitModel
 import SensorSimulation
+import SensorTestKit
 import Synchronization
 import Testing
 import UsageBridge
@@ -76,40 +77,61 @@ import UsageBridge
         // closed; for visits: one taken just now).
         try rig.produce(endingWithAnEvent: true)
         let recent = rig.harness.now - Self.second
-        var generator = SystemRandomNumberGenerator()
-        var sawData = false
-        for shape in 0..<24 {
-            let now = rig.harness.now
-            let to: Int64
-            switch shape % 4 {
-            case 0: to = now - hold  // exactly at the hold's edge
-            case 1: to = now - hold + 1  // one nanosecond into it
-            case 2: to = now + 3_600 * Self.second
-            default: to = start + Int64.random(in: 0...(now - start), using: &generator)
-            }
-            let from = start - Int64.random(in: 0...(2 * Self.second), using: &generator)
-            let (batches, reply) = rig.fetch(app, from: from, to: to)
-            #expect(reply.error == nil, "\(row): \(String(describing: reply.error))")
-            let times = batches.flatMap(\.sensorTimes)
-            for time in times {
-                #expect(
-                    time > from && time <= to && time <= now - hold, "\(row): a sample \(time - (now - hold)) ns into the hold")
-            }
-            if to > now - hold {
-                #expect(times.isEmpty && (reply.notice ?? "").contains("hold"), "\(row): \(reply.notice ?? "no notice")")
-            }
-            let records = rig.fetch(app, sensor: row.sensor.deletionRecordSensor!, from: from, to: to)
-            #expect(records.reply.error == nil)
-            if to > now - hold { #expect(records.batches.isEmpty, "\(row): deletion records from inside the hold") }
-            if !times.isEmpty { sawData = true }
-        }
-        #expect(sawData, "\(row): ranges before the hold return data")
+        #expect(
+            try Self.nothingInsideTheHold(
+                "\(row)", now: { rig.harness.now }, hold: hold, start: start,
+                fetch: { from, to in rig.fetch(app, from: from, to: to) },
+                records: { from, to in rig.fetch(app, sensor: row.sensor.deletionRecordSensor!, from: from, to: to) }),
+            "\(row): ranges before the hold return data")
         // Once the hold has passed, the recent samples come out.
         try rig.time.advance(by: .seconds(61))
         #expect(
             DaemonHarness.eventually {
                 rig.samples(app, from: start - 1, to: rig.harness.now - hold).contains { $0 >= recent }
             }, "\(row): the samples recorded after \(recent) never left the hold\n\(rig.log)")
+    }
+
+    /// The hold's assertion, the same for every family: ranges of every shape (ending at the
+    /// hold's edge, one nanosecond into it, in the future, anywhere since `start`); no sample
+    /// younger than now − hold comes out, and a range that reaches into the hold when the fetch
+    /// has been answered returns nothing at all (no deletion records either), with a notice
+    /// naming the hold. `now` is read before and after each fetch (on hand-moved time it does
+    /// not move). Whether some range returned data.
+    static func nothingInsideTheHold(
+        _ family: String, now: () throws -> Int64, hold: Int64, start: Int64,
+        fetch: (Int64, Int64) -> (batches: [SampleBatchFrame], reply: WireReply),
+        records: (Int64, Int64) -> (batches: [SampleBatchFrame], reply: WireReply)
+    ) throws -> Bool {
+        var generator = SystemRandomNumberGenerator()
+        var sawData = false
+        for shape in 0..<24 {
+            let asked = try now()
+            let to: Int64
+            switch shape % 4 {
+            case 0: to = asked - hold  // exactly at the hold's edge
+            case 1: to = asked - hold + 1  // one nanosecond into it
+            case 2: to = asked + 3_600 * second
+            default: to = start + Int64.random(in: 0...max(0, asked - start), using: &generator)
+            }
+            let from = start - Int64.random(in: 0...(2 * second), using: &generator)
+            let (batches, reply) = fetch(from, to)
+            let deleted = records(from, to)
+            let answered = try now()
+            #expect(reply.error == nil, "\(family): \(String(describing: reply.error))")
+            let times = batches.flatMap(\.sensorTimes)
+            for time in times {
+                #expect(
+                    time > from && time <= to && time <= answered - hold,
+                    "\(family): a sample \(time - (answered - hold)) ns into the hold")
+            }
+            #expect(deleted.reply.error == nil)
+            if to > answered - hold {
+                #expect(times.isEmpty && (reply.notice ?? "").contains("hold"), "\(family): \(reply.notice ?? "no notice")")
+                #expect(deleted.batches.isEmpty, "\(family): deletion records from inside the hold")
+            }
+            if !times.isEmpty { sawData = true }
+        }
+        return sawData
     }
 
     /// window: a fetch reaching back more than the window is clamped, not refused; data older
@@ -237,6 +259,93 @@ import UsageBridge
         let after = rig.samples(app, from: revoked, to: rig.harness.now)
         #expect(after.isEmpty, "\(row): \(after.count) samples recorded after the consent was withdrawn")
         #expect(rig.sourceRecording() == false)
+    }
+
+    /// keyboardMetrics: `KeyboardSource` reads its node through libevdev, which needs an evdev
+    /// node (no uinput here; umockdev's preload must be in the process from its start, and the
+    /// reading thread waits on real time), so this row is the real `sensorkitd` under
+    /// `umockdev-run` on real time, with 1 s intervals and a 2 s hold: the consent, hold, window
+    /// (the clamp) and stop assertions above; what it cannot check is in docs/keyboard.md §6.
+    @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
+    func keyboardMetricsUnderTheSameRules() throws {
+        let keyboard = SRSensor.keyboardMetrics
+        let hold = 2 * Self.second
+        let run = try IIODaemonRun(
+            extraConfig: "[store]\nhold = 2s\n[keyboard]\ninterval = 1s\n",
+            entitlements: ["keyboard-metrics", "motion-accelerometer"], grants: "accelerometer")
+        defer { run.stop() }
+        let events = run.folder + "-typing.events"
+        try EvemuScript.typing(EvemuScript.passphrase).write(toFile: events, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: events) }
+        try run.startUnderUmockdevRun(
+            device: EvemuScript.fixtures + "/keyboard.umockdev", options: EvemuScript.umockdevOptions(events: events))
+        let app = try run.connect()
+        defer { app.close() }
+        let admin = try run.connect(app: nil)
+        defer { admin.close() }
+        func now() throws -> Int64 { try run.timeline(app).now }
+        func fetch(_ sensor: SRSensor, _ from: Int64, _ to: Int64) -> (batches: [SampleBatchFrame], reply: WireReply) {
+            DaemonHarness.fetchAll(app, sensor: sensor, from: from, to: to, timeout: 10)
+        }
+        func recording() -> Bool? { (try? run.devices())?.first { $0.sensor == keyboard.rawValue }?.recording }
+        func decide(_ granted: Bool) -> WireReply {
+            admin.call(.consentDecide) {
+                $0.app = IIODaemonRun.app
+                $0.decisions = [keyboard.rawValue: granted]
+            }
+        }
+
+        // consent
+        #expect(app.call(.startRecording) { $0.sensor = SRSensor.rotationRate.rawValue }.error?.code == .invalidEntitlement)
+        #expect(fetch(.rotationRate, 0, try now()).reply.error?.code == .invalidEntitlement)
+        #expect(app.call(.startRecording) { $0.sensor = keyboard.rawValue }.error?.code == .noAuthorization)
+        let refused = fetch(keyboard, 0, try now())
+        #expect(refused.reply.error?.code == .noAuthorization && refused.batches.isEmpty)
+        #expect(recording() == false, "the keyboard is read without a stake")
+        #expect(decide(true).error == nil)
+        try run.startRecording(app, keyboard)
+        let start = try #require(app.call(.status) { $0.sensor = keyboard.rawValue }.states?.first?.firstRecording)
+
+        // hold: the typing comes out once it has left the hold, never before
+        let taps = KeyboardMetricsFamily.Wire.taps.ordinal
+        var typed = 0.0
+        var times: [Int64] = []
+        let released = try IIODaemonRun.eventually(20) {
+            let batches = fetch(keyboard, start - 1, try now() - hold).batches
+            times = batches.flatMap(\.sensorTimes)
+            typed = batches.reduce(0) { $0 + $1.columns[taps].reduce(0, +) }
+            return typed >= Double(EvemuScript.passphrase.count)
+        }
+        #expect(released, "\(typed) taps released\n\(run.log)")
+        #expect(times.allSatisfy { $0 >= start }, "keyboardMetrics: data from before the first start")
+        #expect(
+            try Self.nothingInsideTheHold(
+                "keyboardMetrics", now: now, hold: hold, start: start,
+                fetch: { from, to in fetch(keyboard, from, to) },
+                records: { from, to in fetch(keyboard.deletionRecordSensor!, from, to) }),
+            "keyboardMetrics: ranges before the hold return data")
+
+        // window: a range reaching back eight days is clamped, not refused
+        let late = try now()
+        let clamped = fetch(keyboard, late - 8 * Self.day, late - hold)
+        #expect(clamped.reply.error == nil && !clamped.batches.isEmpty, "\(clamped.reply)")
+        #expect(clamped.batches.flatMap(\.sensorTimes).allSatisfy { $0 > late - 7 * Self.day })
+
+        // stop: consent withdrawn ends the stake and closes the node; nothing is recorded after
+        #expect(decide(false).error == nil)
+        let revoked = try now()
+        #expect(admin.call(.stakes).stakes?.first { $0.app == IIODaemonRun.app }?.active == false)
+        #expect(DaemonHarness.eventually { recording() == false }, "the keyboard is still read")
+        #expect(decide(true).error == nil)
+        var after: [Int64] = []
+        #expect(
+            try IIODaemonRun.eventually(10) {
+                // Past the hold by an interval and more: whatever was recorded after the revocation would show.
+                let edge = try now() - hold
+                after = fetch(keyboard, revoked, edge).batches.flatMap(\.sensorTimes)
+                return edge > revoked + 2 * Self.second
+            })
+        #expect(after.isEmpty, "keyboardMetrics: \(after.count) intervals recorded after the consent was withdrawn")
     }
 }
 
