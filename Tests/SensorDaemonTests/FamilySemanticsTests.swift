@@ -333,9 +333,11 @@ import UsageBridge
 
         // stop: consent withdrawn ends the stake and closes the node; nothing is recorded after
         #expect(decide(false).error == nil)
-        let revoked = try now()
         #expect(admin.call(.stakes).stakes?.first { $0.app == IIODaemonRun.app }?.active == false)
         #expect(DaemonHarness.eventually { recording() == false }, "the keyboard is still read")
+        // The source stops on the pipeline's queue and delivers the interval it was in as it
+        // stops: from a second later on, a reader still running would add one a second.
+        let revoked = try now() + Self.second
         #expect(decide(true).error == nil)
         var after: [Int64] = []
         #expect(
