@@ -66,6 +66,13 @@ public final class ModemUsageRecorder: @unchecked Sendable {
         }
     }
 
+    /// Takes `observation` on the recorder's queue as if the watcher had reported it: the
+    /// daemon-level tests drive the real recorder with what ModemManager's watcher would give,
+    /// on hand-moved time, without a bus.
+    package func observe(_ observation: ModemManagerWatcher.Observation) {
+        queue.async { [self] in observed(observation) }
+    }
+
     private var watcherObservable = false
 
     private func observed(_ observation: ModemManagerWatcher.Observation) {

@@ -646,8 +646,13 @@ public final class ReaderService: @unchecked Sendable {
             return fail(request.id, .unsupportedSensor, "\(sensor.rawValue) has no sample layout", session)
         }
         let retention = dependencies.archive.retention(for: recorded)
+        // Deletion records explain data that is gone and outlive it by one window (docs/store.md):
+        // held to the samples' window, the `ageLimit` record of a purge — whose data is older than
+        // the window by definition — could never be fetched.
+        let window =
+            sensor.parentOfDeletionRecords == nil ? retention.window : retention.window.multipliedSaturating(by: 2)
         let verdict = FetchPolicy.decide(
-            from: from, to: to, now: now, hold: retention.hold, window: retention.window,
+            from: from, to: to, now: now, hold: retention.hold, window: window,
             firstStart: ledger.stakes[key]?.firstStart)
         switch verdict {
         case .empty(let notice):
