@@ -24,7 +24,7 @@ import UsageBridge
 
     /// consent: no grant, no recording and no data; a sensor outside the entitlement is refused
     /// as such; a grant starts the recording.
-    @Test(.timeLimit(.minutes(1)), arguments: FamilyRow.all)
+    @Test(.timeLimit(.minutes(3)), arguments: FamilyRow.all)
     func consentComesFirst(_ row: FamilyRow) throws {
         let rig = try Rig(row)
         defer { rig.stop() }
@@ -59,7 +59,7 @@ import UsageBridge
 
     /// hold: a sample recorded at T comes out of no range that ends after now − hold, whatever
     /// its shape, and comes out once the hold has passed.
-    @Test(.timeLimit(.minutes(1)), arguments: FamilyRow.all)
+    @Test(.timeLimit(.minutes(3)), arguments: FamilyRow.all)
     func nothingInsideTheHoldIsReturned(_ row: FamilyRow) throws {
         let hold = 60 * Self.second
         let rig = try Rig(row, config: "[store]\nhold = 60s\n")
@@ -136,7 +136,7 @@ import UsageBridge
 
     /// window: a fetch reaching back more than the window is clamped, not refused; data older
     /// than the window is purged with an `ageLimit` deletion record.
-    @Test(.timeLimit(.minutes(1)), arguments: FamilyRow.all)
+    @Test(.timeLimit(.minutes(3)), arguments: FamilyRow.all)
     func theWindowClampsAndPurges(_ row: FamilyRow) throws {
         let window = 7 * Self.day
         let rig = try Rig(row)
@@ -182,7 +182,7 @@ import UsageBridge
     /// deletion records: time the source could not observe comes back as `systemInitiated`
     /// records through the family's deletion-record sensor, no sample lies inside one, and an
     /// app that starts later sees only what was recorded from its own first start.
-    @Test(.timeLimit(.minutes(1)), arguments: FamilyRow.all)
+    @Test(.timeLimit(.minutes(3)), arguments: FamilyRow.all)
     func unobservedTimeIsADeletionRecordAndAppsStartAtTheirFirstStart(_ row: FamilyRow) throws {
         let rig = try Rig(row)
         defer { rig.stop() }
@@ -237,7 +237,7 @@ import UsageBridge
 
     /// stop: consent withdrawn ends the app's stake, the source stops, and nothing is recorded
     /// for the app after it.
-    @Test(.timeLimit(.minutes(1)), arguments: FamilyRow.all)
+    @Test(.timeLimit(.minutes(3)), arguments: FamilyRow.all)
     func revokingConsentStopsTheRecording(_ row: FamilyRow) throws {
         let rig = try Rig(row)
         defer { rig.stop() }
@@ -266,7 +266,7 @@ import UsageBridge
     /// reading thread waits on real time), so this row is the real `sensorkitd` under
     /// `umockdev-run` on real time, with 1 s intervals and a 2 s hold: the consent, hold, window
     /// (the clamp) and stop assertions above; what it cannot check is in docs/keyboard.md §6.
-    @Test(.needs(.umockdev), .timeLimit(.minutes(1)))
+    @Test(.needs(.umockdev), .timeLimit(.minutes(3)))
     func keyboardMetricsUnderTheSameRules() throws {
         let keyboard = SRSensor.keyboardMetrics
         let hold = 2 * Self.second
