@@ -32,6 +32,27 @@ import Testing
             try Self.typeIntoChild(Self.typed, source: true) == """
                 status recording
                 taps 16 deletes 1 words 2 characters 13 several intervals true
+                gaps 0
+
+                """)
+    }
+
+    /// The kernel's buffer overflowing (`SYN_DROPPED`, replayed by umockdev; libevdev resyncs
+    /// through the ioctls the fixture answers) is counted, breaks the episode, and the source
+    /// reports the stretch it cannot vouch for as a gap: the deletion record of docs/keyboard.md §4.
+    @Test(.needs(.umockdev), .timeLimit(.minutes(3)))
+    func anOverflowIsCountedAndItsStretchIsAGap() throws {
+        #expect(
+            try Self.typeIntoChild(Self.typed, droppedBefore: 8) == """
+                name sensorkit test keyboard typing true
+                taps 16 deletes 1 words 2 characters 13 episodes 2 pauses 0 typing 2800 ms overflows 1
+
+                """)
+        #expect(
+            try Self.typeIntoChild(Self.typed, source: true, droppedBefore: 8) == """
+                status recording
+                taps 16 deletes 1 words 2 characters 13 several intervals true
+                gaps 1: systemInitiated the kernel's input buffer overflowed: key events were dropped
 
                 """)
     }
@@ -49,9 +70,11 @@ import Testing
     }
 
     /// Runs the child under umockdev with the emulated keyboard typing `codes`; returns what it printed.
-    static func typeIntoChild(_ codes: [UInt16], source: Bool = false, arguments: [String]? = nil) throws -> String {
-        let events = NSTemporaryDirectory() + "/keyboard-\(getpid())-\(source).events"
-        try EvemuScript.typing(codes).write(toFile: events, atomically: true, encoding: .utf8)
+    static func typeIntoChild(
+        _ codes: [UInt16], source: Bool = false, droppedBefore: Int? = nil, arguments: [String]? = nil
+    ) throws -> String {
+        let events = NSTemporaryDirectory() + "/keyboard-\(getpid())-\(source)-\(droppedBefore ?? -1).events"
+        try EvemuScript.typing(codes, droppedBefore: droppedBefore).write(toFile: events, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: events) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")

@@ -61,8 +61,14 @@ if throughSource {
     let deadline = Date().addingTimeInterval(10)
     while sum(1) < wanted, Date() < deadline { usleep(50_000) }
     source.setRecording(false) { _ in }
-    let batches = delivered.withLock { $0.count }
+    let (batches, gaps) = delivered.withLock { events in
+        (
+            events.filter { if case .samples = $0 { true } else { false } }.count,
+            events.compactMap { if case .gap(_, _, let reason, let why) = $0 { "\(reason) \(why)" } else { nil } }
+        )
+    }
     print("taps \(sum(1)) deletes \(sum(2)) words \(sum(3)) characters \(sum(4)) several intervals \(batches >= 3)")
+    print("gaps \(gaps.count)" + gaps.map { ": \($0)" }.joined())
     exit(0)
 }
 do {

@@ -14,13 +14,20 @@ public enum EvemuScript {
     /// Presses and releases `codes` `gap` ms apart (a scan code first, as real keyboards send).
     /// umockdev reads the fraction after the dot as a number of its own, a leading zero meaning
     /// octal, so times are written as `seconds.microseconds` without zero padding.
-    public static func typing(_ codes: [UInt16], gap: Int64 = 200) -> String {
+    /// With `droppedBefore` n, the kernel reports its buffer overflowed (`SYN_DROPPED`) a quarter
+    /// gap before the n-th press (nothing typed is lost with it, so the counts stay comparable).
+    public static func typing(_ codes: [UInt16], gap: Int64 = 200, droppedBefore: Int? = nil) -> String {
         var lines = ["# device \(node)"]
         var micros: Int64 = 1_000_000
         func event(_ type: Int, _ code: UInt16, _ value: Int) {
             lines.append(String(format: "E: %lld.%lld %04x %04x %d", micros / 1_000_000, micros % 1_000_000, type, code, value))
         }
-        for code in codes {
+        for (index, code) in codes.enumerated() {
+            if index == droppedBefore {
+                event(0, 3, 0)
+                event(0, 0, 0)
+                micros += gap * 1000 / 4
+            }
             event(4, 4, Int(code) + 0x70000)
             event(1, code, 1)
             event(0, 0, 0)
