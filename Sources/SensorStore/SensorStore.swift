@@ -79,8 +79,7 @@ public final class SensorStore: Sendable {
     /// Replaces the timeline (the daemon adopted a boot or moved the high-water mark).
     public func updateTimeline(_ timeline: Timeline) {
         self.timeline.withLock { $0 = timeline }
-        let writer = self.writer
-        writer.thread.async { writer.timelineReplaced() }
+        writer.timelineReplaced()
     }
 
     /// SR nanoseconds now, from the injected clock and the timeline.

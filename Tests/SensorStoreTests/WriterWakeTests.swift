@@ -280,6 +280,24 @@ import Testing
         #expect(Self.ticks(fixture) == ticks + 3)
     }
 
+    /// The daemon replaces the timeline every 10 s: that wakes no writer, and the next append
+    /// looks its boot up in the new timeline.
+    @Test(.timeLimit(.minutes(1)))
+    func aReplacedTimelineWakesNoWriter() throws {
+        let fixture = try Self.fixture(commitInterval: 0.2)
+        let stream = try fixture.opened.register(.accelerometer)
+        Self.append(fixture, stream, first: 1_000_000_000, count: 10)
+        _ = try #require(try Self.secondsUntilCommitted(fixture, count: 10))
+        Thread.sleep(forTimeInterval: 0.1)
+        let thread = fixture.opened.writer.thread
+        let wakes = thread.wakes
+        for _ in 0..<3 { fixture.opened.updateTimeline(fixture.timeline) }
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(thread.wakes == wakes)
+        Self.append(fixture, stream, first: 2_000_000_000, count: 10)
+        _ = try #require(try Self.secondsUntilCommitted(fixture, count: 20))
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aGapRecordIsCommittedWithoutAFlush() throws {
         let fixture = try Self.fixture(commitInterval: 0.2)

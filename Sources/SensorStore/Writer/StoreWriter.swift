@@ -40,9 +40,14 @@ final class StoreWriter: @unchecked Sendable {
     var open: [StreamID: OpenChunk] = [:]
     private var bootRows: [BootID: Int64] = [:]
     /// The boot of the last batch with its anchor and row: batches come from one boot for hours,
-    /// so most appends skip the timeline's lock and two hash lookups. Cleared when the timeline
-    /// is replaced (a boot's anchor never changes, but a new timeline may not know the boot).
-    private var lastBoot: (boot: BootID, anchor: Int64, row: Int64)?
+    /// so most appends skip the timeline's lock and two hash lookups. Not used once the timeline
+    /// has been replaced since (a boot's anchor never changes, but a new timeline may not know
+    /// the boot): `timeline` is the `timelineReplacements` it was looked up under.
+    private var lastBoot: (boot: BootID, anchor: Int64, row: Int64, timeline: Int)?
+    /// Times the timeline was replaced (`timelineReplaced`, any thread). A counter the next
+    /// append reads rather than a job: the daemon replaces the timeline every 10 s, and a job
+    /// would wake the writer for it, idle or not.
+    private let timelineReplacements = Atomic<Int>(0)
     var encoder = ChunkEncoder()
     /// When the commit alarm is set: only while something is uncommitted and the last tick was
     /// less than a commit interval ago.
@@ -331,14 +336,15 @@ final class StoreWriter: @unchecked Sendable {
         guard db != nil else { return fail(StoreError.closed) }
         do {
             let anchor: Int64, bootRow: Int64
-            if let last = lastBoot, last.boot == boot {
+            let replacements = timelineReplacements.load(ordering: .acquiring)
+            if let last = lastBoot, last.boot == boot, last.timeline == replacements {
                 (anchor, bootRow) = (last.anchor, last.row)
             } else {
                 guard let known = timeline.withLock({ $0.anchors[boot] }) else {
                     return fail(StoreError.unknownBoot(boot))
                 }
                 (anchor, bootRow) = (known, try self.bootRow(boot, anchor: known))
-                lastBoot = (boot, anchor, bootRow)
+                lastBoot = (boot, anchor, bootRow, replacements)
             }
             // Taken out of the dictionary while mutated, so appending does not copy its arrays.
             guard var chunk = try open.removeValue(forKey: stream) ?? newChunk(stream, bootRow: bootRow) else {
@@ -380,10 +386,10 @@ final class StoreWriter: @unchecked Sendable {
         return OpenChunk(stream: stream, roles: descriptor.columnRoles, instants: descriptor.instantColumns, bootRow: bootRow)
     }
 
-    /// The timeline was replaced: boots are looked up in it again.
+    /// The timeline was replaced: the next append looks its boot up in it again. Any thread,
+    /// after the replacement.
     func timelineReplaced() {
-        thread.assertCurrent()
-        lastBoot = nil
+        timelineReplacements.add(1, ordering: .releasing)
     }
 
     /// Records a batch the store refused to buffer (the writer fell too far behind): its first
