@@ -6,6 +6,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/timex.h>
 #include "CSensorLinux.h"
 
@@ -40,6 +41,17 @@ int csl_time_error(void) { return TIME_ERROR; }
 
 int csl_wake_counter(void) {
     return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+int csl_alarm_timer(void) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+}
+
+int csl_set_alarm(int fd, uint64_t deadline) {
+    struct itimerspec setting = {0};
+    setting.it_value.tv_sec = (time_t)(deadline / 1000000000u);
+    setting.it_value.tv_nsec = (long)(deadline % 1000000000u);
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME, &setting, NULL);
 }
 
 int csl_name_this_thread(const char *name) {

@@ -5,10 +5,10 @@ import Synchronization
 /// The embargo store (docs/store.md): where recorded samples wait out the hold and live for the
 /// window. A SQLite catalog (WAL) and compressed, checksummed columnar chunks.
 ///
-/// Threads: `append`, `recordGap` and `reportCorrupt…` only enqueue work on the store's own
-/// serial writer queue and return at once (they never wait for SQLite or the codec). Queries run
+/// Threads: `append`, `recordGap` and `reportCorrupt…` only enqueue work for the store's own
+/// writer thread and return at once (they never wait for SQLite or the codec). Queries run
 /// on the caller's thread on a read connection of their own. Registration, `flush`, `purge`,
-/// `close` and the study-registry calls wait for the writer queue (and may block on disk I/O):
+/// `close` and the study-registry calls wait for the writer thread (and may block on disk I/O):
 /// call them from control paths, never from a sampling queue.
 ///
 /// Crash contract: a sample is committed at most `commitInterval` (0.5 s by default) after it was
@@ -25,17 +25,17 @@ public final class SensorStore: Sendable {
     private let clock: any SystemClock
     let timeline: SharedTimeline
     let registry = StreamRegistry()
-    /// Internal (not private) so tests can hold its queue to make it fall behind.
+    /// Internal (not private) so tests can hold its thread to make it fall behind.
     let writer: StoreWriter
     let readers: ReaderPool
     private let inbox: AppendInbox
     private let isClosed = Mutex(false)
 
     /// Opens (or creates) the store in `configuration.directory`: migrates the catalog, seals
-    /// pieces left by a crash, sets up the commit and purge timers. `timeline` must have adopted `clock`'s
+    /// pieces left by a crash, sets up the purge alarm. `timeline` must have adopted `clock`'s
     /// current boot. Write failures that happen later, off the caller's thread, are passed to
-    /// `onWriteFailure` (on the writer queue) and rethrown by the next `flush()`. `onLoss` (on the
-    /// writer queue) hears when new samples start being lost — dropped to keep the disk budget
+    /// `onWriteFailure` (on the writer thread) and rethrown by the next `flush()`. `onLoss` (on the
+    /// writer thread) hears when new samples start being lost — dropped to keep the disk budget
     /// or by a failed write, each loss inside a `lowDiskSpace` or `systemInitiated` record — and
     /// when samples are written again.
     public init(
@@ -54,11 +54,18 @@ public final class SensorStore: Sendable {
         ) {
             DispatchTime.now().uptimeNanoseconds
         }
-        self.writer = StoreWriter(
+        self.writer = try StoreWriter(
             configuration: configuration, registry: registry, timeline: self.timeline, clock: clock, inbox: inbox,
             onFailure: onWriteFailure, onLoss: onLoss)
         let writer = self.writer
-        try writer.queue.sync { try writer.start() }
+        do {
+            try writer.thread.sync { try writer.start() }
+        } catch {
+            // Closed already: `deinit` must not ask the ended thread to close.
+            isClosed.withLock { $0 = true }
+            writer.thread.stop()
+            throw error
+        }
     }
 
     deinit {
@@ -72,8 +79,7 @@ public final class SensorStore: Sendable {
     /// Replaces the timeline (the daemon adopted a boot or moved the high-water mark).
     public func updateTimeline(_ timeline: Timeline) {
         self.timeline.withLock { $0 = timeline }
-        let writer = self.writer
-        writer.queue.async { writer.timelineReplaced() }
+        writer.timelineReplaced()
     }
 
     /// SR nanoseconds now, from the injected clock and the timeline.
@@ -87,7 +93,7 @@ public final class SensorStore: Sendable {
     // MARK: Streams
 
     /// Registers a stream (or finds it: an equal descriptor gives the same id). Waits for the
-    /// writer queue.
+    /// writer thread.
     public func register(_ descriptor: StreamDescriptor) throws -> StreamID {
         if let id = registry.id(forKey: descriptor.canonicalJSON()) { return id }
         return try onWriter { try $0.register(descriptor) }
@@ -102,7 +108,7 @@ public final class SensorStore: Sendable {
     // MARK: Writing
 
     /// Hands samples to the store. Returns at once: the batch is converted, buffered and committed
-    /// on the writer queue. The batch's columns must match the stream's schema (a mismatch is a
+    /// on the writer thread. The batch's columns must match the stream's schema (a mismatch is a
     /// bug and traps). If the writer has fallen more than `maxPendingSamples` behind, the batch
     /// is dropped and recorded as a `systemInitiated` gap.
     public func append(_ batch: SampleBatch, to stream: StreamID) {
@@ -126,9 +132,8 @@ public final class SensorStore: Sendable {
         // Samples read less than a commit interval ago wait for their deadline: the first such
         // batch arms the writer's timer (`AppendInbox.push`). Due ones start a drain if none is
         // scheduled: one drain takes the whole burst (appends meanwhile find it scheduled). After
-        // a pause, a plain `async`: on Linux a timer costs the dispatch manager thread's wake-up
-        // besides the writer's. In a flood, a millisecond's grace, so the writer does not wake
-        // per batch (`AppendInbox.DrainStart`).
+        // a pause, a plain `async` (no alarm to set). In a flood, a millisecond's grace, so the
+        // writer does not wake per batch (`AppendInbox.DrainStart`).
         startDrain(inbox.push(batch, to: stream, readAgo: readAgo(batch), arm: writer.armDrain(at:)))
     }
 
@@ -145,9 +150,8 @@ public final class SensorStore: Sendable {
     private func startDrain(_ start: AppendInbox.DrainStart?) {
         let writer = self.writer
         switch start {
-        case .now?: writer.queue.async { writer.drain() }
-        case .afterGrace?:
-            writer.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(AppendInbox.floodWindow))) { writer.drain() }
+        case .now?: writer.thread.async { writer.drain() }
+        case .afterGrace?: writer.drainAfterGrace()
         case nil: break
         }
     }
@@ -169,7 +173,7 @@ public final class SensorStore: Sendable {
     /// Returns at once.
     public func recordGap(sensor: SRSensor, device: String, from start: Int64, to end: Int64, reason: SRDeletionReason) {
         let writer = self.writer
-        writer.queue.async { writer.record(sensor: sensor, device: device, start: start, end: end, reason: reason) }
+        writer.thread.async { writer.record(sensor: sensor, device: device, start: start, end: end, reason: reason) }
     }
 
     /// `recordGap` with boot-clock instants (converted with the timeline; an unknown boot throws).
@@ -187,16 +191,16 @@ public final class SensorStore: Sendable {
     /// sample to the restart as `systemInitiated` (docs/store.md, crash contract). Returns at once.
     public func recordingStopped(_ stream: StreamID) {
         let writer = self.writer
-        writer.queue.async { writer.endRun(stream) }
+        writer.thread.async { writer.endRun(stream) }
     }
 
     /// The deletion records this open wrote for recording runs that a crash or power cut ended.
     public var crashLosses: [StoredDeletionRecord] {
         let writer = self.writer
-        return writer.queue.sync { writer.crashLosses }
+        return writer.thread.sync { writer.crashLosses }
     }
 
-    /// Commits everything appended so far (waits for the writer queue and an fsync); rethrows the
+    /// Commits everything appended so far (waits for the writer thread and an fsync); rethrows the
     /// first write failure since the previous flush.
     public func flush() throws {
         try onWriter { try $0.flush() }
@@ -230,7 +234,8 @@ public final class SensorStore: Sendable {
             })
         else { return }
         let writer = self.writer
-        try writer.queue.sync { try writer.close() }
+        defer { writer.thread.stop() }
+        try writer.thread.sync { try writer.close() }
         readers.closeAll()
     }
 
@@ -259,7 +264,7 @@ public final class SensorStore: Sendable {
             pool: readers, streams: streams, after: visible.after, through: visible.through,
             admission: admission
         ) { id, stream, min, max in
-            writer.queue.async { writer.dropCorruptChunk(id: id, stream: stream, minTime: min, maxTime: max) }
+            writer.thread.async { writer.dropCorruptChunk(id: id, stream: stream, minTime: min, maxTime: max) }
         }
     }
 
@@ -293,13 +298,12 @@ public final class SensorStore: Sendable {
 
     // MARK: Internals
 
-    /// Runs `body` on the writer queue and waits for it.
+    /// Runs `body` on the writer thread and waits for it.
     @discardableResult
     func onWriter<T: Sendable>(_ body: @Sendable (StoreWriter) throws -> T) throws -> T {
-        dispatchPrecondition(condition: .notOnQueue(writer.queue))
         guard !isClosed.withLock({ $0 }) else { throw StoreError.closed }
         let writer = self.writer
-        return try writer.queue.sync {
+        return try writer.thread.sync { () throws -> T in
             // Whatever `body` left uncommitted (a failure's owed records) is scheduled like an append.
             defer { writer.commitWhenDue() }
             return try body(writer)

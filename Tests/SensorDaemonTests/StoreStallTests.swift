@@ -21,7 +21,7 @@ import Testing
         init(_ harness: DaemonHarness) {
             let writer = (harness.daemon.store as! StoreBackend).store.writer
             let gate = self.gate
-            writer.queue.async { gate.wait() }
+            writer.thread.async { gate.wait() }
         }
         func release() { gate.signal() }
     }

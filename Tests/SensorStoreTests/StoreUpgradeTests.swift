@@ -79,7 +79,7 @@ import Testing
         }
         let stream = try fixture.opened.register(.accelerometer)
         let gate = DispatchSemaphore(value: 0)
-        fixture.opened.writer.queue.async { gate.wait() }
+        fixture.opened.writer.thread.async { gate.wait() }
         func times(_ range: Range<Int64>) -> [Int64] { range.map { 1_000_000_000 + $0 * 10_000_000 } }
         func columns(_ count: Int) -> [[Int64]] { [[Int64]](repeating: [Int64](repeating: 7, count: count), count: 3) }
         let first = StoreTests.append(fixture, stream, times: times(0..<60), values: columns(60))

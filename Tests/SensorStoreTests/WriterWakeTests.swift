@@ -119,7 +119,7 @@ import Testing
     /// Commit ticks the writer ran so far.
     static func ticks(_ fixture: StoreFixture) -> Int {
         let writer = fixture.opened.writer
-        return writer.queue.sync { writer.ticks }
+        return writer.thread.sync { writer.ticks }
     }
 
     /// Appends `count` samples after `first` (boot ns, before the fake clock's now, so visible).
@@ -227,7 +227,7 @@ import Testing
         let latency = Date().timeIntervalSince(appended[9])
         #expect(latency < 0.3 + 0.15, "the last batch committed \(latency) s after its append")
         let writer = fixture.opened.writer
-        let drains = writer.queue.sync { writer.drains }
+        let drains = writer.thread.sync { writer.drains }
         // 0.4 s of appends: a drain at each deadline, 0.3 s apart (two, or three on a slow machine).
         #expect(drains <= 3, "\(drains) drains for 10 batches")
         #expect(Self.ticks(fixture) <= 3)
@@ -247,6 +247,55 @@ import Testing
         let latency = try #require(try Self.secondsUntilCommitted(fixture, count: 20))
         #expect(latency < 0.2, "committed \(latency) s after the append")
         #expect(Self.ticks(fixture) == 2)
+    }
+
+    /// A hand-over of two streams' due batches (an IIO chip's, `handingOver`) wakes the writer's
+    /// thread once, for one drain and one commit; and nothing wakes it afterwards (no alarm left
+    /// set for a tick that already ran).
+    @Test(.timeLimit(.minutes(3)))
+    func aHandOverOfTwoStreamsWakesTheWriterOnceForOneCommit() throws {
+        let fixture = try Self.fixture(commitInterval: 0.3)
+        let first = try fixture.opened.register(.accelerometer)
+        var other = StreamDescriptor.accelerometer
+        other.source["chip"] = .string("bmi160")
+        let second = try fixture.opened.register(other)
+        let thread = fixture.opened.writer.thread
+        let ticks = Self.ticks(fixture)
+        for round in 0..<3 {
+            // Spaced by more than the interval (each hand-over is due at once), and the writer
+            // asleep again after what woke it last.
+            Thread.sleep(forTimeInterval: 0.35)
+            let wakes = thread.wakes
+            let start = 1_000_000_000 + Int64(round) * 1_000_000_000
+            fixture.opened.handingOver {
+                Self.append(fixture, first, first: start, count: 10)
+                Self.append(fixture, second, first: start + 1, count: 10)
+            }
+            _ = try #require(try Self.secondsUntilCommitted(fixture, count: 20 * (round + 1)))
+            #expect(thread.wakes - wakes == 1, "round \(round): \(thread.wakes - wakes) wake-ups")
+        }
+        let idle = thread.wakes
+        Thread.sleep(forTimeInterval: 0.6)
+        #expect(thread.wakes == idle)
+        #expect(Self.ticks(fixture) == ticks + 3)
+    }
+
+    /// The daemon replaces the timeline every 10 s: that wakes no writer, and the next append
+    /// looks its boot up in the new timeline.
+    @Test(.timeLimit(.minutes(3)))
+    func aReplacedTimelineWakesNoWriter() throws {
+        let fixture = try Self.fixture(commitInterval: 0.2)
+        let stream = try fixture.opened.register(.accelerometer)
+        Self.append(fixture, stream, first: 1_000_000_000, count: 10)
+        _ = try #require(try Self.secondsUntilCommitted(fixture, count: 10))
+        Thread.sleep(forTimeInterval: 0.1)
+        let thread = fixture.opened.writer.thread
+        let wakes = thread.wakes
+        for _ in 0..<3 { fixture.opened.updateTimeline(fixture.timeline) }
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(thread.wakes == wakes)
+        Self.append(fixture, stream, first: 2_000_000_000, count: 10)
+        _ = try #require(try Self.secondsUntilCommitted(fixture, count: 20))
     }
 
     @Test(.timeLimit(.minutes(3)))

@@ -1,5 +1,5 @@
 // Linux calls Glibc's Swift overlay does not import, because they need _GNU_SOURCE
-// (accept4, struct ucred, pthread_setname_np) or a header it leaves out (malloc.h, sys/eventfd.h). Each is one small prefixed
+// (accept4, struct ucred, pthread_setname_np) or a header it leaves out (malloc.h, sys/eventfd.h, sys/timerfd.h). Each is one small prefixed
 // function, nothing more.
 #ifndef CSENSORLINUX_H
 #define CSENSORLINUX_H
@@ -26,6 +26,14 @@ int csl_time_error(void);
 /// eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK): a counter one thread writes to wake another's poll;
 /// -1 and errno on failure.
 int csl_wake_counter(void);
+
+/// timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK): a one-shot alarm any thread may
+/// set, readable once it has rung; -1 and errno on failure.
+int csl_alarm_timer(void);
+
+/// timerfd_settime(fd, TFD_TIMER_ABSTIME) to CLOCK_MONOTONIC `deadline` ns, one-shot (no
+/// interval): a deadline already past rings at once, 0 disarms. 0, or -1 and errno.
+int csl_set_alarm(int fd, uint64_t deadline);
 
 /// pthread_setname_np(pthread_self(), name), the name cut to the kernel's 15 bytes: what `ps -L`,
 /// /proc/PID/task/*/comm and the journal show for the calling thread. 0, or the error number.

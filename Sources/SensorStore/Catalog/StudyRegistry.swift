@@ -20,7 +20,7 @@ public struct StakeRecord: Hashable, Sendable {
 }
 
 /// Apps, consent and stakes: small tables the daemon reads and writes through the writer's
-/// connection. Every call waits for the writer queue and may block on disk I/O.
+/// connection. Every call waits for the writer thread and may block on disk I/O.
 extension SensorStore {
     /// Adds an app (no-op when known).
     public func registerApp(_ bundleID: String) throws {

@@ -36,7 +36,7 @@ private let transientDestructor = unsafeBitCast(-1, to: sqlite3_destructor_type.
 /// at a time. Closed (`sqlite3_close_v2`) when released.
 ///
 /// `@unchecked Sendable`: a connection is handed between threads but used by one owner at a time
-/// (the writer's stays on the writer queue; a reader is checked out of `ReaderPool` by one query).
+/// (the writer's stays on the writer thread; a reader is checked out of `ReaderPool` by one query).
 final class SQLiteDatabase: @unchecked Sendable {
     private var handle: OpaquePointer?
     let path: String

@@ -11,7 +11,7 @@ import Synchronization
 /// thread than the one that allocated (which makes glibc's malloc take the slow path on both),
 /// no per-batch entry. Batches of one stream stay in append order.
 ///
-/// Why not one `queue.async` per batch: a busy pipeline appends faster than the writer seals, and
+/// Why not one writer job per batch: a busy pipeline appends faster than the writer seals, and
 /// between seals the writer is faster than the pipeline, so it would go to sleep and be woken
 /// (a futex on both sides) for nearly every batch. And the writer sleeps until its commit
 /// deadline: a batch whose samples were read less than `commitInterval` ago is only staged, and
@@ -26,7 +26,7 @@ import Synchronization
 /// millisecond of its last run of drains ending (a flood that the writer keeps catching up with:
 /// the batches of the grace share one wake-up instead of ping-ponging one by one). The streams of
 /// one delivery, appended one after the other, restart it a few times at most: no timer. A drain takes everything staged, stores it, and schedules the next drain
-/// behind whatever else reached the writer queue meanwhile (the commit timer, a flush), so a
+/// behind whatever else reached the writer thread meanwhile (the commit alarm, a flush), so a
 /// flood of appends never starves them; the drain that finds the inbox empty ends the run.
 /// `flush` and `close` take what is staged first, so they cover every batch appended before.
 final class AppendInbox: Sendable {

@@ -3,7 +3,7 @@ import SensorKitModel
 
 /// Crash recovery (docs/store.md, crash contract): what `start` does before the writer takes
 /// appends — the pieces a crash left are sealed, and the recording runs it ended get their
-/// deletion records. Runs on the writer's queue like the rest of the writer.
+/// deletion records. Runs on the writer's thread like the rest of the writer.
 extension StoreWriter {
     /// Seals the pieces a crash left behind (tier-0 rows) into sealed chunks, per stream and
     /// boot, in arrival order. Pieces that fail their checksum become `systemInitiated` records.

@@ -12,7 +12,7 @@ struct SourceKey: Hashable, Comparable {
 
 /// The disk budget (docs/store.md, disk budget): measured before every commit, kept by
 /// checkpointing, evicting from the sources over their fair share, sealing early and, last,
-/// dropping what is not yet written. Runs on the writer's queue like the rest of the writer.
+/// dropping what is not yet written. Runs on the writer's thread like the rest of the writer.
 extension StoreWriter {
     /// What a deletion record's row and its index entry take in the database, about: what a
     /// source's records count against its share.
@@ -40,7 +40,7 @@ extension StoreWriter {
     /// sealed chunks can); and when even that is not enough, the samples not yet written are
     /// dropped and recorded as `lowDiskSpace`, in the reserve that samples never take.
     func keepBudget(_ report: inout PurgeReport) throws {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         try boundRecords(&report)
         let db = try database()
         var checkpointed = false
@@ -333,7 +333,7 @@ extension StoreWriter {
 
     /// Pages in use and free space on the store's file system.
     func diskUsage() throws -> DiskUsage {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         return try DiskUsage.measure(try database(), directory: configuration.directory)
     }
 }

@@ -1,6 +1,6 @@
 import SensorChunks
 
-/// The samples of one stream not yet sealed into a chunk, in memory on the writer queue.
+/// The samples of one stream not yet sealed into a chunk, in memory on the writer thread.
 ///
 /// Its first `durableCount` samples are already committed as *pieces*: small tier-0 chunks
 /// written at every commit so a crash loses at most one commit interval. Sealing encodes the

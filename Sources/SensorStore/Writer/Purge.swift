@@ -3,14 +3,14 @@ import SensorKitModel
 
 /// The purge (docs/store.md, window and hold): whole sealed chunks older than each sensor's
 /// window go with an `ageLimit` record, old deletion records follow one window later, and the
-/// disk budget is kept (DiskBudget.swift). Runs on the writer's queue like the rest of the writer,
+/// disk budget is kept (DiskBudget.swift). Runs on the writer's thread like the rest of the writer,
 /// every `purgeInterval` and on `SensorStore.purge()`.
 extension StoreWriter {
     /// Deletes whole sealed chunks older than each sensor's window (`ageLimit` records), old
     /// deletion records, and then the oldest chunks while over the disk budget (`lowDiskSpace`).
     @discardableResult
     func purge() throws -> PurgeReport {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         let db = try database()
         guard let now = timeline.withLock({ $0.srNanoseconds(of: clock.now()) }) else {
             throw StoreError.currentBootNotAdopted
@@ -59,7 +59,7 @@ extension StoreWriter {
 
     /// Purges by window and budget every `purgeInterval`.
     func purgeOnSchedule() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         guard db != nil else { return }
         do {
             try writeOwedRecords()

@@ -5,7 +5,7 @@ import SensorKitModel
 /// A participant's deletion (docs/store.md, "Deletion by the participant"): every sample of a
 /// sensor with sensor time in `(from, to]` leaves the store, in one transaction with the
 /// `userInitiated` records that explain it, and the bytes that held them are overwritten.
-/// Runs on the writer's queue like the rest of the writer.
+/// Runs on the writer's thread like the rest of the writer.
 extension StoreWriter {
     /// Removes the samples of `sensor` (on every device) with sensor time in `(from, to]`: open
     /// chunks reaching into the range are sealed first, chunks wholly inside go, chunks that
@@ -15,7 +15,7 @@ extension StoreWriter {
     /// zeroes into the database file and empties the write-ahead log; `erased` says whether it
     /// could finish (a reader's snapshot can hold it: the next checkpoint finishes the job).
     func erase(sensor: SRSensor, after from: Int64, through to: Int64) throws -> RangeErasure {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         precondition(from < to, "an erased range is (from, to] with from < to")
         let db = try database()
         storeInbox()

@@ -6,17 +6,17 @@ import SensorSystem
 import Synchronization
 
 /// The store's single writer: owns the read-write connection, the open chunks, the commit and
-/// purge timers, purge and eviction. Everything here runs on `queue`, so appends never wait for
-/// SQLite or the codec on the caller's queue. It wakes only for work (docs/store.md, "When the
-/// writer wakes"): a drain when appended samples fall due (their commit deadline, or at once for
-/// samples already due), a tick only while something is uncommitted, a purge every
+/// purge deadlines, purge and eviction. Everything here runs on `thread`, a thread of its own
+/// (`WriterThread`), so appends never wait for SQLite or the codec on the caller's thread. It
+/// wakes only for work (docs/store.md, "When the writer wakes"): a drain when appended samples
+/// fall due (their commit deadline, or at once for samples already due), a tick only while
+/// something is uncommitted, a sync when unsynced commits come due, a purge every
 /// `purgeInterval`.
 ///
-/// `@unchecked Sendable`: every stored `var` is touched only on `queue`, which each entry point
-/// asserts with `dispatchPrecondition`; `drainTimer` is a constant dispatch source, which any
-/// thread may schedule.
+/// `@unchecked Sendable`: every stored `var` is touched only on `thread`, which each entry point
+/// asserts (`assertCurrent`); `thread` itself may be given jobs and alarms from any thread.
 final class StoreWriter: @unchecked Sendable {
-    let queue = DispatchQueue(label: "sensorkit.store.writer", qos: .utility)
+    let thread: WriterThread
     // Internal, not private, where the disk budget's extension (DiskBudget.swift) uses them.
     let configuration: StoreConfiguration
     let registry: StreamRegistry
@@ -40,38 +40,34 @@ final class StoreWriter: @unchecked Sendable {
     var open: [StreamID: OpenChunk] = [:]
     private var bootRows: [BootID: Int64] = [:]
     /// The boot of the last batch with its anchor and row: batches come from one boot for hours,
-    /// so most appends skip the timeline's lock and two hash lookups. Cleared when the timeline
-    /// is replaced (a boot's anchor never changes, but a new timeline may not know the boot).
-    private var lastBoot: (boot: BootID, anchor: Int64, row: Int64)?
+    /// so most appends skip the timeline's lock and two hash lookups. Not used once the timeline
+    /// has been replaced since (a boot's anchor never changes, but a new timeline may not know
+    /// the boot): `timeline` is the `timelineReplacements` it was looked up under.
+    private var lastBoot: (boot: BootID, anchor: Int64, row: Int64, timeline: Int)?
+    /// Times the timeline was replaced (`timelineReplaced`, any thread). A counter the next
+    /// append reads rather than a job: the daemon replaces the timeline every 10 s, and a job
+    /// would wake the writer for it, idle or not.
+    private let timelineReplacements = Atomic<Int>(0)
     var encoder = ChunkEncoder()
-    /// One-shot: armed only while something is uncommitted and the last tick was less than a
-    /// commit interval ago (`schedule`).
-    private var commitTimer: (any DispatchSourceTimer)?
+    /// When the commit alarm is set: only while something is uncommitted and the last tick was
+    /// less than a commit interval ago.
     private var schedule: CommitSchedule
     /// Which commits wait for the disk (`Durability.powerLoss`): a transaction is begun synced
-    /// when the oldest unsynced commit is due, and `syncTimer` syncs an idle writer at that
-    /// deadline.
+    /// when the oldest unsynced commit is due, and the sync alarm, set while a commit is
+    /// unsynced, syncs an idle writer at that deadline.
     private var syncSchedule: SyncSchedule
-    /// One-shot: armed while a commit is unsynced, for its sync deadline.
-    private var syncTimer: (any DispatchSourceTimer)?
-    /// The deadline `syncTimer` is armed for: arming it again for the same instant would still
-    /// wake the dispatch manager thread, at every commit.
-    private var syncTimerDeadline: UInt64?
     /// Whether the open transaction was begun under `synchronous = FULL`.
     private var transactionSyncs = false
     /// The value the idle sync writes into the header's `user_version` (a write is what makes a
     /// commit, and so its `fdatasync`, happen); the schema's version lives in `schema_version`.
     private var syncMarks: Int32 = 0
-    /// Repeating every `purgeInterval`, whether or not data arrives (the window holds on an idle
-    /// store too).
-    private var purgeTimer: (any DispatchSourceTimer)?
+    /// Nanoseconds between purges (the purge alarm is set again after each, whether or not data
+    /// arrives: the window holds on an idle store too); nil: no purge on schedule.
+    private var purgeEvery: UInt64?
     /// Commit ticks run since the store opened (tests count them).
     private(set) var ticks = 0
     /// Drains that stored something since the store opened (tests count them).
     private(set) var drains = 0
-    /// One-shot: armed by an append (`armDrain`, from the appending thread) for the commit
-    /// deadline of samples that are not yet due, so the writer sleeps until then.
-    let drainTimer: any DispatchSourceTimer
     /// The first failure since the last `flush()`, which rethrows it.
     private var pendingFailure: (any Error)?
     private var statements: Statements?
@@ -116,7 +112,8 @@ final class StoreWriter: @unchecked Sendable {
         configuration: StoreConfiguration, registry: StreamRegistry, timeline: SharedTimeline,
         clock: any SystemClock, inbox: AppendInbox, onFailure: @escaping @Sendable (any Error) -> Void,
         onLoss: @escaping @Sendable (StoreLossEvent) -> Void = { _ in }
-    ) {
+    ) throws(SystemError) {
+        self.thread = try WriterThread()
         self.onLoss = onLoss
         self.inbox = inbox
         self.clock = clock
@@ -127,20 +124,41 @@ final class StoreWriter: @unchecked Sendable {
         self.schedule = CommitSchedule(interval: configuration.commitInterval)
         self.syncSchedule = SyncSchedule(
             interval: configuration.syncInterval, commitInterval: configuration.commitInterval)
-        drainTimer = DispatchSource.makeTimerSource(queue: queue)
-        // Not scheduled: `armDrain` arms it. Resumed now, so it is never released suspended.
-        drainTimer.setEventHandler { [weak self] in self?.deadlineReached() }
-        drainTimer.resume()
+        try thread.start(name: "store writer") { [weak self] alarm in self?.rang(alarm) }
     }
 
-    deinit { drainTimer.cancel() }
+    /// Ends the thread (`SensorStore.close` does; this covers a store never closed).
+    deinit { thread.stop() }
+
+    /// An alarm's deadline has passed.
+    private func rang(_ alarm: WriterThread.Alarm) {
+        thread.assertCurrent()
+        switch alarm {
+        case .drain: if inbox.deadlineReached() { drain() }
+        case .grace: drain()
+        case .commit: commitAlarmRang()
+        case .sync: syncAlarmRang()
+        case .purge:
+            purgeOnSchedule()
+            if let every = purgeEvery { thread.set(.purge, at: now() &+ every, slack: Self.purgeSlack(every)) }
+        }
+    }
+
+    /// Monotonic nanoseconds, the clock of the writer's deadlines and of `AppendInbox`'s.
+    private func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// A purge a few seconds late changes nothing: it may share another wake-up.
+    private static func purgeSlack(_ every: UInt64) -> UInt64 { min(every / 10, 5_000_000_000) }
+
+    /// The slack of the drain and commit alarms: what a timer's leeway allowed before.
+    private static let commitSlack: UInt64 = 20_000_000
 
     // MARK: Opening and closing
 
     /// Opens the database, migrates it, loads the streams, seals the pieces a crash left behind
     /// and sets up the commit and purge timers.
     func start() throws {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         try SystemFiles.makeDirectory(configuration.directory, mode: 0o700)
         // Consent, stakes and held samples: private to the store's user. SQLite gives the -wal and
         // -shm files the database file's mode, so creating it 0600 covers all three.
@@ -186,42 +204,20 @@ final class StoreWriter: @unchecked Sendable {
         try recoverPieces()
         crashLosses = try recordRunsEndedByCrash()
 
-        // Not scheduled: it is armed by `commitWhenDue` when a tick is owed.
-        let commitTimer = DispatchSource.makeTimerSource(queue: queue)
-        commitTimer.setEventHandler { [weak self] in self?.commitTimerFired() }
-        commitTimer.resume()
-        self.commitTimer = commitTimer
-        if configuration.durability == .powerLoss {
-            let syncTimer = DispatchSource.makeTimerSource(queue: queue)
-            syncTimer.setEventHandler { [weak self] in self?.syncTimerFired() }
-            syncTimer.resume()
-            self.syncTimer = syncTimer
-        }
+        // The commit and sync alarms are set when a tick or a sync is owed.
         if configuration.purgeInterval > 0, configuration.purgeInterval.isFinite {
-            let interval = min(configuration.purgeInterval, 1e9)
-            let purgeTimer = DispatchSource.makeTimerSource(queue: queue)
-            // Leeway lets the kernel fold this wake-up into another; a purge a few seconds late
-            // changes nothing.
-            purgeTimer.schedule(
-                deadline: .now() + interval, repeating: interval,
-                leeway: .milliseconds(Int(min(interval / 10, 5) * 1000)))
-            purgeTimer.setEventHandler { [weak self] in self?.purgeOnSchedule() }
-            purgeTimer.resume()
-            self.purgeTimer = purgeTimer
+            let every = UInt64(max(min(configuration.purgeInterval, 1e9), 0.001) * 1e9)
+            purgeEvery = every
+            thread.set(.purge, at: now() &+ every, slack: Self.purgeSlack(every))
         }
     }
 
     /// Seals every open chunk, commits, checkpoints the WAL into the database and closes it.
     /// Nothing appended before `close` is lost.
     func close() throws {
-        dispatchPrecondition(condition: .onQueue(queue))
-        commitTimer?.cancel()
-        commitTimer = nil
-        syncTimer?.cancel()
-        syncTimer = nil
-        drainTimer.cancel()
-        purgeTimer?.cancel()
-        purgeTimer = nil
+        thread.assertCurrent()
+        purgeEvery = nil
+        for alarm in WriterThread.Alarm.allCases { thread.cancel(alarm) }
         guard let db else { return }
         storeInbox()
         defer {
@@ -248,7 +244,7 @@ final class StoreWriter: @unchecked Sendable {
     // MARK: Streams
 
     func register(_ descriptor: StreamDescriptor) throws -> StreamID {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         let key = descriptor.canonicalJSON()
         if let id = registry.id(forKey: key) { return id }
         let db = try database()
@@ -281,25 +277,24 @@ final class StoreWriter: @unchecked Sendable {
     /// due at once is queued behind the next drain, so batches appended meanwhile (the other
     /// streams of the same delivery) go into the same commit.
     func drain() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         var (entries, due) = inbox.takeOrFinish()
         guard !entries.isEmpty else { return }
         drains += 1
         store(&entries)
-        queue.async { [self] in drain() }
+        thread.async { [self] in drain() }
         commitWhenDue(queued: true, dueBy: due)
     }
 
-    /// Arms the drain timer for `deadline` (monotonic ns). Any thread: called by an append, under
-    /// the inbox's lock.
+    /// Sets the drain alarm for `deadline` (monotonic ns). Any thread: called by an append, under
+    /// the inbox's lock; it wakes nobody before the deadline.
     func armDrain(at deadline: UInt64) {
-        drainTimer.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(20))
+        thread.set(.drain, at: deadline, slack: Self.commitSlack)
     }
 
-    /// The drain timer fired: appended samples are due.
-    private func deadlineReached() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        if inbox.deadlineReached() { drain() }
+    /// Drains after a flood's grace (`AppendInbox.DrainStart.afterGrace`). Any thread.
+    func drainAfterGrace() {
+        thread.set(.grace, at: now() &+ AppendInbox.floodWindow)
     }
 
     /// Stores what was appended before a flush or close began.
@@ -337,18 +332,19 @@ final class StoreWriter: @unchecked Sendable {
     /// chunk when it is full. The chunk's time span is checked only where a run of staged
     /// segments ends (`runEnds`), so a run is cut into chunks exactly as one batch of it would be.
     func append(_ samples: ChunkSamples, boot: BootID, to stream: StreamID, runEnds: Bool = true) {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         guard db != nil else { return fail(StoreError.closed) }
         do {
             let anchor: Int64, bootRow: Int64
-            if let last = lastBoot, last.boot == boot {
+            let replacements = timelineReplacements.load(ordering: .acquiring)
+            if let last = lastBoot, last.boot == boot, last.timeline == replacements {
                 (anchor, bootRow) = (last.anchor, last.row)
             } else {
                 guard let known = timeline.withLock({ $0.anchors[boot] }) else {
                     return fail(StoreError.unknownBoot(boot))
                 }
                 (anchor, bootRow) = (known, try self.bootRow(boot, anchor: known))
-                lastBoot = (boot, anchor, bootRow)
+                lastBoot = (boot, anchor, bootRow, replacements)
             }
             // Taken out of the dictionary while mutated, so appending does not copy its arrays.
             guard var chunk = try open.removeValue(forKey: stream) ?? newChunk(stream, bootRow: bootRow) else {
@@ -390,16 +386,16 @@ final class StoreWriter: @unchecked Sendable {
         return OpenChunk(stream: stream, roles: descriptor.columnRoles, instants: descriptor.instantColumns, bootRow: bootRow)
     }
 
-    /// The timeline was replaced: boots are looked up in it again.
+    /// The timeline was replaced: the next append looks its boot up in it again. Any thread,
+    /// after the replacement.
     func timelineReplaced() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        lastBoot = nil
+        timelineReplacements.add(1, ordering: .releasing)
     }
 
     /// Records a batch the store refused to buffer (the writer fell too far behind): its first
     /// and last sensor times, boot clock of `boot`.
     func recordDropped(_ stream: StreamID, boot: BootID, first: Int64, last: Int64) {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         guard let descriptor = registry.descriptor(stream), let anchor = timeline.withLock({ $0.anchors[boot] }) else { return }
         // Committed with the drain's samples (the drain consults the schedule).
         do {
@@ -426,24 +422,24 @@ final class StoreWriter: @unchecked Sendable {
     /// goes behind what is already queued instead of running here. `dueBy`: the commit deadline of
     /// the samples just stored (monotonic ns), which may call for a tick sooner than one owed.
     func commitWhenDue(queued: Bool = false, dueBy: UInt64? = nil) {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         guard schedule.owed == nil || dueBy != nil, hasUncommittedWork else { return }
-        switch schedule.uncommitted(at: DispatchTime.now().uptimeNanoseconds, dueBy: dueBy ?? .max) {
+        switch schedule.uncommitted(at: now(), dueBy: dueBy ?? .max) {
         case .tickNow:
             if queued {
-                queue.async { [self] in tick() }
+                thread.async { [self] in tick() }
             } else {
                 tick()
             }
         case .arm(let deadline):
-            commitTimer?.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .milliseconds(20))
+            thread.set(.commit, at: deadline, slack: Self.commitSlack)
         case .wait:
             break
         }
     }
 
-    private func commitTimerFired() {
-        dispatchPrecondition(condition: .onQueue(queue))
+    private func commitAlarmRang() {
+        thread.assertCurrent()
         schedule.fired()
         if hasUncommittedWork { tick() }
     }
@@ -452,11 +448,11 @@ final class StoreWriter: @unchecked Sendable {
     /// still uncommitted afterwards (a failed write owes records), the next tick is armed a
     /// commit interval later: the writer keeps trying while the disk is full.
     private func tick() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         guard db != nil else { return }
         // The next tick is due an interval after this one starts, not after its commit ends:
         // what is stored from now on waits at most an interval plus a commit, as the contract says.
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = now()
         let written = samplesWritten
         var committed = true
         do {
@@ -471,6 +467,8 @@ final class StoreWriter: @unchecked Sendable {
         reportLoss(wroteSamples: committed && samplesWritten > written)
         ticks += 1
         schedule.ticked(at: started)
+        // A tick run before the alarm set for it (samples due at once) leaves it nothing to do.
+        thread.cancel(.commit)
         commitWhenDue(queued: true)
     }
 
@@ -489,7 +487,7 @@ final class StoreWriter: @unchecked Sendable {
 
     /// Makes everything appended so far durable; rethrows the first failure since the last flush.
     func flush() throws {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         guard db != nil else { throw StoreError.closed }
         storeInbox()
         let written = samplesWritten
@@ -551,7 +549,7 @@ final class StoreWriter: @unchecked Sendable {
 
     /// Records an interval without data (sensor unplugged, FIFO overflow, no stakes).
     func record(sensor: SRSensor, device: String, start: Int64, end: Int64, reason: SRDeletionReason) {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         do {
             try insertRecord(sensor: sensor, device: device, start: start, end: end, reason: reason)
         } catch {
@@ -563,7 +561,7 @@ final class StoreWriter: @unchecked Sendable {
     /// A query found a chunk whose checksum or structure is wrong: it is deleted and its interval
     /// becomes a `systemInitiated` deletion record.
     func dropCorruptChunk(id: Int64, stream: StreamID, minTime: Int64, maxTime: Int64) {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         guard let descriptor = registry.descriptor(stream), db != nil else { return }
         defer { commitWhenDue() }
         do {
@@ -583,7 +581,7 @@ final class StoreWriter: @unchecked Sendable {
     /// and its `live_streams` row goes in the same commit, so a crash later does not count the
     /// time since as lost.
     func endRun(_ stream: StreamID) {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         guard let db else { return }
         defer { commitWhenDue() }
         // Batches appended before the stop may still wait in the inbox: they are part of the run.
@@ -607,7 +605,7 @@ final class StoreWriter: @unchecked Sendable {
     /// Runs `body` with the writer's connection in a transaction of its own (pending sample
     /// writes are committed first, so a failing body rolls back only its own statements).
     func withTransaction<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
-        dispatchPrecondition(condition: .onQueue(queue))
+        thread.assertCurrent()
         let db = try database()
         do {
             try commit()
@@ -630,7 +628,7 @@ final class StoreWriter: @unchecked Sendable {
         if db.isAutocommit {
             let syncs =
                 configuration.durability == .powerLoss
-                && syncSchedule.syncs(beginningAt: DispatchTime.now().uptimeNanoseconds)
+                && syncSchedule.syncs(beginningAt: now())
             // SQLite refuses to change the level inside a transaction: it is set before.
             if syncs != transactionSyncs {
                 try db.execute(syncs ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
@@ -651,29 +649,29 @@ final class StoreWriter: @unchecked Sendable {
 
     // MARK: Syncing
 
-    /// Books a commit; an unsynced one arms the sync timer for its deadline, or — when the
+    /// Books a commit; an unsynced one sets the sync alarm for its deadline, or — when the
     /// deadline has already come (a transaction that stayed open past it) — syncs at once.
     private func committed(synced: Bool) {
         guard configuration.durability == .powerLoss else { return }
-        let now = DispatchTime.now().uptimeNanoseconds
-        syncSchedule.committed(at: now, synced: synced)
-        guard let deadline = syncSchedule.deadline else { return }
-        if syncSchedule.idleSyncDue(at: now) {
+        let instant = now()
+        syncSchedule.committed(at: instant, synced: synced)
+        guard let deadline = syncSchedule.deadline else {
+            // Everything is synced: an alarm set for an earlier commit would wake the writer for nothing.
+            return thread.cancel(.sync)
+        }
+        if syncSchedule.idleSyncDue(at: instant) {
             syncIdle()
-        } else if !synced, syncTimerDeadline != deadline {
-            // Leeway lets the kernel fold the wake-up into another; the power-cut bound grows
-            // by at most that much.
-            let leeway = Int(min(syncSchedule.interval / 20, 250_000_000))
-            syncTimer?.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline), leeway: .nanoseconds(leeway))
-            syncTimerDeadline = deadline
+        } else if !synced {
+            // The slack lets the alarm share another wake-up; the power-cut bound grows by at
+            // most that much.
+            thread.set(.sync, at: deadline, slack: min(syncSchedule.interval / 20, 250_000_000))
         }
     }
 
-    private func syncTimerFired() {
-        dispatchPrecondition(condition: .onQueue(queue))
-        syncTimerDeadline = nil
+    private func syncAlarmRang() {
+        thread.assertCurrent()
         guard let db, db.isAutocommit else { return }  // the open transaction's commit books it
-        if syncSchedule.idleSyncDue(at: DispatchTime.now().uptimeNanoseconds) { syncIdle() }
+        if syncSchedule.idleSyncDue(at: now()) { syncIdle() }
     }
 
     /// Makes every commit so far durable with a transaction of its own: FULL syncs the WAL,
@@ -689,7 +687,7 @@ final class StoreWriter: @unchecked Sendable {
             try db.execute("BEGIN IMMEDIATE")
             try db.execute("PRAGMA user_version = \(syncMarks)")
             try db.execute("COMMIT")
-            syncSchedule.committed(at: DispatchTime.now().uptimeNanoseconds, synced: true)
+            syncSchedule.committed(at: now(), synced: true)
         } catch {
             if !db.isAutocommit { try? db.execute("ROLLBACK") }
             fail(error)

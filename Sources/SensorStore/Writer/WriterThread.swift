@@ -1,0 +1,211 @@
+import Dispatch
+import Glibc
+import SensorSystem
+import Synchronization
+
+/// The store writer's own thread (docs/store.md, "When the writer wakes"): runs jobs one at a
+/// time in the order they were queued, and rings the writer's alarms at their deadlines; in
+/// between it sleeps in `poll` on one timerfd (`AlarmTimer`, through a `ReadinessLoop`).
+///
+/// Why not a serial `DispatchQueue` with `DispatchSourceTimer`s: on Linux a job queued to an
+/// idle queue wakes a pooled worker (often a new thread: workers come and go), a timer set from
+/// a worker wakes the dispatch manager thread to reprogram its own timer, and a timer that fires
+/// wakes the manager and then a worker. Here a hand-over costs one wake-up, and a deadline one.
+///
+/// One timerfd serves both: a job queued while the thread sleeps sets the alarm to a past
+/// instant (it rings at once); before the thread sleeps it sets the alarm to the earliest
+/// deadline plus that alarm's slack, and rings every alarm due by then together. So a deadline
+/// set from another thread (an append's drain deadline) wakes nobody until it comes, and the
+/// slack (a dispatch timer's leeway: late, never early) lets alarms share a wake-up.
+final class WriterThread: Sendable {
+    /// The writer's alarms, one deadline each (setting one again replaces it).
+    enum Alarm: Int, CaseIterable, Sendable {
+        /// Appended samples fall due (`AppendInbox`).
+        case drain
+        /// A flood's grace has passed: drain what it gathered.
+        case grace
+        /// A commit tick is owed (`CommitSchedule`).
+        case commit
+        /// Unsynced commits must reach the disk (`SyncSchedule`).
+        case sync
+        /// The window and the budget are kept on schedule.
+        case purge
+    }
+
+    typealias Job = @Sendable () -> Void
+
+    private struct Deadline {
+        var due: UInt64
+        /// How much later than `due` it may ring, to share another alarm's wake-up.
+        var slack: UInt64
+        var latest: UInt64 { due.addingReportingOverflow(slack).overflow ? .max : due + slack }
+    }
+
+    private struct State {
+        var jobs: [Job] = []
+        /// An emptied job array with its capacity, handed back by the thread.
+        var spare: [Job] = []
+        var deadlines = [Deadline?](repeating: nil, count: Alarm.allCases.count)
+        /// The thread sleeps in `poll` (or is about to), with the timerfd set for `setFor` (nil:
+        /// disarmed). A job or an earlier deadline must set the timerfd to wake it; while it is
+        /// awake, it sets the timerfd itself before sleeping again. Before the thread starts, the
+        /// disarmed timerfd is what it will first sleep on.
+        var sleeping = true
+        var setFor: UInt64?
+        /// Times the thread came back from `poll` (tests count them).
+        var wakes = 0
+        /// `stop` was called: jobs are no longer taken.
+        var stopped = false
+    }
+
+    private let state = Mutex(State())
+    private let alarm: AlarmTimer
+    private let loop = Mutex<ReadinessLoop?>(nil)
+    /// The thread's `pthread_self()`, once it runs (0 before).
+    private let owner = Atomic<UInt>(0)
+    /// Monotonic nanoseconds, the timerfd's clock (`DispatchTime`'s uptime on Linux).
+    private let now: @Sendable () -> UInt64
+
+    init(now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws(SystemError) {
+        alarm = try AlarmTimer()
+        self.now = now
+    }
+
+    /// Starts the thread. `ring` runs on it for each alarm whose deadline has passed.
+    /// Jobs queued before have set the timerfd ringing: its first wake runs them.
+    func start(name: String, ring: @escaping @Sendable (Alarm) -> Void) throws(SystemError) {
+        let started = try ReadinessLoop(
+            name: name, fileDescriptor: alarm.fileDescriptor,
+            body: { [self] wake in self.woke(wake, ring: ring) }, onExit: {})
+        loop.withLock { $0 = started }
+    }
+
+    /// Ends the thread (jobs still queued are not run) and waits for it to leave, unless called
+    /// on it. Idempotent.
+    func stop() {
+        state.withLock { $0.stopped = true }
+        loop.withLock { $0 }?.stop()
+    }
+
+    /// Times the thread has woken so far: each is a wake-up the battery pays for.
+    var wakes: Int { state.withLock { $0.wakes } }
+
+    /// Whether the caller runs on this thread.
+    var isCurrent: Bool { owner.load(ordering: .relaxed) == UInt(pthread_self()) }
+
+    /// Traps unless called on this thread: the writer's state is touched only there.
+    func assertCurrent() {
+        precondition(isCurrent, "the store writer's state is touched off its thread")
+    }
+
+    /// Queues `job` behind those already queued. Any thread. After `stop`, the job is dropped.
+    func async(_ job: @escaping Job) {
+        let wake = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            state.jobs.append(job)
+            guard state.sleeping else { return false }
+            state.sleeping = false
+            state.setFor = 1
+            return true
+        }
+        // Outside the lock: the thread woken may preempt the caller at once, and would then
+        // block on the lock the caller still held (two more switches per hand-over, measured).
+        // Set late, after the thread has run and slept again, it only wakes it once for nothing.
+        if wake { alarm.set(at: 1) }
+    }
+
+    /// Runs `body` on the thread behind the jobs already queued and waits for it. Not from the
+    /// thread itself, which would wait for itself, nor after `stop`, which would wait for ever.
+    func sync<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        precondition(!isCurrent, "the store writer waits for itself")
+        precondition(!state.withLock { $0.stopped }, "the store writer's thread has ended")
+        let result: Result<T, E> = withoutActuallyEscaping(body) { body in
+            let handoff = Handoff(body)
+            let done = DispatchSemaphore(value: 0)
+            async {
+                handoff.run()
+                done.signal()
+            }
+            done.wait()
+            return handoff.result!
+        }
+        return try result.get()
+    }
+
+    /// `sync`'s closure and result, carried to the thread and back while the caller waits.
+    /// `@unchecked Sendable`: the caller touches `result` only after the thread has set it and
+    /// signalled, and `body` runs only on the thread.
+    private final class Handoff<T, E: Error>: @unchecked Sendable {
+        /// Let go of once run: `withoutActuallyEscaping` traps if it is still held when the
+        /// caller's wait ends (the job holding this may be released later).
+        var body: (() throws(E) -> T)?
+        var result: Result<T, E>?
+        init(_ body: @escaping () throws(E) -> T) { self.body = body }
+        func run() {
+            guard let body else { return }
+            self.body = nil
+            do throws(E) {
+                result = .success(try body())
+            } catch {
+                result = .failure(error)
+            }
+        }
+    }
+
+    /// Sets `alarm` to ring at `deadline` (monotonic ns), or up to `slack` ns later together with
+    /// another alarm. Any thread.
+    func set(_ alarm: Alarm, at deadline: UInt64, slack: UInt64 = 0) {
+        state.withLock { state in
+            let entry = Deadline(due: deadline, slack: slack)
+            state.deadlines[alarm.rawValue] = entry
+            // Asleep until later (or for good): wake in time for this one.
+            if state.sleeping, state.setFor.map({ entry.latest < $0 }) ?? true {
+                state.setFor = entry.latest
+                self.alarm.set(at: entry.latest)
+            }
+        }
+    }
+
+    /// Clears `alarm`'s deadline. Any thread; a sleeping thread may still wake once for it.
+    func cancel(_ alarm: Alarm) {
+        state.withLock { $0.deadlines[alarm.rawValue] = nil }
+    }
+
+    /// On the thread: runs the queued jobs and the rung alarms until there are none, then sets
+    /// the timerfd for the earliest deadline and sleeps.
+    private func woke(_ wake: ReadinessLoop.Wake, ring: (Alarm) -> Void) -> ReadinessLoop.Next {
+        if case .failed(let error) = wake { preconditionFailure("the store writer's poll failed: \(error)") }
+        owner.store(UInt(pthread_self()), ordering: .relaxed)
+        alarm.acknowledge()
+        var jobs: [Job] = []
+        var rung: [Alarm] = []
+        state.withLock { $0.wakes += 1 }
+        while true {
+            let idle = state.withLock { state -> Bool in
+                state.sleeping = false
+                swap(&jobs, &state.jobs)
+                swap(&state.jobs, &state.spare)
+                let now = self.now()
+                for index in state.deadlines.indices {
+                    if let deadline = state.deadlines[index], deadline.due <= now {
+                        state.deadlines[index] = nil
+                        rung.append(Alarm(rawValue: index)!)
+                    }
+                }
+                guard jobs.isEmpty, rung.isEmpty else { return false }
+                state.sleeping = true
+                state.setFor = state.deadlines.lazy.compactMap { $0?.latest }.min()
+                if let setFor = state.setFor { alarm.set(at: setFor) } else { alarm.disarm() }
+                return true
+            }
+            if idle { return .wait(nanoseconds: nil) }
+            for job in jobs { job() }
+            jobs.removeAll(keepingCapacity: true)
+            state.withLock { state in
+                if state.spare.capacity < jobs.capacity { swap(&state.spare, &jobs) }
+            }
+            for alarm in rung { ring(alarm) }
+            rung.removeAll(keepingCapacity: true)
+        }
+    }
+}

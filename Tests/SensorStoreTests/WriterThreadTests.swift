@@ -1,0 +1,91 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import SensorStore
+
+/// The writer's own thread (`WriterThread`): jobs in order, `sync`, alarms at their deadlines,
+/// and a wake-up only when there is work (docs/store.md, "When the writer wakes").
+@Suite struct WriterThreadTests {
+    static let ms: UInt64 = 1_000_000
+
+    /// Alarms rung so far, with the monotonic instant each rang.
+    final class Rings: Sendable {
+        private let rings = Mutex<[(alarm: WriterThread.Alarm, at: UInt64)]>([])
+        func record(_ alarm: WriterThread.Alarm) {
+            let now = DispatchTime.now().uptimeNanoseconds
+            rings.withLock { $0.append((alarm, now)) }
+        }
+        var all: [(alarm: WriterThread.Alarm, at: UInt64)] { rings.withLock { $0 } }
+        /// Waits (bounded poll) until `count` alarms have rung.
+        func wait(for count: Int, seconds: Double = 5) -> Bool {
+            let start = Date()
+            while all.count < count, Date().timeIntervalSince(start) < seconds { Thread.sleep(forTimeInterval: 0.005) }
+            return all.count >= count
+        }
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func jobsRunInOrderOnTheThreadAndSyncWaitsForThemAndRethrows() throws {
+        let thread = try WriterThread()
+        let order = Mutex<[Int]>([])
+        // Queued before the thread starts: its first wake runs them.
+        for index in 0..<10 { thread.async { order.withLock { $0.append(index) } } }
+        try thread.start(name: "test writer") { _ in }
+        defer { thread.stop() }
+        for index in 10..<100 { thread.async { order.withLock { $0.append(index) } } }
+        #expect(thread.sync { order.withLock { $0 } } == Array(0..<100))
+        #expect(thread.sync { thread.isCurrent })
+        #expect(!thread.isCurrent)
+        struct Refused: Error, Equatable {}
+        #expect(throws: Refused.self) { try thread.sync { () throws(Refused) -> Int in throw Refused() } }
+    }
+
+    /// A deadline set from another thread wakes the sleeping thread once, when it comes and not
+    /// before; an alarm due within another's slack rings in the same wake-up; nothing set, the
+    /// thread sleeps.
+    @Test(.timeLimit(.minutes(3)))
+    func aDeadlineSetFromAnotherThreadWakesTheThreadOnceWhenItComes() throws {
+        let rings = Rings()
+        let thread = try WriterThread()
+        try thread.start(name: "test writer") { rings.record($0) }
+        defer { thread.stop() }
+        thread.sync {}
+        let before = thread.wakes
+        let now = DispatchTime.now().uptimeNanoseconds
+        thread.set(.drain, at: now + 150 * Self.ms, slack: 60 * Self.ms)
+        thread.set(.commit, at: now + 180 * Self.ms)
+        #expect(rings.wait(for: 2))
+        let rung = rings.all
+        #expect(Set(rung.map(\.alarm)) == [.drain, .commit])
+        for ring in rung { #expect(ring.at >= now + (ring.alarm == .drain ? 150 : 180) * Self.ms) }
+        #expect(thread.wakes - before == 1, "\(thread.wakes - before) wake-ups for two alarms")
+        // A cancelled alarm does not ring; with nothing set, the thread stays asleep.
+        thread.set(.purge, at: DispatchTime.now().uptimeNanoseconds + 100 * Self.ms)
+        thread.cancel(.purge)
+        let idle = thread.wakes
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(rings.all.count == 2)
+        #expect(thread.wakes - idle <= 1)
+    }
+
+    /// An alarm set for later than the one the thread sleeps towards does not wake it early, and
+    /// an earlier one wakes it in time.
+    @Test(.timeLimit(.minutes(3)))
+    func anEarlierDeadlineWakesTheThreadEarlierAndALaterOneDoesNot() throws {
+        let rings = Rings()
+        let thread = try WriterThread()
+        try thread.start(name: "test writer") { rings.record($0) }
+        defer { thread.stop() }
+        thread.sync {}
+        let before = thread.wakes
+        let now = DispatchTime.now().uptimeNanoseconds
+        thread.set(.sync, at: now + 300 * Self.ms)
+        thread.set(.purge, at: now + 400 * Self.ms)
+        thread.set(.commit, at: now + 100 * Self.ms)
+        #expect(rings.wait(for: 3))
+        #expect(rings.all.map(\.alarm) == [.commit, .sync, .purge])
+        #expect(thread.wakes - before == 3)
+    }
+}
