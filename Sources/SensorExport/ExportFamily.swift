@@ -86,7 +86,9 @@ public struct ExportFamily: Sendable {
             ]),
         ExportFamily(
             layout: .photoplethysmogram, table: "photoplethysmogram",
-            values: [("ppg0", .real(0)), ("ppg1", .real(1)), ("ppg2", .real(2)), ("ppg3", .real(3)), ("ambient", .real(4))]),
+            values: PhotoplethysmogramFamily.Column.allCases.map { column in
+                (column.rawValue, column == .status ? .integer(column.ordinal) : .real(column.ordinal))
+            }),
         ExportFamily(
             layout: .keyboardMetrics, table: "keyboard_metrics",
             values: [

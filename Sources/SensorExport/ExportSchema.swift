@@ -3,7 +3,9 @@
 /// exporters starting together do not race on `CREATE`, and a database whose schema is newer than
 /// this exporter is refused rather than written in a shape it does not know.
 public enum ExportSchema {
-    public static let version = 2
+    public static let version = 3
+    /// The photoplethysmogram table's value columns in versions 1 and 2.
+    static let firstPhotoplethysmogramColumns: Set<String> = ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"]
     /// `pg_advisory_xact_lock` key for schema changes (ASCII "skexport").
     static let lockKey = "8317141090425835124"
 
@@ -56,7 +58,14 @@ public enum ExportSchema {
                 "CREATE UNIQUE INDEX IF NOT EXISTS \(family.table)_identity ON sensorkit.\(family.table) (\(identity.joined(separator: ", ")))"
             )
         }
-        return [1: first, 2: second]
+        // Version 3: the wide PMD PPG frame types (docs/ble.md §2) give the photoplethysmogram
+        // table the channels beyond ppg0…ppg3 and ambient, and the status word; a table made by
+        // version 1 gains them, empty (NULL) in its older rows.
+        let ppg = ExportFamily.of(.photoplethysmogram)!
+        let third = ppg.values.filter { !ExportSchema.firstPhotoplethysmogramColumns.contains($0.name) }.map {
+            "ALTER TABLE sensorkit.\(ppg.table) ADD COLUMN IF NOT EXISTS \($0.name) \($0.value.sqlType)"
+        }
+        return [1: first, 2: second, 3: third]
     }
 
     public struct TooNew: Error, CustomStringConvertible {

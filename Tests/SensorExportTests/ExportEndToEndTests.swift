@@ -134,18 +134,31 @@ import Testing
         let light = try #require(try rig.cursor(SRSensor.ambientLightSensor.rawValue))
         #expect(ExportRig.difference(try rig.databaseLightTimes(), try rig.directLightTimes(through: light)) == nil)
 
-        // A database left by schema version 1: no key on deletions, each record in it twice. The
-        // next start's migration removes the copies before it makes the key.
+        // A database left by schema version 1: no key on deletions, each record in it twice, and
+        // the five-column photoplethysmogram table. The next start's migration removes the copies
+        // before it makes the key (version 2) and gives the PPG table the wide frame types' columns
+        // (version 3).
+        let ppg = try #require(ExportFamily.of(.photoplethysmogram))
+        let added = ppg.values.map(\.name).filter { !["ppg0", "ppg1", "ppg2", "ppg3", "ambient"].contains($0) }
+        #expect(added.count == 17)
         for statement in [
-            "DROP INDEX sensorkit.deletions_identity", "DELETE FROM sensorkit.schema_version WHERE version = 2",
+            "DROP INDEX sensorkit.deletions_identity", "DELETE FROM sensorkit.schema_version WHERE version >= 2",
             "INSERT INTO sensorkit.deletions SELECT * FROM sensorkit.deletions",
-        ] {
+        ] + added.map({ "ALTER TABLE sensorkit.photoplethysmogram DROP COLUMN \($0)" }) {
             try rig.postgres.psql(statement, database: rig.database)
         }
+        func ppgColumns() throws -> [String] {
+            try rig.postgres.psql(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'sensorkit' AND table_name = 'photoplethysmogram' ORDER BY ordinal_position",
+                database: rig.database)
+        }
+        #expect(try ppgColumns() == ExportFamily.leadingColumns.map(\.name) + ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"])
         let upgraded = try rig.exportOnce()
         #expect(upgraded.status == 0, "\(upgraded.output)")
         let upgradedCursor = try #require(try rig.cursor(ExportRig.deletionStream))
         #expect(ExportRig.difference(try rig.databaseDeletions(), try rig.directDeletions(through: upgradedCursor)) == nil)
+        #expect(Set(try ppgColumns()) == Set(ExportFamily.leadingColumns.map(\.name) + ppg.values.map(\.name)))
+        #expect(try rig.postgres.psql("SELECT max(version) FROM sensorkit.schema_version", database: rig.database) == ["3"])
     }
 
     @Test(.timeLimit(.minutes(3)))

@@ -31,6 +31,17 @@ import Testing
         #expect(Set(ExportFamily.all.map(\.table)).count == ExportFamily.all.count, "table names are distinct")
     }
 
+    /// docs/export.md: the photoplethysmogram table has a column per wire column — every optical
+    /// channel of the wide PMD frame types, ambient, and the status word as an integer.
+    @Test func thePhotoplethysmogramTableHasTheWideFrameTypesColumns() throws {
+        let family = try #require(ExportFamily.of(.photoplethysmogram))
+        #expect(family.values.map(\.name) == BatchLayout.photoplethysmogram.columns)
+        #expect(family.values.map(\.name).contains("ppg19") && family.values.map(\.name).last == "status")
+        for value in family.values {
+            if case .integer = value.value { #expect(value.name == "status") }
+        }
+    }
+
     @Test func theHeartRateTablesRaggedColumnIsTheRRCount() throws {
         // The ragged values' per-sample length is the layout's rrCount column.
         let family = try #require(ExportFamily.of(.heartRate))

@@ -14,7 +14,7 @@ import Testing
         .heartRate: ["bpm", "confidence", "rrCount"],
         .wrist: ["onWrist", "wristLocation", "crownOrientation"],
         .electrocardiogram: ["microvolts", "lead", "flags", "frequency", "sessionStart"],
-        .photoplethysmogram: ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"],
+        .photoplethysmogram: (0..<20).map { "ppg\($0)" } + ["ambient", "status"],
         .deletionRecords: ["endTime", "reason"],
         .keyboardMetrics: ["duration", "taps", "deletes", "words", "episodes", "pauses", "typingDuration", "typingSpeed"],
         .deviceUsage: [
@@ -281,6 +281,30 @@ import Testing
         #expect(samples.map(\.acceleration.y) == [1, 2, 3] && samples.map(\.timestamp) == [1e-6, 2e-6, 3e-6])
         let rates = try #require(gyroscope.batches.first?.value as? [CMRecordedRotationRateData])
         #expect(rates.map(\.rotationRate.z) == [-1, -2, -3] && accelerometer.each.isEmpty)
+    }
+
+    /// docs/protocol.md §5.2: one optical sample per channel a PPG stream stores (NaN columns are
+    /// the channels its frame type lacks), its emitter and signal identifier the wire position;
+    /// the status word is no optical sample.
+    @Test func photoplethysmogramSamplesHaveOneOpticalSamplePerStoredChannel() throws {
+        let nan = [Double](repeating: .nan, count: 3)
+        // A type-0 stream (ppg0…ppg2, ambient) and a type-7 stream (ppg0…ppg15, status).
+        let type0: [[Double]] = (0..<22).map { c in c < 3 || c == 20 ? [1, 2, 3].map { Double(100 * c) + $0 } : nan }
+        let type7: [[Double]] = (0..<22).map { c in c < 16 || c == 21 ? [1, 2, 3].map { Double(100 * c) + $0 } : nan }
+        for (columns, identifiers) in [(type0, [0, 1, 2, 20]), (type7, Array(0..<16))] {
+            var results = Collected()
+            SensorFamilies.results(
+                frame(.photoplethysmogram, columns), sensor: .photoplethysmogram, dates: SampleDates(cfOffset: 0, anchor: 0),
+                into: &results)
+            let samples = try #require(results.batches.first?.value as? [SRPhotoplethysmogramSample])
+            #expect(samples.count == 3)
+            for (row, sample) in samples.enumerated() {
+                #expect(sample.opticalSamples.map(\.signalIdentifier) == identifiers)
+                #expect(sample.opticalSamples.map(\.emitter) == identifiers)
+                #expect(sample.opticalSamples.map(\.normalizedReflectance) == identifiers.map { columns[$0][row] })
+                #expect(sample.nanosecondsSinceStart == Int64(1_000 * row))
+            }
+        }
     }
 
     @Test func heartRateSamplesTakeTheirShareOfTheRaggedValues() throws {

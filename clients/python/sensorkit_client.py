@@ -50,7 +50,6 @@ LAYOUTS = {
     5: ("heartRate", ["bpm", "confidence", "rrCount"]),
     6: ("wrist", ["onWrist", "wristLocation", "crownOrientation"]),
     7: ("electrocardiogram", ["microvolts", "lead", "flags", "frequency", "sessionStart"]),
-    8: ("photoplethysmogram", ["ppg0", "ppg1", "ppg2", "ppg3", "ambient"]),
     9: ("deletionRecords", ["endTime", "reason"]),
     10: ("keyboardMetrics", ["duration", "taps", "deletes", "words", "episodes", "pauses", "typingDuration", "typingSpeed"]),
     11: ("deviceUsage", ["entry", "duration", "screenWakes", "unlocks", "unlockDuration", "wakeSource", "unlockSource",
@@ -60,6 +59,8 @@ LAYOUTS = {
     13: ("messagesUsage", ["duration", "incomingMessages", "outgoingMessages", "uniqueContacts"]),
     14: ("visits", ["distance", "arrivalStart", "arrivalEnd", "departureStart", "departureEnd", "category",
                     "id0", "id1", "id2", "id3"]),
+    # 8 was the five-column photoplethysmogram of earlier daemons; retired, never sent again.
+    15: ("photoplethysmogram", ["ppg%d" % n for n in range(20)] + ["ambient", "status"]),
 }
 
 # Sensors with a Linux source (raw values are Apple's SRSensor strings).

@@ -140,6 +140,33 @@ class CodecErrorTests(unittest.TestCase):
         self.assertEqual(batch["columns"]["rrCount"], [1.0, 2.0])
         self.assertEqual(sk.split_ragged(batch), [[0.8], [0.81, 0.79]])
 
+    def test_photoplethysmogram_batches_carry_every_wide_frame_types_column(self):
+        # Layout 15: ppg0…ppg19, ambient, status; a stream of PMD frame type 7 stores ppg0…ppg15
+        # and status, so the rest are NaN (docs/protocol.md §5.2).
+        names = ["ppg%d" % n for n in range(20)] + ["ambient", "status"]
+        self.assertEqual(sk.LAYOUTS[15], ("photoplethysmogram", names))
+        rows = [[float(1000 * c + s) if c < 16 else float("nan") for c in range(20)] + [float("nan"), float(0xABCDEF - s)]
+                for s in range(3)]
+        columns = [[row[c] for row in rows] for c in range(len(names))]
+        times = [291_600_000_000_000 + 18_181_818 * s for s in range(3)]
+        payload = encode_batch(4, 15, times, times, columns)[5:]
+        self.assertEqual(len(payload), 12 + 16 * 3 + 8 * 3 * len(names) + 4)
+        batch = decode_batch(payload)
+        self.assertEqual((batch["layout"], batch["layout_name"], batch["count"]), (15, "photoplethysmogram", 3))
+        self.assertEqual(batch["sensor_times"], times)
+        self.assertEqual(list(batch["columns"]), names)
+        for c, name in enumerate(names):
+            for s in range(3):
+                got, want = batch["columns"][name][s], rows[s][c]
+                self.assertTrue(got == want or (got != got and want != want), "%s[%d]: %r, sent %r" % (name, s, got, want))
+
+    def test_the_retired_five_column_photoplethysmogram_layout_is_unknown(self):
+        # A daemon of this version never sends 8; one that did is not misread as layout 15.
+        self.assertNotIn(8, sk.LAYOUTS)
+        old = encode_batch(4, 8, [1], [1], [[1.0]] * 5)[5:]
+        with self.assertRaisesRegex(ProtocolError, "layout 8"):
+            decode_batch(old)
+
     def test_truncated_batches_are_rejected_at_every_length(self):
         payload = self.heart_rate_payload()
         for length in range(len(payload)):

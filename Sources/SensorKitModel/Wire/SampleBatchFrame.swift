@@ -151,8 +151,11 @@ public enum BatchLayout: UInt8, Hashable, Sendable, CaseIterable {
     case wrist = 6
     /// electrocardiogram: µV, lead, flags, frequency (Hz), session start (SR ns as Double).
     case electrocardiogram = 7
-    /// photoplethysmogram: four optical channels and ambient (raw counts).
-    case photoplethysmogram = 8
+    /// photoplethysmogram: twenty optical channels, ambient and the status word (raw counts; NaN
+    /// where a stream's PMD frame type has no such column). Number 8 was the five-column layout
+    /// of builds before the wide frame types; it is retired, never sent again, so a client that
+    /// knows only 8 skips these batches rather than misreading them (docs/protocol.md §5.2, §8).
+    case photoplethysmogram = 15
     /// Deletion records: end time (SR ns as Double), reason; the sensor time is the start.
     case deletionRecords = 9
     /// keyboardMetrics: duration (s), taps, deletes, words, typing episodes, pauses, typing
@@ -172,6 +175,7 @@ public enum BatchLayout: UInt8, Hashable, Sendable, CaseIterable {
     /// time), category, the place's UUID as four 32-bit words; the sensor time is when the daemon
     /// took the visit from the session agent.
     case visits = 14
+    // 8: retired (the five-column photoplethysmogram of earlier builds); never reused.
 
     /// The batch's column names in wire order, as the layout's family declares them
     /// (`SensorFamilies`, one file per family in `Families/`).
