@@ -125,10 +125,13 @@ public final class EmulatedPeripheral: @unchecked Sendable {
         return sendFrame(frame, type: 0)
     }
 
-    /// Sends a PPG frame type 0 (four channels: three optical + ambient), raw or delta-compressed.
+    /// Sends a PPG frame, raw or delta-compressed (24-bit values): type 0 has four values a sample
+    /// (three optical + ambient); the Verity Sense's wide types, sent compressed, 7 seventeen (16
+    /// optical + status) and 10 twenty-one (8 green, 6 red, 6 infrared + status). The values are
+    /// sent as given: the caller gives each sample the frame type's count.
     @discardableResult
-    public func sendPPG(timestamp: UInt64, samples: [[Int32]], compressed: Bool) -> Bool {
-        var frame = [0x01] + Self.le64(timestamp) + [compressed ? 0x80 : 0x00]
+    public func sendPPG(timestamp: UInt64, samples: [[Int32]], compressed: Bool, frameType: UInt8 = 0) -> Bool {
+        var frame = [0x01] + Self.le64(timestamp) + [(compressed ? 0x80 : 0x00) | frameType & 0x7F]
         frame += compressed ? Self.deltaEncode(samples) : samples.flatMap { $0.flatMap(Self.le24) }
         return sendFrame(frame, type: 1)
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// The Polar streams beside ECG in the link machine: ACC started with the preferred settings
 /// and its FACTOR, refused without harm to the link; PPI started beside HRS and winning over it
-/// while it delivers; PPG frame types the family cannot hold turned into gaps (docs/ble.md, "PMD").
+/// while it delivers; the wide PPG frame types delivered as samples, not gaps (docs/ble.md, "PMD").
 extension WearableLinkMachineTests {
     /// ACC's settings as an H10 offers them: 25, 50, 100, 200 Hz; 12 or 16 bit; ±2, 4, 8 g.
     static let accSettings: [UInt8] =
@@ -162,7 +162,7 @@ extension WearableLinkMachineTests {
         #expect(Driver.gaps(refused).isEmpty && verity.machine.session?.pmd[.ppi]?.phase == .refused)
     }
 
-    @Test func ppgFrameTypesTheFamilyCannotHoldAreGapsNotSamples() {
+    @Test func widePPGFrameTypesAreDeliveredAsSamplesNotGaps() {
         var driver = Driver(streams: [.photoplethysmogram])
         driver.connect(features: Self.verityFeatures)
         driver.on(.recording(.photoplethysmogram, on: true))
@@ -170,20 +170,25 @@ extension WearableLinkMachineTests {
         driver.gatt(.notification(.pmdControlPoint, value: settings))
         driver.gatt(.notification(.pmdControlPoint, value: [0xF0, 0x02, 0x01, 0x00, 0x00]))
         #expect(driver.machine.session?.pmd[.ppg]?.phase == .running)
-        // Compressed type 7: a reference sample of 17 channels, no delta blocks.
+        // Compressed types 7 and 10: a reference sample of 17 or 21 values, no delta blocks.
         var device: UInt64 = 800_000_000_000_000_000
         var actions: [Machine.Action] = []
-        for _ in 0..<4 {
+        let types: [(frameType: UInt8, values: Int)] = [(7, 17), (7, 17), (10, 21), (10, 21)]
+        for (index, type) in types.enumerated() {
             device += 20_000_000
             let bytes =
-                [0x01] + (0..<8).map { UInt8(truncatingIfNeeded: device >> (8 * $0)) } + [0x87]
-                + [UInt8](repeating: 1, count: 17 * 3)
+                [0x01] + (0..<8).map { UInt8(truncatingIfNeeded: device >> (8 * $0)) } + [0x80 | type.frameType]
+                + (0..<type.values).flatMap { [UInt8(index + $0), 0, 0] }
             actions += driver.on(.gatt(.notification(.pmdData, value: bytes)), after: 20_000_000)
         }
         actions += driver.on(.tick, after: 5 * Self.second)
-        #expect(Self.emitted(actions, .photoplethysmogram).isEmpty)
-        let gaps = Driver.gaps(actions).map(\.1)
-        #expect(!gaps.isEmpty && gaps.allSatisfy { $0.hasPrefix("PMD ppg frame type 7 carries 17 channels") }, "\(gaps)")
-        #expect(Driver.problems(actions).contains("frame-type:ppg:7"))
+        let frames = Self.emitted(actions, .photoplethysmogram).compactMap { sample -> PMDFrame? in
+            if case .pmd(let timed, _, _, _, _) = sample { timed.frame } else { nil }
+        }
+        #expect(frames.map(\.frameType) == types.map(\.frameType))
+        for (index, frame) in frames.enumerated() {
+            #expect(frame.samples == [(0..<types[index].values).map { Int32(index + $0) }])
+        }
+        #expect(Driver.gaps(actions).isEmpty, "\(Driver.gaps(actions))")
     }
 }

@@ -122,4 +122,100 @@ import Testing
         #expect(h10.commands.contains([0x03, 0x02]) && h10.runningMeasurements.isEmpty, "\(h10.commands)")
         #expect(verity.commands.contains([0x03, 0x03]) && verity.runningMeasurements.isEmpty, "\(verity.commands)")
     }
+
+    /// docs/ble.md §2, §8: a Verity Sense switching PPG frame types mid-stream — type 0 (three
+    /// optical channels and ambient), type 7 (16 channels and status), type 10 (20 channels and
+    /// status), compressed frames drip-fed on its device clock at 55 Hz. Each type's samples are
+    /// stored in a stream of its own columns and fetched through layout 15: every value exact
+    /// (the status word as its 24 bits), the columns a type lacks NaN, times within one sample
+    /// period of the truth and ascending, no sample lost and no deletion record at the switches.
+    @Test(.timeLimit(.minutes(3))) func everyPPGFrameTypeIsStoredExactlyInItsOwnColumns() throws {
+        let rig = try WearableRig(
+            sensors: "photoplethysmogram", entitlements: ["ppg"],
+            wearables: """
+                [wearable arm]
+                address = \(Self.verity)
+                streams = photoplethysmogram
+                """)
+        defer { rig.stop() }
+        let verity = try EmulatedPeripheral(directory: rig.directory, profile: .veritySense(address: Self.verity))
+        let app = try rig.start()
+        let run = rig.run
+        let e2e = BLEEndToEndTests()
+        let (startSR, anchor) = try run.timeline(app)
+        try run.startRecording(app, .photoplethysmogram)
+        #expect(
+            IIODaemonRun.eventually(15) { verity.runningMeasurements.contains(1) }, "the daemon did not start PPG\n\(run.log)")
+
+        let period = 1e9 / 55
+        let perFrame = 5
+        let clock = LinuxSystemClock()
+        let hostBase = clock.boottimeNanoseconds() + 200_000_000
+        let deviceOffset = Int64(820_000_000) * 1_000_000_000 - hostBase
+        func trueTime(_ n: Int) -> Int64 { hostBase + Int64((Double(n) * period).rounded()) }
+        // The columns each frame type's values go to, in frame order (PPGFrameKind.columns).
+        let names = BatchLayout.photoplethysmogram.columns
+        let kinds: [PPGFrameKind] = [.type0, .type0, .type0, .type7, .type7, .type7, .type10, .type10, .type10]
+        var sent: [(time: Int64, values: [String: Double])] = []
+        for (frame, kind) in kinds.enumerated() {
+            let first = frame * perFrame
+            let last = first + perFrame - 1
+            let wait = trueTime(last) - clock.boottimeNanoseconds()
+            if wait > 0 { usleep(useconds_t(wait / 1000)) }
+            let columns = kind.columns.map(\.rawValue)
+            // Channel c of sample n: 1000·c + 3n (a negative one too); the status word a 24-bit
+            // value with its top bit set, which the frame's signed 24-bit reference sign-extends.
+            let samples = (first...last).map { n in
+                columns.map { name -> Int32 in
+                    name == "status"
+                        ? Int32(0x80_0000 + n)
+                        : Int32((name == "ppg1" ? -1000 : 1000) * (columns.firstIndex(of: name)! + 1) + 3 * n)
+                }
+            }
+            if verity.sendPPG(
+                timestamp: UInt64(trueTime(last) + deviceOffset), samples: samples, compressed: true, frameType: kind.rawValue)
+            {
+                for (index, n) in (first...last).enumerated() {
+                    sent.append((trueTime(n), Dictionary(uniqueKeysWithValues: zip(columns, samples[index].map(Double.init)))))
+                }
+            }
+        }
+        #expect(sent.count == kinds.count * perFrame)
+
+        var ppg = BLEEndToEndTests.Fetch(reply: WireReply())
+        _ = try IIODaemonRun.eventually(10) {
+            ppg = e2e.fetch(app, .photoplethysmogram, device: "ble:" + Self.verity, from: startSR, to: try run.timeline(app).now)
+            return ppg.times.count >= sent.count
+        }
+        #expect(ppg.reply.error == nil, "\(String(describing: ppg.reply.error))")
+        #expect(ppg.times.count == sent.count, "PPG samples \(ppg.times.count) of \(sent.count)\n\(run.log)")
+        #expect(ppg.columns.count == names.count)
+        var worst: Int64 = 0
+        for (index, truth) in sent.enumerated() where index < ppg.times.count && ppg.columns.count == names.count {
+            for (column, name) in names.enumerated() {
+                let value = ppg.columns[column][index]
+                if var want = truth.values[name] {
+                    if name == "status" { want = Double(Int64(want) & 0xFF_FFFF) }
+                    #expect(value == want, "sample \(index) \(name)")
+                } else {
+                    #expect(value.isNaN, "sample \(index) \(name): \(value)")
+                }
+            }
+            worst = max(worst, abs(ppg.times[index] - (anchor + truth.time)))
+        }
+        #expect(worst <= Int64(period), "worst PPG time error \(worst) ns")
+        #expect(zip(ppg.times, ppg.times.dropFirst()).allSatisfy { $0 < $1 })
+
+        // Three streams, one per frame type; no deletion record: switching lost nothing.
+        let sources = try run.devices().filter { $0.device == "ble:" + Self.verity }
+        let base = "ble:" + Self.verity + "#" + SRSensor.photoplethysmogram.rawValue
+        let expected: Set<String> = [base, base + "#frame7", base + "#frame10"]
+        #expect(Set(sources.map(\.source)) == expected, "\(sources)")
+        let deletions = try #require(SRSensor.photoplethysmogram.deletionRecordSensor)
+        let tombstones = e2e.fetch(
+            app, deletions, device: "ble:" + Self.verity, from: startSR,
+            to: try run.timeline(app).now)
+        #expect(tombstones.times.isEmpty, "\(tombstones.times)\n\(run.log)")
+        run.stopDaemon()
+    }
 }

@@ -32,6 +32,36 @@ import Testing
             })
     }
 
+    /// docs/ble.md §8: a PPG stream stores its frame type's columns. Type 0's stream keeps the
+    /// identity PPG streams always had; a wide type's is a stream of its own, and each frame value
+    /// lands in the column its kind names (the status word as its 24 bits).
+    @Test func eachPPGFrameTypeHasAStreamOfItsOwnColumns() throws {
+        let old = descriptor(.photoplethysmogram)
+        #expect(old.source == Self.device.identifier + "#" + SRSensor.photoplethysmogram.rawValue)
+        #expect(old.details[WearableSamples.ppgFrameDetail] == nil)
+        for (kind, optical) in [(PPGFrameKind.type7, 16), (.type10, 20)] {
+            let wide = WearableSamples.descriptor(
+                .photoplethysmogram, device: Self.device, wearable: "chest", location: nil, ppgFrame: kind)
+            let names: [String] = (0..<optical).map { "ppg\($0)" } + ["status"]
+            #expect(wide.columns.map(\.name) == names)
+            #expect(wide.source == old.source + "#frame\(kind.rawValue)" && wide != old)
+            #expect(wide.details[WearableSamples.ppgFrameDetail] == String(kind.rawValue))
+            // Values 100·v + sample; the status word sent as -1 (24 bits all set, sign-extended).
+            let samples = (0..<2).map { sample in (0..<optical).map { Int32(100 * $0 + sample) } + [-1] }
+            let timed = PMDStreamTimeline.TimedFrame(
+                frame: PMDFrame(
+                    measurementType: 1, deviceTimestamp: 0, frameType: kind.rawValue, isCompressed: true, samples: samples),
+                sampleTimes: [10, 20], receiveTime: 30, uncertainty: 0)
+            let batch = SourceBatch(
+                boot: Self.boot, sensorTimes: [10, 20], receiveTimes: [30, 30],
+                values: try #require(WearableSamples.photoplethysmogram(timed, kind: kind)), for: wide)
+            let channels: [[Int64]] = (0..<optical).map { channel in [Int64(100 * channel), Int64(100 * channel + 1)] }
+            let status: [Int64] = [0xFF_FFFF, 0xFF_FFFF]
+            #expect(batch.columns == channels + [status])
+            #expect(WearableSamples.photoplethysmogram(timed, kind: .type0) == nil)
+        }
+    }
+
     /// docs/protocol.md §5.2: `sessionStart` is SR ns. The stream stores it as a boot instant,
     /// which the store converts as it converts sample times.
     @Test func theECGSessionStartIsABootInstant() {
@@ -87,9 +117,12 @@ import Testing
             frame: PMDFrame(measurementType: 1, deviceTimestamp: 0, frameType: 0, isCompressed: false, samples: [[1, 2, 3, 4]]),
             sampleTimes: [10], receiveTime: 30, uncertainty: 0)
         let ppg = SourceBatch(
-            boot: Self.boot, sensorTimes: [10], receiveTimes: [30], values: WearableSamples.photoplethysmogram(ppgFrame),
+            boot: Self.boot, sensorTimes: [10], receiveTimes: [30],
+            values: try #require(WearableSamples.photoplethysmogram(ppgFrame, kind: .type0)),
             for: descriptor(.photoplethysmogram))
         #expect(ppg.columns == [[1], [2], [3], [4]])
+        // A frame of another type than the stream's kind is never put in its columns.
+        #expect(WearableSamples.photoplethysmogram(ppgFrame, kind: .type7) == nil)
         // ACC: compressed type 1 in mG → micro-g, times FACTOR.
         let accFrame = PMDStreamTimeline.TimedFrame(
             frame: PMDFrame(

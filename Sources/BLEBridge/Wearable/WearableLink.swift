@@ -25,7 +25,13 @@ final class WearableLink: @unchecked Sendable {
     private var connectedAddress: String?
     /// Counts connections: events of a link already closed are not the current link's.
     private var generation = 0
+    /// The stream each sensor's samples and gaps go to now.
     private var streams: [SRSensor: WearableStream] = [:]
+    /// PPG streams by the frame type whose columns they store: type 0's is registered with the
+    /// others, a wide type's when its first frame comes (docs/ble.md §8).
+    private var ppgStreams: [PPGFrameKind: WearableStream] = [:]
+    /// The device the streams are registered as, for the PPG streams registered later.
+    private var registered: (device: SRDevice, location: BodySensorLocation?)?
     private var stopped: [() -> Void] = []
     /// Events that arrived while actions were being carried out (a link may answer a request
     /// before the call returns): handed to the machine, in order, once those actions are done.
@@ -54,7 +60,7 @@ final class WearableLink: @unchecked Sendable {
     func tick(now: Int64) {
         dispatchPrecondition(condition: .onQueue(queue))
         let boot = clock.bootID
-        for stream in streams.values { stream.tick(now: now, boot: boot) }
+        for stream in allStreams { stream.tick(now: now, boot: boot) }
         deliver(.tick, at: now)
     }
 
@@ -115,8 +121,10 @@ final class WearableLink: @unchecked Sendable {
         case .register(let device, let location):
             register(device, location: location)
         case .unregister:
-            for stream in streams.values { registry.remove(source: stream.descriptor.source) }
+            for stream in allStreams { registry.remove(source: stream.descriptor.source) }
             streams = [:]
+            ppgStreams = [:]
+            registered = nil
         case .emit(let sensor, let sample, let time):
             guard let stream = streams[sensor] else { return }
             emit(sample, at: time, to: stream)
@@ -125,7 +133,9 @@ final class WearableLink: @unchecked Sendable {
         case .status(let status):
             let transportStatus = connectedAddress.map(transport.status(of:)) ?? [:]
             for (sensor, values) in status {
-                streams[sensor]?.setStatus(values.merging(transportStatus) { own, _ in own })
+                for stream in allStreams where stream.sensor == sensor {
+                    stream.setStatus(values.merging(transportStatus) { own, _ in own })
+                }
             }
         case .log(.info(let line)): journal.info(line)
         case .log(.notice(let line)): journal.notice(line)
@@ -138,14 +148,49 @@ final class WearableLink: @unchecked Sendable {
         }
     }
 
+    /// Every registered stream, each once.
+    private var allStreams: [WearableStream] {
+        Array(streams.values) + ppgStreams.values.filter { wide in !streams.values.contains { $0 === wide } }
+    }
+
     private func register(_ device: SRDevice, location: BodySensorLocation?) {
+        registered = (device, location)
         for sensor in configuration.streams {
             let descriptor = WearableSamples.descriptor(sensor, device: device, wearable: configuration.name, location: location)
             streams[sensor] = WearableStream(descriptor: descriptor, queue: queue, clock: clock) { [weak self] stream, on in
                 self?.recordingChanged(stream, on: on)
             }
         }
+        ppgStreams = streams[.photoplethysmogram].map { [.type0: $0] } ?? [:]
         for stream in streams.values.sorted(by: { $0.sensor.rawValue < $1.sensor.rawValue }) { registry.add(stream) }
+    }
+
+    /// The PPG stream of `kind`'s columns, registered now if its frame type is new; it becomes the
+    /// stream PPG samples and gaps go to. A gap the previous one held open ends at `from`, where
+    /// the new stream's samples begin: the device switched frame types, no time was lost.
+    private func ppgStream(_ kind: PPGFrameKind, from: Int64) -> WearableStream? {
+        guard let current = streams[.photoplethysmogram], let registered else { return nil }
+        let target: WearableStream
+        if let known = ppgStreams[kind] {
+            target = known
+        } else {
+            let descriptor = WearableSamples.descriptor(
+                .photoplethysmogram, device: registered.device, wearable: configuration.name, location: registered.location,
+                ppgFrame: kind)
+            target = WearableStream(descriptor: descriptor, queue: queue, clock: clock, holdsUntilStart: current.recording) {
+                [weak self] stream, on in self?.recordingChanged(stream, on: on)
+            }
+            ppgStreams[kind] = target
+            registry.add(target)
+            journal.info(
+                "wearable \(configuration.name): PMD ppg frame type \(kind.rawValue) carries \(kind.columns.count) values a sample; its samples go to a stream of their own (\(descriptor.source))"
+            )
+        }
+        if target !== current {
+            if current.hasOpenGap { current.closeGap(at: from, boot: clock.bootID) }
+            streams[.photoplethysmogram] = target
+        }
+        return target
     }
 
     private func emit(_ sample: WearableLinkMachine.Sample, at time: Int64, to stream: WearableStream) {
@@ -175,9 +220,18 @@ final class WearableLink: @unchecked Sendable {
                 }
                 stream.emit(boot: boot, times: timed.sampleTimes, receiveTimes: receive, values: values)
             default:
-                stream.emit(
-                    boot: boot, times: timed.sampleTimes, receiveTimes: receive, values: WearableSamples.photoplethysmogram(timed)
-                )
+                // Each PPG frame type's samples go to the stream registered for its columns, never
+                // into another's.
+                guard let kind = PPGFrameKind(frame: timed.frame), let first = timed.sampleTimes.first,
+                    let values = WearableSamples.photoplethysmogram(timed, kind: kind),
+                    let target = ppgStream(kind, from: first)
+                else {
+                    stream.openGap(
+                        after: nil, now: timed.receiveTime,
+                        why: "PMD ppg frame type \(timed.frame.frameType): values that fit no stored column set")
+                    return
+                }
+                target.emit(boot: boot, times: timed.sampleTimes, receiveTimes: receive, values: values)
             }
         }
     }

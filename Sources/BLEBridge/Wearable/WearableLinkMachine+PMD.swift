@@ -272,11 +272,6 @@ extension WearableLinkMachine {
                 openGap(kind.sensor, after: gap.after, at: gap.receiveTime, why: "PMD \(type): \(gap.reason)")
             case .frame(let timed):
                 uncertainty[type] = timed.uncertainty
-                if let layout = unstoredLayout(timed.frame) {
-                    problem("frame-type:\(type):\(timed.frame.frameType)", "\(label): \(layout); recorded as a gap")
-                    openGap(kind.sensor, after: nil, at: timed.receiveTime, why: layout)
-                    continue
-                }
                 let sample = Sample.pmd(
                     timed, kind: kind, sampleRate: sampleRates[type] ?? kind.fallbackSampleRate,
                     sessionStart: sessionStarts[type] ?? 0, factor: factors[type] ?? 1)
@@ -284,16 +279,6 @@ extension WearableLinkMachine {
             }
         }
         publishStatus()
-    }
-
-    /// Why a decoded frame's samples cannot be stored in its family's columns, if so: PPG frame
-    /// types 7 and 10 carry 16 or 20 optical channels and a status word, and the PPG family
-    /// stores three optical channels and ambient; storing four of them would mislabel them.
-    func unstoredLayout(_ frame: PMDFrame) -> String? {
-        guard frame.measurementType == PMDMeasurementType.ppg.rawValue, frame.frameType != 0 else { return nil }
-        let channels = frame.samples.first?.count ?? 0
-        return
-            "PMD ppg frame type \(frame.frameType) carries \(channels) channels a sample; the photoplethysmogram family stores 4 (three optical and ambient), so its samples are not recorded"
     }
 
     // MARK: PP intervals

@@ -13,9 +13,12 @@ public enum WearableSamples {
     /// A stream's identity: the wearable's `SRDevice` fields (from its Device Information Service),
     /// how its samples are timed (a `SampleTiming` kind; the words are not stored), and its
     /// columns from its family's stored keys. A sensor outside `sensors` is a bug and traps.
+    /// A PPG stream stores the columns of `ppgFrame` (docs/ble.md §8): type 0's stream has the
+    /// identity PPG streams had before the wide frame types; a wide type's stream is a stream of
+    /// its own (`pmdFrameType` in its details).
     public static func descriptor(
         _ sensor: SRSensor, device: SRDevice, wearable: String,
-        location: BodySensorLocation?
+        location: BodySensorLocation?, ppgFrame: PPGFrameKind = .type0
     ) -> SourceDescriptor {
         var details: [String: String] = [
             "wearable": wearable, "deviceName": device.name, "deviceModel": device.model,
@@ -23,10 +26,10 @@ public enum WearableSamples {
             "deviceProductType": device.productType,
         ]
         if let location { details["bodySensorLocation"] = location.description }
-        func descriptor<Key>(_ timing: SampleTiming, _ schema: SourceSchema<Key>) -> SourceDescriptor {
+        func descriptor<Key>(_ timing: SampleTiming, _ schema: SourceSchema<Key>, suffix: String = "") -> SourceDescriptor {
             details[SampleTiming.detail] = timing.rawValue
             return SourceDescriptor(
-                sensor: sensor, device: device.identifier, source: device.identifier + "#" + sensor.rawValue,
+                sensor: sensor, device: device.identifier, source: device.identifier + "#" + sensor.rawValue + suffix,
                 schema: schema, details: details)
         }
         switch sensor {
@@ -37,7 +40,8 @@ public enum WearableSamples {
         case .electrocardiogram:
             return descriptor(.mappedDeviceClock, electrocardiogramSchema)
         case .photoplethysmogram:
-            return descriptor(.mappedDeviceClock, photoplethysmogramSchema)
+            if ppgFrame != .type0 { details[ppgFrameDetail] = String(ppgFrame.rawValue) }
+            return descriptor(.mappedDeviceClock, ppgFrame.schema, suffix: ppgFrame.sourceSuffix)
         case .accelerometer:
             return descriptor(.mappedDeviceClock, accelerationSchema)
         default:
@@ -85,10 +89,8 @@ public enum WearableSamples {
         }
     })
 
-    /// A PMD PPG frame carries three optical channels and ambient: `ppg3` is not recorded.
-    static let photoplethysmogramSchema = SourceSchema<PhotoplethysmogramFamily.Stored>([
-        .ppg0: .count("count"), .ppg1: .count("count"), .ppg2: .count("count"), .ambient: .count("count"),
-    ])
+    /// The detail a wide PPG frame type's stream keeps its frame type under.
+    public static let ppgFrameDetail = "pmdFrameType"
 
     /// One heart-rate row from the Heart Rate Service: bpm, confidence, RR count and `rrColumns`
     /// RR columns (1/1024 s; zero when unused), its energy expended (kJ, −1 when not sent) and no
@@ -152,12 +154,20 @@ public enum WearableSamples {
         return values
     }
 
-    /// The columns of a PMD PPG frame's samples: three optical channels and ambient.
-    public static func photoplethysmogram(_ timed: PMDStreamTimeline.TimedFrame) -> BatchValues<PhotoplethysmogramFamily.Stored> {
+    /// The columns of a PMD PPG frame's samples, each value in the column its frame type's kind
+    /// names (`PPGFrameKind.columns`), the status word as its 24 bits. Nil for a frame that is not
+    /// of `kind` or whose samples do not have its values (never stored in the wrong columns).
+    public static func photoplethysmogram(
+        _ timed: PMDStreamTimeline.TimedFrame, kind: PPGFrameKind
+    ) -> BatchValues<PhotoplethysmogramFamily.Stored>? {
         let samples = timed.frame.samples
+        let columns = kind.columns
+        guard PPGFrameKind(frame: timed.frame) == kind, samples.allSatisfy({ $0.count == columns.count }) else { return nil }
         var values = BatchValues<PhotoplethysmogramFamily.Stored>()
-        for (channel, key) in [PhotoplethysmogramFamily.Stored.ppg0, .ppg1, .ppg2, .ambient].enumerated() {
-            values[key] = samples.map { Int64(channel < $0.count ? $0[channel] : 0) }
+        for (index, column) in columns.enumerated() {
+            values[column] =
+                column == .status
+                ? samples.map { Int64($0[index]) & PPGFrameKind.statusMask } : samples.map { Int64($0[index]) }
         }
         return values
     }

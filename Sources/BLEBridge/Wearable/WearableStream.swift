@@ -20,16 +20,31 @@ final class WearableStream: SensorSource, @unchecked Sendable {
     /// The last sample's time (boot ns), or when recording started if nothing came yet.
     private(set) var lastTime: Int64?
     private var gaps = GapCoalescer<SourceBatch>()
+    /// A stream registered while its sensor is recorded (a PPG frame type first seen mid-stream)
+    /// holds what it is given until the pipeline starts it, which happens on other queues a moment
+    /// later; nil once started (or for a stream registered before recording).
+    private var held: HeldUntilStart?
 
-    /// `changed` runs on `queue` when recording turns on or off.
+    /// What a stream registered mid-recording holds: at most `limit` batches; the samples beyond
+    /// are dropped and become a gap from the last held sample.
+    struct HeldUntilStart {
+        static let limit = 64
+        var batches: [SourceBatch] = []
+        /// The first dropped sample's time, if any was dropped.
+        var droppedFrom: Int64?
+    }
+
+    /// `changed` runs on `queue` when recording turns on or off. `holdsUntilStart`: the stream is
+    /// registered while its sensor is being recorded, so samples come before the pipeline starts it.
     init(
-        descriptor: SourceDescriptor, queue: DispatchQueue, clock: any SystemClock,
+        descriptor: SourceDescriptor, queue: DispatchQueue, clock: any SystemClock, holdsUntilStart: Bool = false,
         changed: @escaping (WearableStream, Bool) -> Void
     ) {
         self.descriptor = descriptor
         self.queue = queue
         self.clock = clock
         self.changed = changed
+        held = holdsUntilStart ? HeldUntilStart() : nil
     }
 
     var sensor: SRSensor { descriptor.sensor }
@@ -48,15 +63,37 @@ final class WearableStream: SensorSource, @unchecked Sendable {
                 self.deliver = deliver
                 self.gaps = GapCoalescer()
                 self.lastTime = nil
+                self.releaseHeld()
                 self.changed(self, true)
             }
         } else {
-            queue.sync { stop() }
+            queue.sync {
+                held = nil
+                stop()
+            }
         }
     }
 
     func close() {
-        queue.sync { stop() }
+        queue.sync {
+            held = nil
+            stop()
+        }
+    }
+
+    /// Delivers what was held until the start, then the gap of what did not fit.
+    private func releaseHeld() {
+        guard let held else { return }
+        self.held = nil
+        for batch in held.batches {
+            guard let first = batch.sensorTimes.first, let last = batch.sensorTimes.last else { continue }
+            perform(gaps.samples(batch, count: batch.sensorTimes.count, first: first, last: last), boot: batch.boot)
+        }
+        if let dropped = held.droppedFrom {
+            gaps.gap(
+                from: lastTime ?? dropped,
+                why: "more than \(HeldUntilStart.limit) batches came before the new stream was started; the rest were dropped")
+        }
     }
 
     private func stop() {
@@ -106,7 +143,18 @@ final class WearableStream: SensorSource, @unchecked Sendable {
     /// gap ends at the first of them.
     func emit<Key: FamilyColumn>(boot: BootID, times: [Int64], receiveTimes: [Int64], values: BatchValues<Key>) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard deliver != nil, let first = times.first, let last = times.last else { return }
+        guard let first = times.first, let last = times.last else { return }
+        guard deliver != nil else {
+            guard var waiting = held else { return }
+            if waiting.batches.count < HeldUntilStart.limit {
+                waiting.batches.append(
+                    SourceBatch(boot: boot, sensorTimes: times, receiveTimes: receiveTimes, values: values, for: descriptor))
+            } else if waiting.droppedFrom == nil {
+                waiting.droppedFrom = first
+            }
+            held = waiting
+            return
+        }
         let batch = SourceBatch(boot: boot, sensorTimes: times, receiveTimes: receiveTimes, values: values, for: descriptor)
         perform(gaps.samples(batch, count: times.count, first: first, last: last), boot: boot)
     }
