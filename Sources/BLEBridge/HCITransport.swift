@@ -26,6 +26,9 @@ public final class HCITransport: BLETransport, @unchecked Sendable {
         public var host = HCIHost.Counters()
         /// ATT PDUs dropped because the link's bearer did not read them, or its ACL queue was full.
         public var droppedPDUs = 0
+        /// Packets the controller's socket would not take (it stopped reading; the command timer
+        /// then fails it).
+        public var unsentPackets = 0
     }
 
     /// `hci0`, or the controller socket's path.
@@ -44,10 +47,11 @@ public final class HCITransport: BLETransport, @unchecked Sendable {
     private var waiters: [Waiter: DispatchSemaphore] = [:]
     private var answers: [Waiter: Answer] = [:]
     private var droppedPDUs = 0
+    private var unsentPackets = 0
     private let radio = Mutex(())
 
     private enum Waiter: Hashable { case ready, scanStart, scanEnd, connect(Int) }
-    private enum Answer { case ok, failed(BLETransportError), reports([BLEScanReport]), handle(UInt16) }
+    private enum Answer { case ok, failed(BLETransportError), reports([BLEScanReport]), bearer(Int32) }
 
     private init(name: String, fd: Int32, options: Options) {
         self.name = name
@@ -57,12 +61,17 @@ public final class HCITransport: BLETransport, @unchecked Sendable {
     }
 
     deinit {
-        for bridge in bridges.values { bridge.source.cancel() }
+        for bridge in bridges.values {
+            bridge.source.cancel()
+            SystemCalls.close(bridge.fd)
+        }
+        for timer in timers.values { timer.cancel() }
         readSource?.cancel()
+        if fd >= 0 { SystemCalls.close(fd) }
     }
 
     public var statistics: Counters {
-        queue.sync { Counters(host: host.counters, droppedPDUs: droppedPDUs) }
+        queue.sync { Counters(host: host.counters, droppedPDUs: droppedPDUs, unsentPackets: unsentPackets) }
     }
 
     /// Opens adapter `hciN` on the user channel. An adapter bluetoothd manages (asked on `bus`) is
@@ -153,8 +162,7 @@ public final class HCITransport: BLETransport, @unchecked Sendable {
             }
         }
         switch outcome {
-        case .handle(let handle):
-            return try queue.sync { Result { () throws(BLETransportError) in try bridge(handle) } }.get()
+        case .bearer(let fd): return SeqPacketATTBearer(fileDescriptor: fd)
         case .failed(let error): throw error
         default: throw .failed("connecting \(report.address): no answer")
         }
@@ -222,7 +230,7 @@ public final class HCITransport: BLETransport, @unchecked Sendable {
         do {
             if case .wouldBlock = try SeqPacketSocket.send(fd, packet) {
                 // The controller's socket is full: it stopped reading. The command timer notices.
-                droppedPDUs += 1
+                unsentPackets += 1
             }
         } catch {
             controllerLost("writing to \(name) failed (\(error))")
@@ -256,10 +264,14 @@ public final class HCITransport: BLETransport, @unchecked Sendable {
             case .scanFailed(let error): answer(.scanStart, .failed(error))
             case .scanEnded(let reports): answer(.scanEnd, .reports(reports))
             case .connected(let id, let handle):
-                if waiters[.connect(id)] == nil {
+                // Bridged at once, so no PDU of the link arrives before its bearer exists.
+                guard waiters[.connect(id)] != nil else {
                     perform(host.on(.close(handle: handle)))  // its caller gave up waiting
-                } else {
-                    answer(.connect(id), .handle(handle))
+                    continue
+                }
+                switch bridge(handle) {
+                case .success(let fd): answer(.connect(id), .bearer(fd))
+                case .failure(let error): answer(.connect(id), .failed(error))
                 }
             case .connectFailed(let id, let error): answer(.connect(id), .failed(error))
             case .deliver(let handle, let pdu): deliver(pdu, to: handle)
@@ -271,17 +283,18 @@ public final class HCITransport: BLETransport, @unchecked Sendable {
 
     // MARK: bridges
 
-    private func bridge(_ handle: UInt16) throws(BLETransportError) -> any ATTBearer {
+    /// The bearer's end of a new socket pair for the link; the other end is read here.
+    private func bridge(_ handle: UInt16) -> Result<Int32, BLETransportError> {
         let pair: (Int32, Int32)
         do { pair = try SeqPacketSocket.pair() } catch {
             perform(host.on(.close(handle: handle)))
-            throw .failed("socketpair for the ATT bearer failed (\(error))")
+            return .failure(.failed("socketpair for the ATT bearer failed (\(error))"))
         }
         let source = DispatchSource.makeReadSource(fileDescriptor: pair.0, queue: queue)
         source.setEventHandler { [weak self] in self?.readBearer(handle) }
         source.resume()
         bridges[handle] = (pair.0, source)
-        return SeqPacketATTBearer(fileDescriptor: pair.1)
+        return .success(pair.1)
     }
 
     /// PDUs the ATT client sent; the bearer's close (end of stream) is our Disconnect.

@@ -198,6 +198,7 @@ import Testing
         if let controller = rig.controller {
             // Through the controller: both links came back once, and the ATT requests went as ACL (four discoveries).
             #expect(controller.history.connections == 4 && controller.history.aclPackets > 40, "\(controller.history)")
+            #expect(controller.history.unsentPackets == 0, "\(controller.history)")
         }
     }
 
