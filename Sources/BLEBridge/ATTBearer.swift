@@ -1,8 +1,8 @@
 import Glibc
 import SensorSystem
 
-/// The link that carries ATT PDUs, one per packet in each direction: an L2CAP LE socket on the
-/// ATT channel over the radio, or a Unix SEQPACKET socket in the emulated transport. Everything
+/// The link that carries ATT PDUs, one per packet in each direction: a Unix SEQPACKET socket, to
+/// the emulated peripheral, or to the radio transport's bridge of the link's L2CAP ATT channel. Everything
 /// above it (GATT, profiles, clock mapping) is the same for both. The fd is non-blocking: the
 /// owner waits for readability (a `DispatchSourceRead`) and then drains `receive()`.
 public protocol ATTBearer: AnyObject {
@@ -40,8 +40,8 @@ public enum ATTBearerError: Error, Equatable, Sendable, CustomStringConvertible 
 }
 
 /// The bearer over any connected `SOCK_SEQPACKET` socket, one packet per ATT PDU: an `AF_UNIX`
-/// socket to `DIR/ADDR.att` on the emulated transport, or an L2CAP LE socket on the ATT channel
-/// over the radio (`L2CAPATTChannel`). Only the connecting differs (docs/ble.md).
+/// socket to `DIR/ADDR.att` on the emulated transport, or one end of the socket pair
+/// `HCITransport` bridges to a link's ATT channel. Only the connecting differs (docs/ble.md).
 public final class SeqPacketATTBearer: ATTBearer {
     public private(set) var fileDescriptor: Int32
 

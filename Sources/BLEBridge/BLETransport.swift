@@ -1,7 +1,7 @@
 import Dispatch
 
-/// How the BLE driver finds wearables and connects them: over the radio (HCI LE scan and an L2CAP
-/// LE socket on the ATT channel) or over the emulated transport's directory (docs/ble.md, "The
+/// How the BLE driver finds wearables and connects them: over the radio (our own host on an HCI
+/// user channel), through bluetoothd, or over the emulated transport's directory (docs/ble.md, "The
 /// emulated transport"), both with our own ATT client (`ATTGATTLink`). Everything above the
 /// `GATTLink` is the same for every transport.
 public protocol BLETransport: AnyObject, Sendable {

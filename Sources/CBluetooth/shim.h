@@ -1,6 +1,5 @@
-// System-library shim: BlueZ's libbluetooth headers (HCI and L2CAP), nothing else.
+// System-library shim: BlueZ's Bluetooth and HCI socket headers (AF_BLUETOOTH, BTPROTO_HCI,
+// sockaddr_hci, HCI_CHANNEL_USER), nothing else.
 #include <sys/socket.h>
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
-#include <bluetooth/hci_lib.h>
-#include <bluetooth/l2cap.h>

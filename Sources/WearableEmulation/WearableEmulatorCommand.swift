@@ -51,11 +51,23 @@ public enum WearableEmulatorCommand {
                 return 1
             }
         }
+        var controller: EmulatedController?
+        if let path = options.controller {
+            do {
+                controller = try EmulatedController(directory: directory, socketPath: path)
+                say("serving an HCI controller at \(path)")
+            } catch {
+                printError("sensorkit-wearable: --controller \(path): \(error)")
+                for wearable in wearables { wearable.stop() }
+                return 1
+            }
+        }
         if let duration = options.duration {
             _ = stop.wait(timeout: .now() + .nanoseconds(Int(duration * 1e9)))
         } else {
             stop.wait()
         }
+        controller?.stop()
         for wearable in wearables { wearable.stop() }
         for source in sources { source.cancel() }
         say("stopped; removed \(wearables.count) wearable(s) from \(directory)")

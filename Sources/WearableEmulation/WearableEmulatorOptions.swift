@@ -18,12 +18,14 @@ public struct WearableEmulatorOptions: Equatable, Sendable {
     public var serverMTU: UInt16?
     /// Hostile: alternating good and undecodable PMD frames, this many pairs a second.
     public var floodUndecodable: Int?
+    /// Also serve an emulated HCI controller in front of the wearables at this socket path.
+    public var controller: String?
     public var help = false
 
     public static let usage = """
         usage: sensorkit-wearable --dir DIR [--profile strap|h10|verity [--address AA:BB:CC:DD:EE:FF] [--name NAME]]...
                                   [--duration SECONDS] [--disconnect-every SECONDS] [--clock-reset-after SECONDS]
-                                  [--server-mtu BYTES] [--flood-undecodable PAIRS_PER_SECOND]
+                                  [--server-mtu BYTES] [--flood-undecodable PAIRS_PER_SECOND] [--controller PATH]
 
         Serves emulated BLE wearables in an emulated transport directory, the one sensorkitd reads
         with `[ble] transport = emulated:DIR` (docs/ble.md, "The emulated transport"): each wearable
@@ -48,6 +50,9 @@ public struct WearableEmulatorOptions: Equatable, Sendable {
           --server-mtu BYTES        the largest ATT MTU accepted (below 232 an H10 refuses ECG)
           --flood-undecodable N     hostile: while a PMD stream runs, N pairs a second of a good
                                     frame and one that does not decode (a partial sample)
+          --controller PATH         also serve an emulated HCI controller at the SEQPACKET socket PATH
+                                    (H4 packets, as an HCI user channel carries them) in front of the
+                                    wearables: sensorkitd reaches them with `[ble] transport = hci-socket:PATH`
           --help                    this text
 
         On stop each wearable's .adv and .att disappear (out of range). Example:
@@ -111,6 +116,12 @@ public struct WearableEmulatorOptions: Equatable, Sendable {
                     throw Refusal(description: "--flood-undecodable wants 1…1000000 pairs a second, not \"\(text)\"")
                 }
                 options.floodUndecodable = pairs
+            case "--controller":
+                let text = try value(flag)
+                guard text.hasPrefix("/"), text.utf8.count < 108 else {
+                    throw Refusal(description: "--controller wants an absolute socket path under 108 bytes, not \"\(text)\"")
+                }
+                options.controller = text
             default:
                 throw Refusal(description: "unknown argument \"\(flag)\"")
             }

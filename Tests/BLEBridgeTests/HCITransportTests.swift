@@ -211,14 +211,10 @@ struct HCITransportArgumentTests {
         }
     }
 
-    @Test func l2capAddressIsTheATTChannelOfAnLEAddress() {
-        let endpoint = L2CAPEndpoint(
-            address: [0x55, 0x44, 0x33, 0x22, 0x11, 0xC0], addressType: L2CAPEndpoint.AddressType(.random))
-        let bytes = HCILibrary.l2capAddressBytes(endpoint)
-        #expect(bytes.count == 14)
-        // family AF_BLUETOOTH (31), PSM 0, address least significant byte first, CID 4, BDADDR_LE_RANDOM.
-        #expect(Array(bytes.prefix(13)) == [31, 0, 0, 0, 0x55, 0x44, 0x33, 0x22, 0x11, 0xC0, 0x04, 0x00, 0x02])
-        #expect(L2CAPEndpoint.AddressType(.public).rawValue == 1)
+    @Test func userChannelAddressIsTheAdapterOnChannelOne() {
+        let bytes = HCILibrary.userChannelAddressBytes(2)
+        // sockaddr_hci: family AF_BLUETOOTH (31), hci_dev 2, hci_channel HCI_CHANNEL_USER (1), each 16 bits.
+        #expect(bytes == [31, 0, 2, 0, 1, 0])
     }
 
     @Test func scanParametersInControllerUnits() {
@@ -245,36 +241,20 @@ struct HCITransportArgumentTests {
 
     @Test func errnoBecomesWhatToDo() {
         func error(_ errno: Int32) -> BLETransportError {
-            HCITransport.transportError(SystemError("hci_open_dev(hci0)", errno: errno), adapter: "hci0")
+            HCITransport.transportError(SystemError("bind(hci1, HCI_CHANNEL_USER)", errno: errno), adapter: "hci1")
         }
         guard case .unavailable(let noKernel) = error(EAFNOSUPPORT), case .unavailable(let noAdapter) = error(ENODEV),
-            case .unavailable(let down) = error(ENETDOWN), case .busy(let busy) = error(EBUSY),
-            case .busy(let disallowed) = error(EIO),
-            case .failed(let permission) = error(EPERM), case .failed(let access) = error(EACCES)
+            case .busy(let busy) = error(EBUSY), case .failed(let permission) = error(EPERM),
+            case .failed(let access) = error(EACCES)
         else {
             Issue.record("wrong kinds")
             return
         }
         #expect(noKernel.contains("no Bluetooth support") && noKernel.contains("EAFNOSUPPORT"))
-        #expect(noAdapter.contains("no Bluetooth adapter hci0"))
-        #expect(down.contains("powered off"))
-        #expect(busy.contains("bluetoothd") && disallowed.contains("bluetoothctl scan off"))
-        #expect(permission.contains("CAP_NET_RAW") && access.contains("CAP_NET_ADMIN"))
-    }
-
-    @Test func connectErrnoBecomesOutOfRangeOrSaysWhy() {
-        func error(_ errno: Int32) -> ATTBearerError {
-            L2CAPATTChannel.bearerError(SystemError("connect(L2CAP)", errno: errno), security: .medium)
-        }
-        for errno in [ETIMEDOUT, EHOSTDOWN, EHOSTUNREACH, ECONNREFUSED] {
-            guard case .outOfRange = error(errno) else { Issue.record("errno \(errno): \(error(errno))"); continue }
-        }
-        guard case .system(let busy) = error(EBUSY), case .system(let denied) = error(EACCES) else {
-            Issue.record("wrong kinds")
-            return
-        }
-        #expect(busy.errno == EBUSY && busy.description.contains("bluetoothctl remove"))
-        #expect(denied.errno == EACCES && denied.description.contains("security level medium"))
+        #expect(noAdapter.contains("no Bluetooth adapter hci1"))
+        #expect(busy.contains("hci1 is up or in use") && busy.contains("btmgmt --index 1 power off"))
+        #expect(permission.contains("CAP_NET_ADMIN") && access.contains("CAP_NET_ADMIN"))
+        for sentence in [noKernel, noAdapter, busy, permission] { #expect(!sentence.contains("\n")) }
     }
 }
 
@@ -297,27 +277,13 @@ struct HCITransportOnThisMachineTests {
             if kernelLacksBluetooth {
                 #expect(
                     why
-                        == "this kernel has no Bluetooth support (hci_open_dev(hci0) failed with EAFNOSUPPORT), so no BLE wearable can be recorded here"
+                        == "this kernel has no Bluetooth support (socket(AF_BLUETOOTH, SOCK_RAW, BTPROTO_HCI) failed with EAFNOSUPPORT), so no BLE wearable can be recorded here"
                 )
             }
             #expect(error.description.hasPrefix("Bluetooth unavailable: "))
             return
         }
         try Test.cancel(
-            "a real adapter hci0 (\(transport.adapterAddress)) is present: this test checks the machine without Bluetooth")
-    }
-
-    @Test func connectWithoutBluetoothFailsWithTheCall() {
-        let report = BLEScanReport(address: "C0:11:22:33:44:55", addressType: .random, data: AdvertisingData(structures: []))
-        do {
-            let bearer = try L2CAPATTChannel.connect(
-                adapterAddress: "00:00:00:00:00:00", to: report, security: .low, timeoutMilliseconds: 100)
-            bearer.close()
-            Issue.record("connected to a wearable that does not exist")
-        } catch .system(let error) where error.errno == EAFNOSUPPORT {
-            #expect(error.call.contains("AF_BLUETOOTH"))
-        } catch {
-            // A kernel with Bluetooth: the link to nobody fails another way (out of range, no adapter).
-        }
+            "a real adapter hci0 (\(transport.controllerAddress)) is present: this test checks the machine without Bluetooth")
     }
 }

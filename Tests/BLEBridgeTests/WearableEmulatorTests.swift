@@ -13,7 +13,7 @@ struct WearableEmulatorOptionsTests {
             "--dir", "/tmp/x", "--profile", "h10", "--profile", "strap", "--profile", "strap",
             "--name", "Strap B", "--profile", "verity", "--address", "d2:00:00:00:00:09",
             "--duration", "2.5", "--disconnect-every", "7", "--clock-reset-after", "30", "--server-mtu", "185",
-            "--flood-undecodable", "10000",
+            "--flood-undecodable", "10000", "--controller", "/tmp/x/hci",
         ])
         #expect(
             options.profiles().map(\.address) == [
@@ -23,7 +23,7 @@ struct WearableEmulatorOptionsTests {
         #expect(options.profiles().map(\.pmdTypes) == [[0, 2], [], [], [1, 3]])
         #expect(
             options.duration == 2.5 && options.disconnectEvery == 7 && options.clockResetAfter == 30 && options.serverMTU == 185)
-        #expect(options.floodUndecodable == 10000)
+        #expect(options.floodUndecodable == 10000 && options.controller == "/tmp/x/hci")
         #expect(try WearableEmulatorOptions.parse(["--dir", "d"]).profiles().map(\.model) == ["H10"])
         #expect(try WearableEmulatorOptions.parse(["--help"]).help)
     }
@@ -39,6 +39,7 @@ struct WearableEmulatorOptionsTests {
             ["--dir", "d", "--profile", "h10", "--name", ""],
             ["--dir", "d", "--profile", "h10", "--name", String(repeating: "x", count: 30)], ["--dir", "d", "extra"],
             ["--dir", "d", "--flood-undecodable", "0"], ["--dir", "d", "--flood-undecodable", "lots"],
+            ["--dir", "d", "--controller", "relative/hci"], ["--dir", "d", "--controller"],
         ]
         for arguments in refused {
             #expect(throws: WearableEmulatorOptions.Refusal.self, "\(arguments)") { try WearableEmulatorOptions.parse(arguments) }

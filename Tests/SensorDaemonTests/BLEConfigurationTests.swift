@@ -48,10 +48,13 @@ import Testing
 
     @Test(
         arguments: [
-            ("[ble]\ntransport = radio\n", 2, "transport: 'radio' must be bluez, hci or emulated:/absolute/folder"),
+            (
+                "[ble]\ntransport = radio\n", 2,
+                "transport: 'radio' must be bluez, hci, hci-socket:/absolute/path or emulated:/absolute/folder"
+            ),
             (
                 "[ble]\ntransport = emulated:relative\n", 2,
-                "transport: 'emulated:relative' must be bluez, hci or emulated:/absolute/folder"
+                "transport: 'emulated:relative' must be bluez, hci, hci-socket:/absolute/path or emulated:/absolute/folder"
             ),
             ("[ble x]\n", 1, "[ble] takes no name"),
             ("[wearable]\n", 1, "[wearable] needs a name, e.g. [wearable chest-strap]"),

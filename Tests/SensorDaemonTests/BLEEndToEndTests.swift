@@ -15,6 +15,8 @@ import Testing
 /// heart rate with its RR intervals, the wrist-state changes, every ECG sample in µV within one
 /// sample period of the truth, and exactly one deletion record per real gap. The wrist state is
 /// recorded again after the reconnect (the state while the link was down is unknown).
+/// The first test runs twice: over the emulated transport, and over `hci-socket:` through the
+/// emulated HCI controller (our own host on H4 packets, the same peripherals behind it).
 @Suite(.serialized) struct BLEEndToEndTests {
     static let app = "org.sensorkit.ble-e2e"
     static let h10 = "C0:FF:EE:00:00:10"
@@ -29,8 +31,12 @@ import Testing
         var wrist: [String: [Bool]] = [:]
     }
 
-    @Test func wearablesAreRecordedThroughALinkLossAndAClockReset() throws {
+    enum Transport: String, CaseIterable, Sendable { case emulated, hciController }
+
+    @Test(.timeLimit(.minutes(3)), arguments: Transport.allCases)
+    func wearablesAreRecordedThroughALinkLossAndAClockReset(over transport: Transport) throws {
         let rig = try WearableRig(
+            throughController: transport == .hciController,
             sensors: "heartRate, onWristState, electrocardiogram", entitlements: ["heart-rate", "on-wrist", "ecg"],
             wearables: """
                 [wearable chest]
@@ -46,6 +52,9 @@ import Testing
 
         let app = try rig.start()
         let run = rig.run
+        if let controller = rig.controller {
+            #expect(IIODaemonRun.eventually(15) { controller.history.connections >= 2 }, "\(run.log)")
+        }
         let (startSR, anchor) = try run.timeline(app)
         for sensor in [SRSensor.heartRate, .onWristState, .electrocardiogram] { try run.startRecording(app, sensor) }
 
@@ -186,6 +195,11 @@ import Testing
         run.stopDaemon()
         #expect(h10.commands.last == [0x03, 0x00], "\(h10.commands)")
         #expect(h10.runningMeasurements.isEmpty)
+        if let controller = rig.controller {
+            // Through the controller: both links came back once, and the ATT requests went as ACL (four discoveries).
+            #expect(controller.history.connections == 4 && controller.history.aclPackets > 40, "\(controller.history)")
+            #expect(controller.history.unsentPackets == 0, "\(controller.history)")
+        }
     }
 
     @Test func malformedInputIsCountedLoggedOnceAndNeverCorruptsAStream() throws {
@@ -468,14 +482,21 @@ enum PMDTimeReset {
 final class WearableRig {
     let directory: String
     let run: IIODaemonRun
+    /// With `throughController`: the emulated HCI controller in front of the folder's peripherals,
+    /// which the daemon reaches with `transport = hci-socket:DIR/hci`.
+    let controller: EmulatedController?
     private let entitlements: [String]
     private var app: ReaderConnection?
 
-    init(sensors: String, entitlements: [String], wearables: String, transport: String? = nil) throws {
+    init(
+        throughController: Bool = false, sensors: String, entitlements: [String], wearables: String, transport: String? = nil
+    ) throws {
         var template = Array("/tmp/skble-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
         directory = String(cString: made)
         self.entitlements = entitlements
+        controller = throughController ? try EmulatedController(directory: directory, socketPath: directory + "/hci") : nil
+        let transport = throughController ? "hci-socket:\(directory)/hci" : transport
         run = try IIODaemonRun(
             extraConfig: """
                 [grant \(BLEEndToEndTests.app)]
@@ -501,6 +522,7 @@ final class WearableRig {
     func stop() {
         app?.close()
         run.stop()
+        controller?.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

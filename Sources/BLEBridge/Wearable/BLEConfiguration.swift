@@ -3,8 +3,11 @@ import SensorKitModel
 /// `[ble]`: how the BLE driver reaches wearables (docs/configuration.md, docs/ble.md).
 public struct BLESettings: Hashable, Sendable {
     public enum Transport: Hashable, Sendable, CustomStringConvertible {
-        /// HCI LE scanning and L2CAP LE ATT sockets on this adapter.
+        /// Our own host on this adapter's HCI user channel (exclusive: the kernel's stack lets go).
         case hci(adapter: String)
+        /// The same host on a controller reached through a Unix SEQPACKET socket of H4 packets
+        /// (a controller proxy, or `sensorkit-wearable controller`).
+        case hciSocket(path: String)
         /// Peripherals as `ADDR.adv` files and `ADDR.att` SEQPACKET sockets in this folder.
         case emulated(directory: String)
         /// Through bluetoothd on the system bus (D-Bus `org.bluez`), adapter `hci0`.
@@ -15,6 +18,7 @@ public struct BLESettings: Hashable, Sendable {
         public var description: String {
             switch self {
             case .hci(let adapter): "hci (\(adapter))"
+            case .hciSocket(let path): "hci-socket:\(path)"
             case .emulated(let directory): "emulated:\(directory)"
             case .bluez(let adapter): "bluez (\(adapter))"
             case .automatic(let adapter): "bluez or hci (\(adapter), whichever manages it)"
@@ -26,10 +30,15 @@ public struct BLESettings: Hashable, Sendable {
 
     public init(transport: Transport = .automatic(adapter: "hci0")) { self.transport = transport }
 
-    /// `bluez`, `hci` or `emulated:/absolute/folder`.
+    /// `bluez`, `hci`, `hci-socket:/absolute/path` or `emulated:/absolute/folder`.
     public static func transport(parsing value: String) -> Transport? {
         if value == "hci" { return .hci(adapter: "hci0") }
         if value == "bluez" { return .bluez(adapter: "hci0") }
+        if value.hasPrefix("hci-socket:") {
+            let path = String(value.dropFirst("hci-socket:".count))
+            guard path.hasPrefix("/"), path.count > 1 else { return nil }
+            return .hciSocket(path: path)
+        }
         guard value.hasPrefix("emulated:") else { return nil }
         let directory = String(value.dropFirst("emulated:".count))
         guard directory.hasPrefix("/"), directory.count > 1 else { return nil }

@@ -57,7 +57,8 @@ extension BLEDriver: ConfiguredDriver {
         switch (section.kind, entry.key) {
         case ("ble", "transport"):
             guard let transport = BLESettings.transport(parsing: value) else {
-                throw entry.error("transport: '\(value)' must be bluez, hci or emulated:/absolute/folder")
+                throw entry.error(
+                    "transport: '\(value)' must be bluez, hci, hci-socket:/absolute/path or emulated:/absolute/folder")
             }
             config.drivers[BLEDriverSettings.self].ble?.transport = transport
         case ("wearable", "address"), ("wearable", "name"):

@@ -7,6 +7,7 @@ public enum BLETransports {
     public static func make(_ transport: BLESettings.Transport) throws(BLETransportError) -> any BLETransport {
         switch transport {
         case .hci(let adapter): return try HCITransport.open(adapter: adapter)
+        case .hciSocket(let path): return try HCITransport.open(controllerSocket: path)
         case .emulated(let directory): return EmulatedBLETransport(directory: directory)
         case .automatic(let adapter):
             guard BluetoothdPresence.probe(adapter: adapter) == .managesAdapter else {
