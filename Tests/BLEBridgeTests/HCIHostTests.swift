@@ -1,3 +1,4 @@
+import SensorTestKit
 import Testing
 
 @testable import BLEBridge
@@ -73,7 +74,7 @@ struct HCIPacketCodecTests {
     }
 
     @Test func hostileBytesNeverTrap() {
-        var random = SplitMix(seed: 26)
+        var random = SeededGenerator(seed: 26)
         var parsed = 0
         for _ in 0..<20_000 {
             let count = Int(random.next() % 40)
@@ -85,19 +86,6 @@ struct HCIPacketCodecTests {
             _ = host.on(.received(bytes))
         }
         #expect(parsed > 0)
-    }
-}
-
-/// A deterministic generator, so a failing input can be found again.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
