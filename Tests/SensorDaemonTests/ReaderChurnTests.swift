@@ -65,7 +65,10 @@ import Testing
         }
         done.wait()
         for result in results.withLock({ $0 }) {
-            #expect(result.status == 0 && result.output.contains("failed=0"), "\(result.output)")
+            // On failure: the script's reasons per kind, and the daemon's last lines at notice or worse.
+            #expect(
+                result.status == 0 && result.output.contains("failed=0"),
+                "\(result.output) \(harness.logLines().filter { ("<0>"..."<5>").contains($0.prefix(3)) }.suffix(8))")
         }
 
         // Alive, every connection given back, still recording, and nothing in the log worse than

@@ -11,9 +11,11 @@ Opens COUNT connections one after another, cycling through the ways a client can
   refused   announce a frame larger than the daemon takes: the daemon replies, then closes
             (every fourth time the client reads the reply and the close)
   fetch     as APP (when given): hello and a fetch, close once the first bytes arrive
-Prints one line: the connections made per kind and how many could not connect (a daemon that
-died shows as failures, and the run stops after 50 in a row).
+Prints one line: the connections made per kind, how many failed, and each failure's kind and
+reason (errno name or timeout). A daemon that died shows as failures; the run stops after 50 in
+a row.
 """
+import errno
 import json
 import socket
 import struct
@@ -52,11 +54,14 @@ def main():
                    "from": 0, "to": 9000000000000000, "window": 64})
     made = dict.fromkeys(kinds, 0)
     failed = 0
+    why = {}
     in_a_row = 0
     for i in range(count):
         kind = kinds[i % len(kinds)]
         s = socket.socket(socket.AF_UNIX)
-        s.settimeout(10)
+        # Long enough for a daemon that shares two loaded cores with a whole test suite: a
+        # timeout is a failure, and a slow answer is not what this counts.
+        s.settimeout(30)
         try:
             s.connect(path)
             if kind == "hello":
@@ -74,14 +79,18 @@ def main():
                 s.recv(4096)
             made[kind] += 1
             in_a_row = 0
-        except OSError:
+        except OSError as error:
+            reason = "timeout" if isinstance(error, socket.timeout) else errno.errorcode.get(error.errno, str(error))
+            key = "%s:%s" % (kind, reason)
+            why[key] = why.get(key, 0) + 1
             failed += 1
             in_a_row += 1
             if in_a_row >= 50:
                 break
         finally:
             s.close()
-    print(" ".join("%s=%d" % (k, v) for k, v in made.items()) + " failed=%d" % failed)
+    print(" ".join("%s=%d" % (k, v) for k, v in made.items()) + " failed=%d" % failed
+          + "".join(" %s=%d" % item for item in sorted(why.items())))
     sys.exit(1 if failed else 0)
 
 
