@@ -1,4 +1,5 @@
 import Dispatch
+import SensorKitModel
 import SensorSystem
 import SystemBus
 
@@ -30,11 +31,17 @@ public final class ModemManagerWatcher: @unchecked Sendable {
     public static let maximumMessages = 4096
     /// How long a call to ModemManager may take.
     public static let callTimeout = Duration.seconds(10)
-    /// Wait before connecting again after the bus connection was lost.
-    public static let reconnectDelay = 5.0
+    /// Waits before connecting again while the bus cannot be reached or after it was lost: 1 s,
+    /// doubling up to a minute.
+    public static let firstRetry: Int64 = 1_000_000_000
+    public static let lastRetry: Int64 = 60_000_000_000
 
     public let queue: DispatchQueue
     private let bus: DBusBus
+    private let scheduler: any Scheduler
+    /// The waits between connects, and the last failure said (once, not at every retry).
+    private var backoff = RetryBackoff(first: ModemManagerWatcher.firstRetry, last: ModemManagerWatcher.lastRetry)
+    private var retryTimer: (any ScheduledTimer)?
     private let observe: @Sendable (Observation) -> Void
     private let log: @Sendable (LogMessage) -> Void
     private var connection: DBusConnection?
@@ -51,10 +58,11 @@ public final class ModemManagerWatcher: @unchecked Sendable {
     private var reportedObservable = false
 
     public init(
-        bus: DBusBus, queue: DispatchQueue, log: @escaping @Sendable (LogMessage) -> Void,
-        observe: @escaping @Sendable (Observation) -> Void
+        bus: DBusBus, queue: DispatchQueue, scheduler: any Scheduler = DispatchScheduler(),
+        log: @escaping @Sendable (LogMessage) -> Void, observe: @escaping @Sendable (Observation) -> Void
     ) {
         self.bus = bus
+        self.scheduler = scheduler
         self.queue = queue
         self.log = log
         self.observe = observe
@@ -73,6 +81,8 @@ public final class ModemManagerWatcher: @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         guard running else { return }
         running = false
+        retryTimer?.cancel()
+        retryTimer = nil
         forgetModemManager()
         for subscription in subscriptions { subscription.cancel() }
         subscriptions = []
@@ -83,6 +93,7 @@ public final class ModemManagerWatcher: @unchecked Sendable {
 
     private func connect() {
         dispatchPrecondition(condition: .onQueue(queue))
+        retryTimer = nil
         guard running, connection == nil else { return }
         let opened: DBusConnection
         do {
@@ -90,10 +101,10 @@ public final class ModemManagerWatcher: @unchecked Sendable {
                 bus, description: "modemmanager", queue: queue,
                 onLost: { [weak self] error in self?.lost(error) })
         } catch {
-            log("modem: the system bus cannot be reached (\(error)); retrying in \(Int(Self.reconnectDelay)) s")
-            retryLater()
+            retryLater(because: "\(error)") { "modem: the system bus cannot be reached (\($0)); retrying, at most every minute" }
             return
         }
+        if backoff.succeeded() { log("modem: connected to the system bus again") }
         connection = opened
         let service = ModemManagerInterface.service
         let matches = [
@@ -118,18 +129,22 @@ public final class ModemManagerWatcher: @unchecked Sendable {
         }
     }
 
-    private func retryLater() {
-        queue.asyncAfter(deadline: .now() + Self.reconnectDelay) { [weak self] in self?.connect() }
+    /// Connects again after the backoff's wait; `line` is logged when `reason` is new.
+    private func retryLater(because reason: String, _ line: (String) -> LogMessage) {
+        let (wait, worthSaying) = backoff.failed(because: reason)
+        if worthSaying { log(line(reason)) }
+        retryTimer = scheduler.schedule(on: queue, after: wait, repeating: nil) { [weak self] in self?.connect() }
     }
 
     private func lost(_ error: DBusError) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard running else { return }
-        log("modem: the system bus connection was lost (\(error)); reconnecting in \(Int(Self.reconnectDelay)) s")
         forgetModemManager()
         subscriptions = []
         connection = nil
-        retryLater()
+        retryLater(because: "\(error)") {
+            "modem: the system bus connection was lost (\($0)); reconnecting, at most every minute"
+        }
     }
 
     private func probe() {

@@ -32,7 +32,8 @@ public final class ModemUsageRecorder: @unchecked Sendable {
         self.clock = clock
         self.scheduler = scheduler
         self.newKey = newKey
-        watcher = ModemManagerWatcher(bus: bus, queue: queue, log: log) { [weak self] in self?.observed($0) }
+        watcher = ModemManagerWatcher(bus: bus, queue: queue, scheduler: scheduler, log: log) { [weak self] in self?.observed($0)
+        }
     }
 
     /// Starts `usage`'s stream (idempotent); returns at once.

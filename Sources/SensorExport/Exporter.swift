@@ -22,16 +22,12 @@ public struct Exporter: Sendable {
         self.sleep = sleep
     }
 
-    /// The wait before attempt `attempt + 1` (attempt ≥ 1): `first`, doubling, at most `longest`.
-    public static func retryDelay(attempt: Int, first: Int64, longest: Int64) -> Int64 {
-        let doublings = min(max(attempt - 1, 0), 62)
-        return min(first.multipliedSaturating(by: Int64(1) << doublings), longest)
-    }
-
     /// Runs until `--once` finishes (0) or gives up (1); following, never returns.
     public func run() async -> Int32 {
         var database: PostgresConnection?
         var failures = 0
+        // `--retry-delay`, doubling up to `--max-retry-delay`, started over by a pass that succeeds.
+        var backoff = RetryBackoff(first: options.retryDelay, last: options.maxRetryDelay)
         while true {
             do {
                 let connection: PostgresConnection
@@ -46,6 +42,7 @@ public struct Exporter: Sendable {
                 let summary = try await pass(ExportLedger(connection))
                 if failures > 0 { log("pass done after \(failures) failed attempts; exporting again") }
                 failures = 0
+                backoff.succeeded()
                 if options.once || options.verbose { log(summary) }
                 if options.once { return 0 }
                 await sleep(options.interval)
@@ -59,7 +56,7 @@ public struct Exporter: Sendable {
                     log("giving up after \(failures) attempts: \(error)")
                     return 1
                 }
-                let wait = Self.retryDelay(attempt: failures, first: options.retryDelay, longest: options.maxRetryDelay)
+                let wait = backoff.failed().wait
                 // One line per episode (docs/export.md, "Retries"): a server down or a disk full for
                 // hours must not write a line, or a reconnection line, per retry.
                 if failures == 1 {

@@ -1,4 +1,5 @@
 import Dispatch
+import SensorKitModel
 import SensorSystem
 import WaylandBridge
 
@@ -14,13 +15,10 @@ public final class CompositorFeed: @unchecked Sendable {
     private let agent: SessionAgent
     private let queue: DispatchQueue
     private let log: @Sendable (LogMessage) -> Void
-    private let firstRetry: Duration
-    private let lastRetry: Duration
-    private var retry: Duration
+    /// The waits between connects, and the last failure said (once, not at every retry).
+    private var backoff: RetryBackoff
     private var watcher: CompositorWatcher?
     private var stopped = false
-    /// The last reason connecting failed, logged once rather than at every retry.
-    private var lastFailure: String?
 
     /// `display`: a Wayland socket name or absolute path (`nil`: `WAYLAND_DISPLAY`). `log` gets a
     /// line when watching starts, stops, or fails for a new reason.
@@ -32,9 +30,7 @@ public final class CompositorFeed: @unchecked Sendable {
         self.agent = agent
         self.queue = queue
         self.log = log
-        self.firstRetry = firstRetry
-        self.lastRetry = max(firstRetry, lastRetry)
-        self.retry = firstRetry
+        backoff = RetryBackoff(first: firstRetry.saturatingNanoseconds, last: lastRetry.saturatingNanoseconds)
     }
 
     public func start() { queue.async { [self] in connect() } }
@@ -55,18 +51,14 @@ public final class CompositorFeed: @unchecked Sendable {
             watcher = try CompositorWatcher(displayName: display, queue: queue) { [weak self] event in
                 self?.deliver(event)
             }
-            retry = firstRetry
-            lastFailure = nil
+            backoff.succeeded()
             log("watching the compositor")
         } catch let error as CompositorError where !Self.worthRetrying(error) {
             // No Wayland session, or a compositor that will never speak the wlr protocols
             // (GNOME, KDE): retrying would only cost wake-ups; logind stands in.
             log("not watching the compositor: \(error.description)")
         } catch {
-            let reason = "\(error)"
-            if reason != lastFailure { log("not watching the compositor (trying again): \(reason)") }
-            lastFailure = reason
-            scheduleRetry()
+            scheduleRetry(because: "\(error)")
         }
     }
 
@@ -89,15 +81,14 @@ public final class CompositorFeed: @unchecked Sendable {
             watcher?.stop()
             watcher = nil
             log("the compositor went away")
-            scheduleRetry()
+            scheduleRetry(because: "gone")
         }
     }
 
-    private func scheduleRetry() {
-        let wait = retry
-        retry = min(retry * 2, lastRetry)
-        let nanoseconds =
-            Int(clamping: wait.components.seconds) * 1_000_000_000 + Int(wait.components.attoseconds / 1_000_000_000)
-        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in self?.connect() }
+    /// Connects again after the backoff's wait; a reason not said since watching last worked is logged.
+    private func scheduleRetry(because reason: String) {
+        let (wait, worthSaying) = backoff.failed(because: reason)
+        if worthSaying && reason != "gone" { log("not watching the compositor (trying again): \(reason)") }
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: wait))) { [weak self] in self?.connect() }
     }
 }

@@ -30,10 +30,9 @@ public final class LogindWatcher: @unchecked Sendable {
     private var connection: DBusConnection?
     /// Counts connections, so that a lost one's late report cannot end its successor.
     private var generation = 0
-    private var retry = LogindWatcher.firstRetry
+    /// The waits between connects, and the last failure said (once, not at every retry).
+    private var backoff = RetryBackoff(first: LogindWatcher.firstRetry, last: LogindWatcher.lastRetry)
     private var retryTimer: (any ScheduledTimer)?
-    /// The last reason connecting failed, logged once rather than at every retry.
-    private var lastFailure: String?
     private var ownerSubscription: DBusSubscription?
     private var seatSubscription: DBusSubscription?
     private var sessionSubscriptions: [DBusSubscription] = []
@@ -83,17 +82,12 @@ public final class LogindWatcher: @unchecked Sendable {
                 lost("\(error)")
             }
         } catch {
-            let why = "\(error)"
-            if why != lastFailure {
-                journal.warning("logind: the system bus cannot be reached (\(why)); retrying, at most every minute")
+            retryLater(because: "\(error)") {
+                "logind: the system bus cannot be reached (\($0)); retrying, at most every minute"
             }
-            lastFailure = why
-            retryLater()
             return
         }
-        if lastFailure != nil { journal.info("logind: connected to the system bus again") }
-        lastFailure = nil
-        retry = Self.firstRetry
+        if backoff.succeeded() { journal.info("logind: connected to the system bus again") }
         connection = opened
         ownerSubscription = opened.subscribe(DBusNameOwnerChanged.match(name: Self.service), queue: queue) {
             [weak self] event in
@@ -112,10 +106,11 @@ public final class LogindWatcher: @unchecked Sendable {
         readSeat()
     }
 
-    private func retryLater() {
+    /// Connects again after the backoff's wait; `line` is logged when `reason` is new.
+    private func retryLater(because reason: String, _ line: (String) -> LogMessage) {
         dispatchPrecondition(condition: .onQueue(queue))
-        let wait = retry
-        retry = min(retry.multipliedReportingOverflow(by: 2).partialValue, Self.lastRetry)
+        let (wait, worthSaying) = backoff.failed(because: reason)
+        if worthSaying { journal.warning(line(reason)) }
         retryTimer = scheduler.schedule(on: queue, after: wait, repeating: nil) { [weak self] in self?.connect() }
     }
 
@@ -247,7 +242,6 @@ public final class LogindWatcher: @unchecked Sendable {
 
     private func lost(_ why: String) {
         dispatchPrecondition(condition: .onQueue(queue))
-        journal.warning("logind: the system bus connection was lost (\(why)); reconnecting, at most every minute")
         ownerSubscription = nil
         seatSubscription = nil
         sessionSubscriptions = []
@@ -256,6 +250,8 @@ public final class LogindWatcher: @unchecked Sendable {
         active.withLock { $0 = nil }
         emitWatching(false)
         // A stop that raced the loss leaves no bus to go back to.
-        if bus != nil { retryLater() }
+        if bus != nil {
+            retryLater(because: why) { "logind: the system bus connection was lost (\($0)); reconnecting, at most every minute" }
+        }
     }
 }

@@ -1,4 +1,5 @@
 import SensorKitModel
+import SensorSystem
 import Testing
 
 @testable import BLEBridge
@@ -141,13 +142,13 @@ import Testing
         #expect(lost.contains(.openGap(.onWristState, after: lostAt, at: lostAt, why: "link lost: connection timed out")))
         #expect(lost.contains(.openGap(.electrocardiogram, after: nil, at: lostAt, why: "link lost: connection timed out")))
         #expect(driver.machine.phase == .waiting)
-        #expect(driver.machine.retryAt == lostAt + ReconnectBackoff.initial)
+        #expect(driver.machine.retryAt == lostAt + RetryBackoff.wearable.first)
         // The answer to the lost link's request, arriving late, belongs to no link.
         #expect(driver.gatt(.notification(.pmdControlPoint, value: Self.ecgSettings)).isEmpty)
         // Not before the backoff ends.
-        driver.on(.tick, after: ReconnectBackoff.initial / 2)
+        driver.on(.tick, after: RetryBackoff.wearable.first / 2)
         #expect(driver.on(.scanned([Self.report])).isEmpty)
-        driver.on(.tick, after: ReconnectBackoff.initial)
+        driver.on(.tick, after: RetryBackoff.wearable.first)
         #expect(driver.machine.phase == .searching)
         #expect(Driver.writes(driver.connect()) == [Self.getECGSettings])
         #expect(driver.machine.session?.pmd[.ecg]?.phase == .gettingSettings)
@@ -261,7 +262,7 @@ import Testing
         #expect(lines.first?.contains("usually bluetoothd") == true)
         #expect(lines.first?.contains("bluetoothctl remove \(Self.address)") == true)
         #expect(driver.machine.phase == .waiting)
-        #expect(driver.machine.retryAt == driver.now + ReconnectBackoff.initial)
+        #expect(driver.machine.retryAt == driver.now + RetryBackoff.wearable.first)
     }
 
     @Test func hostileValuesAreDroppedAndCounted() {
@@ -304,8 +305,8 @@ import Testing
         let stopped = driver.gatt(.notification(.pmdControlPoint, value: [0x01, 0x00]))
         #expect(Driver.gaps(stopped).map(\.1) == ["the device stopped the stream"])
         #expect(driver.machine.session?.pmd[.ecg]?.phase == .pausing)
-        #expect(Driver.writes(driver.on(.tick, after: ReconnectBackoff.initial / 2)).isEmpty)
-        #expect(Driver.writes(driver.on(.tick, after: ReconnectBackoff.initial)) == [Self.getECGSettings])
+        #expect(Driver.writes(driver.on(.tick, after: RetryBackoff.wearable.first / 2)).isEmpty)
+        #expect(Driver.writes(driver.on(.tick, after: RetryBackoff.wearable.first)) == [Self.getECGSettings])
     }
 
     @Test func theConfiguredSensorsAndThePMDTableAgree() {

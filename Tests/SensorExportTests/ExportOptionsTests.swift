@@ -42,10 +42,4 @@ struct ExportOptionsTests {
         #expect(try !PostgresConnection.carriesPassword("").get())
         #expect(throws: PostgresError.self) { try PostgresConnection.carriesPassword("host='unterminated").get() }
     }
-
-    @Test func retriesWaitLongerEachTimeUpToTheLimit() {
-        let waits = (1...8).map { Exporter.retryDelay(attempt: $0, first: 1_000, longest: 20_000) }
-        #expect(waits == [1_000, 2_000, 4_000, 8_000, 16_000, 20_000, 20_000, 20_000])
-        #expect(Exporter.retryDelay(attempt: 1_000, first: Int64.max / 2, longest: Int64.max) == Int64.max)
-    }
 }

@@ -1,3 +1,5 @@
+import SensorSystem
+
 /// The PMD half of the link machine: every stream of `PMDStreamKind.all` is started (GET
 /// settings → START) while it is recorded and stopped (STOP) when not, its frames are put on the
 /// host timeline, and what the device refuses or stops on its own is a gap (docs/ble.md, "PMD").
@@ -114,7 +116,7 @@ extension WearableLinkMachine {
                 if !kind.supplementary { openGap(kind.sensor, after: nil, why: "the device stopped the stream") }
                 // Started again after a pause that doubles while the device keeps stopping it.
                 let ranFor = now &- (sessionStarts[type] ?? now)
-                let delay = pmdBackoff[type, default: ReconnectBackoff()].linkLost(upFor: ranFor)
+                let delay = pmdBackoff[type, default: RetryBackoff.wearable].linkLost(upFor: ranFor)
                 session?.pmd[type] = PMDRun(phase: .pausing, retryAt: now &+ delay)
                 problem(
                     "stopped:\(type)",

@@ -137,7 +137,7 @@ struct WearableLinkMachine {
     private(set) var address: String?
     private(set) var battery: Int?
     var session: Session?
-    var backoff = ReconnectBackoff()
+    var backoff = RetryBackoff.wearable
     var advertisedName: String?
     var rssi: Int8?
     var information = DeviceInformation()
@@ -152,7 +152,7 @@ struct WearableLinkMachine {
     var sampleRates: [PMDMeasurementType: Int] = [:]
     var sessionStarts: [PMDMeasurementType: Int64] = [:]
     var uncertainty: [PMDMeasurementType: Int64] = [:]
-    var pmdBackoff: [PMDMeasurementType: ReconnectBackoff] = [:]
+    var pmdBackoff: [PMDMeasurementType: RetryBackoff] = [:]
     /// Each running stream's FACTOR from its START response.
     var factors: [PMDMeasurementType: Float] = [:]
     /// PPI while it runs: its intervals on the host timeline.

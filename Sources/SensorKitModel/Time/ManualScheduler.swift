@@ -72,7 +72,7 @@ package final class ManualScheduler: Scheduler, Sendable {
     package func advance(
         by duration: Duration, timeout: Duration = .seconds(10), moved: (Int64) -> Void = { _ in }
     ) throws(Stalled) {
-        let end = endOfAdvance(by: Self.nanoseconds(duration))
+        let end = endOfAdvance(by: duration.saturatingNanoseconds)
         while let due = takeDue(until: end) {
             moved(due.moved)
             let finished = DispatchSemaphore(value: 0)
@@ -80,7 +80,7 @@ package final class ManualScheduler: Scheduler, Sendable {
                 due.entry.body()
                 finished.signal()
             }
-            guard finished.wait(timeout: .now() + .nanoseconds(Int(clamping: Self.nanoseconds(timeout)))) == .success
+            guard finished.wait(timeout: .now() + .nanoseconds(Int(clamping: timeout.saturatingNanoseconds))) == .success
             else { throw Stalled(queue: due.entry.queue.label) }
         }
         let rest = state.withLock { state -> Int64 in
@@ -88,15 +88,6 @@ package final class ManualScheduler: Scheduler, Sendable {
             return max(0, end - state.now)
         }
         moved(rest)
-    }
-
-    /// Whole nanoseconds of a non-negative duration, saturating.
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 0 }
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let (total, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        return overflow || overflowAgain ? .max : total
     }
 
     private func endOfAdvance(by nanoseconds: Int64) -> Int64 { state.withLock { Self.later($0.now, by: nanoseconds) } }
