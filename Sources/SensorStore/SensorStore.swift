@@ -141,15 +141,20 @@ public final class SensorStore: Sendable {
     /// its timer armed once, after `body`, for all of them — as for one batch. A source that
     /// hands several streams' batches over at once (an IIO chip) wraps them in it, so they go
     /// into one commit for one wake-up.
+    ///
+    /// A hand-over already due is drained and committed on the caller's thread while the
+    /// writer's thread sleeps (`WriterThread.runHereOrQueue`): the caller (a reading thread) is
+    /// awake anyway, so the writer need not wake for it (docs/store.md, "When the writer wakes").
     public func handingOver(_ body: () -> Void) {
         inbox.hold()
-        defer { startDrain(inbox.release(arm: writer.armDrain(at:))) }
+        defer { startDrain(inbox.release(arm: writer.armDrain(at:)), here: true) }
         body()
     }
 
-    private func startDrain(_ start: AppendInbox.DrainStart?) {
+    private func startDrain(_ start: AppendInbox.DrainStart?, here: Bool = false) {
         let writer = self.writer
         switch start {
+        case .now? where here: writer.thread.runHereOrQueue { writer.drain() }
         case .now?: writer.thread.async { writer.drain() }
         case .afterGrace?: writer.drainAfterGrace()
         case nil: break

@@ -88,4 +88,78 @@ import Testing
         #expect(rings.all.map(\.alarm) == [.commit, .sync, .purge])
         #expect(thread.wakes - before == 3)
     }
+
+    /// A caller stands in for the sleeping thread: the job runs on the caller (it counts as the
+    /// writer's thread meanwhile), then what it queued and the alarms it brought due, in order;
+    /// the thread does not wake, and an alarm set for later still wakes it when it comes.
+    @Test(.timeLimit(.minutes(3)))
+    func aCallerStandsInForTheSleepingThreadAndLeavesItsAlarmsSet() throws {
+        let rings = Rings()
+        let thread = try WriterThread()
+        try thread.start(name: "test writer") { rings.record($0) }
+        defer { thread.stop() }
+        thread.sync {}
+        Thread.sleep(forTimeInterval: 0.05)
+        let before = thread.wakes
+        let order = Mutex<[String]>([])
+        let caller = pthread_self()
+        thread.runHereOrQueue {
+            #expect(pthread_equal(pthread_self(), caller) != 0)
+            #expect(thread.isCurrent)
+            order.withLock { $0.append("job") }
+            thread.async { order.withLock { $0.append("queued") } }
+            thread.set(.commit, at: 0)
+            thread.set(.purge, at: DispatchTime.now().uptimeNanoseconds + 150 * Self.ms)
+        }
+        #expect(order.withLock { $0 } == ["job", "queued"])
+        #expect(rings.all.map(\.alarm) == [.commit])
+        #expect(!thread.isCurrent)
+        #expect(thread.borrows == 1)
+        #expect(thread.wakes == before)
+        #expect(rings.wait(for: 2))
+        #expect(rings.all.map(\.alarm) == [.commit, .purge])
+        #expect(thread.wakes - before == 1)
+    }
+
+    /// While the thread is busy, `runHereOrQueue` queues: the job runs on the thread, in order.
+    @Test(.timeLimit(.minutes(3)))
+    func aBusyThreadIsNotStoodInFor() throws {
+        let thread = try WriterThread()
+        try thread.start(name: "test writer") { _ in }
+        defer { thread.stop() }
+        let release = DispatchSemaphore(value: 0)
+        let holding = DispatchSemaphore(value: 0)
+        thread.async {
+            holding.signal()
+            release.wait()
+        }
+        holding.wait()
+        let ranOnThread = Mutex<Bool?>(nil)
+        let caller = pthread_self()
+        thread.runHereOrQueue { ranOnThread.withLock { $0 = pthread_equal(pthread_self(), caller) == 0 } }
+        #expect(ranOnThread.withLock { $0 } == nil)
+        #expect(thread.borrows == 0)
+        release.signal()
+        thread.sync {}
+        #expect(ranOnThread.withLock { $0 } == true)
+    }
+
+    /// Jobs queued from other threads while a caller stands in are run by it or, once it has
+    /// left, by the woken thread: none is lost, none runs twice.
+    @Test(.timeLimit(.minutes(3)))
+    func jobsQueuedWhileACallerStandsInAreAllRunOnce() throws {
+        let thread = try WriterThread()
+        try thread.start(name: "test writer") { _ in }
+        defer { thread.stop() }
+        let count = Mutex(0)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            for _ in 0..<2000 { thread.async { count.withLock { $0 += 1 } } }
+            done.signal()
+        }
+        for _ in 0..<200 { thread.runHereOrQueue { count.withLock { $0 += 1 } } }
+        done.wait()
+        thread.sync {}
+        #expect(count.withLock { $0 } == 2200)
+    }
 }

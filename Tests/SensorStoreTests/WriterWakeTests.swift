@@ -249,11 +249,12 @@ import Testing
         #expect(Self.ticks(fixture) == 2)
     }
 
-    /// A hand-over of two streams' due batches (an IIO chip's, `handingOver`) wakes the writer's
-    /// thread once, for one drain and one commit; and nothing wakes it afterwards (no alarm left
-    /// set for a tick that already ran).
+    /// A hand-over of two streams' due batches (an IIO chip's, `handingOver`) is drained and
+    /// committed by the handing thread itself while the writer's thread sleeps: no wake-up, one
+    /// commit, visible as soon as `handingOver` returns; and nothing wakes the writer afterwards
+    /// (no alarm left set for a tick that already ran).
     @Test(.timeLimit(.minutes(3)))
-    func aHandOverOfTwoStreamsWakesTheWriterOnceForOneCommit() throws {
+    func aHandOverOfTwoStreamsIsCommittedByTheHandingThreadWithoutWakingTheWriter() throws {
         let fixture = try Self.fixture(commitInterval: 0.3)
         let first = try fixture.opened.register(.accelerometer)
         var other = StreamDescriptor.accelerometer
@@ -266,18 +267,42 @@ import Testing
             // asleep again after what woke it last.
             Thread.sleep(forTimeInterval: 0.35)
             let wakes = thread.wakes
+            let borrows = thread.borrows
             let start = 1_000_000_000 + Int64(round) * 1_000_000_000
             fixture.opened.handingOver {
                 Self.append(fixture, first, first: start, count: 10)
                 Self.append(fixture, second, first: start + 1, count: 10)
             }
-            _ = try #require(try Self.secondsUntilCommitted(fixture, count: 20 * (round + 1)))
-            #expect(thread.wakes - wakes == 1, "round \(round): \(thread.wakes - wakes) wake-ups")
+            #expect(try fixture.fetch().count == 20 * (round + 1), "round \(round): not committed on return")
+            #expect(thread.borrows - borrows == 1)
+            #expect(thread.wakes - wakes == 0, "round \(round): \(thread.wakes - wakes) wake-ups")
         }
         let idle = thread.wakes
         Thread.sleep(forTimeInterval: 0.6)
         #expect(thread.wakes == idle)
         #expect(Self.ticks(fixture) == ticks + 3)
+    }
+
+    /// While the writer's thread is busy, a hand-over is queued to it as before: the handing
+    /// thread does not wait for the writer's work.
+    @Test(.timeLimit(.minutes(3)))
+    func aHandOverWhileTheWriterIsBusyIsQueuedToIt() throws {
+        let fixture = try Self.fixture(commitInterval: 0.3)
+        let stream = try fixture.opened.register(.accelerometer)
+        let thread = fixture.opened.writer.thread
+        let release = DispatchSemaphore(value: 0)
+        let holding = DispatchSemaphore(value: 0)
+        thread.async {
+            holding.signal()
+            release.wait()
+        }
+        holding.wait()
+        let borrows = thread.borrows
+        fixture.opened.handingOver { Self.append(fixture, stream, first: 1_000_000_000, count: 10) }
+        #expect(thread.borrows == borrows)
+        #expect(try fixture.fetch().isEmpty)
+        release.signal()
+        #expect(try Self.secondsUntilCommitted(fixture, count: 10) != nil)
     }
 
     /// The daemon replaces the timeline every 10 s: that wakes no writer, and the next append

@@ -17,6 +17,11 @@ import Synchronization
 /// deadline plus that alarm's slack, and rings every alarm due by then together. So a deadline
 /// set from another thread (an append's drain deadline) wakes nobody until it comes, and the
 /// slack (a dispatch timer's leeway: late, never early) lets alarms share a wake-up.
+///
+/// A thread that is awake anyway may stand in for the sleeping one (`runHereOrQueue`): it runs
+/// the job, and whatever that queues or brings due, itself, and leaves the writer asleep. The
+/// IIO reading thread hands a due chip's batches over this way, which saves the writer's wake-up
+/// at every hand-over.
 final class WriterThread: Sendable {
     /// The writer's alarms, one deadline each (setting one again replaces it).
     enum Alarm: Int, CaseIterable, Sendable {
@@ -56,6 +61,11 @@ final class WriterThread: Sendable {
         var wakes = 0
         /// `stop` was called: jobs are no longer taken.
         var stopped = false
+        /// Another thread stands in for the sleeping one (`runHereOrQueue`): jobs queued meanwhile
+        /// wait for it, and the thread, should an alarm wake it, goes back to sleep.
+        var borrowed = false
+        /// Times a caller stood in for the thread (tests count them).
+        var borrows = 0
     }
 
     private let state = Mutex(State())
@@ -63,6 +73,10 @@ final class WriterThread: Sendable {
     private let loop = Mutex<ReadinessLoop?>(nil)
     /// The thread's `pthread_self()`, once it runs (0 before).
     private let owner = Atomic<UInt>(0)
+    /// The `pthread_self()` of a thread standing in for this one (0: none).
+    private let standIn = Atomic<UInt>(0)
+    /// What `start` was given to ring alarms with; a stand-in rings them too.
+    private let ringer = Mutex<(@Sendable (Alarm) -> Void)?>(nil)
     /// Monotonic nanoseconds, the timerfd's clock (`DispatchTime`'s uptime on Linux).
     private let now: @Sendable () -> UInt64
 
@@ -74,6 +88,7 @@ final class WriterThread: Sendable {
     /// Starts the thread. `ring` runs on it for each alarm whose deadline has passed.
     /// Jobs queued before have set the timerfd ringing: its first wake runs them.
     func start(name: String, ring: @escaping @Sendable (Alarm) -> Void) throws(SystemError) {
+        ringer.withLock { $0 = ring }
         let started = try ReadinessLoop(
             name: name, fileDescriptor: alarm.fileDescriptor,
             body: { [self] wake in self.woke(wake, ring: ring) }, onExit: {})
@@ -90,8 +105,14 @@ final class WriterThread: Sendable {
     /// Times the thread has woken so far: each is a wake-up the battery pays for.
     var wakes: Int { state.withLock { $0.wakes } }
 
-    /// Whether the caller runs on this thread.
-    var isCurrent: Bool { owner.load(ordering: .relaxed) == UInt(pthread_self()) }
+    /// Times a caller ran the writer's work in its stead (`runHereOrQueue`).
+    var borrows: Int { state.withLock { $0.borrows } }
+
+    /// Whether the caller runs on this thread, or stands in for it.
+    var isCurrent: Bool {
+        let me = UInt(pthread_self())
+        return owner.load(ordering: .relaxed) == me || standIn.load(ordering: .relaxed) == me
+    }
 
     /// Traps unless called on this thread: the writer's state is touched only there.
     func assertCurrent() {
@@ -103,7 +124,7 @@ final class WriterThread: Sendable {
         let wake = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             state.jobs.append(job)
-            guard state.sleeping else { return false }
+            guard state.sleeping, !state.borrowed else { return false }
             state.sleeping = false
             state.setFor = 1
             return true
@@ -112,6 +133,58 @@ final class WriterThread: Sendable {
         // block on the lock the caller still held (two more switches per hand-over, measured).
         // Set late, after the thread has run and slept again, it only wakes it once for nothing.
         if wake { alarm.set(at: 1) }
+    }
+
+    /// Runs `job` on the caller's thread when the writer's thread sleeps with nothing queued, then
+    /// whatever that queues or brings due, up to `maxRounds` rounds (the rest wakes the thread);
+    /// otherwise queues it as `async` does. For a caller that is awake anyway and may wait for
+    /// the job (a commit, at times its sync). Not from the thread itself, nor from within a job.
+    func runHereOrQueue(_ job: @escaping Job) {
+        let here = state.withLock { state -> Bool in
+            guard !state.stopped, state.sleeping, !state.borrowed, state.jobs.isEmpty else { return false }
+            state.borrowed = true
+            state.borrows += 1
+            return true
+        }
+        guard here, let ring = ringer.withLock({ $0 }) else { return async(job) }
+        standIn.store(UInt(pthread_self()), ordering: .relaxed)
+        job()
+        var jobs: [Job] = []
+        var rung: [Alarm] = []
+        for _ in 0..<Self.maxRounds {
+            guard take(&jobs, due: &rung) else { break }
+            for job in jobs { job() }
+            jobs.removeAll()
+            for alarm in rung { ring(alarm) }
+            rung.removeAll()
+        }
+        standIn.store(0, ordering: .relaxed)
+        // Hand the thread back asleep, its timerfd set for what is left (at once, when jobs are).
+        state.withLock { state in
+            state.borrowed = false
+            let earliest = state.jobs.isEmpty ? state.deadlines.lazy.compactMap { $0?.latest }.min() : 1
+            state.setFor = earliest
+            if let earliest { alarm.set(at: earliest) } else { alarm.disarm() }
+        }
+    }
+
+    /// Rounds a stand-in runs before it leaves the rest to the thread (a drain queues one more
+    /// drain and a tick: three rounds in the usual case).
+    private static let maxRounds = 8
+
+    /// A stand-in's round: takes the queued jobs and the alarms due; false when there are none.
+    private func take(_ jobs: inout [Job], due rung: inout [Alarm]) -> Bool {
+        state.withLock { state in
+            swap(&jobs, &state.jobs)
+            let now = self.now()
+            for index in state.deadlines.indices {
+                if let deadline = state.deadlines[index], deadline.due <= now {
+                    state.deadlines[index] = nil
+                    rung.append(Alarm(rawValue: index)!)
+                }
+            }
+            return !jobs.isEmpty || !rung.isEmpty
+        }
     }
 
     /// Runs `body` on the thread behind the jobs already queued and waits for it. Not from the
@@ -159,7 +232,7 @@ final class WriterThread: Sendable {
             let entry = Deadline(due: deadline, slack: slack)
             state.deadlines[alarm.rawValue] = entry
             // Asleep until later (or for good): wake in time for this one.
-            if state.sleeping, state.setFor.map({ entry.latest < $0 }) ?? true {
+            if state.sleeping, !state.borrowed, state.setFor.map({ entry.latest < $0 }) ?? true {
                 state.setFor = entry.latest
                 self.alarm.set(at: entry.latest)
             }
@@ -182,6 +255,8 @@ final class WriterThread: Sendable {
         state.withLock { $0.wakes += 1 }
         while true {
             let idle = state.withLock { state -> Bool in
+                // A stand-in holds the writer: it sets the timerfd again when it leaves.
+                if state.borrowed { return true }
                 state.sleeping = false
                 swap(&jobs, &state.jobs)
                 swap(&state.jobs, &state.spare)
