@@ -31,7 +31,10 @@ demo: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS)
 	./scripts/demo.sh .build/release
 
-# Performance figures beside anchors measured in the same run (sections: store decode encode fetch iio ble ble-daemon ble-bluez export daemon).
+# Performance figures beside anchors measured in the same run. SECTIONS picks some (default: every one):
+# store decode encode fetch iio live ble export daemon; parts alone: live-ble (live's BLE half),
+# ble-clock, ble-daemon, ble-bluez (ble's). E.g. `make bench SECTIONS=live` for the lab latency.
+SECTIONS ?=
 bench: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkit-bench
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkitd  # the daemon section starts the real one
