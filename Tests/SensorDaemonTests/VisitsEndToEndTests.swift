@@ -78,6 +78,14 @@ import Testing
             try FileManager.default.attributesOfItem(atPath: run.folder + "/agent-state/sensorkit/place-key")[
                 .posixPermissions] as? Int
         #expect(mode == 0o600)
+        // The place book the agent keeps for its next start: owner-only beside the key, its places
+        // the tracker's (work, gym and home; the stay in progress at work again is no visit yet).
+        let book = run.folder + "/agent-state/sensorkit/place-book"
+        #expect(
+            IIODaemonRun.eventually(10) {
+                PlaceBookText.decode((try? String(contentsOfFile: book, encoding: .utf8)) ?? "").places.count == 3
+            })
+        #expect(try FileManager.default.attributesOfItem(atPath: book)[.posixPermissions] as? Int == 0o600)
         let hex = Array(keyText.trimmingCharacters(in: .whitespacesAndNewlines))
         let key = PlaceKey(
             k0: try #require(UInt64(String(hex[0..<16]), radix: 16)), k1: try #require(UInt64(String(hex[16..<32]), radix: 16)))
