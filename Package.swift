@@ -188,7 +188,10 @@ let package = Package(
         // Code written the way Apple's documentation writes SensorKit code, unchanged but for imports.
         .testTarget(name: "SensorKitTests", dependencies: ["SensorKit", "SensorChunks", "SensorTestKit"], swiftSettings: strict),
         .testTarget(
-            name: "SensorExportTests", dependencies: ["SensorExport", "SensorKit", "SensorSimulation", "SensorTestKit"],
+            name: "SensorExportTests",
+            dependencies: [
+                "SensorExport", "SensorKit", "SensorSimulation", "SensorTestKit", "LocationBridge", "ModemBridge",
+            ],
             swiftSettings: strict),
         // The Apple-style study code, one copy run by the source-compatibility and the end-to-end tests.
         .target(name: "AppleStyleStudy", dependencies: ["SensorKit"], path: "Tests/AppleStyleStudy"),

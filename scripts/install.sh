@@ -41,6 +41,9 @@ done
 install -d "$root$prefix/share/dbus-1/system.d"
 install -m 0644 "$top/packaging/dbus/sensorkitd.conf" "$root$prefix/share/dbus-1/system.d/sensorkitd.conf"
 install -m 0644 "$top/packaging/systemd/hci-transport.conf" "$root$prefix/share/doc/sensorkitd/hci-transport.conf"
+# GeoClue's permission for the session agent's desktop id (docs/visits.md, "GeoClue's permission").
+install -d "$root$sysconf/geoclue/conf.d"
+install -m 0644 "$top/packaging/geoclue/sensorkit-session.conf" "$root$sysconf/geoclue/conf.d/90-sensorkit-session.conf"
 sed "s#/usr/libexec/#$prefix/libexec/#g" "$top/udev-rules/70-sensorkitd.rules" > "$root$libdir/udev/rules.d/70-sensorkitd.rules"
 chmod 0644 "$root$libdir/udev/rules.d/70-sensorkitd.rules"
 install -m 0755 "$top/udev-rules/iio-access" "$root$prefix/libexec/sensorkitd/iio-access"

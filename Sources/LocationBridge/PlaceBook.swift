@@ -2,9 +2,9 @@ import Foundation
 import SensorKitModel
 
 /// The places stays happened at, each with a stable identifier, its category and the night time
-/// spent there. Kept in the tracker's memory only; a place's identifier is a keyed hash of the
-/// grid cell it was first seen in, so the same key names the same place again after a restart
-/// without any coordinate being written down.
+/// spent there. A place's identifier is a keyed hash of the grid cell it was first seen in; the
+/// session agent keeps the book itself in an owner-only file beside the key (`PlaceBookText`),
+/// so a place near a cell's edge keeps its identifier, and home stays known, across a restart.
 public struct PlaceBook: Sendable {
     /// Stays whose centroids lie within this many metres of a place's are at that place.
     public static let mergeRadius = 150.0
@@ -19,12 +19,27 @@ public struct PlaceBook: Sendable {
         public var identifier: UUID
         /// Time certainly spent here during local night hours (00:00 to 06:00), ns.
         public var nightNanoseconds: Int64 = 0
+
+        public init(latitude: Double, longitude: Double, identifier: UUID, nightNanoseconds: Int64 = 0) {
+            self.latitude = latitude
+            self.longitude = longitude
+            self.identifier = identifier
+            self.nightNanoseconds = nightNanoseconds
+        }
     }
 
     private let key: PlaceKey
     public private(set) var places: [Place] = []
 
-    public init(key: PlaceKey) { self.key = key }
+    /// `places`: the book as it was kept (at most `maximumPlaces`; a repeated identifier is
+    /// dropped, so two places never share one).
+    public init(key: PlaceKey, places: [Place] = []) {
+        self.key = key
+        var seen = Set<UUID>()
+        for place in places where self.places.count < Self.maximumPlaces && seen.insert(place.identifier).inserted {
+            self.places.append(place)
+        }
+    }
 
     /// The index of the place a stay at (`latitude`, `longitude`) belongs to, added when new; nil
     /// when the book is full.

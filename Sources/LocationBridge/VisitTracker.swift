@@ -16,13 +16,17 @@ public struct VisitTracker: Sendable {
     private let labels: [PlaceLabel]
     private let utcOffsetSeconds: Int64
 
-    /// `utcOffsetSeconds`: the participant's time zone, for what "night" means (00:00 to 06:00).
+    /// The places seen so far, for keeping across a restart (`PlaceBookText`).
+    public var places: [PlaceBook.Place] { book.places }
+
+    /// `utcOffsetSeconds`: the participant's time zone, for what "night" means (00:00 to 06:00);
+    /// `places`: the book a previous run kept, so identifiers and home carry over.
     public init(
-        key: PlaceKey, labels: [PlaceLabel] = [], utcOffsetSeconds: Int = 0,
+        key: PlaceKey, labels: [PlaceLabel] = [], places: [PlaceBook.Place] = [], utcOffsetSeconds: Int = 0,
         parameters: StayPointDetector.Parameters = StayPointDetector.Parameters()
     ) {
         detector = StayPointDetector(parameters: parameters)
-        book = PlaceBook(key: key)
+        book = PlaceBook(key: key, places: places)
         self.labels = Array(labels.prefix(64))
         self.utcOffsetSeconds = Int64(utcOffsetSeconds)
     }

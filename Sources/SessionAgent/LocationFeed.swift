@@ -21,13 +21,18 @@ public final class LocationFeed: @unchecked Sendable {
     private let send: @Sendable ([WireUsageEvent]) -> Void
     private let log: @Sendable (LogMessage) -> Void
     private let now: @Sendable () -> Date
+    private let keep: @Sendable ([PlaceBook.Place]) -> Void
 
+    /// `labels`: the places file's; `places`: the book a previous run kept; `keep`: called on the
+    /// feed's queue with the book after each visit, to keep it for the next run.
     public init(
-        bus: DBusBus, key: PlaceKey, utcOffsetSeconds: Int, send: @escaping @Sendable ([WireUsageEvent]) -> Void,
-        log: @escaping @Sendable (LogMessage) -> Void, now: @escaping @Sendable () -> Date = { Date() }
+        bus: DBusBus, key: PlaceKey, labels: [PlaceLabel] = [], places: [PlaceBook.Place] = [], utcOffsetSeconds: Int,
+        send: @escaping @Sendable ([WireUsageEvent]) -> Void, log: @escaping @Sendable (LogMessage) -> Void,
+        keep: @escaping @Sendable ([PlaceBook.Place]) -> Void = { _ in }, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.bus = bus
-        tracker = VisitTracker(key: key, utcOffsetSeconds: utcOffsetSeconds)
+        tracker = VisitTracker(key: key, labels: labels, places: places, utcOffsetSeconds: utcOffsetSeconds)
+        self.keep = keep
         self.send = send
         self.log = log
         self.now = now
@@ -89,6 +94,7 @@ public final class LocationFeed: @unchecked Sendable {
     private func take(_ fix: LocationFix) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let visit = tracker.add(fix) else { return }
+        keep(tracker.places)
         guard let handed = HandedVisit(visit, now: now()) else {
             return log("location: a visit older than the daemon keeps was not handed over")
         }

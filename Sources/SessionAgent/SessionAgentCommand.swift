@@ -111,9 +111,19 @@ public enum SessionAgentCommand {
             journal.warning("location: the place key cannot be kept (\(error)); no visits are recorded")
             return nil
         }
+        let labels = PlaceLabelsFile.path(environment: environment).map { PlaceLabelsFile.load($0) { journal.warning($0) } }
+        let bookPath = PlaceBookFile.path(besideKey: path)
+        let places = PlaceBookFile.load(bookPath) { journal.warning($0) }
         let feed = LocationFeed(
-            bus: .system, key: key, utcOffsetSeconds: TimeZone.current.secondsFromGMT(), send: send,
-            log: { journal.info($0) })
+            bus: .system, key: key, labels: labels ?? [], places: places,
+            utcOffsetSeconds: TimeZone.current.secondsFromGMT(), send: send, log: { journal.info($0) },
+            keep: { places in
+                do throws(SystemError) {
+                    try PlaceBookFile.save(places, to: bookPath)
+                } catch {
+                    journal.warning("location: the place book cannot be kept (\(error)); a restart starts a new one")
+                }
+            })
         feed.start()
         return feed
     }

@@ -358,9 +358,12 @@ final class DeviceUsageRig {
         sessionBus.close()
     }
 
-    /// The agent, as this uid or as nobody; its log in the run's folder.
+    /// The agent, as this uid or as nobody; its log in the run's folder, its configuration
+    /// (`XDG_CONFIG_HOME`) in `agent-config` there; `socket`: where it finds the daemon (a relay's).
     @discardableResult
-    func startAgent(asNobody: Bool = false, waylandDisplay: String? = nil) throws -> (ChildProcess, String) {
+    func startAgent(asNobody: Bool = false, waylandDisplay: String? = nil, socket: String? = nil) throws -> (
+        ChildProcess, String
+    ) {
         let log = run.folder + "/agent-\(agents.count).log"
         let output = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         let input = open("/dev/null", O_RDONLY | O_CLOEXEC)
@@ -375,9 +378,9 @@ final class DeviceUsageRig {
             ["/usr/bin/timeout", "-s", "KILL", "60"] + who + [
                 "/usr/bin/env", "DBUS_SESSION_BUS_ADDRESS=\(sessionBus.address)", "XDG_DATA_DIRS=\(run.folder)/share",
                 "XDG_DATA_HOME=/nonexistent", "DBUS_SYSTEM_BUS_ADDRESS=\(system.address)",
-                "XDG_STATE_HOME=\(run.folder)/agent-state", "TZ=UTC",
+                "XDG_STATE_HOME=\(run.folder)/agent-state", "XDG_CONFIG_HOME=\(run.folder)/agent-config", "TZ=UTC",
             ] + (waylandDisplay.map { ["WAYLAND_DISPLAY=\($0)"] } ?? []) + [
-                binary, "--socket", run.socket,
+                binary, "--socket", socket ?? run.socket,
             ], stdin: input, stdout: output, stderr: output)
         agents.append(agent)
         return (agent, log)

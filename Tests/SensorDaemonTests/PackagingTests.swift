@@ -207,6 +207,26 @@ import Testing
 
     // MARK: make install, make deb
 
+    /// What GeoClue must hold for the session agent (`LocationFeed.desktopID`): allowed, not a
+    /// system component, for every user.
+    static let agentPermission = ["sensorkit-session": ["allowed": "true", "system": "false", "users": ""]]
+
+    /// A GeoClue configuration's sections (GKeyFile: `[group]`, `key=value`, `#` comments).
+    static func geoclueSections(_ text: String) -> [String: [String: String]] {
+        var sections: [String: [String: String]] = [:]
+        var current: String?
+        for line in text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            if line.hasPrefix("[") && line.hasSuffix("]") {
+                current = String(line.dropFirst().dropLast())
+                sections[current!, default: [:]] = sections[current!] ?? [:]
+            } else if let current, let equals = line.firstIndex(of: "=") {
+                sections[current, default: [:]][String(line[..<equals])] = String(line[line.index(after: equals)...])
+            }
+        }
+        return sections
+    }
+
     /// `scripts/install.sh` with this build's binaries: the layout, the default configuration
     /// generated from docs/configuration.md, the example app, the --help texts.
     @Test(.timeLimit(.minutes(3))) func installLaysOutEverythingAndTheDefaultConfigurationIsTheDaemonsDefault() throws {
@@ -223,9 +243,14 @@ import Testing
             "usr/lib/udev/rules.d/70-sensorkitd.rules", "etc/sensorkit/sensorkitd.conf",
             "usr/share/doc/sensorkitd/sensorkitctl.help.txt", "usr/share/doc/sensorkitd/configuration.md",
             "usr/share/dbus-1/system.d/sensorkitd.conf", "usr/share/doc/sensorkitd/hci-transport.conf",
+            "etc/geoclue/conf.d/90-sensorkit-session.conf",
         ] {
             #expect(files.fileExists(atPath: destination + "/" + file), "\(file)")
         }
+        // GeoClue lets the session agent's desktop id ask for location without an agent's prompt.
+        let geoclue = try String(
+            contentsOfFile: destination + "/etc/geoclue/conf.d/90-sensorkit-session.conf", encoding: .utf8)
+        #expect(Self.geoclueSections(geoclue) == Self.agentPermission, "\(geoclue)")
         #expect(
             !files.fileExists(atPath: destination + "/usr/bin/sensorkit-bench")
                 && !files.fileExists(atPath: destination + "/usr/bin/sensorkit-fuzz"))
@@ -283,8 +308,20 @@ import Testing
         try "root:*:19000:0:99999:7:::\n".write(toFile: root + "/etc/shadow", atomically: true, encoding: .utf8)
         try "root:*::\n".write(toFile: root + "/etc/gshadow", atomically: true, encoding: .utf8)
         let dpkg = ["/usr/bin/dpkg", "--root=" + root, "--force-script-chrootless", "--force-depends", "--log=/dev/null"]
+        // GeoClue 2.6's only configuration file, as Debian 12 ships it (in part).
+        let geoclueConf = root + "/etc/geoclue/geoclue.conf"
+        let geoclueAsShipped =
+            "[agent]\nwhitelist=geoclue-demo-agent;gnome-shell\n\n[firefox]\nallowed=true\nsystem=false\nusers=\n"
+        try FileManager.default.createDirectory(atPath: root + "/etc/geoclue", withIntermediateDirectories: true)
+        try geoclueAsShipped.write(toFile: geoclueConf, atomically: true, encoding: .utf8)
         let installed = try Self.run(dpkg + ["-i", deb])
         #expect(installed.status == 0, "\(installed.output)")
+        // The agent's permission, in GeoClue 2.7's drop-in folder and in 2.6's file.
+        let conffilesList = try String(contentsOfFile: root + "/var/lib/dpkg/info/sensorkitd.conffiles", encoding: .utf8)
+        #expect(conffilesList.contains("/etc/geoclue/conf.d/90-sensorkit-session.conf"))
+        let geoclueInstalled = try String(contentsOfFile: geoclueConf, encoding: .utf8)
+        #expect(geoclueInstalled.hasPrefix(geoclueAsShipped))
+        #expect(Self.geoclueSections(geoclueInstalled)["sensorkit-session"] == Self.agentPermission["sensorkit-session"])
         let passwd = try String(contentsOfFile: root + "/etc/passwd", encoding: .utf8)
         #expect(passwd.contains("\nsensorkit:x:") && passwd.contains(":/var/lib/sensorkit:/usr/sbin/nologin"), "\(passwd)")
         #expect(try String(contentsOfFile: root + "/etc/group", encoding: .utf8).contains("\nsensorkit:x:"))
@@ -299,8 +336,9 @@ import Testing
         let conffiles = try String(contentsOfFile: root + "/var/lib/dpkg/info/sensorkitd.conffiles", encoding: .utf8)
         #expect(conffiles.contains("/etc/sensorkit/sensorkitd.conf"))
 
-        // Installing again (an upgrade) keeps one user.
+        // Installing again (an upgrade) keeps one user, and one GeoClue section.
         #expect(try Self.run(dpkg + ["-i", deb]).status == 0)
+        #expect(try String(contentsOfFile: geoclueConf, encoding: .utf8) == geoclueInstalled)
         #expect(
             try String(contentsOfFile: root + "/etc/passwd", encoding: .utf8).components(separatedBy: "\nsensorkit:").count == 2)
 
@@ -308,9 +346,10 @@ import Testing
         try FileManager.default.createDirectory(atPath: root + "/var/lib/sensorkit", withIntermediateDirectories: true)
         let purged = try Self.run(dpkg + ["--purge", "sensorkitd"])
         #expect(purged.status == 0, "\(purged.output)")
+        #expect(try String(contentsOfFile: geoclueConf, encoding: .utf8) == geoclueAsShipped, "GeoClue's file as it was")
         for gone in [
             "usr/bin/sensorkitd", "etc/sensorkit/sensorkitd.conf", "etc/systemd/system/sockets.target.wants/sensorkitd.socket",
-            "var/lib/sensorkit",
+            "var/lib/sensorkit", "etc/geoclue/conf.d/90-sensorkit-session.conf",
         ] {
             var info = stat()
             #expect(lstat(root + "/" + gone, &info) != 0, "\(gone)")

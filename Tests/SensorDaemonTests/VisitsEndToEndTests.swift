@@ -37,7 +37,16 @@ import Testing
         let (startSR, _) = try run.timeline(app)
         try run.startRecording(app, .visits)
         #expect(IIODaemonRun.eventually(15) { run.log.contains("seat0's active session is") }, "\(run.log)")
-        let (agent, agentLog) = try rig.startAgent()
+        // The study's labels for the day's places, in the agent's owner-only places file.
+        let labels = run.folder + "/agent-config/sensorkit/places"
+        try FileManager.default.createDirectory(
+            atPath: run.folder + "/agent-config/sensorkit", withIntermediateDirectories: true)
+        try Self.labelsText.write(toFile: labels, atomically: false, encoding: .utf8)
+        chmod(labels, 0o600)
+        // Every byte the agent sends the daemon passes through a relay that keeps a copy.
+        let relay = try ByteRecordingRelay(path: run.folder + "/agent-relay.sock", target: run.socket)
+        defer { relay.stop() }
+        let (agent, agentLog) = try rig.startAgent(socket: relay.path)
         let agentLogText = { (try? String(contentsOfFile: agentLog, encoding: .utf8)) ?? "" }
         try #require(
             IIODaemonRun.eventually(15) { agentLogText().contains("location: watching GeoClue as sensorkit-session") },
@@ -69,12 +78,31 @@ import Testing
             try FileManager.default.attributesOfItem(atPath: run.folder + "/agent-state/sensorkit/place-key")[
                 .posixPermissions] as? Int
         #expect(mode == 0o600)
+        // The place book the agent keeps for its next start: owner-only beside the key, its places
+        // the tracker's (work, gym and home; the stay in progress at work again is no visit yet).
+        let book = run.folder + "/agent-state/sensorkit/place-book"
+        #expect(
+            IIODaemonRun.eventually(10) {
+                PlaceBookText.decode((try? String(contentsOfFile: book, encoding: .utf8)) ?? "").places.count == 3
+            })
+        #expect(try FileManager.default.attributesOfItem(atPath: book)[.posixPermissions] as? Int == 0o600)
         let hex = Array(keyText.trimmingCharacters(in: .whitespacesAndNewlines))
         let key = PlaceKey(
             k0: try #require(UInt64(String(hex[0..<16]), radix: 16)), k1: try #require(UInt64(String(hex[16..<32]), radix: 16)))
-        var tracker = VisitTracker(key: key)
+        var tracker = VisitTracker(key: key, labels: PlaceLabelList.parse(Self.labelsText).labels)
         let expected = fixes.compactMap { tracker.add($0) }
         try #require(expected.count == 4)
+        // The labels name the places; distances are from the labelled home, as scripted (the
+        // fixes' noise moves a centroid by metres).
+        #expect(expected.map(\.locationCategory) == [.home, .work, .gym, .home])
+        let scriptedDistances = [
+            0, ScriptedDay.distance(ScriptedDay.home, ScriptedDay.work),
+            ScriptedDay.distance(ScriptedDay.home, ScriptedDay.gym), 0,
+        ]
+        for (visit, distance) in zip(expected, scriptedDistances) {
+            #expect(abs(visit.distanceFromHome - distance) < 15, "\(visit.distanceFromHome)")
+        }
+        #expect(agentLogText().contains("location: 3 labelled place(s) from"))
 
         #expect(
             IIODaemonRun.eventually(15) {
@@ -111,13 +139,21 @@ import Testing
             #expect(visit.departureDateInterval.contains(date(truth.departure)), "\(truth.place)")
         }
 
-        // Every byte written: the store, the daemon's and the agent's logs, the frames sent to the app.
+        // Every byte written: the store, the daemon's and the agent's logs, the frames sent to the
+        // app, and what the agent sent the daemon (and heard back) through the relay.
         var frames: [UInt8] = []
         let (to, _) = try run.timeline(app)
         let raw: [SRVisit] = ModemEndToEndTests.results(app, .visits, from: startSR, to: to, frames: &frames)
         #expect(raw.count == 4 && !frames.isEmpty)
         rig.stop()
-        var written: [(String, [UInt8])] = [("frames", frames)]
+        relay.stop()
+        let (agentSent, agentHeard) = (relay.bytesSent, relay.bytesReceived)
+        // The four visits crossed the relay: their identifiers are in what the agent sent.
+        for visit in expected {
+            #expect(KeyboardEndToEndTests.contains(agentSent, Array(visit.identifier.uuidString.utf8)))
+        }
+        #expect(relay.recordedEverything)
+        var written: [(String, [UInt8])] = [("frames", frames), ("agent → daemon", agentSent), ("daemon → agent", agentHeard)]
         let state = run.folder + "/state"
         for file in FileManager.default.enumerator(atPath: state)?.compactMap({ $0 as? String }) ?? [] {
             var isDirectory: ObjCBool = false
@@ -137,6 +173,14 @@ import Testing
             }
         }
     }
+
+    /// The study's places file for the scripted day: home set by the study, work and the gym.
+    static let labelsText = """
+        # the scripted day's places
+        home \(ScriptedDay.home.latitude),\(ScriptedDay.home.longitude)
+        work \(ScriptedDay.work.latitude),\(ScriptedDay.work.longitude),150
+        gym \(ScriptedDay.gym.latitude),\(ScriptedDay.gym.longitude)
+        """
 
     /// The visit the study code printed (`StudyRecorder.line(for:)`), read back.
     static func visit(printed line: String) -> SRVisit? {

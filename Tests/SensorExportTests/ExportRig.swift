@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SensorExport
 import SensorKit
 import SensorKitModel
 import SensorSimulation
@@ -31,20 +32,25 @@ final class ExportRig {
     /// `gapEvery` n > 0: the source loses every n-th tick (10 ms) and reports it, so deletion
     /// records keep arriving while samples do. `light`: a generated ambient light sensor at
     /// 50 Hz as well (a second family table, `ambient_light`).
-    init(rate: Int, gapEvery: Int = 0, light: Bool = false) throws {
+    convenience init(rate: Int, gapEvery: Int = 0, light: Bool = false) throws {
+        try self.init(
+            sources: [GeneratedSource(sensor: .accelerometer, rate: rate, perTick: max(1, rate / 100), gapEvery: gapEvery)]
+                + (light ? [GeneratedSource(sensor: .ambientLightSensor, rate: 50, perTick: 5)] : []),
+            entitlements: ["motion-accelerometer"] + (light ? ["ambient-light-sensor"] : []),
+            sensors: [.accelerometer] + (light ? [.ambientLightSensor] : []))
+    }
+
+    /// The daemon with `sources`, the export app entitled to and granted `sensors`; `config` after
+    /// the 1 s hold.
+    init(sources: [any SensorSource], entitlements: [String], sensors: [SRSensor], config: String = "") throws {
         postgres = try ScratchPostgres()
         do {
             try postgres.psql("CREATE DATABASE \(database)")
-            let sources =
-                [GeneratedSource(sensor: .accelerometer, rate: rate, perTick: max(1, rate / 100), gapEvery: gapEvery)]
-                + (light ? [GeneratedSource(sensor: .ambientLightSensor, rate: 50, perTick: 5)] : [])
-            harness = try DaemonHarness(config: "[store]\nhold = 1s\n", sources: sources) { folder in
+            harness = try DaemonHarness(config: "[store]\nhold = 1s\n" + config, sources: sources) { folder in
                 try DaemonHarness.writeApp(
-                    Self.app, in: folder + "/apps.d",
-                    entitlements: ["motion-accelerometer"] + (light ? ["ambient-light-sensor"] : []),
-                    users: ["root", "nobody"])
+                    Self.app, in: folder + "/apps.d", entitlements: entitlements, users: ["root", "nobody"])
             }
-            try harness.grant([.accelerometer] + (light ? [.ambientLightSensor] : []), to: Self.app)
+            try harness.grant(sensors, to: Self.app)
         } catch {
             postgres.close()
             throw error
@@ -180,6 +186,32 @@ final class ExportRig {
             let f = line.split(separator: "|").map(String.init)
             return Row(sensorTime: Int64(f[0])!, receiveTime: Int64(f[1])!, x: Double(f[2])!, y: Double(f[3])!, z: Double(f[4])!)
         }
+    }
+
+    /// Every sample of `sensor` in `(−∞, through]` fetched directly as the app: sensor time,
+    /// receive time, then the batch's columns, as doubles.
+    func directValues(_ sensor: SRSensor, through: Int64) throws -> [[Double]] {
+        let connection = try harness.connect(app: Self.app)
+        defer { connection.close() }
+        let (batches, reply) = DaemonHarness.fetchAll(connection, sensor: sensor, from: -(1 << 62), to: through)
+        if let error = reply.error { throw error }
+        return batches.flatMap { batch in
+            (0..<batch.count).map { i in
+                [Double(batch.sensorTimes[i]), Double(batch.writeTimes[i])] + batch.columns.map { $0[i] }
+            }
+        }
+    }
+
+    /// Every exported row of `family`'s table for this host, in sensor-time order: sr_time,
+    /// receive_sr_time, then the value columns, as doubles (NULL as NaN).
+    func databaseValues(_ family: ExportFamily) throws -> [[Double]] {
+        let columns = (["sr_time", "receive_sr_time"] + family.values.map(\.name)).map { "t." + $0 }
+        return try postgres.psql(
+            """
+            SELECT \(columns.joined(separator: ", ")) FROM sensorkit.\(family.table) t JOIN sensorkit.devices d USING (device)
+            WHERE d.host_id = '\(Self.hostID)' AND d.identifier = 'host' ORDER BY t.sr_time, t.receive_sr_time
+            """, database: database
+        ).map { line in line.split(separator: "|", omittingEmptySubsequences: false).map { Double(String($0)) ?? .nan } }
     }
 
     /// Where two row lists first differ, or nil when equal (a short message, not two dumps).

@@ -25,6 +25,7 @@ import socket
 import struct
 import sys
 import time
+import uuid
 from collections import deque
 
 # --- protocol constants (docs/protocol.md §2, §6) ---------------------------------------------
@@ -73,11 +74,15 @@ HEART_RATE = "com.apple.SensorKit.heart.rate"
 ON_WRIST = "com.apple.SensorKit.onWristState"
 ECG = "com.apple.SensorKit.ECG"
 PPG = "com.apple.SensorKit.PPG"
+PHONE_USAGE = "com.apple.SensorKit.phoneUsageReport"
+MESSAGES_USAGE = "com.apple.SensorKit.messagesUsageReport"
+VISITS = "com.apple.SensorKit.visits"
 
 SENSOR_NAMES = {
     "accelerometer": ACCELEROMETER, "rotationRate": ROTATION_RATE, "ambientLightSensor": AMBIENT_LIGHT,
     "ambientPressure": AMBIENT_PRESSURE, "pedometerData": PEDOMETER, "heartRate": HEART_RATE,
     "onWristState": ON_WRIST, "electrocardiogram": ECG, "photoplethysmogram": PPG,
+    "phoneUsageReport": PHONE_USAGE, "messagesUsageReport": MESSAGES_USAGE, "visits": VISITS,
 }
 
 
@@ -235,6 +240,25 @@ def split_ragged(batch):
     for count in counts:
         out.append(batch["ragged"][offset:offset + int(count)])
         offset += int(count)
+    return out
+
+
+def visit_identifiers(batch):
+    """For visits batches (layout 14): each visit's place identifier as a UUID string, upper case
+    as Swift's uuidString prints it. The columns id0..id3 are the UUID's bytes 0-3 ... 12-15 as
+    big-endian 32-bit words (a 64-bit half would not survive the wire's f64); a word that is not a
+    whole number in 0..2^32-1 reads 0, as the Swift client reads it."""
+    words = [batch["columns"].get("id%d" % n) for n in range(4)]
+    if any(column is None for column in words):
+        return [None] * batch["count"]
+    out = []
+    for i in range(batch["count"]):
+        raw = b""
+        for column in words:
+            value = column[i]
+            word = int(value) if math.isfinite(value) and 0 <= value <= 0xFFFFFFFF else 0
+            raw += struct.pack(">I", word)
+        out.append(str(uuid.UUID(bytes=raw)).upper())
     return out
 
 
@@ -660,11 +684,14 @@ def main(argv):
                 for batch in client.fetch(sensor, from_ns, to_ns, device):
                     names = list(batch["columns"])
                     rr = split_ragged(batch) if batch["layout_name"] == "heartRate" else None
+                    places = visit_identifiers(batch) if batch["layout_name"] == "visits" else None
                     for i in range(batch["count"]):
                         row = {"sensor_time": batch["sensor_times"][i], "write_time": batch["write_times"][i]}
                         row.update((name, _json_value(batch["columns"][name][i])) for name in names)
                         if rr is not None:
                             row["rr"] = rr[i]
+                        if places is not None:
+                            row["identifier"] = places[i]
                         print(json.dumps(row))
                 final = client.last_fetch or {}
                 sys.stderr.write("fetched %s samples%s\n" % (final.get("count"), (": " + final["notice"]) if final.get("notice") else ""))

@@ -160,6 +160,25 @@ class CodecErrorTests(unittest.TestCase):
                 got, want = batch["columns"][name][s], rows[s][c]
                 self.assertTrue(got == want or (got != got and want != want), "%s[%d]: %r, sent %r" % (name, s, got, want))
 
+    def test_visits_identifier_words_come_back_as_the_places_uuid(self):
+        # Layout 14's id0..id3: the UUID's bytes as four big-endian 32-bit words (docs/protocol.md §5.2).
+        place = "6F1E0D2C-3B4A-8596-A7B8-C9DAEBFC0D1E"
+        words = [float(int(place.replace("-", "")[8 * n:8 * n + 8], 16)) for n in range(4)]
+        self.assertEqual(words[0], float(0x6F1E0D2C))
+        hostile = [float("nan"), -1.0, float(2 ** 33), 1.5]
+        columns = [[1200.0, 0.0], [-600000.0, -1000.0], [-540000.0, -1000.0], [-60000.0, -1000.0], [0.0, 0.0],
+                   [2.0, 1.0]] + [[words[n], hostile[n]] for n in range(4)]
+        times = [291_600_000_000_000, 291_600_001_000_000]
+        batch = decode_batch(encode_batch(7, 14, times, times, columns)[5:])
+        self.assertEqual(batch["layout_name"], "visits")
+        ids = sk.visit_identifiers(batch)
+        self.assertEqual(ids[0], place)
+        # A damaged word reads 0; 1.5 is not a word either but truncates as Swift's UInt32(1.5) does.
+        self.assertEqual(ids[1], "00000000-0000-0000-0000-000000000001")
+        self.assertEqual(sk.SENSOR_NAMES["visits"], "com.apple.SensorKit.visits")
+        self.assertEqual(sk.SENSOR_NAMES["phoneUsageReport"], "com.apple.SensorKit.phoneUsageReport")
+        self.assertEqual(sk.SENSOR_NAMES["messagesUsageReport"], "com.apple.SensorKit.messagesUsageReport")
+
     def test_the_retired_five_column_photoplethysmogram_layout_is_unknown(self):
         # A daemon of this version never sends 8; one that did is not misread as layout 15.
         self.assertNotIn(8, sk.LAYOUTS)
