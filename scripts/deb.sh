@@ -58,13 +58,17 @@ size=$(du -sk --exclude=DEBIAN "$stage" | awk '{ print $1 }')
   echo "Maintainer: sensorkitd maintainers <sensorkitd@localhost>"
   echo "Installed-Size: $size"
   echo "Depends: $(IFS=,; echo "${sorted[*]}" | sed 's/,/, /g')"
-  echo "Recommends: systemd, udev"
+  # The participant's application (GTK 4, libadwaita, cairo for its day bars): recommended, as the
+  # daemon records and serves without it; its user unit only starts with a graphical session.
+  echo "Recommends: systemd, udev, python3, python3-gi, python3-gi-cairo, gir1.2-gtk-4.0, gir1.2-adw-1"
   echo "Section: science"
   echo "Priority: optional"
   echo "Description: SensorKit for Linux: records IIO and BLE sensors for study apps"
   echo " sensorkitd records IIO accelerometers, gyroscopes, light, pressure and step"
   echo " sensors and Bluetooth LE wearables with Apple SensorKit's rules (24-hour hold,"
   echo " 7-day window, per-app per-sensor consent) and serves them over a Unix socket."
+  echo " The participant's application (Research Sensor & Usage Data, the authorization"
+  echo " sheet) lets a study participant consent, review and delete without a terminal."
 } > "$stage/DEBIAN/control"
 deb="$out/sensorkitd_${version}_${arch}.deb"
 dpkg-deb --root-owner-group -Z"${SENSORKIT_DEB_COMPRESSION:-xz}" --build "$stage" "$deb" >/dev/null

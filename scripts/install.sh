@@ -36,6 +36,23 @@ for unit in "$top"/systemd/user/*.service; do
   sed "s#/usr/bin/#$prefix/bin/#g; s#/usr/share/doc/#$prefix/share/doc/#g" "$unit" > "$root$libdir/systemd/user/$(basename "$unit")"
   chmod 0644 "$root$libdir/systemd/user/$(basename "$unit")"
 done
+# The participant's application (docs/participant.md): the Python package with the wire client it
+# imports, its app-grid entry, and the user unit that raises the authorization sheet. Both run
+# Debian's python3 with PYTHONPATH at this prefix's copy: under /usr/local it is not on python3's
+# path, and under /usr it goes before a copy a user installed with pip.
+pydir=$prefix/lib/python3/dist-packages
+install -d "$root$pydir" "$root$prefix/share/applications"
+install -m 0644 "$top/clients/python/sensorkit_client.py" "$root$pydir/sensorkit_client.py"
+( cd "$top/clients/python" && find sensorkit -name __pycache__ -prune -o -type f \( -name '*.py' -o -path '*/data/*' \) -print ) |
+  sort | while read -r file; do
+    install -D -m 0644 "$top/clients/python/$file" "$root$pydir/$file"
+  done
+participant=$top/clients/python/sensorkit/participant/data
+sed "s#^\[Service\]\$#[Service]\nEnvironment=PYTHONPATH=$pydir#" "$participant/sensorkit-participant.service" \
+  > "$root$libdir/systemd/user/sensorkit-participant.service"
+sed "s#^Exec=python3 #Exec=env PYTHONPATH=$pydir /usr/bin/python3 #" "$participant/org.sensorkit.Participant.desktop" \
+  > "$root$prefix/share/applications/org.sensorkit.Participant.desktop"
+chmod 0644 "$root$libdir/systemd/user/sensorkit-participant.service" "$root$prefix/share/applications/org.sensorkit.Participant.desktop"
 # bluetoothd's bus name for the sensorkit user ([ble] transport = bluez), and the drop-in that
 # gives `transport = hci` its capabilities (docs/configuration.md, "Bluetooth permissions").
 install -d "$root$prefix/share/dbus-1/system.d"

@@ -118,7 +118,7 @@ enum ReportCommand {
                     guard record.start <= record.end else { return nil }
                     return (record.start...record.end, SRDeletionReason(rawValue: record.reason) ?? .systemInitiated)
                 },
-                notBefore: stream.recordingSince(now: health.now))
+                notBefore: stream.recordingSince(now: health.now), unwantedSince: stream.unwantedSince)
         }
         var subtitle = axis.subtitle
         if let omitted = health.omittedStreams { subtitle += "; \(omitted) more streams not shown" }

@@ -70,6 +70,51 @@ import Testing
         #expect(connection.call(.health).error?.code == .notPermitted)
     }
 
+    /// The participant turns the accelerometer off (the app's only stake ends) and, 2 s later, on
+    /// again with the app starting it anew: meanwhile `health` says since when no app has wanted
+    /// it (the picture's "no app wanted it"); once it records again the `noInterestedClients`
+    /// record covers that time and `unwantedSince` is gone.
+    @Test(.timeLimit(.minutes(3))) func timeNoAppWantsTheSensorIsSaidUntilRecordingResumes() throws {
+        let time = ManualTime()
+        let source = GeneratedSource(rate: 100, clock: time, scheduler: time)
+        let harness = try DaemonHarness(sources: [source], clock: time, scheduler: time)
+        defer { harness.stop() }
+        let app = DaemonHarness.studyApp, accelerometer = SRSensor.accelerometer.rawValue
+        try harness.grant([.accelerometer], to: app)
+        let connection = try harness.connect(app: app)
+        #expect(connection.call(.startRecording) { $0.sensor = accelerometer }.error == nil)
+        #expect(DaemonHarness.eventually { source.isRecording })
+        try time.advance(by: .seconds(1))
+        let admin = try harness.connect(app: nil)
+        func stream() -> WireStreamHealth? { admin.call(.health).health?.streams.first { $0.sensor == accelerometer } }
+        #expect(DaemonHarness.eventually { stream()?.lastSample != nil })
+        #expect(stream()?.unwantedSince == nil && stream()?.wantedSince != nil, "wanted: nothing unwanted")
+
+        let turnedOff = harness.now
+        try harness.grant([.accelerometer], to: app, granted: false)
+        #expect(DaemonHarness.eventually { !source.isRecording })
+        try time.advance(by: .seconds(2))
+        let off = try #require(stream())
+        #expect(!off.recording)
+        let since = try #require(off.unwantedSince, "said while nobody wants it")
+        #expect(since >= turnedOff && since <= turnedOff + 100_000_000, "\(since - turnedOff) ns after the decision")
+        #expect(off.records.isEmpty, "no record yet: the pipeline writes it when recording resumes")
+
+        try harness.grant([.accelerometer], to: app)
+        #expect(connection.call(.startRecording) { $0.sensor = accelerometer }.error == nil)
+        #expect(DaemonHarness.eventually { source.isRecording })
+        try time.advance(by: .seconds(1))
+        var again = stream()
+        #expect(
+            DaemonHarness.eventually {
+                again = stream(); return again?.records.isEmpty == false
+            }, "\(String(describing: again))")
+        #expect(again?.unwantedSince == nil && again?.recording == true)
+        let record = try #require(again?.records.first)
+        #expect(record.reason == SRDeletionReason.noInterestedClients.rawValue)
+        #expect(abs(record.start - since) <= 100_000_000, "the record starts where unwantedSince said")
+    }
+
     @Test func anotherUserSeesOnlyTheSensorsOfStudiesItAnswersFor() throws {
         let time = ManualTime()
         let source = GeneratedSource(rate: 100, clock: time, scheduler: time)

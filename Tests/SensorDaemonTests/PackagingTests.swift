@@ -55,6 +55,30 @@ import Testing
         #expect(result.status == 0 && result.output.isEmpty, "\(result.output)")
     }
 
+    /// The user units as `install.sh` lays them out (the participant's with its PYTHONPATH), checked
+    /// by a user manager's `verify` (it needs a runtime folder of its own).
+    @Test(.timeLimit(.minutes(3)), .needs(.tools([("/usr/bin/systemd-analyze", "systemd"), ("/usr/bin/python3", "python3")])))
+    func theUserUnitsPassSystemdAnalyzeVerify() throws {
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let installed = try Self.run([Self.top + "/scripts/install.sh", DaemonHarness.productsFolder, folder + "/root", "/usr"])
+        #expect(installed.status == 0, "\(installed.output)")
+        let userUnits = folder + "/root/usr/lib/systemd/user"
+        let units = try FileManager.default.contentsOfDirectory(atPath: userUnits).sorted()
+        #expect(units == ["sensorkit-participant.service", "sensorkit-session.service"])
+        mkdir(folder + "/runtime", 0o700)
+        for unit in units {
+            let text = try String(contentsOfFile: userUnits + "/" + unit, encoding: .utf8)
+                .replacingOccurrences(
+                    of: "ExecStart=/usr/bin/sensorkit-", with: "ExecStart=" + DaemonHarness.productsFolder + "/sensorkit-")
+            try text.write(toFile: folder + "/" + unit, atomically: true, encoding: .utf8)
+        }
+        let result = try Self.run(
+            ["/usr/bin/systemd-analyze", "--user", "verify", "--man=no"] + units.map { folder + "/" + $0 },
+            environment: ["XDG_RUNTIME_DIR": folder + "/runtime"])
+        #expect(result.status == 0 && result.output.isEmpty, "\(result.output)")
+    }
+
     @Test func theUnitsMatchWhatTheDaemonExpects() throws {
         let service = try Self.unitSettings(Self.top + "/systemd/sensorkitd.service")
         let socket = try Self.unitSettings(Self.top + "/systemd/sensorkitd.socket")
@@ -281,6 +305,43 @@ import Testing
         #expect(example.bundleID == "com.example.study")
     }
 
+    /// The participant's application as `install.sh` ships it under /usr/local: every module of the
+    /// Python package and the wire client, the app-grid entry and the watcher's user unit, both
+    /// running Debian's python3 on this prefix's copy, which imports from there (not from the
+    /// source tree) with GTK 4 and libadwaita.
+    @Test(.timeLimit(.minutes(3))) func installShipsTheParticipantAppAtItsPrefix() throws {
+        let destination = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: destination) }
+        let result = try Self.run([Self.top + "/scripts/install.sh", DaemonHarness.productsFolder, destination, "/usr/local"])
+        #expect(result.status == 0, "\(result.output)")
+        let pythonPath = "/usr/local/lib/python3/dist-packages"
+        let source = Self.top + "/clients/python"
+        let modules = try #require(FileManager.default.subpaths(atPath: source + "/sensorkit")).filter {
+            $0.hasSuffix(".py") && !$0.contains("__pycache__")
+        }
+        #expect(modules.contains("participant/app.py") && modules.contains("participant/panel.py"))
+        for module in modules.map({ "sensorkit/" + $0 }) + ["sensorkit_client.py"] {
+            let installed = FileManager.default.contents(atPath: destination + pythonPath + "/" + module)
+            #expect(installed != nil && installed == FileManager.default.contents(atPath: source + "/" + module), "\(module)")
+        }
+        let unit = try Self.unitSettings(destination + "/usr/local/lib/systemd/user/sensorkit-participant.service")
+        #expect(unit["Environment"] == ["PYTHONPATH=" + pythonPath])
+        #expect(unit["ExecStart"] == ["/usr/bin/python3 -m sensorkit.participant --watch"])
+        #expect(unit["WantedBy"] == ["graphical-session.target"] && unit["PartOf"] == ["graphical-session.target"])
+        let entry = try Self.unitSettings(destination + "/usr/local/share/applications/org.sensorkit.Participant.desktop")
+        #expect(entry["Exec"] == ["env PYTHONPATH=\(pythonPath) /usr/bin/python3 -m sensorkit.participant"])
+        #expect(entry["Type"] == ["Application"] && entry["Name"] == ["Research Sensor & Usage Data"])
+        let imported = try Self.run(
+            [
+                "/usr/bin/env", "-C", "/", "-u", "DISPLAY", "-u", "WAYLAND_DISPLAY", "PYTHONPATH=" + destination + pythonPath,
+                "/usr/bin/python3", "-c",
+                "import sensorkit.participant.app as app, sensorkit_client as client; print(app.__file__); print(client.__file__)",
+            ])
+        #expect(imported.status == 0, "\(imported.output)")
+        let files = imported.output.split(separator: "\n").map(String.init)
+        #expect(files.count == 2 && files.allSatisfy { $0.hasPrefix(destination + pythonPath + "/") }, "\(imported.output)")
+    }
+
     /// `scripts/deb.sh` on this build's binaries, then the package installed into and purged from a
     /// scratch root with dpkg, its maintainer scripts running for real (chrootless, DPKG_ROOT).
     @Test(.timeLimit(.minutes(3)), .needs(.root("dpkg --root with maintainer scripts")))
@@ -295,6 +356,12 @@ import Testing
         let depends = try Self.run(["/usr/bin/dpkg-deb", "-f", deb, "Depends"]).output
         for package in ["libc6 (", "libsqlite3-0 (", "libudev1 (", "libiio0 (", "libzstd1 (", "passwd"] {
             #expect(depends.contains(package), "Depends: \(depends)")
+        }
+        // What the participant's application imports (PyGObject, GTK 4, libadwaita, cairo for its bars).
+        let recommends = try Self.run(["/usr/bin/dpkg-deb", "-f", deb, "Recommends"]).output
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        for package in ["python3", "python3-gi", "python3-gi-cairo", "gir1.2-gtk-4.0", "gir1.2-adw-1"] {
+            #expect(recommends.contains(package), "Recommends: \(recommends)")
         }
 
         // A scratch root with the account files useradd edits in place.
@@ -331,6 +398,18 @@ import Testing
             #expect(
                 target == "/usr/lib/systemd/system/" + link.split(separator: "/").last!, "enabled: \(link)\n\(installed.output)")
         }
+        // The session agent and the participant's watcher, enabled for every graphical session.
+        for unit in ["sensorkit-session.service", "sensorkit-participant.service"] {
+            let target = try? FileManager.default.destinationOfSymbolicLink(
+                atPath: root + "/etc/systemd/user/graphical-session.target.wants/" + unit)
+            #expect(target == "/usr/lib/systemd/user/" + unit, "enabled: \(unit)\n\(installed.output)")
+        }
+        for file in [
+            "usr/lib/python3/dist-packages/sensorkit/participant/app.py", "usr/lib/python3/dist-packages/sensorkit_client.py",
+            "usr/share/applications/org.sensorkit.Participant.desktop",
+        ] {
+            #expect(FileManager.default.fileExists(atPath: root + "/" + file), "\(file)")
+        }
         #expect(FileManager.default.isExecutableFile(atPath: root + "/usr/bin/sensorkitd"))
         #expect(FileManager.default.fileExists(atPath: root + "/usr/lib/udev/rules.d/70-sensorkitd.rules"))
         let conffiles = try String(contentsOfFile: root + "/var/lib/dpkg/info/sensorkitd.conffiles", encoding: .utf8)
@@ -350,6 +429,9 @@ import Testing
         for gone in [
             "usr/bin/sensorkitd", "etc/sensorkit/sensorkitd.conf", "etc/systemd/system/sockets.target.wants/sensorkitd.socket",
             "var/lib/sensorkit", "etc/geoclue/conf.d/90-sensorkit-session.conf",
+            "etc/systemd/user/graphical-session.target.wants/sensorkit-participant.service",
+            "usr/lib/python3/dist-packages/sensorkit/participant/app.py",
+            "usr/share/applications/org.sensorkit.Participant.desktop",
         ] {
             var info = stat()
             #expect(lstat(root + "/" + gone, &info) != 0, "\(gone)")

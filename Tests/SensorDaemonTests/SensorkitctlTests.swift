@@ -90,9 +90,22 @@ import Testing
         #expect(Self.rects(weekSVG)["recorded"]?.allSatisfy { $0 >= DayChart.minimumRecordedWidth } == true)
         #expect(try ctl(harness, ["report", "--day", "2026-02-30", "--svg", svgPath]).status == 2)
         #expect(try ctl(harness, ["report", "--svg", svgPath]).status == 2)
+
+        // Consent turned off: no app wants the accelerometer, and the minute since reads "no app
+        // wanted it" (the daemon's unwantedSince), not unexplained, before any record says so.
+        try harness.grant([.accelerometer], to: DaemonHarness.studyApp, granted: false)
+        #expect(DaemonHarness.eventually { !source.isRecording })
+        try time.advance(by: .seconds(60))
+        let off = try ctl(harness, ["report", "--day", today.string(from: Date()), "--svg", svgPath])
+        #expect(off.status == 0, "\(off.err)")
+        let offSVG = try String(contentsOfFile: svgPath, encoding: .utf8)
+        let notWanted = Self.rects(offSVG)["not-wanted"] ?? []
+        #expect(notWanted.count == 1 && notWanted[0] > 0.7 && notWanted[0] < 0.9, "a minute of 1152 px a day: \(notWanted)")
+        #expect(offSVG.contains("class=\"not-wanted\" ") && offSVG.contains("fill=\"\(DayChart.colour(.noInterestedClients))\""))
     }
 
-    /// The widths of the report's rectangles by `class` (recorded, not-yet, unexplained, gap, legend).
+    /// The widths of the report's rectangles by `class` (recorded, not-yet, unexplained, gap,
+    /// not-wanted, legend).
     static func rects(_ svg: String) -> [String: [Double]] {
         var widths: [String: [Double]] = [:]
         for line in svg.split(separator: "\n") where line.hasPrefix("<rect class=\"") {

@@ -10,7 +10,9 @@ import Testing
 /// the authorization sheet on a pending request (present before the watcher started, or made while
 /// it waits on the daemon's event, with no requests sent while idle), the Research Sensor & Usage Data panel turning a
 /// sensor off and deleting a day. `com.example.recorder` keeps the accelerometer recording, so the
-/// panel has a day to show. Screenshots land in `.build/…/debug/participant-screenshots/`.
+/// panel has a day to show; `com.example.keyboard` is answered with the keyboard alone. Screenshots
+/// at phone and tablet sizes, portrait and landscape, land in
+/// `$SENSORKIT_TEST_ARTEFACTS/participant-screenshots/` (default `.build/…/debug/participant-screenshots/`).
 @Suite struct ParticipantUITests {
     static var clientFolder: String {
         ((#filePath as NSString).deletingLastPathComponent as NSString).appendingPathComponent("../../clients/python")
@@ -24,13 +26,18 @@ import Testing
             // Asks only once the watcher runs (its sheet comes from the daemon's event).
             try DaemonHarness.writeApp(
                 "com.example.later", in: $0 + "/apps.d", entitlements: ["motion-accelerometer"], users: ["root"])
+            try DaemonHarness.writeApp(
+                "com.example.keyboard", in: $0 + "/apps.d", entitlements: ["motion-accelerometer", "ambient-light-sensor"],
+                users: ["root"])
         }
         defer { harness.stop() }
         try harness.grant([.accelerometer], to: "com.example.recorder")
         let recorder = try harness.connect(app: "com.example.recorder")
         #expect(recorder.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.error == nil)
         recorder.close()
-        let shots = DaemonHarness.productsFolder + "/participant-screenshots"
+        let shots =
+            (ProcessInfo.processInfo.environment["SENSORKIT_TEST_ARTEFACTS"] ?? DaemonHarness.productsFolder)
+            + "/participant-screenshots"
         try? FileManager.default.removeItem(atPath: shots)
         try FileManager.default.createDirectory(atPath: shots, withIntermediateDirectories: true)
         let log = harness.folder + "/ui.log"
@@ -41,13 +48,13 @@ import Testing
                 "/usr/bin/timeout", "--kill-after=5", "150", "/usr/bin/env", "-C", Self.clientFolder,
                 "SENSORKIT_SOCKET=\(harness.socket)", "SENSORKIT_TEST_SCREENSHOTS=\(shots)",
                 "SENSORKIT_TEST_FRAMEBUFFER=\(harness.folder)/Xvfb_screen0",
-                "/usr/bin/xvfb-run", "--auto-servernum", "--server-args=-screen 0 1920x1080x24 -fbdir \(harness.folder)",
+                "/usr/bin/xvfb-run", "--auto-servernum", "--server-args=-screen 0 1920x1280x24 -fbdir \(harness.folder)",
                 "/usr/bin/dbus-run-session", "--", TestEnvironment.python, "run_tests.py", "test_participant_ui",
             ],
             stdin: 0, stdout: fd, stderr: fd)
         child.wait()
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(child.exitStatus == 0, "\(output)")
-        #expect(output.contains("python: 5 passed, 0 failed, 0 skipped"), "\(output)")
+        #expect(output.contains("python: 6 passed, 0 failed, 0 skipped"), "\(output)")
     }
 }

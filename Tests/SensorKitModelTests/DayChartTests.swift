@@ -204,4 +204,56 @@ import Testing
         #expect(image.hex(at(7, 18), y(1)) == "#f5f5f5", "after now: the shaded odd row, no bar")
         try expectNoLabelCut(chart, image)
     }
+
+    /// The participant turns the accelerometer off at 09:00 (its only stake released) and on
+    /// again at 14:00; recorded 08:00–09:00 and from 14:00. While it is off (now 12:00) the daemon
+    /// says `unwantedSince` 09:00; once it is on again (now 18:00) the pipeline has written the
+    /// 09:00–14:00 `noInterestedClients` record. Neither picture calls that time unexplained.
+    static func consentOffThenOn(now: Double) -> DayChart {
+        let h = Self.h
+        let off = now < 14
+        return DayChart(
+            title: "Recording on Tuesday 1 December 2026", subtitle: "local time", start: start, end: h(24), now: h(now),
+            ticks: (0...24).map { (h(Double($0)), String(format: "%02d", $0)) },
+            rows: [
+                .init(
+                    name: "accelerometer", recorded: off ? [h(8)...h(9)] : [h(8)...h(9), h(14)...h(now)],
+                    gaps: off ? [] : [(h(9)...h(14), .noInterestedClients)], notBefore: h(8),
+                    unwantedSince: off ? h(9) : nil)
+            ])
+    }
+
+    @Test func timeAfterConsentIsTurnedOffIsNotWantedNotUnexplained() throws {
+        let whileOff = Self.consentOffThenOn(now: 12)
+        let elements = try SVGRendering.elements(whileOff.svg())
+        let notWanted = try #require(Self.rects(elements, "not-wanted").first)
+        #expect(notWanted.attributes["fill"] == DayChart.colour(.noInterestedClients))
+        #expect(
+            notWanted.number("x") == whileOff.x(Self.h(9)) && abs(notWanted.number("width") - DayChart.plotWidth * 3 / 24) < 0.01)
+        let imageOff = try SVGRendering.render(whileOff.svg(), name: "consent-off")
+        let y = Int(whileOff.barTop(0) + DayChart.barHeight / 2)
+        let hour = { (chart: DayChart, n: Double) in Int(chart.x(Self.h(n)).rounded()) }
+        #expect(imageOff.hex(hour(whileOff, 4.5), y) == DayChart.notYetColour)
+        #expect(imageOff.hex(hour(whileOff, 8.5), y) == DayChart.recordedColour)
+        for at in [9.5, 10.5, 11.5] {
+            #expect(imageOff.hex(hour(whileOff, at), y) == DayChart.colour(.noInterestedClients), "\(at)")
+        }
+        #expect(imageOff.hex(hour(whileOff, 13.5), y) == "#ffffff", "after now")
+        // What is left unexplained underneath is hidden: no pixel of the row shows it.
+        for x in hour(whileOff, 8)..<hour(whileOff, 12) {
+            #expect(imageOff.hex(x, y) != DayChart.unexplainedColour, "x \(x)")
+        }
+
+        let onAgain = Self.consentOffThenOn(now: 18)
+        #expect(Self.rects(try SVGRendering.elements(onAgain.svg()), "not-wanted").isEmpty)
+        let imageOn = try SVGRendering.render(onAgain.svg(), name: "consent-off-then-on")
+        for at in [9.5, 11.5, 13.5] {
+            #expect(imageOn.hex(hour(onAgain, at), y) == DayChart.colour(.noInterestedClients), "\(at)")
+        }
+        #expect(imageOn.hex(hour(onAgain, 15.5), y) == DayChart.recordedColour)
+        for x in hour(onAgain, 8)..<hour(onAgain, 18) {
+            #expect(imageOn.hex(x, y) != DayChart.unexplainedColour, "x \(x)")
+        }
+        try expectNoLabelCut(onAgain, imageOn)
+    }
 }

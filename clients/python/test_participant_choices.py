@@ -43,7 +43,16 @@ class ChoicesTests(unittest.TestCase):
                   "records": [{"start": 60 * s, "end": 120 * s, "reason": 0},
                               {"start": 180 * s, "end": 300 * s, "reason": 4}]}
         self.assertEqual(choices.day_summary(stream, 0, 3600 * s),
-                         "recorded 2 min 0 s, 1 min 0 s deleted by you, 2 min 0 s sensor unavailable")
+                         "recorded 2 min 0 s, 1 min 0 s deleted by you, 2 min 0 s lost (device gone, crash or overflow)")
+        self.assertNotIn("unavailable", choices.REASONS[4], "a crash or an overflow is not an unavailable sensor")
+
+    def test_time_since_no_study_wants_the_sensor_is_said_as_such(self):
+        s = 10**9
+        stream = {"spans": [[0, 60 * s]], "records": [], "unwantedSince": 60 * s}
+        self.assertEqual(choices.day_summary(dict(stream, records=choices.day_records(stream, 180 * s)), 0, 3600 * s),
+                         "recorded 1 min 0 s, 2 min 0 s no study recording")
+        self.assertEqual(choices.day_records({"records": [], "unwantedSince": 200 * s}, 180 * s), [], "not yet")
+        self.assertEqual(choices.day_records({"records": []}, 180 * s), [], "wanted: nothing to add")
 
     def test_deletion_ranges_end_now_at_the_latest(self):
         now = 10 * choices.DAY_NS

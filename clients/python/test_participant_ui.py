@@ -1,8 +1,10 @@
 """The participant's GTK application against a live sensorkitd, driven through the accessibility
 tree (AT-SPI) as a screen reader or a switch user would: the authorization sheet raised by a
 pending requestAuthorization, switching a sensor and answering; the Research Sensor & Usage Data
-panel listing studies, turning a sensor off and on, deleting a day. Screenshots at a phone
-(360×720) and a tablet (1280×800) size go to $SENSORKIT_TEST_SCREENSHOTS: the pixels Xvfb shows
+panel listing studies, turning a sensor off and on, deleting a day; a sheet answered with the
+keyboard alone (Tab, Space, Return through XTest). At a phone's and a tablet's size, each in portrait
+and landscape, the window must fit the size asked for (its frame's extents, as AT-SPI reports them),
+and a screenshot goes to $SENSORKIT_TEST_SCREENSHOTS: the pixels Xvfb shows
 (its framebuffer file in $SENSORKIT_TEST_FRAMEBUFFER, `-fbdir`), cut to the window (no window
 manager: the window sits at the top left) with netpbm.
 
@@ -27,11 +29,13 @@ from gi.repository import Atspi  # noqa: E402
 
 from sensorkit_client import ACCELEROMETER, AMBIENT_LIGHT, KIND_MESSAGE, FrameDecoder, SensorKitClient  # noqa: E402
 
-STUDY, OTHER, LATER = "com.example.study", "com.example.other", "com.example.later"
+STUDY, OTHER, LATER, KEYBOARD = "com.example.study", "com.example.other", "com.example.later", "com.example.keyboard"
 SHOTS = os.environ.get("SENSORKIT_TEST_SCREENSHOTS", "")
 FRAMEBUFFER = os.environ.get("SENSORKIT_TEST_FRAMEBUFFER", "")
 HERE = os.path.dirname(os.path.abspath(__file__))
 PHONE, TABLET = "360x720", "1280x800"
+PHONE_LANDSCAPE, TABLET_PORTRAIT = "720x360", "800x1280"
+KEY_TAB, KEY_SPACE, KEY_RETURN = 0xff09, 0x0020, 0xff0d  # X keysyms
 
 
 def eventually(condition, seconds=20, every=0.1):
@@ -105,6 +109,55 @@ def press(node):
 def checked(node):
     states = node.get_state_set()
     return states.contains(Atspi.StateType.CHECKED) or states.contains(Atspi.StateType.PRESSED)
+
+
+def window():
+    """The application's top-level window (its frame), or None."""
+    app = application()
+    try:
+        for i in range(app.get_child_count() if app is not None else 0):
+            child = app.get_child_at_index(i)
+            if child is not None and child.get_role_name() in ("frame", "window", "dialog"):
+                return child
+    except Exception:
+        return None
+    return None
+
+
+def screen_extents(node):
+    """Where a component is on the screen (x, y, width, height), or None while it has no size."""
+    try:
+        extents = node.get_component_iface().get_extents(Atspi.CoordType.SCREEN)
+    except Exception:
+        return None
+    return extents if extents.width > 0 and extents.height > 0 else None
+
+
+def focused():
+    """The accessible that has the keyboard focus in the application, or None."""
+    try:
+        for node in nodes(application()):
+            if node.get_state_set().contains(Atspi.StateType.FOCUSED):
+                return node
+    except Exception:
+        return None
+    return None
+
+
+def key(keysym):
+    """One key pressed and released, synthesised by the AT-SPI registry through XTest."""
+    Atspi.generate_keyboard_event(keysym, None, Atspi.KeySynthType.SYM)
+    time.sleep(0.15)
+
+
+def tab_to(role, prefix, presses=30):
+    """Tab until the focus is on the widget with this role and spoken name prefix; it, or None."""
+    for _ in range(presses):
+        node = focused()
+        if node is not None and node.get_role_name() == role and spoken(node.get_name() or "").startswith(prefix):
+            return node
+        key(KEY_TAB)
+    return None
 
 
 def admin():
@@ -209,6 +262,7 @@ class ParticipantUITests(unittest.TestCase):
         process = subprocess.Popen(
             [sys.executable, "-m", "sensorkit.participant", *arguments], cwd=HERE, env=environment)
         CURRENT["pid"] = process.pid
+        self.launched = process
         self.addCleanup(self.stop, process)
         return process
 
@@ -220,6 +274,19 @@ class ParticipantUITests(unittest.TestCase):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(5)
+
+    def assert_fits(self, size):
+        """The window is no wider and no taller than the screen asked for (GTK grows a window past
+        its default size when its content needs more), and at least half of it (it is the window)."""
+        width, height = (int(n) for n in size.split("x"))
+        frame = eventually(window)
+        self.assertIsNotNone(frame, "a window")
+        extents = eventually(lambda: screen_extents(frame))
+        self.assertIsNotNone(extents, "the window has extents")
+        self.assertLessEqual(extents.width, width, "%s: the window is %dx%d" % (size, extents.width, extents.height))
+        self.assertLessEqual(extents.height, height, "%s: the window is %dx%d" % (size, extents.width, extents.height))
+        self.assertGreater(extents.width * 2, width)
+        self.assertGreater(extents.height * 2, height)
 
     def screenshot(self, size):
         """The window as Xvfb shows it, a second after it settled (animations end), as a PNG."""
@@ -250,6 +317,7 @@ class ParticipantUITests(unittest.TestCase):
         self.assertIsNotNone(motion, "the Required sensor is marked")
         self.assertIsNotNone(eventually(lambda: find("label", prefix="Warning: This study requires")),
                              "declining a Required sensor is warned about")
+        self.assert_fits(PHONE)
         self.screenshot(PHONE)
         press(light)
         self.assertTrue(eventually(lambda: checked(light)))
@@ -266,6 +334,7 @@ class ParticipantUITests(unittest.TestCase):
         press(motion)
         self.assertTrue(eventually(lambda: checked(motion)), "switched on")
         self.assertIsNone(find("label", prefix="Warning:"), "no warning while the Required sensor is on")
+        self.assert_fits(TABLET)
         self.screenshot(TABLET)
         press(find("push button", "Don't Allow"))
         self.assertEqual(client.wait_reply(request_id).get("ok"), True)
@@ -320,6 +389,7 @@ class ParticipantUITests(unittest.TestCase):
         self.assertTrue(eventually(lambda: statuses(STUDY)[ACCELEROMETER] == (2, False)), "turned off: revoked")
         recorded = eventually(lambda: find(None, prefix="Accelerometer on this day: recorded"))
         self.assertIsNotNone(recorded, "the day's data is drawn and said")
+        self.assert_fits(PHONE)
         self.screenshot(PHONE)
         with admin() as client:
             now = client.now_ns()
@@ -339,9 +409,47 @@ class ParticipantUITests(unittest.TestCase):
             return bar is not None and "deleted by you" in spoken(bar.get_name())
         self.assertTrue(eventually(said), "the day shows the deletion")
 
-    def test_4_panel_on_a_tablet(self):
-        self.assertIsNotNone(self.open_study(TABLET))
-        self.screenshot(TABLET)
+    def test_4_panel_on_a_tablet_and_in_each_orientation(self):
+        """The study's page at a tablet's size in landscape and portrait and a phone's in landscape:
+        it fits, and its day bar says what test 3 left (recording went on after the deletion)."""
+        for size in (TABLET, TABLET_PORTRAIT, PHONE_LANDSCAPE):
+            process = None if size == TABLET else self.launched
+            if process is not None:
+                self.stop(process)
+            self.assertIsNotNone(self.open_study(size), size)
+            bar = eventually(lambda: find(None, prefix="Accelerometer on this day: recorded"))
+            self.assertIsNotNone(bar, "%s: the day bar is named by what it shows" % size)
+            self.assertIn("deleted by you", spoken(bar.get_name()), size)
+            self.assert_fits(size)
+            self.screenshot(size)
+
+    def test_5_sheet_in_each_orientation_and_by_keyboard_alone(self):
+        """A pending request for two sensors: the sheet fits a phone in landscape and a tablet in
+        portrait; on the tablet it is answered with Tab, Space and Return only (no pointer, no
+        accessible action): ambient light switched on, Allow. The daemon then has ambient light
+        authorized and the accelerometer (left off) denied."""
+        client, request_id = self.request(KEYBOARD, [ACCELEROMETER, AMBIENT_LIGHT])
+        for size in (PHONE_LANDSCAPE, TABLET_PORTRAIT):
+            process = self.launch("--watch", "--size", size)
+            self.assertIsNotNone(eventually(lambda: find("push button", "Allow")), "%s: the sheet" % size)
+            self.assert_fits(size)
+            self.screenshot(size)
+            if size == PHONE_LANDSCAPE:
+                self.stop(process)  # closing leaves the request pending: the next watcher shows it again
+        self.assertEqual(statuses(KEYBOARD), {ACCELEROMETER: (0, True), AMBIENT_LIGHT: (0, True)})
+        # Xvfb runs no window manager: the keyboard goes where the pointer is (PointerRoot).
+        extents = eventually(lambda: screen_extents(window()) if window() else None)
+        Atspi.generate_mouse_event(extents.x + extents.width // 2, extents.y + 40, "abs")
+        light = tab_to("check box", "Ambient light sensor")
+        self.assertIsNotNone(light, "Tab reaches the ambient light switch")
+        self.assertFalse(checked(light))
+        key(KEY_SPACE)
+        self.assertTrue(eventually(lambda: checked(light), 5), "Space switched it on")
+        self.assertIsNotNone(tab_to("push button", "Allow"), "Tab reaches Allow")
+        key(KEY_RETURN)
+        self.assertEqual(client.wait_reply(request_id).get("ok"), True, "Return answered the app's request")
+        self.assertEqual(statuses(KEYBOARD), {ACCELEROMETER: (2, False), AMBIENT_LIGHT: (1, False)})
+        self.assertTrue(eventually(lambda: find("push button", "Allow") is None), "the sheet closed")
 
 
 if __name__ == "__main__":

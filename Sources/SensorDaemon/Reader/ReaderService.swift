@@ -113,6 +113,8 @@ public final class ReaderService: @unchecked Sendable {
     private let administrators = Administrators.ofThisProcess
     /// Connections told when an app's consent requests become pending or are answered (§3.10).
     private var consentWatchers = ConsentWatchers()
+    /// Since when each sensor has been wanted by no app (`health`'s `unwantedSince`).
+    private var unwanted = UnwantedSensors()
 
     public init(_ dependencies: Dependencies) throws {
         self.dependencies = dependencies
@@ -136,7 +138,7 @@ public final class ReaderService: @unchecked Sendable {
             try dependencies.storage.saveConsent(key, status: .authorized, at: now)
         }
         revokeRemovedGrants(at: Self.srNow(dependencies), context: "start")
-        dependencies.recorder.record(ledger.sensorsToRecord)
+        recordWantedSensors()
     }
 
     /// SIGHUP (`Daemon.reload`): apps and pre-grants read again. Every connection bound to an app
@@ -164,7 +166,7 @@ public final class ReaderService: @unchecked Sendable {
             for session in self.sessions.values { self.recheck(session) }
             // A uid added to an app's Consenters hears of what already waits for an answer.
             for app in Set(self.ledger.pending.map(\.app)) { self.consentRequestsChanged(of: app) }
-            self.dependencies.recorder.record(self.ledger.sensorsToRecord)
+            self.recordWantedSensors()
             done()
         }
     }
@@ -262,6 +264,14 @@ public final class ReaderService: @unchecked Sendable {
         dependencies.timeline().srNanoseconds(of: dependencies.clock.now()) ?? 0
     }
     private var now: Int64 { Self.srNow(dependencies) }
+
+    /// Tells the recorder which sensors the stakes want, and notes when a sensor stops being
+    /// wanted. From `init` or on the control queue, after every change of stakes or consent.
+    private func recordWantedSensors() {
+        let wanted = ledger.sensorsToRecord
+        unwanted.update(wanted: wanted, everWanted: Set(ledger.stakes.keys.map(\.sensor)), at: now)
+        dependencies.recorder.record(wanted)
+    }
 
     /// The timers' scheduler, for the connections too.
     var scheduler: any Scheduler { dependencies.scheduler }
@@ -603,7 +613,7 @@ public final class ReaderService: @unchecked Sendable {
         key: ControlLedger.Key, start: Bool, at time: Int64
     ) {
         if start { ledger.startRecording(key, at: time) } else { ledger.stopRecording(key) }
-        dependencies.recorder.record(ledger.sensorsToRecord)
+        recordWantedSensors()
         send(WireReply(id: request.id, ok: true), to: session)
         var event = WireReply(event: (start ? WireReply.Event.recordingStarted : .recordingStopped).rawValue)
         event.sensor = sensor.rawValue
@@ -896,6 +906,7 @@ public final class ReaderService: @unchecked Sendable {
         // Like `recording`, a fact about the sensor: when any app first wanted it.
         let wantedSince = Dictionary(
             ledger.stakes.map { ($0.key.sensor.rawValue, $0.value.firstStart) }, uniquingKeysWith: { min($0, $1) })
+        let unwantedSince = Dictionary(uniqueKeysWithValues: unwanted.since.map { ($0.key.rawValue, $0.value) })
         let rates = Dictionary(
             dependencies.recorder.sources().compactMap { source in
                 ExpectedRate.of(source.details).map { (source.sensor + "\u{0}" + source.device, $0) }
@@ -911,6 +922,7 @@ public final class ReaderService: @unchecked Sendable {
                     health.streams[i].recording = recording.contains(SRSensor(stream.sensor))
                     health.streams[i].expectedRate = rates[stream.sensor + "\u{0}" + stream.device]
                     health.streams[i].wantedSince = wantedSince[stream.sensor]
+                    health.streams[i].unwantedSince = unwantedSince[stream.sensor]
                 }
                 reply.health = health
             } catch {
@@ -980,7 +992,7 @@ public final class ReaderService: @unchecked Sendable {
         // A fetch or subscription in flight ends with the consent it was started under, before
         // the recording it watches stops (a subscription would otherwise end as if the source did).
         for session in sessions.values where session.app?.bundleID == bundleID { recheck(session) }
-        dependencies.recorder.record(ledger.sensorsToRecord)
+        recordWantedSensors()
         let declinedRequired = changed.filter { $0.1 == .denied && app.usageDetail(for: $0.0)?.required == true }
         var reply = WireReply(id: request.id, ok: true)
         if !declinedRequired.isEmpty {

@@ -14,14 +14,18 @@ public struct DayChart: Sendable {
         /// was nothing to record, so nothing was lost. Nil when the daemon did not say (an older
         /// daemon): all time without data or record is then unexplained.
         public var notBefore: Int64?
+        /// From this instant on no app has wanted the sensor (its stakes released, nothing
+        /// recorded yet says so): drawn as `noInterestedClients`, not as unexplained.
+        public var unwantedSince: Int64?
         public init(
             name: String, recorded: [ClosedRange<Int64>], gaps: [(range: ClosedRange<Int64>, reason: SRDeletionReason)],
-            notBefore: Int64? = nil
+            notBefore: Int64? = nil, unwantedSince: Int64? = nil
         ) {
             self.name = name
             self.recorded = recorded
             self.gaps = gaps
             self.notBefore = notBefore
+            self.unwantedSince = unwantedSince
         }
     }
 
@@ -201,6 +205,12 @@ public struct DayChart: Sendable {
             }
             if elapsedEnd > began {
                 out += rect(x(began), top, x(elapsedEnd) - x(began), Self.barHeight, Self.unexplainedColour, role: "unexplained")
+            }
+            // Released stakes: the record saying so comes only when recording resumes.
+            if let unwanted = row.unwantedSince, unwanted < elapsedEnd {
+                let from = max(unwanted, began)
+                out += rect(
+                    x(from), top, x(elapsedEnd) - x(from), Self.barHeight, Self.colour(.noInterestedClients), role: "not-wanted")
             }
             // A gap narrower than a pixel still shows; recorded time is drawn over gaps it overlaps.
             for gap in row.gaps.sorted(by: { $0.range.lowerBound < $1.range.lowerBound })

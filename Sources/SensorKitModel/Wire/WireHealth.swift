@@ -56,6 +56,10 @@ public struct WireStreamHealth: Codable, Hashable, Sendable {
     /// SR ns an app first started recording the sensor (the earliest first start of any app;
     /// absent: no app ever has). Time before it is not a loss either: nobody wanted it yet.
     public var wantedSince: Int64?
+    /// SR ns since which no app has wanted the sensor (every stake released: stopped, or consent
+    /// turned off; absent while one does, or when none ever did). Time after it is not a loss:
+    /// the `noInterestedClients` record for it is written only when recording resumes.
+    public var unwantedSince: Int64?
 
     public init(
         sensor: String, device: String, expectedRate: Double?, recording: Bool, lastSample: Int64?,

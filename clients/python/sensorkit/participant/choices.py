@@ -5,9 +5,11 @@ import datetime
 import re
 
 NOT_DETERMINED, AUTHORIZED, DENIED = 0, 1, 2
-USER_INITIATED = 0
+USER_INITIATED, NO_INTERESTED_CLIENTS = 0, 3
+# SRDeletionReason raw values in words. systemInitiated (4) covers a device gone, a daemon crash and
+# a buffer overflow alike: the record does not say which, so neither may the panel.
 REASONS = {0: "deleted by you", 1: "low disk space", 2: "older than the window", 3: "no study recording",
-           4: "sensor unavailable"}
+           4: "lost (device gone, crash or overflow)"}
 DAY_NS = 86_400 * 10**9
 
 
@@ -79,6 +81,17 @@ def day_summary(stream, day_from, day_to):
     for reason, ns in sorted(by_reason.items()):
         parts.append("%s %s" % (duration_text(ns), REASONS.get(reason, "lost")))
     return ", ".join(parts)
+
+
+def day_records(stream, now_sr_ns):
+    """A `health` stream's deletion records, and while no study wants the sensor (the participant
+    turned it off, or every study stopped) the time since then as "no study recording": the daemon
+    writes that record only when recording resumes, and says `unwantedSince` meanwhile."""
+    records = list(stream.get("records", []))
+    since = stream.get("unwantedSince")
+    if isinstance(since, int) and not isinstance(since, bool) and since < now_sr_ns:
+        records.append({"start": since, "end": now_sr_ns, "reason": NO_INTERESTED_CLIENTS})
+    return records
 
 
 def deletion_choices(now_sr_ns, day_from, day_to):

@@ -13,12 +13,14 @@ from gi.repository import Adw, Gtk  # noqa: E402
 
 from . import choices  # noqa: E402
 
-COLOURS = {"recorded": (0.20, 0.52, 0.89), choices.USER_INITIATED: (0.60, 0.60, 0.60)}
+COLOURS = {"recorded": (0.20, 0.52, 0.89), choices.USER_INITIATED: (0.60, 0.60, 0.60),
+           choices.NO_INTERESTED_CLIENTS: (0.69, 0.75, 0.77)}
 GAP = (0.90, 0.38, 0.0)
 
 
 def day_bar(stream, day_from, day_to):
-    """A drawing of one stream's day: recorded spans blue, deleted-by-you grey, other gaps orange."""
+    """A drawing of one stream's day: recorded spans blue, deleted-by-you grey, time no study
+    recorded grey-blue, other gaps orange."""
     area = Gtk.DrawingArea(content_height=14, hexpand=True, valign=Gtk.Align.CENTER)
 
     def draw(_area, cr, width, height):
@@ -152,6 +154,7 @@ class ResearchDataWindow(Adw.ApplicationWindow):
         if not streams:
             data.add(Adw.ActionRow(title="Nothing recorded on this day"))
         for stream in streams:
+            stream = dict(stream, records=choices.day_records(stream, health.get("now", now)))
             summary = choices.day_summary(stream, day_from, day_to)
             name = entitled[stream["sensor"]] + ("" if stream["device"] == "host" else " (%s)" % stream["device"])
             row = Adw.ActionRow(title=name, subtitle=summary)
