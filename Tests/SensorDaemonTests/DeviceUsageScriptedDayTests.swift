@@ -176,7 +176,7 @@ extension DeviceUsageEndToEndTests {
         _ = try sway.swaymsg(["[app_id=\"\(appID)\"] focus"])
     }
 
-    /// Locks the session through logind's `LockedHint`, unlocks it 0.6 s later; the seconds locked.
+    /// Locks the session through logind's `LockedHint`, unlocks it a step (0.3 s) later; the seconds locked.
     func lockedStretch(_ rig: DeviceUsageRig, after boundary: Double) throws -> Double {
         let session = "org.freedesktop.login1.Session"
         let locked = try step(after: boundary) {
