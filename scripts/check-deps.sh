@@ -16,7 +16,7 @@ tools=(
   /usr/bin/psql postgresql-client       /usr/lib/postgresql/15/bin/initdb postgresql
   /usr/bin/sqlite3 sqlite3              /usr/bin/rsvg-convert librsvg2-bin   /usr/bin/pngtopam netpbm
   /usr/bin/pkg-config pkg-config        "$python" python3
-  /usr/bin/dbus-daemon dbus-daemon      /usr/bin/dbus-monitor dbus-bin
+  /usr/bin/dbus-daemon dbus-daemon      /usr/bin/dbus-monitor dbus-bin     /usr/bin/notify-send libnotify-bin
   /usr/bin/sway sway                    /usr/bin/swaymsg sway                /usr/bin/foot foot
   /usr/bin/wayland-scanner libwayland-bin
   /usr/bin/xvfb-run xvfb                /usr/bin/dbus-run-session dbus-bin   /usr/libexec/at-spi-bus-launcher at-spi2-core

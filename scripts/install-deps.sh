@@ -8,6 +8,7 @@ packages=(
   libsqlite3-dev libzstd-dev libudev-dev libiio-dev libbluetooth-dev   # linked C libraries
   libevdev-dev                                                        # keyboards counted through libevdev (KeyboardBridge)
   libsystemd-dev dbus-daemon dbus-bin python3-dbus python3-dbusmock  # sd-bus (SystemBus); a private broker, dbus-monitor, a Python service and dbusmock's templates in its tests
+  libnotify-bin                                                       # notify-send: a real notification client in the device-usage tests
   umockdev libumockdev-dev gir1.2-umockdev-1.0 python3-gi            # fake IIO hardware for tests (testbed.py drives umockdev through GObject introspection)
   libiio-utils iiod                                                   # iio_readdev anchor, remote contexts
   util-linux procps                                                   # setpriv/runuser for cross-user tests

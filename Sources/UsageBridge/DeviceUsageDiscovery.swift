@@ -15,13 +15,15 @@ public final class DeviceUsageDiscovery: UsageAgentSink, Sendable {
     private let registration: Registration
 
     /// Adds the source to `registry` and starts watching logind on `bus` (nil: not at all);
-    /// `typing` are the keyboards whose typing episodes count as text-input sessions.
+    /// `typing` are the keyboards whose typing episodes count as text-input sessions; a report
+    /// spans `intervalNanoseconds`.
     public init(
         registry: any SourceRegistry, bus: DBusBus?, clock: any SystemClock, scheduler: any Scheduler, journal: Journal,
-        typing: (any TypingEpisodeFeed)? = nil
+        typing: (any TypingEpisodeFeed)? = nil, intervalNanoseconds: Int64 = UsageSamples.intervalNanoseconds
     ) {
         self.registry = registry
-        let recorder = UsageRecorder(clock: clock, scheduler: scheduler, typing: typing)
+        let recorder = UsageRecorder(
+            clock: clock, scheduler: scheduler, typing: typing, intervalNanoseconds: intervalNanoseconds)
         self.recorder = recorder
         let registration = Registration(recorder: recorder, registry: registry)
         self.registration = registration

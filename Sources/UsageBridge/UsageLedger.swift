@@ -49,6 +49,10 @@ public struct UsageLedger: Sendable {
             if on { watching.insert(source) } else { watching.remove(source) }
             if on { watchedAny = true }
         case .screen(let on, _, let source):
+            // The compositor knows the outputs' power; logind's IdleHint only guesses it from
+            // input, and counted into one state it adds wakes the compositor never saw: it is the
+            // fallback for sessions no compositor tells about, not a second opinion.
+            if source == .logindIdleHint, watching.contains(.compositor) { break }
             if on, screenOn == false, source.rawValue != 0 {
                 wakes += 1
                 if wakeSource == .none { wakeSource = source }

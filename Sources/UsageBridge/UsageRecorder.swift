@@ -3,15 +3,16 @@ import SensorKitModel
 
 /// The host's `deviceUsageReport` source: events from logind and the session agent are fed in
 /// (`feed`, any thread) and counted on the recorder's queue into the current interval
-/// (`UsageLedger`); at every wall-clock quarter hour the interval closes into one report — or,
+/// (`UsageLedger`); at every wall-clock quarter hour (or multiple of the interval set) the interval closes into one report — or,
 /// when no source watched any of it, a deletion record. Events are dropped while nobody records.
 public final class UsageRecorder: SensorSource, @unchecked Sendable {
     // @unchecked: every var is touched only on `queue`.
-    public let descriptor = UsageSamples.descriptor()
+    public let descriptor: SourceDescriptor
     public let queue = DispatchQueue(label: "sensorkitd.device-usage")
     private let clock: any SystemClock
     private let scheduler: any Scheduler
     private let typing: (any TypingEpisodeFeed)?
+    private let intervalNanoseconds: Int64
     private var ledger: UsageLedger?
     private var deliver: (@Sendable (SourceEvent) -> Void)?
     private var timer: (any ScheduledTimer)?
@@ -25,11 +26,17 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
     /// Events counted since recording started, and the notification events among them (`status`).
     private var counted = (events: 0, notifications: 0, textInputs: 0)
 
-    /// `typing`: the keyboards, read only while the report is recorded (nil: no text input is seen).
-    public init(clock: any SystemClock, scheduler: any Scheduler, typing: (any TypingEpisodeFeed)? = nil) {
+    /// `typing`: the keyboards, read only while the report is recorded (nil: no text input is
+    /// seen); `intervalNanoseconds`: a report's span (at least 1 s), aligned to wall-clock multiples.
+    public init(
+        clock: any SystemClock, scheduler: any Scheduler, typing: (any TypingEpisodeFeed)? = nil,
+        intervalNanoseconds: Int64 = UsageSamples.intervalNanoseconds
+    ) {
         self.clock = clock
         self.scheduler = scheduler
         self.typing = typing
+        self.intervalNanoseconds = max(1_000_000_000, intervalNanoseconds)
+        descriptor = UsageSamples.descriptor(intervalNanoseconds: self.intervalNanoseconds)
     }
 
     public var captureStatus: CaptureStatus? { queue.sync { ledger == nil ? .idle : .recording } }
@@ -94,7 +101,8 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
     private func scheduleClose() {
         dispatchPrecondition(condition: .onQueue(queue))
         let now = clock.boottimeNanoseconds()
-        let boundary = UsageSamples.nextBoundary(boot: now, realtime: clock.realtimeNanoseconds())
+        let boundary = UsageSamples.nextBoundary(
+            boot: now, realtime: clock.realtimeNanoseconds(), length: intervalNanoseconds)
         timer = scheduler.schedule(on: queue, after: boundary.subtractingSaturating(now), repeating: nil) { [weak self] in
             self?.closeInterval(at: boundary)
         }

@@ -6,10 +6,10 @@ public enum UsageSamples {
     public static let schema = SourceSchema<DeviceUsageFamily.Stored>(every: DeviceUsageFamily.kind)
     /// The one stream of the host's device usage.
     public static let source = "session:device-usage"
-    /// Wall-clock quarter hours.
+    /// Wall-clock quarter hours, SensorKit's interval (`[device-usage] interval` sets another).
     public static let intervalNanoseconds: Int64 = 900_000_000_000
 
-    public static func descriptor() -> SourceDescriptor {
+    public static func descriptor(intervalNanoseconds: Int64 = intervalNanoseconds) -> SourceDescriptor {
         SourceDescriptor(
             sensor: .deviceUsageReport, device: SRDevice.hostIdentifier, source: source, schema: schema,
             details: ["driver": "device-usage", "interval": "\(intervalNanoseconds / 1_000_000_000)"])
@@ -62,12 +62,13 @@ public enum UsageSamples {
         return values
     }
 
-    /// The boot instant of the next wall-clock quarter hour after `boot` (whose wall-clock time
-    /// is `realtime`, ns since the Unix epoch): quarter hours are the same in every time zone
-    /// whose offset is a whole quarter hour, which all are today.
-    public static func nextBoundary(boot: Int64, realtime: Int64) -> Int64 {
-        let intoQuarter = realtime.remainderReportingOverflow(dividingBy: intervalNanoseconds).partialValue
-        let positive = intoQuarter < 0 ? intoQuarter + intervalNanoseconds : intoQuarter
-        return boot.addingSaturating(intervalNanoseconds - positive)
+    /// The boot instant of the next wall-clock multiple of `length` (a quarter hour unless set)
+    /// after `boot` (whose wall-clock time is `realtime`, ns since the Unix epoch): quarter hours
+    /// are the same in every time zone whose offset is a whole quarter hour, which all are today.
+    public static func nextBoundary(boot: Int64, realtime: Int64, length: Int64 = intervalNanoseconds) -> Int64 {
+        let length = max(1, length)
+        let into = realtime.remainderReportingOverflow(dividingBy: length).partialValue
+        let positive = into < 0 ? into + length : into
+        return boot.addingSaturating(length - positive)
     }
 }

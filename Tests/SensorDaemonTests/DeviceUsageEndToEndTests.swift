@@ -269,10 +269,11 @@ final class DeviceUsageRig {
     private var logind: ChildProcess?
 
     /// `typing`: an evemu script the emulated keyboard types (umockdev) once its node is opened.
-    /// `geoclue`: the GeoClue stand-in on the system bus too (docs/visits.md §4).
+    /// `geoclue`: the GeoClue stand-in on the system bus too (docs/visits.md §4). `extraConfig`:
+    /// more of sensorkitd.conf (`[device-usage] interval = 6s`, say).
     init(
         sessionUID: UInt32, typing: String? = nil, entitlements: [String] = ["device-usage"],
-        grants: String = "deviceUsageReport", geoclue: Bool = false
+        grants: String = "deviceUsageReport", geoclue: Bool = false, extraConfig: String = ""
     ) throws {
         system = try PrivateBus(seconds: 90)
         sessionBus = try PrivateBus(seconds: 90)
@@ -297,7 +298,7 @@ final class DeviceUsageRig {
             let systemAddress = system.address
             #expect(IIODaemonRun.eventually(20) { BLEBlueZEndToEndTests.owned("org.freedesktop.GeoClue2", on: systemAddress) })
         }
-        run = try IIODaemonRun(entitlements: entitlements, grants: grants)
+        run = try IIODaemonRun(extraConfig: extraConfig, entitlements: entitlements, grants: grants)
         applications = run.folder + "/share/applications"
         try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
         try "[Desktop Entry]\nName=Maps\nCategories=Utility;Maps;\n".write(

@@ -90,4 +90,16 @@ import Testing
         let off = DriverTable(configuration: try DaemonConfiguration.parse("[modem]\nenabled = no\n"))
         #expect(off.registry.drivers.first { $0.name == "modem" }?.disabledBy == "[modem] enabled = no")
     }
+
+    /// `[device-usage] interval`: SensorKit's 15 minutes unless set, within 1 s to 1 d.
+    @Test func theDeviceUsageSectionReadsItsBoundedInterval() throws {
+        #expect(DaemonConfiguration().drivers[DeviceUsageDriverSettings.self].interval == 900_000_000_000)
+        let usage = try DaemonConfiguration.parse("[device-usage]\ninterval = 6s\n").drivers[DeviceUsageDriverSettings.self]
+        #expect(usage.interval == 6_000_000_000 && usage.enabled)
+        for bad in ["2d", "500ms", "0s", "-5s", "many"] {
+            #expect(throws: DaemonConfiguration.ParseError.self) {
+                try DaemonConfiguration.parse("[device-usage]\ninterval = \(bad)\n")
+            }
+        }
+    }
 }

@@ -265,7 +265,9 @@ import UsageBridge
     /// node (no uinput here; umockdev's preload must be in the process from its start, and the
     /// reading thread waits on real time), so this row is the real `sensorkitd` under
     /// `umockdev-run` on real time, with 1 s intervals and a 2 s hold: the consent, hold, window
-    /// (the clamp) and stop assertions above; what it cannot check is in docs/keyboard.md §6.
+    /// (the clamp) and stop assertions above, and the unobserved time as a `systemInitiated`
+    /// record (the kernel dropping key events, `SYN_DROPPED`, replayed); what it cannot check is in
+    /// docs/keyboard.md §6.
     @Test(.needs(.umockdev), .timeLimit(.minutes(3)))
     func keyboardMetricsUnderTheSameRules() throws {
         let keyboard = SRSensor.keyboardMetrics
@@ -275,7 +277,9 @@ import UsageBridge
             entitlements: ["keyboard-metrics", "motion-accelerometer"], grants: "accelerometer")
         defer { run.stop() }
         let events = run.folder + "-typing.events"
-        try EvemuScript.typing(EvemuScript.passphrase).write(toFile: events, atomically: true, encoding: .utf8)
+        // The kernel's buffer overflows once (SYN_DROPPED) before the ninth key: unobserved time.
+        try EvemuScript.typing(EvemuScript.passphrase, droppedBefore: 8).write(
+            toFile: events, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: events) }
         try run.startUnderUmockdevRun(
             device: EvemuScript.fixtures + "/keyboard.umockdev", options: EvemuScript.umockdevOptions(events: events))
@@ -324,6 +328,19 @@ import UsageBridge
                 fetch: { from, to in fetch(keyboard, from, to) },
                 records: { from, to in fetch(keyboard.deletionRecordSensor!, from, to) }),
             "keyboardMetrics: ranges before the hold return data")
+
+        // deletion records: the dropped events are time the keyboard could not observe, a
+        // systemInitiated record past the hold, with no interval's report inside it
+        var records: [Rig.Record] = []
+        #expect(
+            try IIODaemonRun.eventually(20) {
+                records = Rig.records(in: fetch(keyboard.deletionRecordSensor!, start - 1, try now() - hold).batches)
+                return records.contains { $0.reason == .systemInitiated }
+            }, "no systemInitiated record for the dropped key events: \(records)\n\(run.log)")
+        for record in records where record.reason == .systemInitiated {
+            #expect(record.start >= start && record.end >= record.start, "\(record)")
+            #expect(!times.contains { $0 > record.start && $0 < record.end }, "an interval inside \(record): \(times)")
+        }
 
         // window: a range reaching back eight days is clamped, not refused
         let late = try now()
@@ -538,7 +555,12 @@ final class Rig: Sendable {
     }
 
     func records(_ app: ReaderConnection, from: Int64, to: Int64) -> [Record] {
-        fetch(app, sensor: row.sensor.deletionRecordSensor!, from: from, to: to).batches.flatMap { batch in
+        Self.records(in: fetch(app, sensor: row.sensor.deletionRecordSensor!, from: from, to: to).batches)
+    }
+
+    /// The deletion records of a deletion-record sensor's batches.
+    static func records(in batches: [SampleBatchFrame]) -> [Record] {
+        batches.flatMap { batch in
             (0..<batch.count).map {
                 Record(
                     start: batch.sensorTimes[$0], end: Int64(batch.columns[0][$0]),

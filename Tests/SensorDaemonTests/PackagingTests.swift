@@ -42,9 +42,16 @@ import Testing
     func theUnitsPassSystemdAnalyzeVerify() throws {
         let folder = try Self.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let units = try FileManager.default.contentsOfDirectory(atPath: Self.top + "/systemd")
-            .filter { $0.hasSuffix(".service") || $0.hasSuffix(".socket") || $0.hasSuffix(".timer") }.sorted()
+        let isUnit = { (name: String) in name.hasSuffix(".service") || name.hasSuffix(".socket") || name.hasSuffix(".timer") }
+        // The session agent's user unit too (systemd/user): verified in the system manager's mode,
+        // as `--user` needs a running user manager's runtime folder, which a build has not.
+        let units =
+            try FileManager.default.contentsOfDirectory(atPath: Self.top + "/systemd").filter(isUnit).sorted()
+            + FileManager.default.contentsOfDirectory(atPath: Self.top + "/systemd/user").filter(isUnit).sorted()
+            .map { "user/" + $0 }
         #expect(units.contains("sensorkitd.service") && units.contains("sensorkitd.socket"))
+        #expect(units.contains("user/sensorkit-session.service"))
+        try FileManager.default.createDirectory(atPath: folder + "/user", withIntermediateDirectories: true)
         // verify insists that ExecStart= exists: point it at this build's binaries.
         for unit in units {
             let text = try String(contentsOfFile: Self.top + "/systemd/" + unit, encoding: .utf8)
@@ -268,6 +275,7 @@ import Testing
             "usr/share/doc/sensorkitd/sensorkitctl.help.txt", "usr/share/doc/sensorkitd/configuration.md",
             "usr/share/dbus-1/system.d/sensorkitd.conf", "usr/share/doc/sensorkitd/hci-transport.conf",
             "etc/geoclue/conf.d/90-sensorkit-session.conf",
+            "usr/lib/systemd/user/sensorkit-session.service",
         ] {
             #expect(files.fileExists(atPath: destination + "/" + file), "\(file)")
         }
@@ -410,6 +418,7 @@ import Testing
         ] {
             #expect(FileManager.default.fileExists(atPath: root + "/" + file), "\(file)")
         }
+        #expect(FileManager.default.fileExists(atPath: root + "/usr/lib/systemd/user/sensorkit-session.service"))
         #expect(FileManager.default.isExecutableFile(atPath: root + "/usr/bin/sensorkitd"))
         #expect(FileManager.default.fileExists(atPath: root + "/usr/lib/udev/rules.d/70-sensorkitd.rules"))
         let conffiles = try String(contentsOfFile: root + "/var/lib/dpkg/info/sensorkitd.conffiles", encoding: .utf8)
@@ -432,6 +441,7 @@ import Testing
             "etc/systemd/user/graphical-session.target.wants/sensorkit-participant.service",
             "usr/lib/python3/dist-packages/sensorkit/participant/app.py",
             "usr/share/applications/org.sensorkit.Participant.desktop",
+            "etc/systemd/user/graphical-session.target.wants/sensorkit-session.service",
         ] {
             var info = stat()
             #expect(lstat(root + "/" + gone, &info) != 0, "\(gone)")

@@ -83,6 +83,41 @@ import Testing
         #expect(UsageApp(id: "org.gnome.Maps", category: .navigation).id == "org.gnome.Maps")
     }
 
+    /// docs/device-usage.md: the compositor's output power counts where an agent reports it,
+    /// logind's IdleHint only where none does — an idle session whose outputs stay on is no wake.
+    @Test func aWatchingCompositorOutranksLogindsIdleHint() throws {
+        let s = Self.s
+        var ledger = UsageLedger(start: 0)
+        ledger.on(.watching(.logindIdleHint, true, at: 0))
+        ledger.on(.watching(.compositor, true, at: 0))
+        ledger.on(.screen(on: true, at: 0, from: .compositor))
+        // logind says idle and active again twice; the compositor's outputs went off and on once.
+        for second in [10, 30] as [Int64] {
+            ledger.on(.screen(on: false, at: second * s, from: .logindIdleHint))
+            ledger.on(.screen(on: true, at: (second + 5) * s, from: .logindIdleHint))
+        }
+        ledger.on(.screen(on: false, at: 50 * s, from: .compositor))
+        ledger.on(.screen(on: true, at: 60 * s, from: .compositor))
+        let closed = ledger.close(at: 900 * s)
+        let watched = try #require(closed)
+        #expect(watched.screenWakes == 1 && watched.wakeSource == .compositor)
+
+        // The compositor is not watched any more: logind's idle hint counts again.
+        ledger.on(.watching(.compositor, false, at: 1000 * s))
+        ledger.on(.screen(on: false, at: 1010 * s, from: .logindIdleHint))
+        ledger.on(.screen(on: true, at: 1020 * s, from: .logindIdleHint))
+        let closedNext = ledger.close(at: 1800 * s)
+        let fallback = try #require(closedNext)
+        #expect(fallback.screenWakes == 1 && fallback.wakeSource == .logindIdleHint)
+    }
+
+    @Test func aSetIntervalIsAlignedToItsWallClockMultiples() {
+        // 7 s past a multiple of 10 s: 3 s to go; on a multiple, a whole interval.
+        let (s, length) = (Self.s, 10 * Self.s)
+        #expect(UsageSamples.nextBoundary(boot: 500, realtime: 1_000 * length + 7 * s, length: length) == 500 + 3 * s)
+        #expect(UsageSamples.nextBoundary(boot: 0, realtime: 4 * length, length: length) == length)
+    }
+
     @Test func quarterHoursAreWallClockAligned() {
         let q = UsageSamples.intervalNanoseconds
         // Wall clock 10 min past a quarter hour (plus whole days): 5 minutes to go.

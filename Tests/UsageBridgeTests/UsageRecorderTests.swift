@@ -88,4 +88,28 @@ import Testing
         #expect(delivered.withLock { $0.count } == 2)
         recorder.setRecording(false) { _ in }
     }
+
+    /// `[device-usage] interval`: reports span the interval set, closed at its wall-clock multiples.
+    @Test func aSetIntervalClosesReportsAtItsMultiples() throws {
+        let time = ManualTime()
+        let length: Int64 = 7_000_000_000
+        let recorder = UsageRecorder(clock: time, scheduler: time, intervalNanoseconds: length)
+        #expect(recorder.descriptor.details["interval"] == "7")
+        let delivered = Mutex<[SourceEvent]>([])
+        let start = time.boottimeNanoseconds()
+        let firstEnd = UsageSamples.nextBoundary(boot: start, realtime: time.realtimeNanoseconds(), length: length)
+        recorder.feed(.watching(.logindLockedHint, true, at: start))
+        recorder.setRecording(true) { event in delivered.withLock { $0.append(event) } }
+        recorder.queue.sync {}
+        try time.advance(by: .nanoseconds(firstEnd - start + 2 * length))
+        recorder.queue.sync {}
+        let ends = delivered.withLock { events in
+            events.compactMap { event -> Int64? in
+                guard case .samples(let batch) = event else { return nil }
+                return batch.sensorTimes.first
+            }
+        }
+        #expect(ends == [firstEnd, firstEnd + length, firstEnd + 2 * length], "\(ends)")
+        recorder.setRecording(false) { _ in }
+    }
 }

@@ -14,52 +14,18 @@ import Testing
 /// sends after a DPMS commit.
 @Suite(.serialized)
 struct OutputPowerTests {
-    /// The stand-in under `timeout`, in a scratch runtime folder, driven through its stdin.
+    /// The stand-in (`OutputPowerStandIn`), each word it is sent written whole.
     final class StandIn {
-        let folder: String
-        let display: String
-        private let child: ChildProcess
-        private let control: Int32
+        let server: OutputPowerStandIn
+        var display: String { server.display }
 
         init(arguments: [String] = []) throws {
-            var template = Array("/tmp/skpower-XXXXXX".utf8CString)
-            guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
-            let folder = String(cString: made)
-            self.folder = folder
-            var ends: [Int32] = [-1, -1]
-            guard pipe(&ends) == 0 else { throw POSIXError(.EIO) }
-            let output = open(folder + "/out", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-            defer {
-                Glibc.close(ends[0])
-                Glibc.close(output)
-            }
-            _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
-            control = ends[1]
-            child = try ChildProcess(
-                [
-                    "/usr/bin/timeout", "-s", "KILL", "60", "/usr/bin/env", "XDG_RUNTIME_DIR=\(folder)",
-                    CompositorWatcherTests.binary("output-power-compositor"),
-                ] + arguments, stdin: ends[0], stdout: output, stderr: output)
-            var name = ""
-            let up = HeadlessSway.eventually(10) {
-                name = ((try? String(contentsOfFile: folder + "/out", encoding: .utf8)) ?? "")
-                return name.hasSuffix("\n")
-            }
-            guard up, name.hasPrefix("wayland-") else { throw POSIXError(.ETIMEDOUT) }
-            display = folder + "/" + name.trimmingCharacters(in: .whitespacesAndNewlines)
+            server = try OutputPowerStandIn(
+                binary: CompositorWatcherTests.binary("output-power-compositor"), arguments: arguments)
         }
 
-        func send(_ word: String) {
-            let line = Array((word + "\n").utf8)
-            #expect(write(control, line, line.count) == line.count)
-        }
-
-        func close() {
-            Glibc.close(control)
-            if child.isRunning { kill(-child.pid, SIGKILL) }
-            child.wait()
-            try? FileManager.default.removeItem(atPath: folder)
-        }
+        func send(_ word: String) { #expect(server.send(word)) }
+        func close() { server.close() }
     }
 
     private func waitFor(_ recorder: CompositorWatcherTests.Recorder, _ expected: [String]) {

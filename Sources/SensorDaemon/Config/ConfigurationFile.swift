@@ -149,6 +149,16 @@ extension ConfigurationFile.Entry {
         return nanoseconds
     }
 
+    /// A usage report's interval (`[keyboard]`, `[modem]`, `[device-usage]`): 1 s to 1 d, so a
+    /// typo can neither spin the recorder nor make one report hide a week.
+    func reportInterval() throws(ParseError) -> Int64 {
+        let nanoseconds = try positiveDuration()
+        guard (1_000_000_000...86_400_000_000_000).contains(nanoseconds) else {
+            throw error("\(key) must be from 1s to 1d")
+        }
+        return nanoseconds
+    }
+
     /// `yes`/`true` or `no`/`false`.
     func yesOrNo() throws(ParseError) -> Bool {
         switch value {

@@ -5,7 +5,7 @@ import UsageBridge
 
 /// The person's use of this machine as `deviceUsageReport` (docs/device-usage.md): logind's
 /// view of seat0 over the system bus, and what the session agent (`sensorkit-session`) sees of
-/// the compositor and the notifications, counted into one report per wall-clock quarter hour;
+/// the compositor and the notifications, counted into one report per wall-clock quarter hour (`interval`);
 /// typing episodes on the keyboards count as text-input sessions of the app in front.
 struct DeviceUsageDriver: ConfiguredDriver {
     let settings: DeviceUsageDriverSettings
@@ -36,7 +36,7 @@ struct DeviceUsageDriver: ConfiguredDriver {
         }
         let usage = DeviceUsageDiscovery(
             registry: registry, bus: settings.logind ? .system : nil, clock: clock, scheduler: DispatchScheduler(),
-            journal: journal, typing: typing?.watch)
+            journal: journal, typing: typing?.watch, intervalNanoseconds: settings.interval)
         return DeviceUsageSources(usage: usage, keyboards: typing?.keyboards)
     }
 }
@@ -67,6 +67,8 @@ struct DeviceUsageDriverSettings: DriverConfiguration {
     var logind = true
     /// `typing = no`: the keyboards are not read for `textInputSessions` (always 0 then).
     var typing = true
+    /// `interval =`: the length of one report's interval (1 s to 1 d; SensorKit's 15 minutes).
+    var interval = UsageSamples.intervalNanoseconds
 }
 
 extension DeviceUsageDriver {
@@ -79,6 +81,7 @@ extension DeviceUsageDriver {
         case "enabled": config.drivers[DeviceUsageDriverSettings.self].enabled = try entry.yesOrNo()
         case "logind": config.drivers[DeviceUsageDriverSettings.self].logind = try entry.yesOrNo()
         case "typing": config.drivers[DeviceUsageDriverSettings.self].typing = try entry.yesOrNo()
+        case "interval": config.drivers[DeviceUsageDriverSettings.self].interval = try entry.reportInterval()
         default: return false
         }
         return true

@@ -35,8 +35,6 @@ struct KeyboardDriverSettings: DriverConfiguration {
 }
 
 extension KeyboardDriver {
-    static let intervalRange: ClosedRange<Int64> = 1_000_000_000...86_400_000_000_000
-
     static var sections: [ConfigurationSectionRule] { [.single("keyboard")] }
 
     static func read(
@@ -44,10 +42,7 @@ extension KeyboardDriver {
     ) throws(DaemonConfiguration.ParseError) -> Bool {
         switch entry.key {
         case "enabled": config.drivers[KeyboardDriverSettings.self].enabled = try entry.yesOrNo()
-        case "interval":
-            let interval = try entry.positiveDuration()
-            guard intervalRange.contains(interval) else { throw entry.error("interval must be from 1s to 1d") }
-            config.drivers[KeyboardDriverSettings.self].interval = interval
+        case "interval": config.drivers[KeyboardDriverSettings.self].interval = try entry.reportInterval()
         default: return false
         }
         return true

@@ -42,8 +42,6 @@ struct ModemDriverSettings: DriverConfiguration {
 }
 
 extension ModemDriver {
-    static let intervalRange: ClosedRange<Int64> = 1_000_000_000...86_400_000_000_000
-
     static var sections: [ConfigurationSectionRule] { [.single("modem")] }
 
     static func begin(_ section: ConfigurationFile.Section, into config: inout DaemonConfiguration)
@@ -57,10 +55,7 @@ extension ModemDriver {
     ) throws(DaemonConfiguration.ParseError) -> Bool {
         switch entry.key {
         case "enabled": config.drivers[ModemDriverSettings.self].enabled = try entry.yesOrNo()
-        case "interval":
-            let interval = try entry.positiveDuration()
-            guard intervalRange.contains(interval) else { throw entry.error("interval must be from 1s to 1d") }
-            config.drivers[ModemDriverSettings.self].interval = interval
+        case "interval": config.drivers[ModemDriverSettings.self].interval = try entry.reportInterval()
         default: return false
         }
         return true
