@@ -163,12 +163,9 @@ import Testing
         let rig = try DeviceUsageRig(sessionUID: getuid())
         defer { rig.stop() }
         let run = rig.run
-        let app = try run.connect()
+        let recording = try rig.recordWithAgent(waylandDisplay: sway.display)
+        let (app, startSR, agentLogText) = (recording.app, recording.startSR, recording.agentLog)
         defer { app.close() }
-        let (startSR, _) = try run.timeline(app)
-        try run.startRecording(app, .deviceUsageReport)
-        let (_, agentLog) = try rig.startAgent(waylandDisplay: sway.display)
-        let agentLogText = { (try? String(contentsOfFile: agentLog, encoding: .utf8)) ?? "" }
         #expect(
             IIODaemonRun.eventually(15) { agentLogText().contains("watching the compositor") },
             "\(agentLogText())\n\(run.log)")
@@ -219,7 +216,7 @@ import Testing
         rig.stop()
         var written: [(String, [UInt8])] = [
             (run.logPath, Array(try Data(contentsOf: URL(fileURLWithPath: run.logPath)))),
-            (agentLog, Array(try Data(contentsOf: URL(fileURLWithPath: agentLog)))),
+            (recording.agentLogPath, Array(try Data(contentsOf: URL(fileURLWithPath: recording.agentLogPath)))),
         ]
         let state = run.folder + "/state"
         for file in FileManager.default.enumerator(atPath: state)?.compactMap({ $0 as? String }) ?? [] {
@@ -357,6 +354,32 @@ final class DeviceUsageRig {
         run.stop()
         system.close()
         sessionBus.close()
+    }
+
+    /// What the agent's end-to-end tests start from: an app recording `deviceUsageReport` (since
+    /// `startSR`), then the agent, on `waylandDisplay` if given.
+    struct Recording {
+        let app: ReaderConnection
+        let startSR: Int64
+        /// Where the agent logs, and what it logged so far.
+        let agentLogPath: String
+        let agentLog: () -> String
+        /// The device-usage source's status in `sensorkitctl devices` (`watching`, `events`, …).
+        let details: () -> [String: String]
+    }
+
+    /// Connects an app, starts it recording `deviceUsageReport` and starts the agent. The caller
+    /// closes `app`.
+    func recordWithAgent(waylandDisplay: String? = nil) throws -> Recording {
+        let run = self.run
+        let app = try run.connect()
+        let (startSR, _) = try run.timeline(app)
+        try run.startRecording(app, .deviceUsageReport)
+        let (_, log) = try startAgent(waylandDisplay: waylandDisplay)
+        return Recording(
+            app: app, startSR: startSR, agentLogPath: log,
+            agentLog: { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" },
+            details: { (try? run.devices())?.first { $0.source == "session:device-usage" }?.details ?? [:] })
     }
 
     /// The agent, as this uid or as nobody; its log in the run's folder, its configuration

@@ -30,13 +30,9 @@ extension DeviceUsageEndToEndTests {
         let rig = try DeviceUsageRig(sessionUID: getuid(), extraConfig: Self.oneReport)
         defer { rig.stop() }
         let run = rig.run
-        let app = try run.connect()
+        let recording = try rig.recordWithAgent(waylandDisplay: compositor.display)
+        let (app, startSR, agentLogText, details) = (recording.app, recording.startSR, recording.agentLog, recording.details)
         defer { app.close() }
-        let (startSR, _) = try run.timeline(app)
-        try run.startRecording(app, .deviceUsageReport)
-        let (_, agentLog) = try rig.startAgent(waylandDisplay: compositor.display)
-        let agentLogText = { (try? String(contentsOfFile: agentLog, encoding: .utf8)) ?? "" }
-        let details = { (try? run.devices())?.first { $0.source == "session:device-usage" }?.details ?? [:] }
         #expect(
             IIODaemonRun.eventually(15) { (details()["watching"] ?? "").contains("compositor") },
             "\(details())\n\(agentLogText())\n\(run.log)")
@@ -50,7 +46,7 @@ extension DeviceUsageEndToEndTests {
         }
         #expect(compositor.send("on"))
         #expect(IIODaemonRun.eventually(15) { Int(details()["events"] ?? "") ?? 0 >= before + 4 }, "\(details())")
-        let report = try stopAndFetchLastReport(app, run: run, from: startSR, log: agentLogText)
+        let report = try Self.stopAndFetchLastReport(app, run: run, from: startSR, log: agentLogText)
         #expect(report.totalScreenWakes == 1, "\(report.totalScreenWakes)")
         #expect(report.version.hasPrefix("linux-1 wakes=compositor "), "\(report.version)")
     }
@@ -72,13 +68,9 @@ extension DeviceUsageEndToEndTests {
         let sessionAddress = rig.sessionBus.address
         #expect(IIODaemonRun.eventually(20) { BLEBlueZEndToEndTests.owned(screenSaver, on: sessionAddress) })
         let run = rig.run
-        let app = try run.connect()
+        let recording = try rig.recordWithAgent()
+        let (app, startSR, agentLogText, details) = (recording.app, recording.startSR, recording.agentLog, recording.details)
         defer { app.close() }
-        let (startSR, _) = try run.timeline(app)
-        try run.startRecording(app, .deviceUsageReport)
-        let (_, agentLog) = try rig.startAgent()
-        let agentLogText = { (try? String(contentsOfFile: agentLog, encoding: .utf8)) ?? "" }
-        let details = { (try? run.devices())?.first { $0.source == "session:device-usage" }?.details ?? [:] }
         #expect(
             IIODaemonRun.eventually(15) { (details()["watching"] ?? "").contains("screensaver") },
             "\(details())\n\(agentLogText())\n\(run.log)")
@@ -96,7 +88,7 @@ extension DeviceUsageEndToEndTests {
         try emit("false")
         let locked = Date().timeIntervalSince(lockedAt)
         #expect(IIODaemonRun.eventually(15) { Int(details()["events"] ?? "") ?? 0 >= before + 2 }, "\(details())")
-        let report = try stopAndFetchLastReport(app, run: run, from: startSR, log: agentLogText)
+        let report = try Self.stopAndFetchLastReport(app, run: run, from: startSR, log: agentLogText)
         #expect(report.totalUnlocks == 1, "\(report.totalUnlocks)")
         #expect(report.version.hasSuffix(" unlocks=screensaver"), "\(report.version)")
         // Unlocked all the report long but the 1.5 s the screen saver was on (the emits' own time aside).
@@ -106,7 +98,9 @@ extension DeviceUsageEndToEndTests {
     }
 
     /// Stops recording `deviceUsageReport` and fetches the report the stop closed.
-    func stopAndFetchLastReport(_ app: ReaderConnection, run: IIODaemonRun, from: Int64, log: () -> String) throws
+    static func stopAndFetchLastReport(
+        _ app: ReaderConnection, run: IIODaemonRun, from: Int64, log: () -> String = { "" }
+    ) throws
         -> SRDeviceUsageReport
     {
         let stop = app.call(.stopRecording) { $0.sensor = SRSensor.deviceUsageReport.rawValue }
@@ -114,7 +108,7 @@ extension DeviceUsageEndToEndTests {
         var report: SRDeviceUsageReport?
         #expect(
             IIODaemonRun.eventually(15) {
-                report = (try? Self.fetchReports(app, from: from, run: run))?.last
+                report = (try? fetchReports(app, from: from, run: run))?.last
                 return report != nil
             }, "no report was fetched\n\(run.log)\n\(log())")
         return try #require(report)

@@ -38,13 +38,9 @@ extension DeviceUsageEndToEndTests {
         try "[Desktop Entry]\nName=Text Editor\nCategories=GNOME;GTK;Utility;TextEditor;\n".write(
             toFile: rig.applications + "/\(ScriptedDay.editor).desktop", atomically: true, encoding: .utf8)
         let run = rig.run
-        let app = try run.connect()
+        let recording = try rig.recordWithAgent(waylandDisplay: sway.display)
+        let (app, startSR, agentLogText, details) = (recording.app, recording.startSR, recording.agentLog, recording.details)
         defer { app.close() }
-        let (startSR, _) = try run.timeline(app)
-        try run.startRecording(app, .deviceUsageReport)
-        let (_, agentLog) = try rig.startAgent(waylandDisplay: sway.display)
-        let agentLogText = { (try? String(contentsOfFile: agentLog, encoding: .utf8)) ?? "" }
-        let details = { (try? run.devices())?.first { $0.source == "session:device-usage" }?.details ?? [:] }
         #expect(
             IIODaemonRun.eventually(15) {
                 let watching = details()["watching"] ?? ""

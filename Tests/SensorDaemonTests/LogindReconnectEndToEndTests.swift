@@ -48,15 +48,7 @@ import Testing
             #expect(IIODaemonRun.eventually(15) { (Int(details()["events"] ?? "") ?? 0) >= before + 2 }, "\(details())")
         }
 
-        let stop = app.call(.stopRecording) { $0.sensor = SRSensor.deviceUsageReport.rawValue }
-        #expect(stop.error == nil, "\(stop)")
-        var report: SRDeviceUsageReport?
-        #expect(
-            IIODaemonRun.eventually(15) {
-                report = (try? DeviceUsageEndToEndTests.fetchReports(app, from: startSR, run: run))?.last
-                return report != nil
-            }, "no report was fetched\n\(run.log)")
-        let fetched = try #require(report)
+        let fetched = try DeviceUsageEndToEndTests.stopAndFetchLastReport(app, run: run, from: startSR)
         #expect(fetched.totalUnlocks == unlocks, "\(fetched.totalUnlocks)\n\(run.log)")
         #expect(fetched.version.hasSuffix("unlocks=logind-locked-hint"), "\(fetched.version)")
         // Each stretch nothing watched (logind gone; no agent) is a deletion record.

@@ -26,6 +26,18 @@ import Testing
         }
     }
 
+    /// Keeps `thread` busy with a job until the semaphore returned is signalled.
+    static func occupy(_ thread: WriterThread) -> DispatchSemaphore {
+        let release = DispatchSemaphore(value: 0)
+        let holding = DispatchSemaphore(value: 0)
+        thread.async {
+            holding.signal()
+            release.wait()
+        }
+        holding.wait()
+        return release
+    }
+
     @Test(.timeLimit(.minutes(3)))
     func jobsRunInOrderOnTheThreadAndSyncWaitsForThemAndRethrows() throws {
         let thread = try WriterThread()
@@ -127,13 +139,7 @@ import Testing
         let thread = try WriterThread()
         try thread.start(name: "test writer") { _ in }
         defer { thread.stop() }
-        let release = DispatchSemaphore(value: 0)
-        let holding = DispatchSemaphore(value: 0)
-        thread.async {
-            holding.signal()
-            release.wait()
-        }
-        holding.wait()
+        let release = Self.occupy(thread)
         let ranOnThread = Mutex<Bool?>(nil)
         let caller = pthread_self()
         thread.runHereOrQueue { ranOnThread.withLock { $0 = pthread_equal(pthread_self(), caller) == 0 } }

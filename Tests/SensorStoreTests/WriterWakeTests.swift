@@ -290,13 +290,7 @@ import Testing
         let fixture = try Self.fixture(commitInterval: 0.3)
         let stream = try fixture.opened.register(.accelerometer)
         let thread = fixture.opened.writer.thread
-        let release = DispatchSemaphore(value: 0)
-        let holding = DispatchSemaphore(value: 0)
-        thread.async {
-            holding.signal()
-            release.wait()
-        }
-        holding.wait()
+        let release = WriterThreadTests.occupy(thread)
         let borrows = thread.borrows
         fixture.opened.handingOver { Self.append(fixture, stream, first: 1_000_000_000, count: 10) }
         #expect(thread.borrows == borrows)
