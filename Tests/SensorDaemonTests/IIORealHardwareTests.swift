@@ -168,7 +168,14 @@ struct IIORealHardwareTests {
                 return Self.source(sources, "iio:mxc4005@\(Self.mxcParent)")?.details["capture"] == "polled"
                     && Self.source(sources, "iio:accel_3d@\(Self.hub)")?.state?.hasPrefix("waiting") == true
             }, "\(sources)\n\(run.log)")
-        #expect(try run.command("get", Self.hub + "/iio:device2", "in_accel_sampling_frequency") == "25")
+        // Written by the capture's enable sequence, which may still be running when the status
+        // already says "waiting" (CI saw the read come first on a loaded machine).
+        var written = ""
+        #expect(
+            try IIODaemonRun.eventually {
+                written = try run.command("get", Self.hub + "/iio:device2", "in_accel_sampling_frequency")
+                return written == "25"
+            }, "in_accel_sampling_frequency is \(written)\n\(run.log)")
         #expect(Self.source(sources, "iio:accel_3d@\(Self.hub)")?.details["samplingFrequency"] == "25 Hz (configured; was 0 Hz)")
         #expect(Self.source(sources, "iio:mxc4005@\(Self.mxcParent)")?.details["samplingFrequency"] == "polled every 40.0 ms")
     }
