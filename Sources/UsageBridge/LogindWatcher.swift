@@ -10,7 +10,8 @@ import SystemBus
 /// `activeUser` answers the session agent's trust check (docs/device-usage.md, "Trust").
 /// A lost bus is connected again after 1 s, doubling up to 60 s; logind leaving the bus and
 /// coming back (`NameOwnerChanged`) is followed on the same connection. While nothing is
-/// watched, `watching` is off, so a stretch no other source watched becomes a deletion record.
+/// watched, `watching` is off, so a stretch no other source observed the lock state in becomes a
+/// deletion record.
 public final class LogindWatcher: @unchecked Sendable {
     // @unchecked: the vars are touched only on `queue`; `active` is a Mutex.
     public static let firstRetry: Int64 = 1_000_000_000

@@ -4,7 +4,8 @@ import SensorKitModel
 /// The host's `deviceUsageReport` source: events from logind and the session agent are fed in
 /// (`feed`, any thread) and counted on the recorder's queue into the current interval
 /// (`UsageLedger`); at every wall-clock quarter hour (or multiple of the interval set) the interval closes into one report — or,
-/// when no source watched any of it, a deletion record. Events are dropped while nobody records.
+/// when no source watched any of it, a deletion record. Every stretch in which a part of the report
+/// (`UsageParts`) went unobserved is a deletion record beside the report. Events are dropped while nobody records.
 public final class UsageRecorder: SensorSource, @unchecked Sendable {
     // @unchecked: every var is touched only on `queue`.
     public let descriptor: SourceDescriptor
@@ -20,9 +21,9 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
     private var watching: [UsageObservation: Bool] = [:]
     /// The last lock and screen state each source told, so a ledger started later begins with them.
     private var states: [String: UsageEvent] = [:]
-    /// Since when no source watches, while recording (nil: one does): the stretch becomes a
-    /// deletion record when a source watches again or its interval closes with a report.
-    private var unwatchedSince: Int64?
+    /// Since when which parts go unobserved, while recording (nil: every part is observed): the
+    /// stretch becomes a deletion record when what is unobserved changes or its interval closes with a report.
+    private var incomplete: (since: Int64, missing: UsageParts)?
     /// Events counted since recording started, and the notification events among them (`status`).
     private var counted = (events: 0, notifications: 0, textInputs: 0)
 
@@ -84,7 +85,8 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
                 for (source, on) in watching where on { fresh.on(.watching(source, true, at: now)) }
                 for state in states.values.sorted(by: { $0.time < $1.time }) { fresh.on(state) }
                 ledger = fresh
-                unwatchedSince = watching.values.contains(true) ? nil : now
+                let missing = UsageParts.unobserved(watching: watchedNow)
+                incomplete = missing.isEmpty ? nil : (now, missing)
                 counted = (0, 0, 0)
                 scheduleClose()
             }
@@ -108,16 +110,17 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
         }
     }
 
-    /// A source started or stopped watching: the end of an unwatched stretch is its deletion record.
+    private var watchedNow: Set<UsageObservation> { Set(watching.filter(\.value).keys) }
+
+    /// A source started or stopped watching: where that changes which parts go unobserved, the
+    /// stretch before is a deletion record saying which parts it lacked.
     private func watchingChanged(at: Int64) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let start = ledger?.start else { return }
-        let watched = watching.values.contains(true)
-        if !watched, unwatchedSince == nil { unwatchedSince = max(at, start) }
-        if watched, let since = unwatchedSince {
-            unwatchedSince = nil
-            emitUnwatched(from: max(since, start), to: max(at, start))
-        }
+        let missing = UsageParts.unobserved(watching: watchedNow)
+        if let open = incomplete, open.missing == missing { return }
+        if let open = incomplete { emitIncomplete(open.missing, from: max(open.since, start), to: max(at, start)) }
+        incomplete = missing.isEmpty ? nil : (max(at, start), missing)
     }
 
     private func closeInterval(at boundary: Int64) {
@@ -127,9 +130,9 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
         let report = current.close(at: boundary)
         ledger = current
         emit(report, start: start, end: boundary)
-        // A report with an unwatched stretch: the stretch is recorded as deleted (an interval
-        // nothing watched at all is one already).
-        if report != nil, let since = unwatchedSince { emitUnwatched(from: max(since, start), to: boundary) }
+        // A report with a stretch some part went unobserved: the stretch is recorded as deleted (an
+        // interval nothing watched at all is one already).
+        if report != nil, let open = incomplete { emitIncomplete(open.missing, from: max(open.since, start), to: boundary) }
         scheduleClose()
     }
 
@@ -142,19 +145,19 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
         if now > start {
             let report = last.close(at: now)
             emit(report, start: start, end: now)
-            if report != nil, let since = unwatchedSince { emitUnwatched(from: max(since, start), to: now) }
+            if report != nil, let open = incomplete { emitIncomplete(open.missing, from: max(open.since, start), to: now) }
         }
-        unwatchedSince = nil
+        incomplete = nil
         ledger = nil
         deliver = nil
     }
 
-    private func emitUnwatched(from: Int64, to: Int64) {
+    private func emitIncomplete(_ missing: UsageParts, from: Int64, to: Int64) {
         guard let deliver, to > from else { return }
         deliver(
             .gap(
                 from: BootInstant(boot: clock.bootID, nanoseconds: from), to: BootInstant(boot: clock.bootID, nanoseconds: to),
-                reason: .systemInitiated, why: "no source watched the session for a while (logind gone, no session agent)"))
+                reason: .systemInitiated, why: missing.why))
     }
 
     private func emit(_ report: UsageReport?, start: Int64, end: Int64) {

@@ -103,6 +103,12 @@ import Testing
         let printed = try StudyApp(run: run).fetchLastHour(.deviceUsageReport)
         #expect(printed.last == StudyRecorder.line(for: fetched), "\(printed)")
         #expect(printed.last?.hasPrefix("screen wakes: 1, unlocks: 1") == true, "\(printed)")
+        // No compositor: beside the report, deletion records over its interval, the stretch after
+        // the agent came lacking only the app in front (the daemon's log says which part).
+        try Self.expectDeletionRecordsCover(fetched, app, run: run, from: startSR)
+        #expect(
+            run.log.contains("(not observed: the app in front (no session agent, or a compositor without the wlr protocols));"),
+            "\(run.log)")
 
         // Every byte written: the store, the daemon's log, the agent's log.
         rig.stop()
@@ -226,6 +232,30 @@ import Testing
         for (name, bytes) in written where KeyboardEndToEndTests.contains(bytes, Array("Secret window".utf8)) {
             Issue.record("\(name) holds the window title")
         }
+    }
+
+    /// `systemInitiated` deletion records leave no stretch of `report`'s interval (the last
+    /// stored) uncovered: a part of it went unobserved throughout (the store joins records that
+    /// follow one another).
+    static func expectDeletionRecordsCover(
+        _ report: SRDeviceUsageReport, _ app: ReaderConnection, run: IIODaemonRun, from: Int64
+    ) throws {
+        var records: [Rig.Record] = []
+        var reportEnd: Int64 = 0
+        let recorded = try IIODaemonRun.eventually(15) {
+            let (now, _) = try run.timeline(app)
+            let (reports, _) = DaemonHarness.fetchAll(app, sensor: .deviceUsageReport, from: from, to: now, timeout: 10)
+            reportEnd = reports.flatMap(\.sensorTimes).max() ?? 0
+            let (batches, _) = DaemonHarness.fetchAll(
+                app, sensor: SRSensor.deviceUsageReport.deletionRecordSensor!, from: from, to: now, timeout: 10)
+            records = Rig.records(in: batches).sorted { $0.start < $1.start }
+            return reportEnd > 0 && records.last.map { abs($0.end - reportEnd) < 1_000_000 } == true
+        }
+        #expect(recorded, "no deletion record up to the report's end \(reportEnd): \(records)\n\(run.log)")
+        let reportStart = reportEnd - Int64(report.duration * 1e9)
+        #expect(records.first.map { $0.start <= reportStart + 1_000_000 } == true, "\(reportStart): \(records)")
+        #expect(records.allSatisfy { $0.reason == .systemInitiated }, "\(records)")
+        #expect(zip(records, records.dropFirst()).allSatisfy { abs($1.start - $0.end) < 1_000_000 }, "\(records)")
     }
 
     static func events(of report: SRDeviceUsageReport?) -> [SRDeviceUsageReport.NotificationUsage.Event] {

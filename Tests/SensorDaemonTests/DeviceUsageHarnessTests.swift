@@ -30,12 +30,15 @@ import UsageBridge
         #expect(DaemonHarness.eventually { recorder.captureStatus == .recording })
 
         let maps = UsageApp(id: "org.gnome.Maps", category: .navigation)
+        // The agent: the screen saver and the compositor, so every part of the report is observed.
         recorder.feed(.watching(.screenSaver, true, at: time.boottimeNanoseconds()))
+        recorder.feed(.watching(.compositor, true, at: time.boottimeNanoseconds()))
         recorder.feed(.locked(false, at: time.boottimeNanoseconds(), from: .screenSaver))
         recorder.feed(.foreground(app: maps, at: time.boottimeNanoseconds()))
         recorder.queue.sync {}
         try time.advance(by: .seconds(500))  // the first quarter closes: a report
         recorder.feed(.watching(.screenSaver, false, at: time.boottimeNanoseconds()))
+        recorder.feed(.watching(.compositor, false, at: time.boottimeNanoseconds()))
         recorder.queue.sync {}
         // The next one was watched at its start, for no time: a report and a deletion record of its
         // unwatched stretch; the last was not watched at all: a deletion record.

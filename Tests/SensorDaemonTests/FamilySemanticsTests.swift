@@ -417,8 +417,11 @@ struct DeviceUsageDrive: FamilyDrive {
     let recorder: UsageRecorder
     var sources: [any SensorSource] { [recorder] }
     init(time: ManualTime) { recorder = UsageRecorder(clock: time, scheduler: time) }
+    /// The agent: the screen saver and the compositor watch together, so every part of the
+    /// report is observed while it watches.
     func watch(_ on: Bool, at: Int64) {
         recorder.feed(.watching(.screenSaver, on, at: at))
+        recorder.feed(.watching(.compositor, on, at: at))
         if on { recorder.feed(.locked(false, at: at, from: .screenSaver)) }
     }
     func happen(at: Int64) {
