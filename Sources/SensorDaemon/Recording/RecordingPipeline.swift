@@ -26,6 +26,8 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
         /// Whether the source's events go to the sink; held while one is taken, so a stop waits
         /// for the event being taken and drops the later ones.
         let taking = Mutex(false)
+        /// Keeps a steady loss from logging a warning per gap (`GapLogThrottle`).
+        let gapLog = Mutex(GapLogThrottle())
         init(source: any SensorSource, streamID: Int64, queue: DispatchQueue) {
             self.source = source
             self.streamID = streamID
@@ -218,9 +220,12 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
             }
             return true
         }
-        if taken, case .gap(let from, let to, let reason, let why) = event {
+        if taken, case .gap(let from, let to, let reason, let why) = event,
+            let held = state.gapLog.withLock({ $0.admit(why, endingAt: to.nanoseconds) })
+        {
+            let heldBack = held > 0 ? " (\(held) earlier gap(s) of this stream recorded without a line)" : ""
             journal.warning(
-                "\(state.source.descriptor.source): lost \(FetchPolicy.describe(to.nanoseconds.subtractingSaturating(from.nanoseconds))) of data (\(why)); recorded as \(reason)"
+                "\(state.source.descriptor.source): lost \(FetchPolicy.describe(to.nanoseconds.subtractingSaturating(from.nanoseconds))) of data (\(why)); recorded as \(reason)\(heldBack)"
             )
         }
     }
