@@ -117,6 +117,41 @@ import Testing
         #expect(verity.runningMeasurements.isEmpty)
     }
 
+    /// Found while writing the test above, and not understood yet: PP intervals for about a second
+    /// before a Verity's first PPG frame, then frames of types 0, 7 and 10: over `bluez` the first
+    /// frame (5 samples) is never stored, though the stand-in sends all 15 notifications through
+    /// the acquired socket; over the emulated transport, and over `bluez` with type 0 frames only
+    /// or with PPG first, every sample is stored. A known issue here, so that this test fails once
+    /// the loss is fixed and the wrapper can go.
+    @Test(.timeLimit(.minutes(3)), .needs(BlueZDaemonRig.needs))
+    func aVeritysFirstPPGFrameAfterPulsesIsLostOverBluez() throws {
+        let address = PolarStreamsEndToEndTests.verity
+        let rig = try BlueZDaemonRig(
+            sensors: "heartRate, photoplethysmogram", entitlements: ["heart-rate", "ppg"],
+            wearables: """
+                [wearable arm]
+                address = \(address)
+                streams = heartRate, photoplethysmogram
+                """)
+        defer { rig.stop() }
+        let verity = try EmulatedPeripheral(directory: rig.directory, profile: .veritySense(address: address))
+        let app = try rig.start()
+        let run = rig.run
+        let (start, anchor) = try run.timeline(app)
+        for sensor in [SRSensor.heartRate, .photoplethysmogram] { try run.startRecording(app, sensor) }
+        #expect(
+            IIODaemonRun.eventually(20) {
+                verity.runningMeasurements.isSuperset(of: [1, 3]) && verity.isSubscribed([0x37, 0x2A])
+            }, "the daemon did not start PPG and PPI through bluetoothd\n\(rig.logs)")
+        let pulses = VerityStreams.sendPulses(verity)
+        let ppg = VerityStreams.PPGFeed(verity, kinds: [.type0, .type0, .type0, .type7, .type7, .type10, .type10])
+        try VerityStreams.expectPulses(app, run, device: "ble:" + address, from: start, sent: pulses)
+        #expect(try rig.count("notification:fd:" + Self.pmdData) == UInt32(pulses.count + 7))
+        withKnownIssue("the first PPG frame after PP intervals is not stored over bluez") {
+            try ppg.expectStored(app, run, device: "ble:" + address, from: start, anchor: anchor)
+        }
+    }
+
     /// bluetoothd goes away mid-recording and comes back (a crash, `systemctl restart bluetooth`):
     /// the outage is one deletion record per stream, and the daemon finds, connects and records
     /// the H10 again through the new bluetoothd, every value exact.
