@@ -46,18 +46,7 @@ import Testing
 
         // Verity Sense: one HRS row before PPI delivers, then PP intervals; the HRS measurements
         // sent between them (bpm 99) make no row.
-        #expect(verity.notifyHeartRate([0x06, 70]))
-        var sentPulses: [(bpm: UInt8, milliseconds: UInt16)] = []
-        for index in 0..<8 {
-            usleep(150_000)
-            let pulse = (bpm: UInt8(60 + index), milliseconds: UInt16(800 + 10 * index))
-            if verity.sendPPI(intervals: [
-                .init(beatsPerMinute: pulse.bpm, milliseconds: pulse.milliseconds, errorEstimate: 6, flags: 0x06)
-            ]) {
-                sentPulses.append(pulse)
-            }
-            verity.notifyHeartRate([0x06, 99])
-        }
+        let sentPulses = VerityStreams.sendPulses(verity)
 
         // H10: compressed ACC frames in mG on a device clock = host boot ns + offset.
         let clock = LinuxSystemClock()
@@ -98,15 +87,7 @@ import Testing
         #expect(worst <= Int64(Self.period), "worst ACC time error \(worst) ns")
         #expect(zip(acc.times, acc.times.dropFirst()).allSatisfy { $0 < $1 })
 
-        var heart = BLEEndToEndTests.Fetch(reply: WireReply())
-        _ = try IIODaemonRun.eventually(10) {
-            heart = e2e.fetch(app, .heartRate, device: "ble:" + Self.verity, from: startSR, to: try run.timeline(app).now)
-            return heart.times.count >= 1 + sentPulses.count
-        }
-        #expect(heart.columns.first == [70] + sentPulses.map { Double($0.bpm) }, "\(heart.columns.first ?? [])\n\(run.log)")
-        #expect(heart.ragged == sentPulses.map { Double($0.milliseconds) * 0.001 })
-        #expect(heart.columns.count > 2 && heart.columns[2] == [0] + sentPulses.map { _ in 1 })
-        #expect(zip(heart.times, heart.times.dropFirst()).allSatisfy { $0 < $1 })
+        try VerityStreams.expectPulses(app, run, device: "ble:" + Self.verity, from: startSR, sent: sentPulses)
 
         // sensorkitctl devices: the PMD streams' states.
         let sources = try run.devices()
@@ -147,64 +128,10 @@ import Testing
         #expect(
             IIODaemonRun.eventually(15) { verity.runningMeasurements.contains(1) }, "the daemon did not start PPG\n\(run.log)")
 
-        let period = 1e9 / 55
-        let perFrame = 5
-        let clock = LinuxSystemClock()
-        let hostBase = clock.boottimeNanoseconds() + 200_000_000
-        let deviceOffset = Int64(820_000_000) * 1_000_000_000 - hostBase
-        func trueTime(_ n: Int) -> Int64 { hostBase + Int64((Double(n) * period).rounded()) }
-        // The columns each frame type's values go to, in frame order (PPGFrameKind.columns).
-        let names = BatchLayout.photoplethysmogram.columns
         let kinds: [PPGFrameKind] = [.type0, .type0, .type0, .type7, .type7, .type7, .type10, .type10, .type10]
-        var sent: [(time: Int64, values: [String: Double])] = []
-        for (frame, kind) in kinds.enumerated() {
-            let first = frame * perFrame
-            let last = first + perFrame - 1
-            let wait = trueTime(last) - clock.boottimeNanoseconds()
-            if wait > 0 { usleep(useconds_t(wait / 1000)) }
-            let columns = kind.columns.map(\.rawValue)
-            // Channel c of sample n: 1000·c + 3n (a negative one too); the status word a 24-bit
-            // value with its top bit set, which the frame's signed 24-bit reference sign-extends.
-            let samples = (first...last).map { n in
-                columns.map { name -> Int32 in
-                    name == "status"
-                        ? Int32(0x80_0000 + n)
-                        : Int32((name == "ppg1" ? -1000 : 1000) * (columns.firstIndex(of: name)! + 1) + 3 * n)
-                }
-            }
-            if verity.sendPPG(
-                timestamp: UInt64(trueTime(last) + deviceOffset), samples: samples, compressed: true, frameType: kind.rawValue)
-            {
-                for (index, n) in (first...last).enumerated() {
-                    sent.append((trueTime(n), Dictionary(uniqueKeysWithValues: zip(columns, samples[index].map(Double.init)))))
-                }
-            }
-        }
-        #expect(sent.count == kinds.count * perFrame)
-
-        var ppg = BLEEndToEndTests.Fetch(reply: WireReply())
-        _ = try IIODaemonRun.eventually(10) {
-            ppg = e2e.fetch(app, .photoplethysmogram, device: "ble:" + Self.verity, from: startSR, to: try run.timeline(app).now)
-            return ppg.times.count >= sent.count
-        }
-        #expect(ppg.reply.error == nil, "\(String(describing: ppg.reply.error))")
-        #expect(ppg.times.count == sent.count, "PPG samples \(ppg.times.count) of \(sent.count)\n\(run.log)")
-        #expect(ppg.columns.count == names.count)
-        var worst: Int64 = 0
-        for (index, truth) in sent.enumerated() where index < ppg.times.count && ppg.columns.count == names.count {
-            for (column, name) in names.enumerated() {
-                let value = ppg.columns[column][index]
-                if var want = truth.values[name] {
-                    if name == "status" { want = Double(Int64(want) & 0xFF_FFFF) }
-                    #expect(value == want, "sample \(index) \(name)")
-                } else {
-                    #expect(value.isNaN, "sample \(index) \(name): \(value)")
-                }
-            }
-            worst = max(worst, abs(ppg.times[index] - (anchor + truth.time)))
-        }
-        #expect(worst <= Int64(period), "worst PPG time error \(worst) ns")
-        #expect(zip(ppg.times, ppg.times.dropFirst()).allSatisfy { $0 < $1 })
+        let feed = VerityStreams.PPGFeed(verity, kinds: kinds)
+        #expect(feed.sent.count == kinds.count * VerityStreams.PPGFeed.perFrame)
+        try feed.expectStored(app, run, device: "ble:" + Self.verity, from: startSR, anchor: anchor)
 
         // Three streams, one per frame type; no deletion record: switching lost nothing.
         let sources = try run.devices().filter { $0.device == "ble:" + Self.verity }

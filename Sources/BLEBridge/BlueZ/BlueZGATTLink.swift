@@ -39,6 +39,15 @@ final class BlueZGATTLink: GATTLink, @unchecked Sendable {
     private var batterySubscribed = false
     /// Pairing is tried once per link, when bluetoothd says the wearable wants bonding.
     private var pairingTried = false
+    /// Operations refused "Not paired" while that one pairing runs: the driver sends its reads and
+    /// subscriptions at once, and each must wait for the pairing, not fail beside it.
+    private var waitingForPairing: [PairingWaiter] = []
+    private var pairingInProgress = false
+
+    private struct PairingWaiter {
+        let retry: @Sendable (BlueZGATTLink) -> Void
+        let failed: @Sendable (BlueZGATTLink, String) -> Void
+    }
 
     static let batteryLevel = GATTCharacteristicID(service: .batteryService, characteristic: .batteryLevel)
 
@@ -127,17 +136,24 @@ final class BlueZGATTLink: GATTLink, @unchecked Sendable {
     ) {
         dispatchPrecondition(condition: .onQueue(transport.queue))
         pairingTried = true
+        pairingInProgress = true
         transport.agent.expect(devicePath)
         call(devicePath, BlueZName.device, "Pair", [], timeout: transport.options.connectTimeout) { link, result in
             link.transport.agent.done(link.devicePath)
+            link.pairingInProgress = false
+            let waiting = link.waitingForPairing
+            link.waitingForPairing = []
             switch result {
             case .success:
                 link.transport.notePaired(link.address)
                 retry(link)
+                for waiter in waiting { waiter.retry(link) }
             case .failure(let error) where error.name == "org.bluez.Error.AlreadyExists":
                 retry(link)
+                for waiter in waiting { waiter.retry(link) }
             case .failure(let error):
                 let why = "\(link.address) wants bonding and pairing it through bluetoothd failed: \(error)"
+                for waiter in waiting { waiter.failed(link, why) }
                 if let failed { failed(link, why) } else { link.end(why) }
             }
         }
@@ -386,11 +402,14 @@ final class BlueZGATTLink: GATTLink, @unchecked Sendable {
         _ operation: GATTOperationKind, _ id: GATTCharacteristicID, _ error: DBusError,
         retry: @escaping @Sendable (BlueZGATTLink) -> Void
     ) {
+        let failure: @Sendable (BlueZGATTLink, String) -> Void = { link, why in
+            link.deliver(.failed(GATTFailure(operation: operation, characteristic: id, why: why)))
+        }
         switch BlueZRefusal.classify(error) {
+        case .needsPairing where pairingInProgress:
+            waitingForPairing.append(PairingWaiter(retry: retry, failed: failure))
         case .needsPairing where !pairingTried:
-            pair(
-                then: retry,
-                failed: { link, why in link.deliver(.failed(GATTFailure(operation: operation, characteristic: id, why: why))) })
+            pair(then: retry, failed: failure)
         case .linkLost, .serviceGone: end("\(operation.rawValue) of \(id) on \(address): \(error)")
         default: deliver(.failed(GATTFailure(operation: operation, characteristic: id, why: "\(error)\(Self.hint(error))")))
         }

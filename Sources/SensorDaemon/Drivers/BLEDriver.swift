@@ -4,7 +4,11 @@ import SensorSystem
 
 /// The one place BLE transports are made from `[ble] transport =`.
 public enum BLETransports {
-    public static func make(_ transport: BLESettings.Transport) throws(BLETransportError) -> any BLETransport {
+    /// `log` takes what a transport has to say beside its links: for `bluez`, what it left out of
+    /// bluetoothd's objects and the wearables it paired.
+    public static func make(_ transport: BLESettings.Transport, log: @escaping @Sendable (String) -> Void = { _ in })
+        throws(BLETransportError) -> any BLETransport
+    {
         switch transport {
         case .hci(let adapter): return try HCITransport.open(adapter: adapter)
         case .hciSocket(let path): return try HCITransport.open(controllerSocket: path)
@@ -13,11 +17,11 @@ public enum BLETransports {
             guard BluetoothdPresence.probe(adapter: adapter) == .managesAdapter else {
                 return try HCITransport.open(adapter: adapter)
             }
-            return try make(.bluez(adapter: adapter))
+            return try make(.bluez(adapter: adapter), log: log)
         case .bluez(let adapter):
             var options = BlueZTransport.Options()
             options.adapter = adapter
-            return try BlueZTransport(options: options)
+            return try BlueZTransport(options: options, log: log)
         }
     }
 }
@@ -33,7 +37,7 @@ struct BLEDriver: SensorDriver {
     }
 
     func start(registry: any SourceRegistry, journal: Journal) throws -> any SourceDiscovery {
-        let transport = try BLETransports.make(settings.transport)
+        let transport = try BLETransports.make(settings.transport) { line in journal.notice("\(line)") }
         journal.info("ble: \(wearables.count) wearable(s) over \(settings.transport)")
         let central = BLECentral(
             transport: transport, wearables: wearables, registry: registry,

@@ -15,7 +15,9 @@ keeps the Battery Service (0x180F) to itself and exports Battery1.Percentage ins
 
 Knobs for tests, on /org/sensorkit/StandIn (interface org.sensorkit.StandIn): refuse the next
 AcquireNotify of a UUID with an error name, a StopNotify by "another client" (closes the acquired
-socket, as BlueZ does), hostile property values, and counters of what was called.
+socket, as BlueZ does), a device that wants pairing, a paired and connected keyboard of the
+user's own, hostile property values, and counters of what was called (also per device address,
+"Connect:ADDRESS", and per characteristic UUID, "StartNotify:UUID", "notification:fd:UUID").
 """
 import os
 import socket
@@ -275,14 +277,19 @@ class Device(Exported):
             "Trusted": dbus.Boolean(False), "Connected": dbus.Boolean(False),
             "ServicesResolved": dbus.Boolean(False)}})
         self.address = address
-        self.needs_pairing = False
+        self.needs_pairing = address in standin.pairing_required
         self.att = None
         self.children = []
         self.by_handle = {}
 
+    def count(self, what):
+        """Counted overall and per device ("Connect:ADDRESS"): tests check who was touched."""
+        self.standin.count(what)
+        self.standin.count(what + ":" + self.address)
+
     @dbus.service.method(DEVICE, in_signature="", out_signature="")
     def Connect(self):
-        self.standin.count("Connect")
+        self.count("Connect")
         if self.interfaces[DEVICE]["Connected"]:
             return
         self.connect()
@@ -328,7 +335,7 @@ class Device(Exported):
 
     @dbus.service.method(DEVICE, in_signature="", out_signature="")
     def Disconnect(self):
-        self.standin.count("Disconnect")
+        self.count("Disconnect")
         if self.att is not None:
             self.att.close()
             self.lost()
@@ -336,7 +343,7 @@ class Device(Exported):
     @dbus.service.method(DEVICE, in_signature="", out_signature="", sender_keyword="sender")
     def Pair(self, sender=None):
         """As bluetoothd: the pairing client's own agent is asked (Just Works: RequestConfirmation)."""
-        self.standin.count("Pair")
+        self.count("Pair")
         if self.interfaces[DEVICE]["Paired"]:
             raise error("AlreadyExists", "Already Exists")
         agent = self.standin.agents_by_sender.get(sender)
@@ -396,11 +403,13 @@ class Characteristic(Exported):
             try:
                 self.acquired.send(value)
                 self.standin.count("notification:fd")
+                self.standin.count("notification:fd:" + self.uuid)
                 return
             except OSError:
                 self.drop_acquired()
         if self.notifying:
             self.standin.count("notification:signal")
+            self.standin.count("notification:signal:" + self.uuid)
             self.set(CHAR, Value=dbus.Array([dbus.Byte(b) for b in value], signature="y"))
 
     def drop_acquired(self):
@@ -424,6 +433,7 @@ class Characteristic(Exported):
     @dbus.service.method(CHAR, in_signature="a{sv}", out_signature="hq")
     def AcquireNotify(self, options):
         self.standin.count("AcquireNotify")
+        self.standin.count("AcquireNotify:" + self.uuid)
         self.device.check_paired()
         refusal = self.standin.refusals.pop(self.uuid, None)
         if refusal:
@@ -445,6 +455,7 @@ class Characteristic(Exported):
     @dbus.service.method(CHAR, in_signature="", out_signature="")
     def StartNotify(self):
         self.standin.count("StartNotify")
+        self.standin.count("StartNotify:" + self.uuid)
         self.device.check_paired()
         if self.notifying:
             raise error("InProgress", "Notify already started")
@@ -508,8 +519,24 @@ class Knobs(dbus.service.Object):
 
     @dbus.service.method(KNOBS, in_signature="s", out_signature="")
     def RequirePairing(self, address):
-        """GATT operations on this device answer NotPermitted "Not paired" until it is paired."""
-        self.standin.devices[str(address)].needs_pairing = True
+        """GATT operations on this device answer NotPermitted "Not paired" until it is paired (also
+        for a device not discovered yet)."""
+        self.standin.pairing_required.add(str(address))
+        if str(address) in self.standin.devices:
+            self.standin.devices[str(address)].needs_pairing = True
+
+    @dbus.service.method(KNOBS, in_signature="ss", out_signature="")
+    def AddPairedKeyboard(self, address, name):
+        """A HID keyboard the user paired long ago and bluetoothd keeps connected: no ATT socket
+        behind it, so any Connect, Disconnect or Pair on it is someone fighting over it."""
+        keyboard = Device(self.standin, str(address), str(name), ["00001812-0000-1000-8000-00805f9b34fb"])
+        keyboard.interfaces[DEVICE].update({
+            "Paired": dbus.Boolean(True), "Trusted": dbus.Boolean(True), "Bonded": dbus.Boolean(True),
+            "Connected": dbus.Boolean(True), "ServicesResolved": dbus.Boolean(True),
+            "Icon": dbus.String("input-keyboard"), "Appearance": dbus.UInt16(0x03C1)})
+        del keyboard.interfaces[DEVICE]["RSSI"]
+        self.standin.devices[str(address)] = keyboard
+        self.standin.manager.InterfacesAdded(keyboard.path, keyboard.interfaces)
 
     @dbus.service.method(KNOBS, in_signature="s", out_signature="u")
     def Count(self, what):
@@ -542,6 +569,7 @@ class StandIn:
         self.directory = directory
         self.counts = {}
         self.refusals = {}
+        self.pairing_required = set()
         self.agents_by_sender = {}
         self.filter = {}
         self.devices = {}
