@@ -57,10 +57,12 @@ final class BlueZRig: @unchecked Sendable {
         standIn = nil
     }
 
-    func transport(_ change: (inout BlueZTransport.Options) -> Void = { _ in }) throws -> BlueZTransport {
+    func transport(
+        _ change: (inout BlueZTransport.Options) -> Void = { _ in }, log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws -> BlueZTransport {
         var options = BlueZTransport.Options()
         change(&options)
-        return try BlueZTransport(bus: .address(bus.address), options: options)
+        return try BlueZTransport(bus: .address(bus.address), options: options, log: log)
     }
 
     /// A knob or counter of the stand-in (`org.sensorkit.StandIn`).
@@ -494,19 +496,37 @@ enum IDs {
         #expect(try rig.count("SetDiscoveryFilter") == 2)
     }
 
-    /// Where there is no bluetoothd, the transport says so in one sentence naming the fix.
-    @Test func noBluetoothdIsUnavailableWithTheFix() throws {
+    /// bluetoothd starting after the transport (boot order): the transport waits for it, says
+    /// why once however often it is scanned meanwhile, and finds the wearable once it is there.
+    @Test func bluetoothdStartingLaterIsWaitedFor() throws {
         let rig = try BlueZRig()
+        let h10 = try rig.add(.h10())
         rig.stopStandIn()
         try rig.waitUntil("org.bluez gone") {
             !(try rig.wait { rig.control.nameHasOwner("org.bluez", queue: $0, completion: $1) })
         }
-        #expect {
-            _ = try rig.transport()
-        } throws: { error in
-            (error as? BLETransportError).map {
-                if case .unavailable(let why) = $0 { why.contains("bluetoothd is not running") } else { false }
-            } ?? false
+        let lines = Mutex<[String]>([])
+        let transport = try rig.transport(log: { line in lines.withLock { $0.append(line) } })
+        defer { transport.close() }
+        for _ in 0..<3 {
+            #expect {
+                _ = try transport.scan()
+            } throws: { error in
+                (error as? BLETransportError).map {
+                    if case .unavailable(let why) = $0 { why.contains("bluetoothd is not on the system bus") } else { false }
+                } ?? false
+            }
         }
+        try rig.startStandIn()
+        let report = try rig.scanUntilFound(transport, "C0:FF:EE:00:00:10")
+        let events = LinkEvents()
+        events.link = try transport.connect(report, queue: events.queue, onEvent: events.handler)
+        _ = try events.ready()
+        #expect(h10.isConnected)
+        let said = lines.withLock { $0 }
+        #expect(
+            said.filter { $0.hasPrefix("bluez: bluetoothd is not running (org.bluez is not on the system bus)") }.count == 1,
+            "\(said)")
+        #expect(said.contains("bluez: bluetoothd is on the system bus; wearables are looked for through it"), "\(said)")
     }
 }
