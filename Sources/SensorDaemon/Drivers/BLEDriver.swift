@@ -4,20 +4,36 @@ import SensorSystem
 
 /// The one place BLE transports are made from `[ble] transport =`.
 public enum BLETransports {
-    public static func make(_ transport: BLESettings.Transport) throws(BLETransportError) -> any BLETransport {
+    /// `log` receives the transport's own lines (bluez: bluetoothd away or back, the bus
+    /// reopened) and, without `transport =`, which transport was chosen and why — once.
+    public static func make(_ transport: BLESettings.Transport, log: @escaping @Sendable (String) -> Void = { _ in })
+        throws(BLETransportError) -> any BLETransport
+    {
         switch transport {
         case .hci(let adapter): return try HCITransport.open(adapter: adapter)
         case .hciSocket(let path): return try HCITransport.open(controllerSocket: path)
         case .emulated(let directory): return EmulatedBLETransport(directory: directory)
         case .automatic(let adapter):
-            guard BluetoothdPresence.probe(adapter: adapter) == .managesAdapter else {
-                return try HCITransport.open(adapter: adapter)
-            }
-            return try make(.bluez(adapter: adapter))
+            let presence = BluetoothdPresence.probe(adapter: adapter)
+            log("ble: no [ble] transport set: \(choice(adapter: adapter, presence: presence))")
+            guard presence == .managesAdapter else { return try HCITransport.open(adapter: adapter) }
+            return try make(.bluez(adapter: adapter), log: log)
         case .bluez(let adapter):
             var options = BlueZTransport.Options()
             options.adapter = adapter
-            return try BlueZTransport(options: options)
+            return try BlueZTransport(options: options, log: log)
+        }
+    }
+
+    /// Which transport `.automatic` takes, and why (pure).
+    static func choice(adapter: String, presence: BluetoothdPresence) -> String {
+        switch presence {
+        case .managesAdapter:
+            "bluetoothd manages \(adapter) (org.bluez exports /org/bluez/\(adapter)), so wearables go through it: bluez"
+        case .runsWithoutAdapter:
+            "bluetoothd runs but does not manage \(adapter), so the adapter is opened directly: hci"
+        case .absent:
+            "bluetoothd is not on the system bus, so \(adapter) is opened directly: hci"
         }
     }
 }
@@ -33,7 +49,7 @@ struct BLEDriver: SensorDriver {
     }
 
     func start(registry: any SourceRegistry, journal: Journal) throws -> any SourceDiscovery {
-        let transport = try BLETransports.make(settings.transport)
+        let transport = try BLETransports.make(settings.transport) { line in journal.info("\(line)") }
         journal.info("ble: \(wearables.count) wearable(s) over \(settings.transport)")
         let central = BLECentral(
             transport: transport, wearables: wearables, registry: registry,
