@@ -14,39 +14,19 @@ import Testing
 /// values, the clock mapping, a link loss as one deletion record, PMD STOP at shutdown — holds
 /// through bluetoothd too.
 @Suite(.serialized) struct BLEBlueZEndToEndTests {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/bluez/bluetoothd_standin.py").path
-
-    @Test(
-        .timeLimit(.minutes(3)),
-        .needs(
-            .tools([
-                (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),
-            ])))
+    @Test(.timeLimit(.minutes(3)), .needs(BlueZDaemonRig.needs))
     func anH10IsRecordedThroughBluetoothd() throws {
-        let bus = try PrivateBus(seconds: 90)
-        defer { bus.close() }
-        let rig = try WearableRig(
-            sensors: "heartRate, electrocardiogram", entitlements: ["heart-rate", "ecg"],
-            wearables: """
-                [wearable chest]
-                name = Polar H10 *
-                streams = heartRate, electrocardiogram
-                """, transport: "bluez")
-        defer { rig.stop() }
-        let h10 = try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: BLEEndToEndTests.h10))
-        _ = try bus.spawn([TestEnvironment.python, Self.script, bus.address, rig.directory], log: "bluetoothd")
-        #expect(
-            IIODaemonRun.eventually(15) { Self.owned("org.bluez", on: bus.address) },
-            "the stand-in did not start\n\(bus.logText())")
+        let bluez = try BlueZDaemonRig(transport: "bluez")
+        defer { bluez.stop() }
+        let (bus, h10) = (bluez.bus, bluez.h10)
+        try bluez.startStandIn()
 
-        let app = try rig.start(environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
-        let run = rig.run
+        let app = try bluez.startDaemon()
+        let run = bluez.run
         let (startSR, anchor) = try run.timeline(app)
         for sensor in [SRSensor.heartRate, .electrocardiogram] { try run.startRecording(app, sensor) }
         #expect(run.log.contains("ble: 1 wearable(s) over bluez (hci0)"), "\(run.log)")
-        let hrm: [UInt8] = [0x37, 0x2A]
-        func streaming() -> Bool { h10.runningMeasurements.contains(0) && h10.isSubscribed(hrm) }
+        let streaming = bluez.streaming
         #expect(
             IIODaemonRun.eventually(20, streaming),
             "the daemon did not start ECG through bluetoothd\n\(run.log)\n\(bus.logText())")
