@@ -529,4 +529,37 @@ enum IDs {
             "\(said)")
         #expect(said.contains("bluez: bluetoothd is on the system bus; wearables are looked for through it"), "\(said)")
     }
+
+    /// The system bus itself going away (the broker killed) and coming back at the same address:
+    /// the link is lost, the bus is opened again after RetryBackoff's waits, each reason said
+    /// once, and the wearable is found and connected again through the new connection.
+    @Test func aBusThatEndsIsOpenedAgain() throws {
+        let rig = try BlueZRig()
+        _ = try rig.add(.h10())
+        let lines = Mutex<[String]>([])
+        let transport = try rig.transport(
+            { $0.firstRetry = .milliseconds(100) }, log: { line in lines.withLock { $0.append(line) } })
+        defer { transport.close() }
+        let events = LinkEvents()
+        events.link = try transport.connect(
+            try rig.scanUntilFound(transport, "C0:FF:EE:00:00:10"), queue: events.queue, onEvent: events.handler)
+        _ = try events.ready()
+        rig.bus.kill()
+        rig.stopStandIn()
+        let why = try events.wait("link lost") { if case .linkLost(let why) = $0 { why } else { nil } }
+        #expect(why.contains("the system bus connection ended"))
+        // Several attempts fail while the broker is away (100, 200, 400, 800 ms …).
+        usleep(1_500_000)
+        try rig.bus.start()
+        _ = try rig.bus.spawn([TestEnvironment.python, BlueZRig.script, rig.bus.address, rig.directory], log: "bluetoothd")
+        let again = LinkEvents()
+        again.link = try transport.connect(
+            try rig.scanUntilFound(transport, "C0:FF:EE:00:00:10"), queue: again.queue, onEvent: again.handler)
+        _ = try again.ready()
+        let said = lines.withLock { $0 }
+        #expect(
+            said.filter { $0.hasPrefix("bluez: the system bus connection ended; the bus is opened again") }.count == 1, "\(said)")
+        #expect(said.filter { $0.hasPrefix("bluez: the system bus cannot be reached") }.count == 1, "\(said)")
+        #expect(said.contains("bluez: the system bus is reachable again"), "\(said)")
+    }
 }
