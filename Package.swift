@@ -123,7 +123,7 @@ let package = Package(
             name: "sensorkit-bench",
             dependencies: [
                 "SensorKitModel", "SensorSystem", "SensorStore", "SensorChunks", "IIOBridge",
-                "SensorDaemon", "SensorKit", "SensorSimulation", "BLEBridge", "SensorExport",
+                "SensorDaemon", "SensorKit", "SensorSimulation", "BLEBridge", "SensorExport", "SystemBus",
             ],
             swiftSettings: strict),
 

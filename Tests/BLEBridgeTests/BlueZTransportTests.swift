@@ -57,10 +57,12 @@ final class BlueZRig: @unchecked Sendable {
         standIn = nil
     }
 
-    func transport(_ change: (inout BlueZTransport.Options) -> Void = { _ in }) throws -> BlueZTransport {
+    func transport(
+        _ change: (inout BlueZTransport.Options) -> Void = { _ in }, log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws -> BlueZTransport {
         var options = BlueZTransport.Options()
         change(&options)
-        return try BlueZTransport(bus: .address(bus.address), options: options)
+        return try BlueZTransport(bus: .address(bus.address), options: options, log: log)
     }
 
     /// A knob or counter of the stand-in (`org.sensorkit.StandIn`).
@@ -494,19 +496,70 @@ enum IDs {
         #expect(try rig.count("SetDiscoveryFilter") == 2)
     }
 
-    /// Where there is no bluetoothd, the transport says so in one sentence naming the fix.
-    @Test func noBluetoothdIsUnavailableWithTheFix() throws {
+    /// bluetoothd starting after the transport (boot order): the transport waits for it, says
+    /// why once however often it is scanned meanwhile, and finds the wearable once it is there.
+    @Test func bluetoothdStartingLaterIsWaitedFor() throws {
         let rig = try BlueZRig()
+        let h10 = try rig.add(.h10())
         rig.stopStandIn()
         try rig.waitUntil("org.bluez gone") {
             !(try rig.wait { rig.control.nameHasOwner("org.bluez", queue: $0, completion: $1) })
         }
-        #expect {
-            _ = try rig.transport()
-        } throws: { error in
-            (error as? BLETransportError).map {
-                if case .unavailable(let why) = $0 { why.contains("bluetoothd is not running") } else { false }
-            } ?? false
+        let lines = Mutex<[String]>([])
+        let transport = try rig.transport(log: { line in lines.withLock { $0.append(line) } })
+        defer { transport.close() }
+        for _ in 0..<3 {
+            #expect {
+                _ = try transport.scan()
+            } throws: { error in
+                (error as? BLETransportError).map {
+                    if case .unavailable(let why) = $0 { why.contains("bluetoothd is not on the system bus") } else { false }
+                } ?? false
+            }
         }
+        try rig.startStandIn()
+        let report = try rig.scanUntilFound(transport, "C0:FF:EE:00:00:10")
+        let events = LinkEvents()
+        events.link = try transport.connect(report, queue: events.queue, onEvent: events.handler)
+        _ = try events.ready()
+        #expect(h10.isConnected)
+        let said = lines.withLock { $0 }
+        #expect(
+            said.filter { $0.hasPrefix("bluez: bluetoothd is not running (org.bluez is not on the system bus)") }.count == 1,
+            "\(said)")
+        #expect(said.contains("bluez: bluetoothd is on the system bus; wearables are looked for through it"), "\(said)")
+    }
+
+    /// The system bus itself going away (the broker killed) and coming back at the same address:
+    /// the link is lost, the bus is opened again after RetryBackoff's waits, each reason said
+    /// once, and the wearable is found and connected again through the new connection.
+    @Test func aBusThatEndsIsOpenedAgain() throws {
+        let rig = try BlueZRig()
+        _ = try rig.add(.h10())
+        let lines = Mutex<[String]>([])
+        let transport = try rig.transport(
+            { $0.firstRetry = .milliseconds(100) }, log: { line in lines.withLock { $0.append(line) } })
+        defer { transport.close() }
+        let events = LinkEvents()
+        events.link = try transport.connect(
+            try rig.scanUntilFound(transport, "C0:FF:EE:00:00:10"), queue: events.queue, onEvent: events.handler)
+        _ = try events.ready()
+        rig.bus.kill()
+        rig.stopStandIn()
+        let why = try events.wait("link lost") { if case .linkLost(let why) = $0 { why } else { nil } }
+        #expect(why.contains("the system bus connection ended"))
+        // Several attempts fail while the broker is away (100, 200, 400, 800 ms …).
+        usleep(1_500_000)
+        try rig.bus.start()
+        _ = try rig.bus.spawn([TestEnvironment.python, BlueZRig.script, rig.bus.address, rig.directory], log: "bluetoothd")
+        let again = LinkEvents()
+        again.link = try transport.connect(
+            try rig.scanUntilFound(transport, "C0:FF:EE:00:00:10"), queue: again.queue, onEvent: again.handler)
+        _ = try again.ready()
+        let said = lines.withLock { $0 }
+        #expect(
+            said.filter { $0.hasPrefix("bluez: the system bus connection ended; the bus is opened again") }.count == 1, "\(said)")
+        #expect(said.filter { $0.hasPrefix("bluez: the system bus cannot be reached") }.count == 1, "\(said)")
+        #expect(said.contains("bluez: the system bus is reachable again"), "\(said)")
     }
 }

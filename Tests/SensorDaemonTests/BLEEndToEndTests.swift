@@ -480,6 +480,8 @@ enum PMDTimeReset {
 /// emulated:DIR` over a fresh folder the test's peripherals serve in, and the test's app granted
 /// `sensors`. Peripherals are created in `directory` between `init` and `start`.
 final class WearableRig {
+    /// The `transport:` that leaves `[ble] transport =` out, so the daemon chooses.
+    static let daemonChooses = ""
     let directory: String
     let run: IIODaemonRun
     /// With `throughController`: the emulated HCI controller in front of the folder's peripherals,
@@ -504,7 +506,7 @@ final class WearableRig {
                 [iio]
                 enabled = no
                 [ble]
-                transport = \(transport ?? "emulated:" + directory)
+                \(transport == Self.daemonChooses ? "" : "transport = " + (transport ?? "emulated:" + directory))
                 \(wearables)
                 """)
     }

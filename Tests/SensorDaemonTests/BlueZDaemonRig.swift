@@ -25,14 +25,19 @@ final class BlueZDaemonRig {
     var directory: String { wearables.directory }
     var run: IIODaemonRun { wearables.run }
 
-    /// A private bus with the stand-in on it, and a daemon configured (not started) for `wearables`.
-    init(sensors: String, entitlements: [String], wearables: String) throws {
+    /// A private bus with the stand-in on it (unless `standIn` is false: the test starts it, as
+    /// bluetoothd may start after the daemon), and a daemon configured (not started) for
+    /// `wearables` with `[ble] transport = TRANSPORT` (nil: no such line, the daemon chooses).
+    init(
+        sensors: String, entitlements: [String], wearables: String, transport: String? = "bluez", standIn: Bool = true
+    ) throws {
         bus = try PrivateBus(seconds: 120)
         do {
             self.wearables = try WearableRig(
-                sensors: sensors, entitlements: entitlements, wearables: wearables, transport: "bluez")
+                sensors: sensors, entitlements: entitlements, wearables: wearables,
+                transport: transport ?? WearableRig.daemonChooses)
             control = try DBusConnection(.address(bus.address), description: "standin-knobs")
-            try startStandIn()
+            if standIn { try startStandIn() }
         } catch {
             bus.close()
             throw error

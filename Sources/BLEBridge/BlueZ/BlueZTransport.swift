@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import SensorKitModel
 import SensorSystem
 import Synchronization
 import SystemBus
@@ -12,6 +13,10 @@ import SystemBus
 /// State (the mirror of bluetoothd's objects, the links, discovery) is confined to `queue`;
 /// every D-Bus result and signal arrives there. Links deliver their events on the queue the
 /// caller of `connect` names.
+///
+/// bluetoothd may start after the daemon (boot order) or restart: without `org.bluez` on the
+/// bus the transport waits for it (NameOwnerChanged) with no wearables in range, and a bus
+/// connection that ends is opened again with `RetryBackoff`'s waits.
 // @unchecked Sendable: its state is confined to `queue` (dispatchPrecondition).
 public final class BlueZTransport: BLETransport, @unchecked Sendable {
     public struct Options: Sendable {
@@ -26,13 +31,25 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
         public var connectTimeout: Duration = .seconds(30)
         /// How long `init` waits for the broker and bluetoothd's first answer.
         public var startTimeout: Duration = .seconds(5)
+        /// The waits before the bus is opened again after the connection ended: 1 s, doubling up
+        /// to a minute.
+        public var firstRetry: Duration = .seconds(1)
+        public var lastRetry: Duration = .seconds(60)
         public init() {}
     }
 
     public let options: Options
     public let adapterPath: DBusObjectPath
     let queue = DispatchQueue(label: "ble.bluez")
-    let connection: DBusConnection
+    private let bus: DBusBus
+    // Links call through it from their own queues while a reconnect may replace it.
+    private let current: Mutex<DBusConnection>
+    var connection: DBusConnection { current.withLock { $0 } }
+    private var backoff: RetryBackoff
+    private var reconnecting = false
+    private var closed = false
+    /// Why bluetoothd is away, said once per absence; nil while it is on the bus.
+    private var absence: String?
     private var objects: DBusManagedObjects = [:]
     private var treeCache: BlueZObjectTree?
     private var links: [DBusObjectPath: BlueZGATTLink] = [:]
@@ -48,34 +65,28 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
     private let paired = Mutex<[String]>([])
 
     /// Connects to `bus` (the system bus on a tablet; a private bus in tests) and reads
-    /// bluetoothd's objects. No bus, no bluetoothd or no such adapter is `.unavailable`.
+    /// bluetoothd's objects. No bus or no such adapter is `.unavailable`; no bluetoothd is a
+    /// transport waiting for it to start (said once in the log).
     public init(bus: DBusBus = .system, options: Options = Options(), log: @escaping @Sendable (String) -> Void = { _ in })
         throws(BLETransportError)
     {
         self.options = options
         self.log = log
+        self.bus = bus
+        backoff = RetryBackoff(first: options.firstRetry.saturatingNanoseconds, last: options.lastRetry.saturatingNanoseconds)
         guard HCIAdapterName.index(options.adapter) != nil, let path = try? DBusObjectPath("/org/bluez/" + options.adapter) else {
             throw .failed("Bluetooth adapter name \"\(options.adapter)\" is not of the form hci0, hci1, …")
         }
         adapterPath = path
+        let connection: DBusConnection
         do {
             connection = try DBusConnection(bus, description: "bluez")
         } catch {
             throw .unavailable("the system bus cannot be reached (\(error)), so bluetoothd cannot be asked for wearables")
         }
-        let installed = DispatchGroup()
-        queue.sync {
-            for match in [
-                DBusNameOwnerChanged.match(name: BlueZName.service), DBusInterfacesAdded.match(sender: BlueZName.service),
-                DBusInterfacesRemoved.match(sender: BlueZName.service), DBusPropertiesChanged.match(sender: BlueZName.service),
-            ] {
-                installed.enter()
-                subscriptions.append(
-                    connection.subscribe(
-                        match, queue: queue, installed: { _ in installed.leave() },
-                        handler: { [weak self] event in self?.handle(event) }))
-            }
-        }
+        current = Mutex(connection)
+        let installed = DispatchSemaphore(value: 0)
+        queue.sync { subscribe(on: connection) { installed.signal() } }
         guard installed.wait(timeout: .now() + options.startTimeout.seconds) == .success else {
             connection.close()
             throw .unavailable("the system bus did not answer within \(options.startTimeout)")
@@ -98,13 +109,10 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
                 connection.close()
                 throw .unavailable("bluetoothd has no adapter \(options.adapter) (`bluetoothctl list`)")
             }
+        case .failure(let error)? where BlueZRefusal.classify(error) == .serviceGone:
+            break  // load() said so; NameOwnerChanged brings it.
         case .failure(let error)?:
             connection.close()
-            if BlueZRefusal.classify(error) == .serviceGone {
-                throw .unavailable(
-                    "bluetoothd is not running (org.bluez is not on the system bus); start bluetooth.service or use [ble] transport = hci with a dedicated adapter"
-                )
-            }
             throw .unavailable("bluetoothd did not answer GetManagedObjects: \(error)")
         case nil:
             connection.close()
@@ -127,6 +135,7 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
     /// running on the transport's own queue — events come on the link's queue, so that is fine).
     public func close() {
         let (open, subscriptions) = queue.sync {
+            closed = true
             timer?.cancel()
             timer = nil
             let open = Array(links.values)
@@ -161,7 +170,8 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
     public func scan() throws(BLETransportError) -> [BLEScanReport] {
         let result: Result<[BLEScanReport], BLETransportError> = queue.sync {
             guard bluezPresent else {
-                return .failure(.busy("bluetoothd is not on the system bus (stopped or restarting); the next scan retries"))
+                return .failure(
+                    .unavailable("bluetoothd is not on the system bus (not started yet, stopped or restarting); scans retry"))
             }
             lastScan = .now
             if !discoveryRequested { startDiscovery() }
@@ -245,7 +255,11 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
             treeCache = nil
             bluezPresent = true
             discoveryRequested = false
+            if absence != nil { log("bluez: bluetoothd is on the system bus; wearables are looked for through it") }
+            absence = nil
             registerAgent()
+        case .failure(let error) where BlueZRefusal.classify(error) == .serviceGone:
+            sayAbsent("bluetoothd is not running (org.bluez is not on the system bus)")
         case .failure(let error):
             log("bluez: GetManagedObjects failed: \(error)")
         }
@@ -314,6 +328,62 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
         }
     }
 
+    /// Subscribes `connection` to bluetoothd's signals; `installed` runs on `queue` once the
+    /// broker answered every match rule.
+    private func subscribe(on connection: DBusConnection, installed: @escaping @Sendable () -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let matches = [
+            DBusNameOwnerChanged.match(name: BlueZName.service), DBusInterfacesAdded.match(sender: BlueZName.service),
+            DBusInterfacesRemoved.match(sender: BlueZName.service), DBusPropertiesChanged.match(sender: BlueZName.service),
+        ]
+        let pending = MatchesPending(matches.count)
+        for match in matches {
+            subscriptions.append(
+                connection.subscribe(
+                    match, queue: queue,
+                    installed: { _ in if pending.answered() { installed() } },
+                    handler: { [weak self, weak connection] event in
+                        // Events of a connection already replaced (its `.ended` comes once per match) are stale.
+                        guard let self, let connection, connection === self.connection else { return }
+                        self.handle(event)
+                    }))
+        }
+    }
+
+    private func connectionEnded() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed, !reconnecting else { return }
+        bluezGone("the system bus connection ended")
+        subscriptions = []
+        // The agent's export ended with its connection; the next load exports it again.
+        agentExport = nil
+        reconnectLater(because: "the system bus connection ended")
+    }
+
+    private func reconnectLater(because reason: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        reconnecting = true
+        let (wait, worthSaying) = backoff.failed(because: reason)
+        if worthSaying { log("bluez: \(reason); the bus is opened again, at most every \(options.lastRetry)") }
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: wait))) { [weak self] in self?.reconnect() }
+    }
+
+    private func reconnect() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed else { return }
+        let opened: DBusConnection
+        do {
+            opened = try DBusConnection(bus, description: "bluez")
+        } catch {
+            reconnectLater(because: "the system bus cannot be reached (\(error))")
+            return
+        }
+        current.withLock { $0 = opened }
+        reconnecting = false
+        if backoff.succeeded() { log("bluez: the system bus is reachable again") }
+        subscribe(on: opened) { [weak self] in self?.reload() }
+    }
+
     private func handle(_ event: DBusSignalEvent) {
         dispatchPrecondition(condition: .onQueue(queue))
         switch event {
@@ -328,7 +398,7 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
             report("\(count) signals from bluetoothd were lost; its objects are read again")
             reload()
         case .ended:
-            bluezGone("the system bus connection ended")
+            connectionEnded()
         }
     }
 
@@ -340,7 +410,7 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
             if change.newOwner == nil {
                 bluezGone("bluetoothd left the system bus")
             } else {
-                bluezGone("bluetoothd restarted")
+                if bluezPresent { bluezGone("bluetoothd restarted") }
                 reload()
             }
         case (DBusStandard.objectManager, "InterfacesAdded"):
@@ -394,14 +464,35 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
         }
     }
 
+    private func sayAbsent(_ why: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard absence != why else { return }
+        absence = why
+        log("bluez: \(why); wearables wait until it is on the system bus (start bluetooth.service)")
+    }
+
     private func bluezGone(_ why: String) {
         dispatchPrecondition(condition: .onQueue(queue))
+        sayAbsent(why)
         bluezPresent = false
         discoveryRequested = false
         objects = [:]
         treeCache = nil
         for link in links.values { link.end(why) }
         links = [:]
+    }
+}
+
+/// Match rules the broker has not answered yet.
+private final class MatchesPending: Sendable {
+    private let left: Mutex<Int>
+    init(_ count: Int) { left = Mutex(count) }
+    /// One more answered; true for the last.
+    func answered() -> Bool {
+        left.withLock { count in
+            count -= 1
+            return count == 0
+        }
     }
 }
 

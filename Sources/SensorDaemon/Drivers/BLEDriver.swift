@@ -4,8 +4,9 @@ import SensorSystem
 
 /// The one place BLE transports are made from `[ble] transport =`.
 public enum BLETransports {
-    /// `log` takes what a transport has to say beside its links: for `bluez`, what it left out of
-    /// bluetoothd's objects and the wearables it paired.
+    /// `log` takes what a transport has to say beside its links (bluez: what it left out of
+    /// bluetoothd's objects, the wearables it paired, bluetoothd away or back, the bus reopened)
+    /// and, without `transport =`, which transport was chosen and why — once.
     public static func make(_ transport: BLESettings.Transport, log: @escaping @Sendable (String) -> Void = { _ in })
         throws(BLETransportError) -> any BLETransport
     {
@@ -14,14 +15,26 @@ public enum BLETransports {
         case .hciSocket(let path): return try HCITransport.open(controllerSocket: path)
         case .emulated(let directory): return EmulatedBLETransport(directory: directory)
         case .automatic(let adapter):
-            guard BluetoothdPresence.probe(adapter: adapter) == .managesAdapter else {
-                return try HCITransport.open(adapter: adapter)
-            }
+            let presence = BluetoothdPresence.probe(adapter: adapter)
+            log("ble: no [ble] transport set: \(choice(adapter: adapter, presence: presence))")
+            guard presence == .managesAdapter else { return try HCITransport.open(adapter: adapter) }
             return try make(.bluez(adapter: adapter), log: log)
         case .bluez(let adapter):
             var options = BlueZTransport.Options()
             options.adapter = adapter
             return try BlueZTransport(options: options, log: log)
+        }
+    }
+
+    /// Which transport `.automatic` takes, and why (pure).
+    static func choice(adapter: String, presence: BluetoothdPresence) -> String {
+        switch presence {
+        case .managesAdapter:
+            "bluetoothd manages \(adapter) (org.bluez exports /org/bluez/\(adapter)), so wearables go through it: bluez"
+        case .runsWithoutAdapter:
+            "bluetoothd runs but does not manage \(adapter), so the adapter is opened directly: hci"
+        case .absent:
+            "bluetoothd is not on the system bus, so \(adapter) is opened directly: hci"
         }
     }
 }
