@@ -77,11 +77,13 @@ final class H10ECGFeed {
                 app, sensor: .electrocardiogram, from: start, to: now, device: device, timeout: 10)
             result.ecgTimes = batches.flatMap(\.sensorTimes)
             result.ecgValues = batches.flatMap { $0.columns[0] }
-            return result.ecgTimes.count >= sent.count
+            // The heart rates are a stream of their own, stored on their own schedule: the last
+            // one may come after the last ECG frame is in.
+            let (heart, _) = DaemonHarness.fetchAll(app, sensor: .heartRate, from: start, to: now, device: device, timeout: 10)
+            result.beats = heart.flatMap { $0.columns[0] }.map { UInt8($0) }
+            return result.ecgTimes.count >= sent.count && result.beats.count >= beats.count
         }
         result.worstError = zip(result.ecgTimes, sent).map { abs($0 - (anchor + $1.time)) }.max() ?? 0
-        let (heart, _) = DaemonHarness.fetchAll(app, sensor: .heartRate, from: start, to: now, device: device, timeout: 10)
-        result.beats = heart.flatMap { $0.columns[0] }.map { UInt8($0) }
         for sensor in [SRSensor.heartRate, .electrocardiogram] {
             let (records, _) = DaemonHarness.fetchAll(
                 app, sensor: sensor.deletionRecordSensor!, from: start, to: now, device: device, timeout: 10)
