@@ -43,6 +43,33 @@ import Testing
         }
     }
 
+    /// A Verity Sense recording heart rate (PP intervals) and PPG through bluetoothd, once the
+    /// daemon has started both PMD streams and the Heart Rate Measurement.
+    static func verityRig() throws -> (BlueZDaemonRig, EmulatedPeripheral, ReaderConnection, start: Int64, anchor: Int64) {
+        let address = PolarStreamsEndToEndTests.verity
+        let rig = try BlueZDaemonRig(
+            sensors: "heartRate, photoplethysmogram", entitlements: ["heart-rate", "ppg"],
+            wearables: """
+                [wearable arm]
+                address = \(address)
+                streams = heartRate, photoplethysmogram
+                """)
+        do {
+            let verity = try EmulatedPeripheral(directory: rig.directory, profile: .veritySense(address: address))
+            let app = try rig.start()
+            let (start, anchor) = try rig.run.timeline(app)
+            for sensor in [SRSensor.heartRate, .photoplethysmogram] { try rig.run.startRecording(app, sensor) }
+            #expect(
+                IIODaemonRun.eventually(20) {
+                    verity.runningMeasurements.isSuperset(of: [1, 3]) && verity.isSubscribed([0x37, 0x2A])
+                }, "the daemon did not start PPG and PPI through bluetoothd\n\(rig.logs)")
+            return (rig, verity, app, start, anchor)
+        } catch {
+            rig.stop()
+            throw error
+        }
+    }
+
     /// Every ECG sample and heart rate the H10 accepted is in the store, exact and on time, with
     /// `gaps` systemInitiated deletion records per stream.
     static func expectExact(_ feed: H10ECGFeed, _ recorded: H10ECGFeed.Recorded, gaps: Int, _ logs: @autoclosure () -> String) {
@@ -92,23 +119,9 @@ import Testing
     @Test(.timeLimit(.minutes(3)), .needs(BlueZDaemonRig.needs))
     func aVeritySenseIsRecordedThroughBluetoothd() throws {
         let address = PolarStreamsEndToEndTests.verity
-        let rig = try BlueZDaemonRig(
-            sensors: "heartRate, photoplethysmogram", entitlements: ["heart-rate", "ppg"],
-            wearables: """
-                [wearable arm]
-                address = \(address)
-                streams = heartRate, photoplethysmogram
-                """)
+        let (rig, verity, app, start, anchor) = try Self.verityRig()
         defer { rig.stop() }
-        let verity = try EmulatedPeripheral(directory: rig.directory, profile: .veritySense(address: address))
-        let app = try rig.start()
         let run = rig.run
-        let (start, anchor) = try run.timeline(app)
-        for sensor in [SRSensor.heartRate, .photoplethysmogram] { try run.startRecording(app, sensor) }
-        #expect(
-            IIODaemonRun.eventually(20) {
-                verity.runningMeasurements.isSuperset(of: [1, 3]) && verity.isSubscribed([0x37, 0x2A])
-            }, "the daemon did not start PPG and PPI through bluetoothd\n\(rig.logs)")
         let ppg = VerityStreams.PPGFeed(verity, kinds: [.type0, .type0, .type0, .type7, .type7, .type10, .type10])
         let pulses = VerityStreams.sendPulses(verity)
         #expect(ppg.sent.count == 7 * VerityStreams.PPGFeed.perFrame)
@@ -129,23 +142,9 @@ import Testing
     @Test(.timeLimit(.minutes(3)), .needs(BlueZDaemonRig.needs))
     func aVeritysFirstPPGFrameAfterPulsesIsLostOverBluez() throws {
         let address = PolarStreamsEndToEndTests.verity
-        let rig = try BlueZDaemonRig(
-            sensors: "heartRate, photoplethysmogram", entitlements: ["heart-rate", "ppg"],
-            wearables: """
-                [wearable arm]
-                address = \(address)
-                streams = heartRate, photoplethysmogram
-                """)
+        let (rig, verity, app, start, anchor) = try Self.verityRig()
         defer { rig.stop() }
-        let verity = try EmulatedPeripheral(directory: rig.directory, profile: .veritySense(address: address))
-        let app = try rig.start()
         let run = rig.run
-        let (start, anchor) = try run.timeline(app)
-        for sensor in [SRSensor.heartRate, .photoplethysmogram] { try run.startRecording(app, sensor) }
-        #expect(
-            IIODaemonRun.eventually(20) {
-                verity.runningMeasurements.isSuperset(of: [1, 3]) && verity.isSubscribed([0x37, 0x2A])
-            }, "the daemon did not start PPG and PPI through bluetoothd\n\(rig.logs)")
         let pulses = VerityStreams.sendPulses(verity)
         let ppg = VerityStreams.PPGFeed(verity, kinds: [.type0, .type0, .type0, .type7, .type7, .type10, .type10])
         try VerityStreams.expectPulses(app, run, device: "ble:" + address, from: start, sent: pulses)
