@@ -168,4 +168,23 @@ import Testing
         thread.sync {}
         #expect(count.withLock { $0 } == 2200)
     }
+
+    /// Before the thread starts, nobody stands in for it: the job is queued and its first wake
+    /// runs it, on the thread.
+    @Test(.timeLimit(.minutes(3)))
+    func nobodyStandsInForAThreadNotYetStarted() throws {
+        let thread = try WriterThread()
+        let ranOnThread = Mutex<Bool?>(nil)
+        thread.runHereOrQueue { ranOnThread.withLock { $0 = thread.isCurrent } }
+        #expect(ranOnThread.withLock { $0 } == nil)
+        #expect(thread.borrows == 0)
+        try thread.start(name: "test writer") { _ in }
+        defer { thread.stop() }
+        thread.sync {}
+        #expect(ranOnThread.withLock { $0 } == true)
+        // Started, asleep: now the caller stands in.
+        Thread.sleep(forTimeInterval: 0.05)
+        thread.runHereOrQueue {}
+        #expect(thread.borrows == 1)
+    }
 }

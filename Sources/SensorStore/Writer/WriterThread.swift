@@ -140,13 +140,15 @@ final class WriterThread: Sendable {
     /// otherwise queues it as `async` does. For a caller that is awake anyway and may wait for
     /// the job (a commit, at times its sync). Not from the thread itself, nor from within a job.
     func runHereOrQueue(_ job: @escaping Job) {
+        // Not started yet: nobody may stand in for a thread that has no alarms to ring.
+        guard let ring = ringer.withLock({ $0 }) else { return async(job) }
         let here = state.withLock { state -> Bool in
             guard !state.stopped, state.sleeping, !state.borrowed, state.jobs.isEmpty else { return false }
             state.borrowed = true
             state.borrows += 1
             return true
         }
-        guard here, let ring = ringer.withLock({ $0 }) else { return async(job) }
+        guard here else { return async(job) }
         standIn.store(UInt(pthread_self()), ordering: .relaxed)
         job()
         var jobs: [Job] = []
