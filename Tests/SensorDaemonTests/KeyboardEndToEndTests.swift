@@ -74,6 +74,44 @@ import Testing
 
     /// Whether `text`'s whole numbers (journal priorities `<N>` left out) hold `codes` in order,
     /// at most three other numbers between two of them.
+    /// A keyboard plugged in while `keyboardMetrics` is recorded is found through udev and its
+    /// typing counted; unplugged, its source goes (docs/keyboard.md: keyboards come and go).
+    @Test(.needs(.umockdev), .timeLimit(.minutes(3)))
+    func aKeyboardPluggedInWhileRecordingIsFoundCountedAndLetGo() throws {
+        let run = try IIODaemonRun(
+            extraConfig: "[keyboard]\ninterval = 1s\n", entitlements: ["keyboard-metrics"], grants: "keyboardMetrics")
+        defer { run.stop() }
+        try run.startUnderTestbed()
+        let app = try run.connect()
+        defer { app.close() }
+        try run.startRecording(app, .keyboardMetrics)
+        let keyboard = { (try? run.devices())?.first { $0.source.hasPrefix("evdev:") } }
+        usleep(500_000)
+        #expect(keyboard() == nil, "a keyboard before one was plugged in\n\(run.log)")
+
+        let events = run.folder + "-hotplug.events"
+        try EvemuScript.typing(EvemuScript.passphrase).write(toFile: events, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: events) }
+        // Its ioctls answered before udev announces it: the daemon opens it at the announcement.
+        try run.command("ioctl", EvemuScript.node, EvemuScript.fixtures + "/keyboard.ioctl")
+        try run.command("add", EvemuScript.fixtures + "/keyboard.umockdev")
+        try run.command("evemu", EvemuScript.node, events)
+        #expect(
+            IIODaemonRun.eventually(15) { keyboard()?.state == "recording" }, "the plugged keyboard was not found\n\(run.log)")
+        var taps = 0.0
+        let counted = try IIODaemonRun.eventually(20) {
+            let (now, _) = try run.timeline(app)
+            let (batches, _) = DaemonHarness.fetchAll(app, sensor: .keyboardMetrics, from: 0, to: now, timeout: 10)
+            taps = batches.flatMap { $0.columns[1] }.reduce(0, +)
+            return taps >= Double(EvemuScript.passphrase.count)
+        }
+        #expect(counted, "\(taps) taps of \(EvemuScript.passphrase.count)\n\(run.log)")
+
+        try run.command("remove", "/sys/devices/platform/i8042/serio0/input/input3/event3")
+        #expect(IIODaemonRun.eventually(15) { keyboard() == nil }, "the unplugged keyboard stayed\n\(run.log)")
+        #expect(run.log.contains("removed"), "\(run.log)")
+    }
+
     static func numbersHold(_ codes: [Int], in text: String) -> Bool {
         var numbers: [Int] = []
         var digits = ""

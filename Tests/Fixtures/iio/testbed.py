@@ -10,6 +10,8 @@ one line on stdout: "ok[<TAB>result]" or "error<TAB>message".
 
   add FILE                      devices from a .umockdev file (uevent "add" is sent for each)
   script DEVNODE FILE           feed DEVNODE from a umockdev script (clock starts now)
+  ioctl DEVNODE FILE            answer DEVNODE's ioctls from a recording (an evdev node's, before `add`)
+  evemu DEVNODE FILE            feed DEVNODE from evemu events (a keyboard typing)
   set SYSPATH ATTRIBUTE VALUE   rewrite an attribute in place (VALUE gets the trailing newline)
   get SYSPATH ATTRIBUTE         "ok<TAB>VALUE": the attribute as the daemon left it (trailing newline removed)
   uevent SYSPATH ACTION         send a uevent (change, …)
@@ -78,6 +80,14 @@ for line in sys.stdin:
         elif command == 'script':
             if not testbed.load_script(arguments[0], arguments[1]):
                 raise RuntimeError('load_script failed')
+            answer('ok')
+        elif command == 'ioctl':
+            if not testbed.load_ioctl(arguments[0], arguments[1]):
+                raise RuntimeError('load_ioctl failed')
+            answer('ok')
+        elif command == 'evemu':
+            if not testbed.load_evemu_events(arguments[0], arguments[1]):
+                raise RuntimeError('load_evemu_events failed')
             answer('ok')
         elif command == 'set':
             path = testbed.get_root_dir() + arguments[0] + '/' + arguments[1]
