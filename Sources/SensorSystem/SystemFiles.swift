@@ -9,6 +9,13 @@ public enum SystemFiles {
     public static func read(_ path: String, limit: Int = 65_536) throws(SystemError) -> String {
         let fd = try syscall("open(\(path))") { open(path, O_RDONLY | O_CLOEXEC) }
         defer { close(fd) }
+        return String(decoding: try read(fileDescriptor: fd, path: path, limit: limit), as: UTF8.self)
+    }
+
+    /// What is left to read of an open file, until its end or until at least `limit` bytes are in
+    /// (a caller that must refuse a longer file asks for one byte more than it takes). `path`
+    /// names the file in errors.
+    public static func read(fileDescriptor fd: Int32, path: String, limit: Int) throws(SystemError) -> [UInt8] {
         var bytes = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 4096)
         while bytes.count < limit {
@@ -16,7 +23,7 @@ public enum SystemFiles {
             if n == 0 { break }
             bytes.append(contentsOf: chunk[0..<n])
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// The file's text without surrounding white space, or nil when it cannot be read.

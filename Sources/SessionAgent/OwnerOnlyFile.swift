@@ -41,17 +41,14 @@ enum OwnerOnlyFile {
         guard info.st_uid == geteuid() else { throw .notOwnedByThisUser(uid: info.st_uid) }
         guard info.st_mode & 0o077 == 0 else { throw .openToOthers(mode: info.st_mode) }
         guard info.st_size <= limit else { throw .tooLarge(limit: limit) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .unreadable(SystemError("read(\(path))", errno: errno))
-            }
-            if n == 0 { return String(decoding: bytes, as: UTF8.self) }
-            guard bytes.count + n <= limit else { throw .tooLarge(limit: limit) }
-            bytes.append(contentsOf: chunk[0..<n])
+        let bytes: [UInt8]
+        do throws(SystemError) {
+            bytes = try SystemFiles.read(fileDescriptor: fd, path: path, limit: limit + 1)
+        } catch {
+            throw .unreadable(error)
         }
+        // It may have grown since `fstat`.
+        guard bytes.count <= limit else { throw .tooLarge(limit: limit) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
