@@ -27,13 +27,15 @@ final class BlueZRig: @unchecked Sendable {
     private(set) var standIn: ChildProcess?
     var peripherals: [EmulatedPeripheral] = []
 
-    init() throws {
+    /// `standInOptions`: the stand-in's (`--adapter-withheld`: bluetoothd before the kernel
+    /// reported the controller).
+    init(standInOptions: [String] = []) throws {
         try TestEnvironment.require(Self.needs)
         bus = try PrivateBus(seconds: 120)
         directory = bus.folder + "/emulated"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         control = try DBusConnection(.address(bus.address), description: "test")
-        try startStandIn()
+        try startStandIn(standInOptions)
     }
 
     deinit {
@@ -47,8 +49,8 @@ final class BlueZRig: @unchecked Sendable {
         return peripheral
     }
 
-    func startStandIn() throws {
-        standIn = try bus.spawn([TestEnvironment.python, Self.script, bus.address, directory], log: "bluetoothd")
+    func startStandIn(_ options: [String] = []) throws {
+        standIn = try bus.spawn([TestEnvironment.python, Self.script, bus.address, directory] + options, log: "bluetoothd")
         try waitUntil("org.bluez on the bus") { try wait { control.nameHasOwner("org.bluez", queue: $0, completion: $1) } }
     }
 
@@ -528,6 +530,38 @@ enum IDs {
             said.filter { $0.hasPrefix("bluez: bluetoothd is not running (org.bluez is not on the system bus)") }.count == 1,
             "\(said)")
         #expect(said.contains("bluez: bluetoothd is on the system bus; wearables are looked for through it"), "\(said)")
+    }
+
+    /// bluetoothd on the bus before it exported the adapter (the kernel reported the controller
+    /// late, at boot): the transport starts all the same, scans say why and start no discovery,
+    /// and once InterfacesAdded brings `Adapter1` discovery starts and the wearable is reached.
+    @Test func anAdapterExportedLaterIsWaitedFor() throws {
+        let rig = try BlueZRig(standInOptions: ["--adapter-withheld"])
+        let h10 = try rig.add(.h10())
+        #expect(BluetoothdPresence.probe(adapter: "hci0", bus: .address(rig.bus.address)) == .runsWithoutAdapter)
+        let lines = Mutex<[String]>([])
+        let transport = try rig.transport(log: { line in lines.withLock { $0.append(line) } })
+        defer { transport.close() }
+        for _ in 0..<3 {
+            #expect {
+                _ = try transport.scan()
+            } throws: { error in
+                (error as? BLETransportError).map {
+                    if case .unavailable(let why) = $0 { why.hasPrefix("bluetoothd does not export hci0 yet") } else { false }
+                } ?? false
+            }
+        }
+        #expect(try rig.count("StartDiscovery") == 0)
+        try rig.knob("ExportAdapter")
+        let report = try rig.scanUntilFound(transport, "C0:FF:EE:00:00:10")
+        #expect(try rig.count("StartDiscovery") == 1)
+        let events = LinkEvents()
+        events.link = try transport.connect(report, queue: events.queue, onEvent: events.handler)
+        _ = try events.ready()
+        #expect(h10.isConnected)
+        let said = lines.withLock { $0 }
+        #expect(said.filter { $0.hasPrefix("bluez: bluetoothd does not export hci0 (yet:") }.count == 1, "\(said)")
+        #expect(said.contains("bluez: bluetoothd exports hci0 now; wearables are looked for through it"), "\(said)")
     }
 
     /// The system bus itself going away (the broker killed) and coming back at the same address:

@@ -16,7 +16,9 @@ import SystemBus
 ///
 /// bluetoothd may start after the daemon (boot order) or restart: without `org.bluez` on the
 /// bus the transport waits for it (NameOwnerChanged) with no wearables in range, and a bus
-/// connection that ends is opened again with `RetryBackoff`'s waits.
+/// connection that ends is opened again with `RetryBackoff`'s waits. bluetoothd exports an
+/// adapter only once the kernel reports its controller (at boot, a moment after bluetoothd
+/// started): until `Adapter1` is on the adapter's path (InterfacesAdded) scans say so and retry.
 // @unchecked Sendable: its state is confined to `queue` (dispatchPrecondition).
 public final class BlueZTransport: BLETransport, @unchecked Sendable {
     public struct Options: Sendable {
@@ -54,6 +56,9 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
     private var treeCache: BlueZObjectTree?
     private var links: [DBusObjectPath: BlueZGATTLink] = [:]
     private var bluezPresent = false
+    /// Whether bluetoothd exports our adapter, as last said in the log; nil until bluetoothd
+    /// answered (again, after it left the bus).
+    private var adapterExported: Bool?
     private var discoveryRequested = false
     private var lastScan: ContinuousClock.Instant?
     private var timer: (any DispatchSourceTimer)?
@@ -65,8 +70,8 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
     private let paired = Mutex<[String]>([])
 
     /// Connects to `bus` (the system bus on a tablet; a private bus in tests) and reads
-    /// bluetoothd's objects. No bus or no such adapter is `.unavailable`; no bluetoothd is a
-    /// transport waiting for it to start (said once in the log).
+    /// bluetoothd's objects. No bus is `.unavailable`; no bluetoothd, or no such adapter yet, is a
+    /// transport waiting for it (said once in the log).
     public init(bus: DBusBus = .system, options: Options = Options(), log: @escaping @Sendable (String) -> Void = { _ in })
         throws(BLETransportError)
     {
@@ -104,11 +109,7 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
         _ = loaded.wait(timeout: .now() + options.startTimeout.seconds + 1)
         switch outcome.withLock({ $0 }) {
         case .success?:
-            let hasAdapter = queue.sync { tree.adapters.contains { $0.path == adapterPath } }
-            guard hasAdapter else {
-                connection.close()
-                throw .unavailable("bluetoothd has no adapter \(options.adapter) (`bluetoothctl list`)")
-            }
+            break  // load() said whether the adapter is there; InterfacesAdded brings it later.
         case .failure(let error)? where BlueZRefusal.classify(error) == .serviceGone:
             break  // load() said so; NameOwnerChanged brings it.
         case .failure(let error)?:
@@ -172,6 +173,12 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
             guard bluezPresent else {
                 return .failure(
                     .unavailable("bluetoothd is not on the system bus (not started yet, stopped or restarting); scans retry"))
+            }
+            guard adapterIsExported else {
+                return .failure(
+                    .unavailable(
+                        "bluetoothd does not export \(options.adapter) yet (it adds an adapter once the kernel reports its controller)"
+                    ))
             }
             lastScan = .now
             if !discoveryRequested { startDiscovery() }
@@ -258,6 +265,7 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
             if absence != nil { log("bluez: bluetoothd is on the system bus; wearables are looked for through it") }
             absence = nil
             registerAgent()
+            noteAdapter()
         case .failure(let error) where BlueZRefusal.classify(error) == .serviceGone:
             sayAbsent("bluetoothd is not running (org.bluez is not on the system bus)")
         case .failure(let error):
@@ -421,11 +429,13 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
             }
             objects[added.object, default: [:]].merge(added.interfaces) { _, new in new }
             treeCache = nil
+            if added.object == adapterPath { noteAdapter() }
         case (DBusStandard.objectManager, "InterfacesRemoved"):
             let removed = try DBusInterfacesRemoved(message)
             for interface in removed.interfaces { objects[removed.object]?[interface] = nil }
             if objects[removed.object]?.isEmpty == true { objects[removed.object] = nil }
             treeCache = nil
+            if removed.object == adapterPath { noteAdapter() }
             if removed.interfaces.contains(BlueZName.device), let link = links[removed.object] {
                 link.end("bluetoothd removed the device")
             }
@@ -464,6 +474,30 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
         }
     }
 
+    private var adapterIsExported: Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return objects[adapterPath]?[BlueZName.adapter] != nil
+    }
+
+    /// Says when our adapter appears or goes (once per change). A discovery requested before
+    /// belonged to no adapter, or to the one that went: the next scan starts it again.
+    private func noteAdapter() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let exported = adapterIsExported
+        guard exported != adapterExported else { return }
+        let before = adapterExported
+        adapterExported = exported
+        discoveryRequested = false
+        lastScan = nil
+        if exported {
+            if before == false { log("bluez: bluetoothd exports \(options.adapter) now; wearables are looked for through it") }
+        } else {
+            log(
+                "bluez: bluetoothd does not export \(options.adapter) (yet: it adds an adapter once the kernel reports its controller; `bluetoothctl list` shows the ones it has); wearables wait until it does"
+            )
+        }
+    }
+
     private func sayAbsent(_ why: String) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard absence != why else { return }
@@ -475,6 +509,7 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(queue))
         sayAbsent(why)
         bluezPresent = false
+        adapterExported = nil
         discoveryRequested = false
         objects = [:]
         treeCache = nil

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A bluetoothd stand-in for the bluez transport's tests (docs/ble.md, "The bluez transport").
 
-Usage: bluetoothd_standin.py BUS_ADDRESS EMULATED_DIR
+Usage: bluetoothd_standin.py BUS_ADDRESS EMULATED_DIR [--adapter-asked=SECONDS | --adapter-withheld]
 
 Owns org.bluez on the private bus BUS_ADDRESS and exports BlueZ's documented interfaces
 (bluez doc/org.bluez.*.rst): ObjectManager at /, AgentManager1 at /org/bluez, Adapter1 at
@@ -18,6 +18,12 @@ AcquireNotify of a UUID with an error name, a StopNotify by "another client" (cl
 socket, as BlueZ does), a device that wants pairing, a paired and connected keyboard of the
 user's own, hostile property values, and counters of what was called (also per device address,
 "Connect:ADDRESS", and per characteristic UUID, "StartNotify:UUID", "notification:fd:UUID").
+
+Both options hold Adapter1 back, as bluetoothd does at boot until the kernel reports the
+controller: org.bluez is owned at once, /org/bluez/hci0 answers as an unknown object, and the
+adapter is exported (announced with InterfacesAdded) SECONDS after the first call on that path
+(--adapter-asked: "bluetoothd" is seen without it, then with it), or when the ExportAdapter knob
+is called. Calls on the held-back path are counted ("withheld:MEMBER").
 """
 import os
 import socket
@@ -244,6 +250,32 @@ class Adapter(Exported):
         if not self.interfaces[ADAPTER]["Discovering"]:
             raise error("Failed", "No discovery started")
         self.set(ADAPTER, Discovering=dbus.Boolean(False))
+
+
+class Withheld(dbus.service.FallbackObject):
+    """/org/bluez/hci0 (and below) while the adapter is held back: answers as bluetoothd does for
+    an object it does not export, and counts the calls."""
+
+    def __init__(self, standin, export_when_asked):
+        super().__init__(standin.bus, ADAPTER_PATH)
+        self.standin = standin
+        self.export_when_asked = export_when_asked
+
+    def refuse(self, member):
+        self.standin.count("withheld:" + member)
+        if self.export_when_asked:
+            self.export_when_asked = False
+            GLib.timeout_add(int(self.standin.asked_delay * 1000), self.standin.export_adapter)
+        return dbus.exceptions.DBusException(
+            "Method \"%s\" doesn't exist" % member, name="org.freedesktop.DBus.Error.UnknownObject")
+
+    @dbus.service.method(PROPS, in_signature="ss", out_signature="v")
+    def Get(self, interface, name):
+        raise self.refuse("Get")
+
+    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
+    def GetAll(self, interface):
+        raise self.refuse("GetAll")
 
 
 class AgentManager(Exported):
@@ -538,6 +570,11 @@ class Knobs(dbus.service.Object):
         self.standin.devices[str(address)] = keyboard
         self.standin.manager.InterfacesAdded(keyboard.path, keyboard.interfaces)
 
+    @dbus.service.method(KNOBS, in_signature="", out_signature="")
+    def ExportAdapter(self):
+        """Adapter1 at /org/bluez/hci0 now, if it was held back (--adapter-asked, --adapter-withheld)."""
+        self.standin.export_adapter()
+
     @dbus.service.method(KNOBS, in_signature="s", out_signature="u")
     def Count(self, what):
         return dbus.UInt32(self.standin.counts.get(str(what), 0))
@@ -564,7 +601,7 @@ class Knobs(dbus.service.Object):
 
 
 class StandIn:
-    def __init__(self, address, directory):
+    def __init__(self, address, directory, adapter="now", asked_delay=0.0):
         self.bus = dbus.bus.BusConnection(address)
         self.directory = directory
         self.counts = {}
@@ -575,16 +612,31 @@ class StandIn:
         self.devices = {}
         self.manager = Manager(self)
         self.agents = AgentManager(self)
-        self.adapter = Adapter(self)
+        self.adapter = None
+        self.withheld = None
+        self.asked_delay = asked_delay
+        if adapter == "now":
+            self.adapter = Adapter(self)
+        else:
+            self.withheld = Withheld(self, export_when_asked=adapter == "asked")
         self.knobs = Knobs(self)
         self.name = dbus.service.BusName("org.bluez", self.bus)
         GLib.timeout_add(300, self.rescan)
+
+    def export_adapter(self):
+        """The kernel reported the controller: Adapter1 appears, announced as bluetoothd does."""
+        if self.adapter is None:
+            self.withheld.remove_from_connection()
+            self.withheld = None
+            self.adapter = Adapter(self)
+            self.manager.InterfacesAdded(ADAPTER_PATH, self.adapter.interfaces)
+        return False
 
     def count(self, what):
         self.counts[what] = self.counts.get(what, 0) + 1
 
     def everything(self):
-        things = [self.agents, self.adapter]
+        things = [self.agents] + ([self.adapter] if self.adapter is not None else [])
         for device in self.devices.values():
             things.append(device)
             things += device.children
@@ -594,7 +646,7 @@ class StandIn:
         return [c for d in self.devices.values() for c in d.children if isinstance(c, Characteristic)]
 
     def rescan(self):
-        if self.adapter.interfaces[ADAPTER]["Discovering"]:
+        if self.adapter is not None and self.adapter.interfaces[ADAPTER]["Discovering"]:
             self.scan()
         return True
 
@@ -630,7 +682,15 @@ class StandIn:
 
 def main():
     DBusGMainLoop(set_as_default=True)
-    standin = StandIn(sys.argv[1], sys.argv[2])
+    adapter, asked_delay = "now", 0.0
+    for option in sys.argv[3:]:
+        if option.startswith("--adapter-asked="):
+            adapter, asked_delay = "asked", float(option[len("--adapter-asked="):])
+        elif option == "--adapter-withheld":
+            adapter = "withheld"
+        else:
+            sys.exit("unknown option " + option)
+    standin = StandIn(sys.argv[1], sys.argv[2], adapter, asked_delay)
     loop = GLib.MainLoop()
     standin.bus.call_on_disconnection(lambda _: loop.quit())
     loop.run()
