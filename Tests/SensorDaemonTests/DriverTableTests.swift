@@ -66,7 +66,7 @@ import Testing
         #expect(try DaemonConfiguration.parse("[iio]\nenabled = yes\n") == DaemonConfiguration())
         #expect(try DaemonConfiguration.parse("[iio]\nenabled = no\n") != DaemonConfiguration())
         #expect(try DaemonConfiguration.parse("[ble]\n") != DaemonConfiguration())
-        // No transport line: bluez where bluetoothd manages the adapter, else hci; not the same as either.
+        // No transport line: bluez wherever bluetoothd is, else hci; not the same as either.
         #expect(try DaemonConfiguration.parse("[ble]\n") != DaemonConfiguration.parse("[ble]\ntransport = hci\n"))
         #expect(
             try DaemonConfiguration.parse("[ble]\ntransport = bluez\n") == DaemonConfiguration.parse("[ble]\ntransport = bluez\n")

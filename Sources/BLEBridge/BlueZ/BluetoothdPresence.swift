@@ -7,7 +7,7 @@ import SystemBus
 /// `/org/bluez/hciN` with `Adapter1`?), and, where the bus cannot tell, whether a bluetoothd
 /// process exists. The `hci` transport refuses an adapter bluetoothd manages (raw HCI scanning and
 /// an L2CAP ATT socket beside bluetoothd race its own connections and auto-connect, and the ATT
-/// channel is its); `[ble] transport` defaults to `bluez` where it manages one.
+/// channel is its); without `[ble] transport`, `bluez` is taken wherever bluetoothd is.
 public enum BluetoothdPresence: Equatable, Sendable {
     case managesAdapter
     /// `org.bluez` is on the bus but exports no such adapter.

@@ -12,7 +12,8 @@ public struct BLESettings: Hashable, Sendable {
         case emulated(directory: String)
         /// Through bluetoothd on the system bus (D-Bus `org.bluez`), adapter `hci0`.
         case bluez(adapter: String)
-        /// No `transport =`: `bluez` where bluetoothd manages the adapter, else `hci`.
+        /// No `transport =`: `bluez` wherever bluetoothd is (on the system bus, or running), `hci`
+        /// only where it is not at all (`BLETransportChoice` in the daemon).
         case automatic(adapter: String)
 
         public var description: String {
@@ -21,7 +22,7 @@ public struct BLESettings: Hashable, Sendable {
             case .hciSocket(let path): "hci-socket:\(path)"
             case .emulated(let directory): "emulated:\(directory)"
             case .bluez(let adapter): "bluez (\(adapter))"
-            case .automatic(let adapter): "bluez or hci (\(adapter), whichever manages it)"
+            case .automatic(let adapter): "bluez or hci (\(adapter), bluez wherever bluetoothd is)"
             }
         }
     }

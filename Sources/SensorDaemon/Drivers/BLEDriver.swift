@@ -15,26 +15,14 @@ public enum BLETransports {
         case .hciSocket(let path): return try HCITransport.open(controllerSocket: path)
         case .emulated(let directory): return EmulatedBLETransport(directory: directory)
         case .automatic(let adapter):
-            let presence = BluetoothdPresence.probe(adapter: adapter)
-            log("ble: no [ble] transport set: \(choice(adapter: adapter, presence: presence))")
-            guard presence == .managesAdapter else { return try HCITransport.open(adapter: adapter) }
+            let choice = BLETransportChoice.settle(adapter: adapter, look: { .look(adapter: adapter) })
+            log("ble: no [ble] transport set: \(choice.reason ?? "")")
+            guard case .bluez = choice else { return try HCITransport.open(adapter: adapter) }
             return try make(.bluez(adapter: adapter), log: log)
         case .bluez(let adapter):
             var options = BlueZTransport.Options()
             options.adapter = adapter
             return try BlueZTransport(options: options, log: log)
-        }
-    }
-
-    /// Which transport `.automatic` takes, and why (pure).
-    static func choice(adapter: String, presence: BluetoothdPresence) -> String {
-        switch presence {
-        case .managesAdapter:
-            "bluetoothd manages \(adapter) (org.bluez exports /org/bluez/\(adapter)), so wearables go through it: bluez"
-        case .runsWithoutAdapter:
-            "bluetoothd runs but does not manage \(adapter), so the adapter is opened directly: hci"
-        case .absent:
-            "bluetoothd is not on the system bus, so \(adapter) is opened directly: hci"
         }
     }
 }
