@@ -6,17 +6,18 @@ import SensorTestKit
 import Testing
 
 /// How the real daemon meets bluetoothd: started before it (boot order), chosen without
-/// `transport =` where bluetoothd manages the adapter, and refused by `transport = hci` there.
+/// `transport =` where bluetoothd manages the adapter (also one it exports late, at boot), and
+/// refused by `transport = hci` there.
 /// Through the bluetoothd stand-in on a private bus that the daemon takes for its system bus.
 @Suite(.serialized) struct BLEBlueZTransportChoiceTests {
     static let absentLine =
         "bluez: bluetoothd is not running (org.bluez is not on the system bus); wearables wait until it is on the system bus"
 
-    /// An H10 rig on `transport` (nil: none set), the stand-in started only if `standIn`.
-    static func h10Rig(transport: String?, standIn: Bool) throws -> (BlueZDaemonRig, EmulatedPeripheral) {
+    /// An H10 rig on `transport` (nil: none set), the stand-in started only if `standIn`, with `options`.
+    static func h10Rig(transport: String?, standIn: Bool, options: [String] = []) throws -> (BlueZDaemonRig, EmulatedPeripheral) {
         let rig = try BlueZDaemonRig(
             sensors: "heartRate, electrocardiogram", entitlements: ["heart-rate", "ecg"],
-            wearables: BLEBlueZEndToEndTests.h10Only, transport: transport, standIn: standIn)
+            wearables: BLEBlueZEndToEndTests.h10Only, transport: transport, standIn: standIn, standInOptions: options)
         do {
             return (rig, try EmulatedPeripheral(directory: rig.directory, profile: .h10(address: BLEEndToEndTests.h10)))
         } catch {
@@ -78,6 +79,57 @@ import Testing
         #expect(run.log.components(separatedBy: "no [ble] transport set").count == 2, "\(run.log)")
         Self.expectRecorded(h10, app, rig, start: start, anchor: anchor)
     }
+
+    /// Boot on a tablet: bluetoothd owns org.bluez but exports hci0 only a moment later (the
+    /// kernel reported the controller late). Without `transport =` the daemon waits for it and
+    /// takes bluez, never hci.
+    @Test(.timeLimit(.minutes(3)), .needs(BlueZDaemonRig.needs))
+    func withoutATransportAnAdapterBluetoothdExportsLateIsWaitedFor() throws {
+        let (rig, h10) = try Self.h10Rig(transport: nil, standIn: true, options: ["--adapter-asked=3"])
+        defer { rig.stop() }
+        let (app, start, anchor) = try Self.record(rig)
+        let run = rig.run
+        #expect(
+            IIODaemonRun.eventually(20) { H10ECGFeed(h10).streaming },
+            "the daemon did not reach the H10 through bluetoothd\n\(rig.logs)")
+        let chosen = run.log.split(separator: "\n").first { $0.contains("no [ble] transport set") }.map(String.init) ?? ""
+        #expect(chosen.contains("bluetoothd manages hci0 (org.bluez exported /org/bluez/hci0 after "), "\(run.log)")
+        #expect(chosen.hasSuffix("so wearables go through it: bluez"), "\(run.log)")
+        #expect(run.log.components(separatedBy: "no [ble] transport set").count == 2, "\(run.log)")
+        #expect(run.log.contains("ble: 1 wearable(s) over bluez or hci (hci0"), "\(run.log)")
+        #expect(!run.log.contains("ble driver unavailable"), "\(run.log)")
+        // It looked more than once: before the adapter, and after.
+        #expect(try rig.count("withheld:Get") >= 2)
+        Self.expectRecorded(h10, app, rig, start: start, anchor: anchor)
+    }
+
+    /// bluetoothd runs but has not exported hci0 by the end of the daemon's wait: bluez all the
+    /// same (never hci beside bluetoothd), and the H10 is recorded once the adapter comes.
+    @Test(.timeLimit(.minutes(3)), .needs(BlueZDaemonRig.needs))
+    func withoutATransportBluezIsTakenEvenIfTheAdapterComesAfterTheWait() throws {
+        let (rig, h10) = try Self.h10Rig(transport: nil, standIn: true, options: ["--adapter-withheld"])
+        defer { rig.stop() }
+        let (app, start, anchor) = try Self.record(rig)
+        let run = rig.run
+        let chosen =
+            "ble: no [ble] transport set: bluetoothd is on the system bus but did not export /org/bluez/hci0 within 10 s;"
+        #expect(IIODaemonRun.eventually(30) { run.log.contains(chosen) }, "\(run.log)")
+        let waiting =
+            "bluez: bluetoothd does not export hci0 (yet: it adds an adapter once the kernel reports its controller; `bluetoothctl list` shows the ones it has); wearables wait until it does"
+        #expect(IIODaemonRun.eventually(10) { run.log.contains(waiting) }, "\(run.log)")
+        try rig.knob("ExportAdapter")
+        #expect(
+            IIODaemonRun.eventually(20) { H10ECGFeed(h10).streaming },
+            "the daemon did not reach the H10 once bluetoothd exported hci0\n\(rig.logs)")
+        Self.expectRecorded(h10, app, rig, start: start, anchor: anchor)
+        #expect(run.log.contains("bluez: bluetoothd exports hci0 now; wearables are looked for through it"), "\(run.log)")
+        #expect(!run.log.contains("ble driver unavailable"), "\(run.log)")
+        #expect(!run.log.contains("opened directly: hci"), "\(run.log)")
+        #expect(run.log.components(separatedBy: Self.adapterMissingScan).count == 2, "\(run.log)")
+    }
+
+    static let adapterMissingScan =
+        "ble: scan failed: Bluetooth unavailable: bluetoothd does not export hci0 yet (it adds an adapter once the kernel reports its controller)"
 
     @Test(.timeLimit(.minutes(3)), .needs(BlueZDaemonRig.needs))
     func hciRefusesAnAdapterBluetoothdManagesAndTheDaemonGoesOn() throws {

@@ -21,6 +21,9 @@ final class BlueZDaemonRig {
     let wearables: WearableRig
     private let control: DBusConnection
     private var standIn: ChildProcess?
+    /// The stand-in's options (`--adapter-asked=SECONDS`, `--adapter-withheld`: bluetoothd
+    /// before the kernel reported the controller).
+    let standInOptions: [String]
 
     var directory: String { wearables.directory }
     var run: IIODaemonRun { wearables.run }
@@ -29,8 +32,10 @@ final class BlueZDaemonRig {
     /// bluetoothd may start after the daemon), and a daemon configured (not started) for
     /// `wearables` with `[ble] transport = TRANSPORT` (nil: no such line, the daemon chooses).
     init(
-        sensors: String, entitlements: [String], wearables: String, transport: String? = "bluez", standIn: Bool = true
+        sensors: String, entitlements: [String], wearables: String, transport: String? = "bluez", standIn: Bool = true,
+        standInOptions: [String] = []
     ) throws {
+        self.standInOptions = standInOptions
         bus = try PrivateBus(seconds: 120)
         do {
             self.wearables = try WearableRig(
@@ -57,7 +62,8 @@ final class BlueZDaemonRig {
 
     /// Starts bluetoothd (the stand-in) and waits until it owns `org.bluez`.
     func startStandIn() throws {
-        standIn = try bus.spawn([TestEnvironment.python, Self.script, bus.address, directory], log: "bluetoothd")
+        standIn = try bus.spawn(
+            [TestEnvironment.python, Self.script, bus.address, directory] + standInOptions, log: "bluetoothd")
         guard IIODaemonRun.eventually(15, { BLEBlueZEndToEndTests.owned("org.bluez", on: bus.address) }) else {
             throw TestFailure("the stand-in did not start\n\(bus.logText())")
         }
