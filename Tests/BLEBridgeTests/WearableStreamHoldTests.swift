@@ -8,7 +8,8 @@ import Testing
 /// docs/ble.md §8 "One PPG stream per frame type": a stream registered while its sensor is being
 /// recorded holds what it is given until the pipeline starts it — batches and gaps in the order
 /// they came, at most `HeldUntilStart.limit` of them, what comes beyond becoming one gap — and a
-/// stream registered before recording holds nothing.
+/// stream registered before recording holds nothing. A stream registered beside another takes
+/// that one's state, even while that one itself still waits for its start.
 @Suite struct WearableStreamHoldTests {
     static let device = SRDevice(
         identifier: "ble:C0:FF:EE:00:00:20", name: "Polar Sense 1A2B3C4D", model: "Polar Sense", systemName: "",
@@ -106,6 +107,37 @@ import Testing
         events.compactMap { event in
             if case .gap(let from, let to, _, let why) = event { (from.nanoseconds, to.nanoseconds, why) } else { nil }
         }
+    }
+
+    /// The lost first frame of a third PPG type: the stream of the second type was itself still
+    /// waiting for its start when the third type's first frame came.
+    @Test func aSiblingOfAHeldStreamIsHeldAndDeliversOnceStarted() throws {
+        let queue = DispatchQueue(label: "test.wearable-stream")
+        let clock = FakeClock()
+        let boot = clock.bootID
+        let type0 = Self.stream(.type0, queue: queue, clock: clock, holds: false)
+        let type0Events = Self.start(type0)
+        let type7 = queue.sync { type0.sibling(descriptor: Self.descriptor(.type7)) { _, _ in } }
+        let type10 = queue.sync { type7.sibling(descriptor: Self.descriptor(.type10)) { _, _ in } }
+        #expect(queue.sync { type7.isHeldUntilStart && type10.isHeldUntilStart })
+        let (values7, values10) = (try Self.values(1000), try Self.values(2000, .type10))
+        queue.sync {
+            type7.emit(boot: boot, times: [1000], receiveTimes: [1000], values: values7)
+            type10.emit(boot: boot, times: [2000], receiveTimes: [2000], values: values10)
+        }
+        // Started in either order, each delivers what it held.
+        let type10Events = Self.start(type10)
+        let type7Events = Self.start(type7)
+        queue.sync {}
+        #expect(Self.times(type7Events.all) == [1000])
+        #expect(Self.times(type10Events.all) == [2000])
+        #expect(type0Events.all.isEmpty)
+        #expect(queue.sync { !type7.isHeldUntilStart && !type10.isHeldUntilStart })
+        // A sibling of a recording stream is held until its own start; of a stopped one, not.
+        #expect(queue.sync { type10.sibling(descriptor: Self.descriptor(.type10)) { _, _ in }.isHeldUntilStart })
+        for stream in [type0, type7, type10] { stream.setRecording(false) { _ in } }
+        #expect(queue.sync { !type0.sibling(descriptor: Self.descriptor(.type10)) { _, _ in }.isHeldUntilStart })
+        for stream in [type0, type7, type10] { stream.close() }
     }
 
     @Test func gapsHeldBeforeTheStartStayInOrderWithTheBatches() throws {

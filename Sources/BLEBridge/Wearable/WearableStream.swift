@@ -106,6 +106,25 @@ final class WearableStream: SensorSource, @unchecked Sendable {
         }
     }
 
+    /// A stream beside this one for the same sensor (a PPG frame type first seen mid-stream), made
+    /// in the state this one is in. While this one records or is still held until its start, the
+    /// sensor is being recorded and the pipeline starts every stream of it: the new one holds what
+    /// it is given until then, as this one does, and both deliver once started. While this one is
+    /// stopped, so is the new one and it holds nothing.
+    func sibling(
+        descriptor: SourceDescriptor, changed: @escaping (WearableStream, Bool) -> Void
+    ) -> WearableStream {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return WearableStream(
+            descriptor: descriptor, queue: queue, clock: clock, holdsUntilStart: recording || held != nil, changed: changed)
+    }
+
+    /// Whether the stream holds what it is given until the pipeline starts it.
+    var isHeldUntilStart: Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return held != nil
+    }
+
     /// Delivers what was held until the start, in order, then the gap of what did not fit.
     private func releaseHeld() {
         guard let held else { return }
