@@ -177,8 +177,10 @@ final class WearableLink: @unchecked Sendable {
             let descriptor = WearableSamples.descriptor(
                 .photoplethysmogram, device: registered.device, wearable: configuration.name, location: registered.location,
                 ppgFrame: kind)
-            target = WearableStream(descriptor: descriptor, queue: queue, clock: clock, holdsUntilStart: current.recording) {
-                [weak self] stream, on in self?.recordingChanged(stream, on: on)
+            // In the state of the stream it takes over from, which may itself still wait for its
+            // start: the first frames of the new type are then held too, not dropped.
+            target = current.sibling(descriptor: descriptor) { [weak self] stream, on in
+                self?.recordingChanged(stream, on: on)
             }
             ppgStreams[kind] = target
             registry.add(target)

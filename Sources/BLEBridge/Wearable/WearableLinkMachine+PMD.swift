@@ -55,6 +55,7 @@ extension WearableLinkMachine {
     }
 
     private mutating func stop(_ kind: PMDStreamKind) {
+        dropEarly(kind, "the stream was stopped before it was answered")
         setPhase(kind.measurementType, .stopping)
         command(PMDCommand.stopMeasurement(kind.measurementType).encoded())
         flush(kind)
@@ -75,9 +76,14 @@ extension WearableLinkMachine {
     /// The device will not run `kind` on this link: it is not started again until the next
     /// connection, and a staked stream's time without it is a gap (none for a supplementary
     /// stream: its sensor goes on from HRS).
+    /// Frames that came before a refused START are dropped inside the same gap.
     private mutating func refuse(_ kind: PMDStreamKind, _ why: String) {
+        let early = session?.early.removeValue(forKey: kind.measurementType)
         session?.pmd[kind.measurementType] = PMDRun(phase: .refused, refusal: why)
-        if !kind.supplementary { openGap(kind.sensor, after: nil, why: why) }
+        guard !kind.supplementary else { return }
+        openGap(
+            kind.sensor, after: nil, at: early?.firstReceived,
+            why: why + (early.map { "; \($0.count) frames that came before the answer to its START were dropped" } ?? ""))
     }
 
     /// Whether a FACTOR can scale a stream's values: finite, positive, at most this.
@@ -190,8 +196,10 @@ extension WearableLinkMachine {
                     timelines[type] = PMDStreamTimeline(measurementType: type, sampleRateHz: rate, hold: configuration.frameHold)
                     log(.info("\(label): PMD \(type) streaming at \(rate) Hz"))
                 }
+                replayEarly(kind)
             case .alreadyInState:
                 // Still streaming from before a lost link: stop it, then start afresh.
+                dropEarly(kind, "the device was still streaming from before; it is started afresh")
                 setPhase(type, .restarting)
                 command(PMDCommand.stopMeasurement(type).encoded())
             case .invalidMTU:
@@ -221,9 +229,86 @@ extension WearableLinkMachine {
 
     // MARK: Frames
 
+    /// PMD frames that came while their stream's START was not answered yet. Over bluez a
+    /// notification comes through the acquired socket and the START answer as a D-Bus signal, so
+    /// the first frames a device sends after starting can overtake the answer. The newest `limit`
+    /// are kept (at most 8 notifications of at most the ATT MTU each) and go through the stream
+    /// at the times they came once START is answered; older ones are dropped and recorded as a
+    /// gap, and so are all of them if the START fails or the stream stops first.
+    struct EarlyFrames: Equatable, Sendable {
+        static let limit = 8
+
+        struct Frame: Equatable, Sendable {
+            var value: [UInt8]
+            var receivedAt: Int64
+        }
+
+        private(set) var frames: [Frame] = []
+        /// Frames dropped to keep the newest `limit`, and when the first of them came.
+        private(set) var dropped = 0
+        private(set) var droppedFrom: Int64?
+
+        /// Every frame that came early, kept or dropped.
+        var count: Int { frames.count + dropped }
+
+        var firstReceived: Int64? { droppedFrom ?? frames.first?.receivedAt }
+
+        mutating func add(_ value: [UInt8], at time: Int64) {
+            frames.append(Frame(value: value, receivedAt: time))
+            guard frames.count > Self.limit else { return }
+            let oldest = frames.removeFirst()
+            dropped += 1
+            if droppedFrom == nil { droppedFrom = oldest.receivedAt }
+        }
+    }
+
     mutating func pmdFrame(_ value: [UInt8]) {
+        if let first = value.first, let type = PMDMeasurementType(rawValue: first & 0x3F),
+            session?.pmd[type]?.phase == .starting
+        {
+            session?.early[type, default: EarlyFrames()].add(value, at: now)
+            return
+        }
+        receiveFrame(value, at: now)
+    }
+
+    /// START is answered and the stream runs: the frames that overtook the answer go through it,
+    /// in order and at the times they came, after the gap of those dropped to keep the newest.
+    private mutating func replayEarly(_ kind: PMDStreamKind) {
+        let type = kind.measurementType
+        guard let early = session?.early.removeValue(forKey: type) else { return }
+        if early.dropped > 0 {
+            problem(
+                "early:\(type)",
+                "\(label): more than \(EarlyFrames.limit) PMD \(type) frames came before the answer to its START; the oldest were dropped and recorded as a gap; counted, and summed up in the log later"
+            )
+            // PPI's dropped intervals are no gap: until it delivers, HRS records the heart rate.
+            if !kind.supplementary {
+                openGap(
+                    kind.sensor, after: nil, at: early.droppedFrom,
+                    why:
+                        "PMD \(type): \(early.dropped) frames that came before the answer to its START were dropped (the newest \(EarlyFrames.limit) are kept)"
+                )
+            }
+        }
+        for frame in early.frames { receiveFrame(frame.value, at: frame.receivedAt) }
+    }
+
+    /// The stream's START is not answered with a start: the frames that came before the answer
+    /// are dropped, and a gap says so (none for PPI: HRS records the heart rate meanwhile).
+    private mutating func dropEarly(_ kind: PMDStreamKind, _ why: String) {
+        guard let early = session?.early.removeValue(forKey: kind.measurementType), !kind.supplementary else { return }
+        openGap(
+            kind.sensor, after: nil, at: early.firstReceived,
+            why:
+                "PMD \(kind.measurementType): \(early.count) frames that came before the answer to its START were dropped (\(why))"
+        )
+    }
+
+    /// A frame of a running stream, received at `time`.
+    private mutating func receiveFrame(_ value: [UInt8], at time: Int64) {
         if let first = value.first, first & 0x3F == PMDMeasurementType.ppi.rawValue, pulses != nil {
-            pulseFrame(value)
+            pulseFrame(value, at: time)
             return
         }
         guard let first = value.first, let type = PMDMeasurementType(rawValue: first & 0x3F), let kind = PMDStreamKind.of(type),
@@ -235,7 +320,7 @@ extension WearableLinkMachine {
             return
         }
         let before = timeline.counters
-        let events = timeline.receive(value, at: now)
+        let events = timeline.receive(value, at: time)
         let after = timeline.counters
         timelines[type] = timeline
         let rate = sampleRates[type] ?? 0
@@ -285,13 +370,13 @@ extension WearableLinkMachine {
 
     // MARK: PP intervals
 
-    /// A PPI frame: its intervals become heart-rate rows, after the last row already recorded
+    /// A PPI frame received at `time`: its intervals become heart-rate rows, after the last row already recorded
     /// (intervals reaching back before an HRS row recorded while PPI had not yet found the
     /// pulse are dropped, counted: that time has its row).
-    mutating func pulseFrame(_ value: [UInt8]) {
+    mutating func pulseFrame(_ value: [UInt8], at time: Int64) {
         guard var timeline = pulses, session?.pmd[.ppi]?.phase == .running else { return }
         let before = timeline.counters
-        let events = timeline.receive(value, at: now)
+        let events = timeline.receive(value, at: time)
         let after = timeline.counters
         pulses = timeline
         let findings: [(counter: KeyPath<PulseIntervalTimeline.Counters, Int>, key: String, what: String)] = [

@@ -120,6 +120,8 @@ struct WearableLinkMachine {
         var pmdBlocked: String?
         var features: PMDFeatures?
         var pmd: [PMDMeasurementType: PMDRun] = [:]
+        /// Frames that came before their stream's START was answered (`EarlyFrames`).
+        var early: [PMDMeasurementType: EarlyFrames] = [:]
         var responses = PMDResponseAssembler()
         var heartRateGuard = RateGuard(
             perSecond: WearableLinkMachine.heartRateBound.perSecond, burst: WearableLinkMachine.heartRateBound.burst)

@@ -25,13 +25,38 @@ final class WearableStream: SensorSource, @unchecked Sendable {
     /// later; nil once started (or for a stream registered before recording).
     private var held: HeldUntilStart?
 
-    /// What a stream registered mid-recording holds: at most `limit` batches; the samples beyond
-    /// are dropped and become a gap from the last held sample.
+    /// What a stream registered mid-recording holds, in the order it came: at most `limit`
+    /// entries (a batch, a gap, or the end of a gap); what comes beyond is dropped and becomes a
+    /// gap from the last held sample. Gaps in a row are one entry, as they are one record.
     struct HeldUntilStart {
         static let limit = 64
-        var batches: [SourceBatch] = []
-        /// The first dropped sample's time, if any was dropped.
+
+        enum Entry {
+            case samples(SourceBatch)
+            /// `openGap(after:now:why:)` while held.
+            case gap(after: Int64?, now: Int64, why: String)
+            /// `closeGap(at:boot:)` while held: the gap before it ends there.
+            case closed(at: Int64, boot: BootID)
+        }
+
+        var entries: [Entry] = []
+        /// When the first thing that did not fit came, if anything did not.
         var droppedFrom: Int64?
+
+        /// Whether the last thing held is a gap not yet ended.
+        var endsInGap: Bool {
+            if case .gap? = entries.last { droppedFrom == nil } else { false }
+        }
+
+        /// Keeps `entry`, or notes at `time` that it did not fit.
+        mutating func hold(_ entry: Entry, at time: Int64) {
+            guard droppedFrom == nil else { return }
+            guard entries.count < Self.limit else {
+                droppedFrom = time
+                return
+            }
+            entries.append(entry)
+        }
     }
 
     /// `changed` runs on `queue` when recording turns on or off. `holdsUntilStart`: the stream is
@@ -81,18 +106,46 @@ final class WearableStream: SensorSource, @unchecked Sendable {
         }
     }
 
-    /// Delivers what was held until the start, then the gap of what did not fit.
+    /// A stream beside this one for the same sensor (a PPG frame type first seen mid-stream), made
+    /// in the state this one is in. While this one records or is still held until its start, the
+    /// sensor is being recorded and the pipeline starts every stream of it: the new one holds what
+    /// it is given until then, as this one does, and both deliver once started. While this one is
+    /// stopped, so is the new one and it holds nothing.
+    func sibling(
+        descriptor: SourceDescriptor, changed: @escaping (WearableStream, Bool) -> Void
+    ) -> WearableStream {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return WearableStream(
+            descriptor: descriptor, queue: queue, clock: clock, holdsUntilStart: recording || held != nil, changed: changed)
+    }
+
+    /// Whether the stream holds what it is given until the pipeline starts it.
+    var isHeldUntilStart: Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return held != nil
+    }
+
+    /// Delivers what was held until the start, in order, then the gap of what did not fit.
     private func releaseHeld() {
         guard let held else { return }
         self.held = nil
-        for batch in held.batches {
-            guard let first = batch.sensorTimes.first, let last = batch.sensorTimes.last else { continue }
-            perform(gaps.samples(batch, count: batch.sensorTimes.count, first: first, last: last), boot: batch.boot)
+        for entry in held.entries {
+            switch entry {
+            case .samples(let batch):
+                guard let first = batch.sensorTimes.first, let last = batch.sensorTimes.last else { continue }
+                perform(gaps.samples(batch, count: batch.sensorTimes.count, first: first, last: last), boot: batch.boot)
+            case .gap(let after, let now, let why):
+                gaps.gap(from: after ?? lastTime ?? now, why: why)
+            case .closed(let time, let boot):
+                perform(gaps.close(at: time), boot: boot)
+            }
         }
         if let dropped = held.droppedFrom {
             gaps.gap(
                 from: lastTime ?? dropped,
-                why: "more than \(HeldUntilStart.limit) batches came before the new stream was started; the rest were dropped")
+                why:
+                    "more than \(HeldUntilStart.limit) batches or gaps came before the new stream was started; the rest were dropped"
+            )
         }
     }
 
@@ -118,17 +171,28 @@ final class WearableStream: SensorSource, @unchecked Sendable {
     /// undecodable frame): the gap runs from the last sample (or `after`) to the next sample.
     /// Gaps that follow each other before a sample arrives are one gap, and so are gaps that keep
     /// coming once a few were recorded (`GapCoalescer`).
+    /// Before its start a stream held until then keeps the gap in order with its batches.
     func openGap(after: Int64?, now: Int64, why: String) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard recording else { return }
+        guard recording else {
+            guard var waiting = held, !waiting.endsInGap else { return }
+            waiting.hold(.gap(after: after, now: now, why: why), at: after ?? now)
+            held = waiting
+            return
+        }
         gaps.gap(from: after ?? lastTime ?? now, why: why)
     }
 
-    var hasOpenGap: Bool { gaps.isOpen }
+    var hasOpenGap: Bool { gaps.isOpen || held?.endsInGap == true }
 
     /// The stream stopped at `time` with a gap open: it ends there.
     func closeGap(at time: Int64, boot: BootID) {
         dispatchPrecondition(condition: .onQueue(queue))
+        if var waiting = held, waiting.endsInGap {
+            waiting.hold(.closed(at: time, boot: boot), at: time)
+            held = waiting
+            return
+        }
         perform(gaps.close(at: time), boot: boot)
     }
 
@@ -146,12 +210,10 @@ final class WearableStream: SensorSource, @unchecked Sendable {
         guard let first = times.first, let last = times.last else { return }
         guard deliver != nil else {
             guard var waiting = held else { return }
-            if waiting.batches.count < HeldUntilStart.limit {
-                waiting.batches.append(
-                    SourceBatch(boot: boot, sensorTimes: times, receiveTimes: receiveTimes, values: values, for: descriptor))
-            } else if waiting.droppedFrom == nil {
-                waiting.droppedFrom = first
-            }
+            waiting.hold(
+                .samples(
+                    SourceBatch(boot: boot, sensorTimes: times, receiveTimes: receiveTimes, values: values, for: descriptor)),
+                at: first)
             held = waiting
             return
         }
