@@ -3,7 +3,7 @@ import CChecksum
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum every chunk carries so a
 /// flipped bit or torn write is detected before a chunk is decoded. The CPU's crc32 instruction
 /// where it has one (CChecksum), else table-driven, eight bytes per step ("slicing by 8"); pure.
-enum CRC32C {
+public enum CRC32C {
     /// Eight 256-entry tables: `tables[k][b]` is the CRC of byte `b` followed by `k` zero bytes.
     private static let tables: [UInt32] = {
         var tables = [UInt32](repeating: 0, count: 8 * 256)
@@ -25,7 +25,7 @@ enum CRC32C {
     static let hardware = cks_crc32c_hardware_available() == 1
 
     /// The CRC-32C of `bytes`.
-    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         if hardware, let base = bytes.baseAddress {
             return cks_crc32c_update(0xFFFF_FFFF, base, bytes.count) ^ 0xFFFF_FFFF
         }
@@ -58,7 +58,7 @@ enum CRC32C {
         }
     }
 
-    static func checksum(_ bytes: [UInt8]) -> UInt32 {
+    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
     }
 }

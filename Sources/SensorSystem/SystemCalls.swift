@@ -27,6 +27,37 @@ public enum SystemCalls {
         try syscall("write(\(what()))") { Glibc.write(fd, bytes.baseAddress, bytes.count) }
     }
 
+    /// One `pwrite` of `bytes` at `offset` (it may take fewer).
+    public static func pwrite(
+        _ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int, _ what: @autoclosure () -> String = "fd"
+    ) throws(SystemError) -> Int {
+        try syscall("pwrite(\(what()))") { Glibc.pwrite(fd, bytes.baseAddress, bytes.count, off_t(offset)) }
+    }
+
+    /// One `pread` into `buffer` from `offset`; 0 is end of file.
+    public static func pread(
+        _ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int, _ what: @autoclosure () -> String = "fd"
+    ) throws(SystemError) -> Int {
+        try syscall("pread(\(what()))") { Glibc.pread(fd, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    /// `ftruncate(fd, length)`.
+    public static func ftruncate(_ fd: Int32, to length: Int, _ what: @autoclosure () -> String = "fd") throws(SystemError) {
+        _ = try syscall("ftruncate(\(what()))") { Glibc.ftruncate(fd, off_t(length)) }
+    }
+
+    /// `fdatasync(fd)`: the file's data on the disk.
+    public static func fdatasync(_ fd: Int32, _ what: @autoclosure () -> String = "fd") throws(SystemError) {
+        _ = try syscall("fdatasync(\(what()))") { Glibc.fdatasync(fd) }
+    }
+
+    /// `fstat(fd)`.
+    public static func fstat(_ fd: Int32, _ what: @autoclosure () -> String = "fd") throws(SystemError) -> Glibc.stat {
+        var status = Glibc.stat()
+        _ = try syscall("fstat(\(what()))") { Glibc.fstat(fd, &status) }
+        return status
+    }
+
     /// `open(path, flags, mode)`.
     public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0) throws(SystemError) -> Int32 {
         try syscall("open(\(path))") { Glibc.open(path, flags, mode) }
