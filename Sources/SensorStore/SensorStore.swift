@@ -254,7 +254,8 @@ public final class SensorStore: Sendable {
     ///   own first `startRecording`);
     /// - both rules apply to the receive time too: the hold to the later of sensor and receive
     ///   time, `notBefore` to the earlier (`SampleAdmission`).
-    /// Samples still buffered (appended less than one commit interval ago) are not yet visible.
+    /// Samples still buffered (appended less than one commit interval ago) are not yet visible;
+    /// those in the hand-over journal are (`foldJournal(reaching:)`).
     public func samples(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64 = .min) throws -> SampleCursor
     {
         let now = try now()
@@ -263,6 +264,7 @@ public final class SensorStore: Sendable {
         guard !streams.isEmpty,
             let visible = policy.visibleRange(from: from, to: to, notBefore: notBefore, now: now)
         else { return SampleCursor(empty: readers) }
+        try foldJournal(reaching: visible.through)
         let writer = self.writer
         let admission = policy.admission(notBefore: notBefore, now: now)
         return SampleCursor(
@@ -271,6 +273,16 @@ public final class SensorStore: Sendable {
         ) { id, stream, min, max in
             writer.thread.async { writer.dropCorruptChunk(id: id, stream: stream, minTime: min, maxTime: max) }
         }
+    }
+
+    /// Samples the hand-over journal holds are not in SQLite until the next fold (at most a sync
+    /// interval away): a query whose range reaches them asks the writer to fold first. A study
+    /// app's queries end a hold before now and never do.
+    func foldJournal(reaching through: Int64) throws {
+        let since = writer.unfoldedSince.load(ordering: .acquiring)
+        guard since != .max, through >= since else { return }
+        let writer = self.writer
+        try writer.thread.sync { try writer.foldJournal() }
     }
 
     /// Deletion records of `sensor` on `device` that overlap `(from, to]` (SR ns), oldest first.

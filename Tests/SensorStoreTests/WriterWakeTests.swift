@@ -273,9 +273,10 @@ import Testing
                 Self.append(fixture, first, first: start, count: 10)
                 Self.append(fixture, second, first: start + 1, count: 10)
             }
-            #expect(try fixture.fetch().count == 20 * (round + 1), "round \(round): not committed on return")
             #expect(thread.borrows - borrows == 1)
             #expect(thread.wakes - wakes == 0, "round \(round): \(thread.wakes - wakes) wake-ups")
+            // (A query reaching the hand-over journal wakes the writer to fold it: not counted.)
+            #expect(try fixture.fetch().count == 20 * (round + 1), "round \(round): not committed on return")
         }
         let idle = thread.wakes
         Thread.sleep(forTimeInterval: 0.6)

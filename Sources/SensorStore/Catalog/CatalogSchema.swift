@@ -94,6 +94,14 @@ enum CatalogSchema {
         // chunk stands in. The column is added by `conversions[5]`, which skips it when present (a
         // test rewinds the version of a current database; SQLite has no ADD COLUMN IF NOT EXISTS).
         "-- streams.created",
+        // 6 → 7: the last generation of the hand-over journal folded into the catalog (docs/store.md,
+        // "The hand-over journal"): written in the transaction of each fold, so after a crash the
+        // journal's records of later generations are exactly the samples the catalog lacks.
+        """
+        CREATE TABLE IF NOT EXISTS journal_folds (
+            generation INTEGER NOT NULL
+        );
+        """,
     ]
 
     /// Migrations that rewrite stored values, which SQL cannot: step N's runs right after the

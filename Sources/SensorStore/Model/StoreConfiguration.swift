@@ -121,6 +121,11 @@ public struct StoreConfiguration: Sendable {
     /// Appended samples not yet taken by the writer beyond which new batches are dropped (and
     /// recorded as a `systemInitiated` gap) rather than buffered without bound.
     public var maxPendingSamples: Int = 8_000_000
+    /// Make each commit interval's samples crash-safe by one append to the hand-over journal and
+    /// fold them into SQLite at most every `syncInterval` (docs/store.md, "The hand-over
+    /// journal"), instead of a SQLite transaction every `commitInterval`. Off: every tick commits
+    /// to SQLite, as before the journal.
+    public var handOverJournal = true
 
     public init(directory: String) { self.directory = directory }
 
@@ -130,4 +135,7 @@ public struct StoreConfiguration: Sendable {
 
     /// The database file inside `directory`.
     public var databasePath: String { directory + "/store.sqlite" }
+
+    /// The hand-over journal beside the database.
+    public var journalPath: String { directory + "/store.handover" }
 }

@@ -39,6 +39,7 @@ extension SensorStore {
     public func activity(from: Int64, to: Int64, mergeGap: Int64 = 1_000_000_000, maxSpans: Int = 720) throws -> [StreamActivity]
     {
         guard to > from else { return [] }
+        try foldJournal(reaching: to)
         let db = try readers.checkOut()
         defer { readers.checkIn(db) }
         // The index is (stream, min_time): a chunk overlapping `from` starts at most its stream's

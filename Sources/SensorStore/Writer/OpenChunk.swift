@@ -15,6 +15,9 @@ struct OpenChunk {
     var bootRow: Int64
     var samples: ChunkSamples
     var durableCount = 0
+    /// Samples `0..<journaledCount` are crash-safe: in pieces, or appended to the hand-over
+    /// journal and waiting for the next fold (never below `durableCount`).
+    var journaledCount = 0
     /// Piece rows holding `samples[0..<durableCount]`.
     var pieceIDs: [Int64] = []
     var minTime = Int64.max
@@ -33,7 +36,10 @@ struct OpenChunk {
 
     var count: Int { samples.count }
     var isEmpty: Bool { samples.times.isEmpty }
-    var hasUncommittedSamples: Bool { samples.count > durableCount }
+    /// Samples neither in pieces nor in the hand-over journal: a crash would lose them.
+    var hasUncommittedSamples: Bool { samples.count > max(durableCount, journaledCount) }
+    /// Samples not yet in SQLite (some may be in the journal).
+    var hasUnwrittenSamples: Bool { samples.count > durableCount }
 
     /// Appends samples whose times are `shift` ns behind SR time (their boot's anchor; 0 for
     /// samples already in SR ns), converting on the way in. Float columns are bit patterns.
@@ -101,6 +107,7 @@ struct OpenChunk {
         samples.receiveTimes.removeLast(samples.receiveTimes.count - keep)
         for index in samples.columns.indices { samples.columns[index].removeLast(samples.columns[index].count - keep) }
         (minTime, maxTime) = samples.timeBounds(0..<samples.count)
+        journaledCount = keep
         return dropped
     }
 
@@ -116,6 +123,7 @@ struct OpenChunk {
             for index in samples.columns.indices { samples.columns[index].removeFirst(count) }
         }
         durableCount = 0
+        journaledCount = max(journaledCount - count, 0)
         pieceIDs = []
         (minTime, maxTime) = samples.timeBounds(0..<samples.count)
     }

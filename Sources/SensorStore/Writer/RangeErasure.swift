@@ -44,6 +44,10 @@ extension StoreWriter {
         let checkpoint = try db.prepare("PRAGMA wal_checkpoint(TRUNCATE)")
         report.erased = try checkpoint.step() && checkpoint.int64(0) == 0
         checkpoint.reset()
+        // The erased samples may still be in the hand-over journal's records, all folded by the
+        // commit above: wipe them now, not once the erasure is on the disk (a power cut before
+        // that loses only what the participant asked to erase, plus the crash's own record).
+        cutFoldedJournal(synced: true, wiping: true)
         return report
     }
 

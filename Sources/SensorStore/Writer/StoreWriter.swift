@@ -89,6 +89,22 @@ final class StoreWriter: @unchecked Sendable {
     var recordsSinceCount = 0
     /// The records `start` wrote for runs a crash ended (read by the daemon for its log).
     private(set) var crashLosses: [StoredDeletionRecord] = []
+    /// The hand-over journal (docs/store.md, "The hand-over journal"); nil when configured off.
+    var journal: HandOverJournal?
+    /// The generation of the records appended now; `journal_folds` holds the last one folded.
+    var journalGeneration: UInt64 = 1
+    /// The journal holds records of `journalGeneration`: the next SQLite commit folds them.
+    private var journalHolds = false
+    /// When the first record of `journalGeneration` was appended (monotonic ns).
+    private var journalSince: UInt64?
+    /// The journal holds only folded records, to be cut once a commit after them is on the disk.
+    private var journalFolded = false
+    /// The earliest sensor time (SR ns) the journal holds unfolded, `.max` when none: a reader
+    /// whose range reaches it asks for a fold first (`foldJournal`). Any thread reads it.
+    let unfoldedSince = Atomic<Int64>(.max)
+    /// A journal this long is folded at the next tick whatever the sync interval says; one
+    /// tick's records never take it past twice this.
+    static let journalFoldBytes = 8 << 20
 
     private struct Statements {
         let insertChunk: SQLiteStatement
@@ -201,6 +217,11 @@ final class StoreWriter: @unchecked Sendable {
             }
             registry.add(StreamID(rawValue: streams.int64(0)), descriptor, key: key)
         }
+        if configuration.handOverJournal {
+            let journal = try HandOverJournal(path: configuration.journalPath)
+            self.journal = journal
+            try replayJournal(journal)
+        }
         try recoverPieces()
         crashLosses = try recordRunsEndedByCrash()
 
@@ -235,6 +256,8 @@ final class StoreWriter: @unchecked Sendable {
         try writeOwedRecords()
         try commit()
         try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        // Checkpointed: every record the journal held is in the database file, on the disk.
+        cutFoldedJournal(synced: true)
         if let failure = pendingFailure {
             pendingFailure = nil
             throw failure
@@ -455,14 +478,16 @@ final class StoreWriter: @unchecked Sendable {
         let started = now()
         let written = samplesWritten
         var committed = true
-        do {
-            try writeOwedRecords()
-            try keepBudget()
-            try writePieces()
-            try commit()
-        } catch {
-            committed = false
-            fail(error)
+        if !appendToJournal() {
+            do {
+                try writeOwedRecords()
+                try keepBudget()
+                try writePieces()
+                try commit()
+            } catch {
+                committed = false
+                fail(error)
+            }
         }
         reportLoss(wroteSamples: committed && samplesWritten > written)
         ticks += 1
@@ -511,7 +536,7 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     private func writePieces() throws {
-        for stream in open.keys.sorted() where open[stream]?.hasUncommittedSamples == true {
+        for stream in open.keys.sorted() where open[stream]?.hasUnwrittenSamples == true {
             guard var chunk = open.removeValue(forKey: stream) else { continue }
             defer { open[stream] = chunk }
             try writePiece(&chunk, through: chunk.count)
@@ -527,6 +552,7 @@ final class StoreWriter: @unchecked Sendable {
             range: range, bytes: bytes)
         chunk.pieceIDs.append(id)
         chunk.durableCount = end
+        chunk.journaledCount = max(chunk.journaledCount, end)
         samplesWritten += range.count
         if !range.isEmpty { pieceBytesPerSample = Double(bytes.count) / Double(range.count) }
     }
@@ -639,12 +665,31 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
+    /// Commits the open transaction. While the journal holds records, every commit is a fold —
+    /// one is begun if none is open: the samples they hold go into it as pieces, with the
+    /// generation marked folded.
     func commit() throws {
-        guard let db, !db.isAutocommit else { return }
+        guard let db else { return }
+        let folds = journalHolds
+        if folds {
+            try begin()
+            try writePieces()
+            try db.execute("DELETE FROM journal_folds")
+            try db.execute("INSERT INTO journal_folds (generation) VALUES (\(Int64(bitPattern: journalGeneration)))")
+        }
+        guard !db.isAutocommit else { return }
         try db.execute("COMMIT")
         inTransaction = false
         recordsInTransaction.removeAll()
+        if folds {
+            journalGeneration &+= 1
+            journalHolds = false
+            journalSince = nil
+            journalFolded = true
+            unfoldedSince.store(.max, ordering: .releasing)
+        }
         committed(synced: transactionSyncs)
+        cutFoldedJournal(synced: transactionSyncs)
     }
 
     // MARK: Syncing
@@ -684,14 +729,125 @@ final class StoreWriter: @unchecked Sendable {
                 transactionSyncs = true
             }
             syncMarks = syncMarks == .max ? 1 : syncMarks + 1
+            if journalHolds {
+                // The fold is the synced commit.
+                try commit()
+                return
+            }
             try db.execute("BEGIN IMMEDIATE")
             try db.execute("PRAGMA user_version = \(syncMarks)")
             try db.execute("COMMIT")
             syncSchedule.committed(at: now(), synced: true)
+            cutFoldedJournal(synced: true)
         } catch {
             if !db.isAutocommit { try? db.execute("ROLLBACK") }
             fail(error)
         }
+    }
+
+    // MARK: The hand-over journal
+
+    /// Makes the uncommitted samples crash-safe with one append to the journal instead of a
+    /// SQLite transaction (docs/store.md, "The hand-over journal"). False when the tick must
+    /// commit to SQLite instead — a fold: something besides samples is uncommitted, a sync is
+    /// due (the fold is then the synced commit), the journal is long or old, or it cannot be
+    /// written.
+    private func appendToJournal() -> Bool {
+        guard let journal, let db, db.isAutocommit, recordsOwed.isEmpty, journal.size < Self.journalFoldBytes else {
+            return false
+        }
+        let now = now()
+        switch configuration.durability {
+        case .powerLoss:
+            if syncSchedule.syncs(beginningAt: now) { return false }
+        case .processCrash:
+            if let since = journalSince, now &- since >= syncSchedule.interval { return false }
+        }
+        var bytes: [UInt8] = []
+        var ends: [(stream: StreamID, end: Int)] = []
+        var earliest = Int64.max
+        for stream in open.keys.sorted() {
+            guard let chunk = open[stream], chunk.hasUncommittedSamples else { continue }
+            let range = max(chunk.journaledCount, chunk.durableCount)..<chunk.count
+            let times = chunk.samples.timeBounds(range)
+            let receives = chunk.samples.receiveBounds(range)
+            HandOverJournal.encode(
+                .init(
+                    generation: journalGeneration, stream: stream.rawValue, bootRow: chunk.bootRow,
+                    minTime: times.min, maxTime: times.max, minReceive: receives.min, maxReceive: receives.max,
+                    count: Int64(range.count),
+                    bytes: encoder.encode(chunk.samples, range: range, roles: chunk.roles, effort: .fast)),
+                into: &bytes)
+            ends.append((stream, chunk.count))
+            earliest = min(earliest, times.min)
+        }
+        guard !ends.isEmpty else { return true }
+        // A backlog's worth (a writer that fell behind) goes to SQLite: the journal stays short.
+        guard journal.size + bytes.count <= 2 * Self.journalFoldBytes else { return false }
+        do {
+            try journal.append(bytes)
+        } catch {
+            // SQLite's path reports a full disk or a failing device, and keeps the budget.
+            return false
+        }
+        for (stream, end) in ends { open[stream]?.journaledCount = end }
+        journalHolds = true
+        if journalSince == nil { journalSince = now }
+        if earliest < unfoldedSince.load(ordering: .relaxed) { unfoldedSince.store(earliest, ordering: .releasing) }
+        // Crash-safe like a commit, and like an unsynced commit owed to the disk within the sync
+        // interval: the sync schedule sets the alarm whose sync is the fold.
+        committed(synced: false)
+        return true
+    }
+
+    /// Folds what the journal holds into SQLite now (a reader wants samples it holds).
+    func foldJournal() throws {
+        thread.assertCurrent()
+        try commit()
+    }
+
+    /// Empties a journal whose records are all folded, once the fold is on the disk (or the
+    /// store promises only to survive a killed process): a power cut could otherwise take the
+    /// fold and leave no journal to replay.
+    func cutFoldedJournal(synced: Bool, wiping: Bool = false) {
+        guard let journal, journalFolded, !journalHolds, synced || configuration.durability == .processCrash else { return }
+        do {
+            try journal.removeAll(wiping: wiping)
+            journalFolded = false
+        } catch {
+            // Folded records are skipped at replay; the next synced commit tries again.
+        }
+    }
+
+    /// Inserts the journal's records of generations later than the last fold as pieces, before
+    /// crash recovery seals the pieces and records what the crash took (docs/store.md,
+    /// crash contract). A record of a stream the catalog does not know, or whose samples do not
+    /// decode to its schema, is left out: the span it covered is in the crash's deletion record.
+    func replayJournal(_ journal: HandOverJournal) throws {
+        let db = try database()
+        let records = try journal.recover()
+        let folded = UInt64(bitPattern: try db.scalar("SELECT max(generation) FROM journal_folds") ?? 0)
+        let unfolded = records.filter { $0.generation > folded }
+        journalGeneration = max(folded, records.map(\.generation).max() ?? 0) &+ 1
+        guard !unfolded.isEmpty else {
+            if !records.isEmpty { try journal.removeAll() }
+            return
+        }
+        for record in unfolded {
+            guard let descriptor = registry.descriptor(StreamID(rawValue: record.stream)),
+                let decoded = try? ChunkCodec.decode(record.bytes).samples,
+                decoded.columns.count == descriptor.schema.columns.count, decoded.count == Int(clamping: record.count)
+            else { continue }
+            guard try db.scalar("SELECT count(*) FROM boots WHERE id = \(record.bootRow)") == 1 else { continue }
+            try insertPiece(
+                stream: StreamID(rawValue: record.stream), bootRow: record.bootRow, count: decoded.count,
+                bounds: (record.minTime, record.maxTime), receives: (record.minReceive, record.maxReceive),
+                bytes: record.bytes)
+        }
+        try db.execute("DELETE FROM journal_folds")
+        try db.execute("INSERT INTO journal_folds (generation) VALUES (\(Int64(bitPattern: journalGeneration &- 1)))")
+        try commit()
+        journalFolded = true
     }
 
     @discardableResult
@@ -699,14 +855,30 @@ final class StoreWriter: @unchecked Sendable {
         stream: StreamID, bootRow: Int64, tier: Int64, samples: ChunkSamples, range: Range<Int>, bytes: [UInt8],
         bounds known: (min: Int64, max: Int64)? = nil
     ) throws -> Int64 {
+        try insertChunk(
+            stream: stream, bootRow: bootRow, tier: tier, count: range.count, bounds: known ?? samples.timeBounds(range),
+            receives: samples.receiveBounds(range), bytes: bytes)
+    }
+
+    /// Inserts a tier-0 piece whose bounds are known (a journal record's).
+    @discardableResult
+    func insertPiece(
+        stream: StreamID, bootRow: Int64, count: Int, bounds: (min: Int64, max: Int64), receives: (min: Int64, max: Int64),
+        bytes: [UInt8]
+    ) throws -> Int64 {
+        try insertChunk(stream: stream, bootRow: bootRow, tier: 0, count: count, bounds: bounds, receives: receives, bytes: bytes)
+    }
+
+    private func insertChunk(
+        stream: StreamID, bootRow: Int64, tier: Int64, count: Int, bounds: (min: Int64, max: Int64),
+        receives: (min: Int64, max: Int64), bytes: [UInt8]
+    ) throws -> Int64 {
         guard let statements else { throw StoreError.closed }
         try begin()
-        let bounds = known ?? samples.timeBounds(range)
         let insert = statements.insertChunk
         insert.reset()
-        try insert.bind([stream.rawValue, bootRow, tier, bounds.min, bounds.max, Int64(range.count), Int64(bytes.count)])
+        try insert.bind([stream.rawValue, bootRow, tier, bounds.min, bounds.max, Int64(count), Int64(bytes.count)])
         try insert.bind(8, blob: bytes)
-        let receives = samples.receiveBounds(range)
         try insert.bind(9, receives.min)
         try insert.bind(10, receives.max)
         try insert.run()
