@@ -170,7 +170,7 @@ import Testing
     }
 
     /// The store's files as a crash now would leave them, opened in a folder of their own.
-    static func crashCopy(_ fixture: StoreFixture) throws -> SensorStore {
+    static func crashCopy(_ fixture: StoreFixture, journalOn: Bool = true) throws -> SensorStore {
         let copy = NSTemporaryDirectory() + "sensorstore-crashcopy-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
         let writer = fixture.opened.writer
@@ -181,6 +181,7 @@ import Testing
         }
         var configuration = fixture.configuration
         configuration.directory = copy
+        configuration.handOverJournal = journalOn
         return try SensorStore(configuration: configuration, clock: fixture.clock, timeline: fixture.timeline)
     }
 
@@ -216,6 +217,18 @@ import Testing
         // Replayed once: the replay's own fold marks them, so a second crash replays nothing again.
         try crashed.flush()
         #expect(try Self.rows(crashed).count == 300)
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aJournalSwitchedOffAfterACrashIsStillReplayedAndThenRemoved() throws {
+        let fixture = try Self.fixture()
+        let (stream, lead) = try Self.startRun(fixture)
+        let expected = lead + Self.append(fixture, stream, 11...120)
+        try Self.awaitJournaled(fixture, bytesAbove: 0)
+        let crashed = try Self.crashCopy(fixture, journalOn: false)
+        defer { Self.remove(crashed) }
+        #expect(try Self.rows(crashed) == expected.map(\.time))
+        #expect(!FileManager.default.fileExists(atPath: crashed.configuration.journalPath))
     }
 
     @Test(.timeLimit(.minutes(2)))

@@ -221,6 +221,14 @@ final class StoreWriter: @unchecked Sendable {
             let journal = try HandOverJournal(path: configuration.journalPath)
             self.journal = journal
             try replayJournal(journal)
+        } else if (try? SystemCalls.stat(configuration.journalPath)) != nil {
+            // Switched off after a crash: what the journal holds is still replayed, and the file
+            // goes once the replay is in the database file on the disk.
+            let journal = try HandOverJournal(path: configuration.journalPath)
+            try replayJournal(journal)
+            journal.close()
+            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            try SystemCalls.unlink(configuration.journalPath)
         }
         try recoverPieces()
         crashLosses = try recordRunsEndedByCrash()
@@ -730,7 +738,8 @@ final class StoreWriter: @unchecked Sendable {
             }
             syncMarks = syncMarks == .max ? 1 : syncMarks + 1
             if journalHolds {
-                // The fold is the synced commit.
+                // The fold is the synced commit, and the budget is kept as at a tick's commit.
+                try keepBudget()
                 try commit()
                 return
             }
