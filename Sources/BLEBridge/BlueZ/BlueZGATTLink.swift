@@ -159,6 +159,12 @@ final class BlueZGATTLink: GATTLink, @unchecked Sendable {
         }
     }
 
+    /// Connecting or resolving services: `tick` ends the link at its deadline.
+    var waitsForADeadline: Bool {
+        dispatchPrecondition(condition: .onQueue(transport.queue))
+        return phase == .connecting || phase == .resolving
+    }
+
     func tick() {
         dispatchPrecondition(condition: .onQueue(transport.queue))
         if phase == .connecting || phase == .resolving, ContinuousClock.now > deadline {

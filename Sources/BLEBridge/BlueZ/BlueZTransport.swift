@@ -62,6 +62,8 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
     private var discoveryRequested = false
     private var lastScan: ContinuousClock.Instant?
     private var timer: (any DispatchSourceTimer)?
+    /// The timer is armed (`tickWhileNeeded`).
+    private var ticking = false
     private var subscriptions: [DBusSubscription] = []
     private let log: @Sendable (String) -> Void
     private let reported = Mutex<[String]>([])
@@ -119,8 +121,10 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
             connection.close()
             throw .unavailable("bluetoothd did not answer within \(options.startTimeout)")
         }
+        // Armed only while discovery runs or a link connects (`tickWhileNeeded`): a recording
+        // wearable's link wakes nobody once a second.
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + 1, repeating: 1)
+        timer.schedule(deadline: .distantFuture)
         timer.setEventHandler { [weak self] in self?.tick() }
         timer.resume()
         queue.sync { self.timer = timer }
@@ -223,6 +227,7 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
             let link = BlueZGATTLink(transport: self, device: device, queue: linkQueue, onEvent: onEvent)
             links[device.path] = link
             link.start(device)
+            tickWhileNeeded()
             return .success(link)
         }
         return try result.get()
@@ -302,11 +307,25 @@ public final class BlueZTransport: BLETransport, @unchecked Sendable {
             stopDiscovery()
         }
         for link in links.values { link.tick() }
+        if ticking, !discoveryRequested, !links.values.contains(where: \.waitsForADeadline) {
+            ticking = false
+            timer?.schedule(deadline: .distantFuture)
+        }
+    }
+
+    /// Ticks once a second from now on until nothing waits for a deadline (discovery to stop,
+    /// a link to connect): called where either begins.
+    private func tickWhileNeeded() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !ticking, !closed else { return }
+        ticking = true
+        timer?.schedule(deadline: .now() + 1, repeating: 1)
     }
 
     private func startDiscovery() {
         dispatchPrecondition(condition: .onQueue(queue))
         discoveryRequested = true
+        tickWhileNeeded()
         var filter: [DBusDictionaryEntry] = [DBusDictionaryEntry(.string("Transport"), .variant(.string("le")))]
         if !options.serviceUUIDs.isEmpty {
             filter.append(
