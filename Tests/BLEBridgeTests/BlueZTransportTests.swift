@@ -498,6 +498,19 @@ enum IDs {
         #expect(try rig.count("SetDiscoveryFilter") == 2)
     }
 
+    /// Three scans in a row are refused as unavailable, each for a reason `why` accepts.
+    static func expectScansRefused(
+        _ transport: BlueZTransport, sourceLocation: SourceLocation = #_sourceLocation, because why: (String) -> Bool
+    ) {
+        for _ in 0..<3 {
+            #expect(sourceLocation: sourceLocation) {
+                _ = try transport.scan()
+            } throws: { error in
+                if case .unavailable(let reason)? = error as? BLETransportError { why(reason) } else { false }
+            }
+        }
+    }
+
     /// bluetoothd starting after the transport (boot order): the transport waits for it, says
     /// why once however often it is scanned meanwhile, and finds the wearable once it is there.
     @Test func bluetoothdStartingLaterIsWaitedFor() throws {
@@ -510,15 +523,7 @@ enum IDs {
         let lines = Mutex<[String]>([])
         let transport = try rig.transport(log: { line in lines.withLock { $0.append(line) } })
         defer { transport.close() }
-        for _ in 0..<3 {
-            #expect {
-                _ = try transport.scan()
-            } throws: { error in
-                (error as? BLETransportError).map {
-                    if case .unavailable(let why) = $0 { why.contains("bluetoothd is not on the system bus") } else { false }
-                } ?? false
-            }
-        }
+        Self.expectScansRefused(transport) { $0.contains("bluetoothd is not on the system bus") }
         try rig.startStandIn()
         let report = try rig.scanUntilFound(transport, "C0:FF:EE:00:00:10")
         let events = LinkEvents()
@@ -542,15 +547,7 @@ enum IDs {
         let lines = Mutex<[String]>([])
         let transport = try rig.transport(log: { line in lines.withLock { $0.append(line) } })
         defer { transport.close() }
-        for _ in 0..<3 {
-            #expect {
-                _ = try transport.scan()
-            } throws: { error in
-                (error as? BLETransportError).map {
-                    if case .unavailable(let why) = $0 { why.hasPrefix("bluetoothd does not export hci0 yet") } else { false }
-                } ?? false
-            }
-        }
+        Self.expectScansRefused(transport) { $0.hasPrefix("bluetoothd does not export hci0 yet") }
         #expect(try rig.count("StartDiscovery") == 0)
         try rig.knob("ExportAdapter")
         let report = try rig.scanUntilFound(transport, "C0:FF:EE:00:00:10")

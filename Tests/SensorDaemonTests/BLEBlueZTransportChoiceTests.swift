@@ -34,6 +34,15 @@ import Testing
         return (app, start, anchor)
     }
 
+    /// The H10 streams within 20 s: the daemon reached it (`when`: how, for the failure).
+    static func expectStreaming(
+        _ h10: EmulatedPeripheral, _ rig: BlueZDaemonRig, _ when: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(
+            IIODaemonRun.eventually(20) { H10ECGFeed(h10).streaming }, "the daemon did not reach the H10 \(when)\n\(rig.logs)",
+            sourceLocation: sourceLocation)
+    }
+
     /// A second and a half of ECG and heart rate, every value stored exactly and on time (the
     /// feed's clock starts now: the H10's device clock is mapped from the frames' arrival).
     static func expectRecorded(
@@ -56,9 +65,7 @@ import Testing
         // A few scans pass without bluetoothd: the reason is still said once.
         sleep(3)
         try rig.startStandIn()
-        #expect(
-            IIODaemonRun.eventually(20) { H10ECGFeed(h10).streaming },
-            "the daemon did not reach the H10 once bluetoothd started\n\(rig.logs)")
+        Self.expectStreaming(h10, rig, "once bluetoothd started")
         Self.expectRecorded(h10, app, rig, start: start, anchor: anchor)
         #expect(run.log.contains("bluez: bluetoothd is on the system bus; wearables are looked for through it"), "\(run.log)")
         #expect(run.log.components(separatedBy: Self.absentLine).count == 2, "\(run.log)")
@@ -70,9 +77,7 @@ import Testing
         defer { rig.stop() }
         let (app, start, anchor) = try Self.record(rig)
         let run = rig.run
-        #expect(
-            IIODaemonRun.eventually(20) { H10ECGFeed(h10).streaming },
-            "the daemon did not reach the H10 through bluetoothd\n\(rig.logs)")
+        Self.expectStreaming(h10, rig, "through bluetoothd")
         let chosen =
             "ble: no [ble] transport set: bluetoothd manages hci0 (org.bluez exports /org/bluez/hci0), so wearables go through it: bluez"
         #expect(run.log.contains(chosen), "\(run.log)")
@@ -89,9 +94,7 @@ import Testing
         defer { rig.stop() }
         let (app, start, anchor) = try Self.record(rig)
         let run = rig.run
-        #expect(
-            IIODaemonRun.eventually(20) { H10ECGFeed(h10).streaming },
-            "the daemon did not reach the H10 through bluetoothd\n\(rig.logs)")
+        Self.expectStreaming(h10, rig, "through bluetoothd")
         let chosen = run.log.split(separator: "\n").first { $0.contains("no [ble] transport set") }.map(String.init) ?? ""
         #expect(chosen.contains("bluetoothd manages hci0 (org.bluez exported /org/bluez/hci0 after "), "\(run.log)")
         #expect(chosen.hasSuffix("so wearables go through it: bluez"), "\(run.log)")
@@ -118,9 +121,7 @@ import Testing
             "bluez: bluetoothd does not export hci0 (yet: it adds an adapter once the kernel reports its controller; `bluetoothctl list` shows the ones it has); wearables wait until it does"
         #expect(IIODaemonRun.eventually(10) { run.log.contains(waiting) }, "\(run.log)")
         try rig.knob("ExportAdapter")
-        #expect(
-            IIODaemonRun.eventually(20) { H10ECGFeed(h10).streaming },
-            "the daemon did not reach the H10 once bluetoothd exported hci0\n\(rig.logs)")
+        Self.expectStreaming(h10, rig, "once bluetoothd exported hci0")
         Self.expectRecorded(h10, app, rig, start: start, anchor: anchor)
         #expect(run.log.contains("bluez: bluetoothd exports hci0 now; wearables are looked for through it"), "\(run.log)")
         #expect(!run.log.contains("ble driver unavailable"), "\(run.log)")

@@ -485,18 +485,7 @@ final class StoreWriter: @unchecked Sendable {
         // what is stored from now on waits at most an interval plus a commit, as the contract says.
         let started = now()
         let written = samplesWritten
-        var committed = true
-        if !appendToJournal() {
-            do {
-                try writeOwedRecords()
-                try keepBudget()
-                try writePieces()
-                try commit()
-            } catch {
-                committed = false
-                fail(error)
-            }
-        }
+        let committed = appendToJournal() || writeAndCommit()
         reportLoss(wroteSamples: committed && samplesWritten > written)
         ticks += 1
         schedule.ticked(at: started)
@@ -524,22 +513,28 @@ final class StoreWriter: @unchecked Sendable {
         guard db != nil else { throw StoreError.closed }
         storeInbox()
         let written = samplesWritten
-        var committed = true
-        do {
-            try writeOwedRecords()
-            try keepBudget()
-            try writePieces()
-            try commit()
-        } catch {
-            committed = false
-            fail(error)
-        }
+        let committed = writeAndCommit()
         // Durable means on the disk, not only handed to the operating system.
         if committed, configuration.durability == .powerLoss, syncSchedule.deadline != nil { syncIdle() }
         reportLoss(wroteSamples: committed && samplesWritten > written)
         if let failure = pendingFailure {
             pendingFailure = nil
             throw failure
+        }
+    }
+
+    /// Writes what waits — owed deletion records, the budget's evictions, pieces — and commits;
+    /// false when that failed (`fail` has it).
+    private func writeAndCommit() -> Bool {
+        do {
+            try writeOwedRecords()
+            try keepBudget()
+            try writePieces()
+            try commit()
+            return true
+        } catch {
+            fail(error)
+            return false
         }
     }
 
