@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SensorChunks
 import SensorKitModel
 import Testing
 
@@ -26,6 +27,20 @@ import Testing
         #expect(parsed.records == records)
         #expect(parsed.end == bytes.count)
         #expect(bytes.count == 3 * (HandOverJournal.prefixSize + HandOverJournal.fixedBodySize) + 1_040)
+    }
+
+    @Test func aPayloadHoldsItsSamplesAsPlainColumnsAndOnlyThoseFit() throws {
+        let samples = ChunkSamples(
+            times: [10, 20, 30, .max], receiveTimes: [11, 21, 31, .min], columns: [[1, -1, 0, .min], [7, 8, 9, 10]])
+        let payload = HandOverJournal.payload(samples, range: 1..<4)
+        #expect(payload.count == 3 * 4 * 8)
+        let back = try #require(HandOverJournal.samples(payload, count: 3, columnCount: 2))
+        #expect(
+            back == ChunkSamples(times: [20, 30, .max], receiveTimes: [21, 31, .min], columns: [[-1, 0, .min], [8, 9, 10]]))
+        // A count or a column count that does not fit the bytes exactly is refused, as are absurd ones.
+        for (count, columns) in [(2, 2), (4, 2), (3, 1), (3, 3), (0, 2), (-3, 2), (3, -1), (.max, 2), (3, .max - 1)] {
+            #expect(HandOverJournal.samples(payload, count: count, columnCount: columns) == nil, "\(count), \(columns)")
+        }
     }
 
     /// A crash tears the last record anywhere: what parses is the records before it, and the

@@ -779,8 +779,7 @@ final class StoreWriter: @unchecked Sendable {
                 .init(
                     generation: journalGeneration, stream: stream.rawValue, bootRow: chunk.bootRow,
                     minTime: times.min, maxTime: times.max, minReceive: receives.min, maxReceive: receives.max,
-                    count: Int64(range.count),
-                    bytes: encoder.encode(chunk.samples, range: range, roles: chunk.roles, effort: .fast)),
+                    count: Int64(range.count), bytes: HandOverJournal.payload(chunk.samples, range: range)),
                 into: &bytes)
             ends.append((stream, chunk.count))
             earliest = min(earliest, times.min)
@@ -839,14 +838,16 @@ final class StoreWriter: @unchecked Sendable {
         }
         for record in unfolded {
             guard let descriptor = registry.descriptor(StreamID(rawValue: record.stream)),
-                let decoded = try? ChunkCodec.decode(record.bytes).samples,
-                decoded.columns.count == descriptor.schema.columns.count, decoded.count == Int(clamping: record.count)
+                let samples = HandOverJournal.samples(
+                    record.bytes, count: Int(clamping: record.count), columnCount: descriptor.schema.columns.count)
             else { continue }
             guard try db.scalar("SELECT count(*) FROM boots WHERE id = \(record.bootRow)") == 1 else { continue }
+            // The bounds are the samples' own, not the header's: every input is hostile.
+            let all = 0..<samples.count
             try insertPiece(
-                stream: StreamID(rawValue: record.stream), bootRow: record.bootRow, count: decoded.count,
-                bounds: (record.minTime, record.maxTime), receives: (record.minReceive, record.maxReceive),
-                bytes: record.bytes)
+                stream: StreamID(rawValue: record.stream), bootRow: record.bootRow, count: samples.count,
+                bounds: samples.timeBounds(all), receives: samples.receiveBounds(all),
+                bytes: encoder.encode(samples, range: all, roles: descriptor.columnRoles, effort: .fast))
         }
         try db.execute("DELETE FROM journal_folds")
         try db.execute("INSERT INTO journal_folds (generation) VALUES (\(Int64(bitPattern: journalGeneration &- 1)))")
