@@ -21,6 +21,9 @@ extension StoreWriter {
         storeInbox()
         let streams = registry.all.filter { $0.descriptor.sensor == sensor }
         var report = RangeErasure()
+        // The commits below fold the journal; a cut of it meanwhile must not leave its bytes behind.
+        erasing = true
+        defer { erasing = false }
         try commit()
         try db.execute("PRAGMA secure_delete = ON")
         defer { try? db.execute("PRAGMA secure_delete = OFF") }

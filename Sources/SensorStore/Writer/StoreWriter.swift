@@ -93,6 +93,8 @@ final class StoreWriter: @unchecked Sendable {
     var journal: HandOverJournal?
     /// The generation of the records appended now; `journal_folds` holds the last one folded.
     var journalGeneration: UInt64 = 1
+    /// A participant's erasure runs: whatever cuts the journal meanwhile wipes it.
+    var erasing = false
     /// The journal holds records of `journalGeneration`: the next SQLite commit folds them.
     private var journalHolds = false
     /// When the first record of `journalGeneration` was appended (monotonic ns).
@@ -815,7 +817,7 @@ final class StoreWriter: @unchecked Sendable {
     func cutFoldedJournal(synced: Bool, wiping: Bool = false) {
         guard let journal, journalFolded, !journalHolds, synced || configuration.durability == .processCrash else { return }
         do {
-            try journal.removeAll(wiping: wiping)
+            try journal.removeAll(wiping: wiping || erasing)
             journalFolded = false
         } catch {
             // Folded records are skipped at replay; the next synced commit tries again.
