@@ -147,7 +147,12 @@ final class HandOverJournal {
         bytes.reserveCapacity(8 * range.count * (2 + samples.columns.count))
         func append(_ column: [Int64]) {
             column.withUnsafeBufferPointer { all in
-                for value in all[range] { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+                #if _endian(little)
+                    // Already the file's byte order: one copy per column, not one append per value.
+                    bytes.append(contentsOf: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: all[range])))
+                #else
+                    for value in all[range] { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+                #endif
             }
         }
         append(samples.times)
