@@ -248,43 +248,13 @@ struct ScanFanOut {
         let dropped = sensorTimes.lazy.filter { $0 < earliest || $0 > latest }.count
         let gaps = scanGaps(sensorTimes, plausible: earliest...latest)
         remember(values: values, sensorTimes: sensorTimes, receivedAt: receive, plausible: earliest...latest, gaps: gaps)
-        guard dropped == 0 else {
+        var why = ""
+        if dropped > 0, let first = sensorTimes.first(where: { $0 < earliest || $0 > latest }) {
             implausibleScans += dropped
-            let first = sensorTimes.first { $0 < earliest || $0 > latest }!
-            let why =
-                "\(dropped) of \(count) scans dropped: sensor time \(first) ns is more than 1 h from the read at \(receive) ns"
-            distributeChecked(
-                values: values, sensorTimes: sensorTimes, receivedAt: receive, plausible: earliest...latest, why: why,
-                gaps: gaps)
-            return dropped
+            why = "\(dropped) of \(count) scans dropped: sensor time \(first) ns is more than 1 h from the read at \(receive) ns"
         }
-        let cuts = cuts(sensorTimes, plausible: earliest...latest)
-        for index in streams.indices {
-            let positions = streams[index].positions
-            var events: [SourceEvent] = []
-            var nextGap = gaps.startIndex
-            var nextCut = cuts.startIndex
-            values.withUnsafeBufferPointer { values in
-                Self.inPlace(&streams[index].batcher) { batcher in
-                    for scan in 0..<count {
-                        if nextCut < cuts.endIndex, cuts[nextCut] == scan {
-                            batcher.flush(into: &events)
-                            nextCut += 1
-                        }
-                        if nextGap < gaps.endIndex, gaps[nextGap].scan == scan {
-                            batcher.interrupted(gaps[nextGap].why)
-                            nextGap += 1
-                        }
-                        let base = scan * width
-                        batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) {
-                            values[base + positions[$0]]
-                        }
-                    }
-                }
-            }
-            hand(events, to: index)
-        }
-        return 0
+        feed(values: values, sensorTimes: sensorTimes, receivedAt: receive, plausible: earliest...latest, why: why, gaps: gaps)
+        return dropped
     }
 
     /// `distribute`, then every stream gets what it holds: for a reader whose reads are already
@@ -295,9 +265,10 @@ struct ScanFanOut {
         return distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive)
     }
 
-    /// `distribute` for a read with implausible scans: those are skipped, each one interrupting
-    /// every stream so the step over it is recorded as a gap.
-    private mutating func distributeChecked(
+    /// Hands every stream its values of the read's scans. Scans outside `plausible` are skipped,
+    /// each one interrupting every stream with `why`, so the step over it is recorded as a gap
+    /// (`distribute` calls this with none outside).
+    private mutating func feed(
         values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64,
         plausible: ClosedRange<Int64>, why: String, gaps: [(scan: Int, why: String)]
     ) {
@@ -308,23 +279,25 @@ struct ScanFanOut {
             var events: [SourceEvent] = []
             var nextGap = gaps.startIndex
             var nextCut = cuts.startIndex
-            Self.inPlace(&streams[index].batcher) { batcher in
-                for scan in sensorTimes.indices {
-                    if nextCut < cuts.endIndex, cuts[nextCut] == scan {
-                        batcher.flush(into: &events)
-                        nextCut += 1
-                    }
-                    if nextGap < gaps.endIndex, gaps[nextGap].scan == scan {
-                        batcher.interrupted(gaps[nextGap].why)
-                        nextGap += 1
-                    }
-                    guard plausible.contains(sensorTimes[scan]) else {
-                        batcher.interrupted(why)
-                        continue
-                    }
-                    let base = scan * width
-                    batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) {
-                        values[base + positions[$0]]
+            values.withUnsafeBufferPointer { values in
+                Self.inPlace(&streams[index].batcher) { batcher in
+                    for scan in sensorTimes.indices {
+                        if nextCut < cuts.endIndex, cuts[nextCut] == scan {
+                            batcher.flush(into: &events)
+                            nextCut += 1
+                        }
+                        if nextGap < gaps.endIndex, gaps[nextGap].scan == scan {
+                            batcher.interrupted(gaps[nextGap].why)
+                            nextGap += 1
+                        }
+                        guard plausible.contains(sensorTimes[scan]) else {
+                            batcher.interrupted(why)
+                            continue
+                        }
+                        let base = scan * width
+                        batcher.append(sensorTime: sensorTimes[scan], receiveTime: receive, into: &events) {
+                            values[base + positions[$0]]
+                        }
                     }
                 }
             }
