@@ -286,11 +286,18 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     private func readable() -> ReadinessLoop.Next {
         dispatchPrecondition(condition: .onQueue(dataQueue))
         guard let reader else { return .stop }
+        // The buffers are moved into locals for the drain: the closure runs once per scan, and
+        // each touch of a property of this class would be an exclusivity check at run time.
+        var values: [Int64] = []
+        var stamps: [Int64] = []
+        swap(&values, &self.values)
+        swap(&stamps, &self.stamps)
         values.removeAll(keepingCapacity: true)
         stamps.removeAll(keepingCapacity: true)
         var failure: SystemError?
         var endOfFile = false
         let width = plan.layout.valueCount
+        let decoder = self.decoder
         do throws(SystemError) {
             endOfFile = try reader.drain { scan in
                 let start = values.count
@@ -303,6 +310,8 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         } catch {
             failure = error
         }
+        swap(&values, &self.values)
+        swap(&stamps, &self.stamps)
         let receive = clock.boottimeNanoseconds()
         distribute(receivedAt: receive)
         if let failure {
