@@ -38,6 +38,17 @@ struct RecentScans {
         if sensorTimes.count >= 2 * capacity { dropOldest(sensorTimes.count - capacity) }
     }
 
+    /// Keeps a whole read's scans at once (`scanValues` holds `width` values for each of
+    /// `sensorTimes`), none after a gap: the common read, four copies instead of four appends a scan.
+    mutating func append(reads scanValues: UnsafeBufferPointer<Int64>, sensorTimes times: [Int64], receiveTime: Int64) {
+        precondition(scanValues.count == times.count * width, "width values a scan")
+        values.append(contentsOf: scanValues)
+        sensorTimes.append(contentsOf: times)
+        receiveTimes.append(contentsOf: repeatElement(receiveTime, count: times.count))
+        gapsBefore.append(contentsOf: repeatElement(nil, count: times.count))
+        if sensorTimes.count >= 2 * capacity { dropOldest(sensorTimes.count - capacity) }
+    }
+
     /// The first scan that may still be handed out: beyond `capacity`, older ones only wait for
     /// the next trim.
     var firstKept: Int { max(0, count - capacity) }

@@ -319,6 +319,14 @@ struct ScanFanOut {
         plausible: ClosedRange<Int64>, gaps: [(scan: Int, why: String)]
     ) {
         let width = layout.valueCount
+        if gaps.isEmpty, sensorTimes.allSatisfy({ plausible.contains($0) }) {
+            values.withUnsafeBufferPointer { values in
+                recent.append(
+                    reads: UnsafeBufferPointer(rebasing: values[0..<(sensorTimes.count * width)]), sensorTimes: sensorTimes,
+                    receiveTime: receive)
+            }
+            return
+        }
         var nextGap = gaps.startIndex
         values.withUnsafeBufferPointer { values in
             for scan in sensorTimes.indices {

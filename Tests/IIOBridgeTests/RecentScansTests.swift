@@ -1,0 +1,41 @@
+import Testing
+
+@testable import IIOBridge
+
+/// A read kept at once hands out exactly what keeping its scans one by one does, trims included
+/// (the two may trim at different moments: what lies before `firstKept` is not handed out).
+@Suite struct RecentScansTests {
+    @Test func aWholeReadKeptAtOnceEqualsItsScansKeptOneByOne() {
+        var oneByOne = RecentScans(width: 3, capacity: 5)
+        var atOnce = RecentScans(width: 3, capacity: 5)
+        for read in 0..<7 {
+            let count = read % 4 + 1
+            let times = (0..<count).map { Int64(read * 100 + $0) }
+            let values = times.flatMap { [$0, -$0, 2 * $0] }
+            let receive = Int64(read * 1_000)
+            values.withUnsafeBufferPointer { all in
+                for scan in 0..<count {
+                    oneByOne.append(
+                        UnsafeBufferPointer(rebasing: all[(scan * 3)..<(scan * 3 + 3)]), sensorTime: times[scan],
+                        receiveTime: receive, gapBefore: nil)
+                }
+                atOnce.append(reads: all, sensorTimes: times, receiveTime: receive)
+            }
+            // What can be handed out: the scans from `firstKept` on, and which requests missed scans.
+            func kept(_ recent: RecentScans) -> [[Int64]] {
+                (recent.firstKept..<recent.count).map {
+                    [recent.sensorTimes[$0], recent.receiveTimes[$0]] + recent.values(of: $0)
+                }
+            }
+            #expect(kept(atOnce) == kept(oneByOne), "read \(read)")
+            for asked in stride(from: Int64(-500), through: 7_500, by: 250) {
+                #expect(atOnce.missedScans(readSince: asked) == oneByOne.missedScans(readSince: asked), "read \(read), \(asked)")
+                #expect(
+                    atOnce.sensorTimes[atOnce.firstRead(atOrAfter: asked)...]
+                        == oneByOne.sensorTimes[oneByOne.firstRead(atOrAfter: asked)...], "read \(read), \(asked)")
+            }
+            #expect(atOnce.gapsBefore.allSatisfy { $0 == nil })
+        }
+        #expect(atOnce.evictedReceiveTime != nil && oneByOne.evictedReceiveTime != nil, "the reads outgrew the capacity")
+    }
+}
