@@ -45,8 +45,10 @@ import Testing
         let loop = try ReadinessLoop(
             name: "test", fileDescriptor: pipe.read,
             body: { wake in
-                calls.wakes.withLock { $0.append(wake) }
+                // Drained before the wake is counted: a byte the test sends once it saw the
+                // count must make a wake of its own, not be drained with this one.
                 _ = pipe.drain()
+                calls.wakes.withLock { $0.append(wake) }
                 return .wait(nanoseconds: nil)
             }, onExit: { calls.exited.withLock { $0 = true } })
         usleep(200_000)
@@ -70,8 +72,10 @@ import Testing
         let loop = try ReadinessLoop(
             name: "test", fileDescriptor: pipe.read,
             body: { wake in
-                calls.wakes.withLock { $0.append(wake) }
+                // Drained before the wake is counted: a byte the test sends once it saw the
+                // count must make a wake of its own, not be drained with this one.
                 _ = pipe.drain()
+                calls.wakes.withLock { $0.append(wake) }
                 return .wait(nanoseconds: wake == .readable ? 100_000_000 : nil)
             }, onExit: {})
         pipe.send(1)
