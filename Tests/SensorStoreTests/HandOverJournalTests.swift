@@ -10,8 +10,8 @@ import Testing
 @Suite struct HandOverJournalCodecTests {
     static func record(_ generation: UInt64, stream: Int64 = 3, bytes: Int = 40) -> HandOverJournal.Record {
         HandOverJournal.Record(
-            generation: generation, stream: stream, bootRow: 1, minTime: 1_000, maxTime: 9_000, minReceive: 1_100,
-            maxReceive: 9_100, count: 5, bytes: (0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(generation)) })
+            generation: generation, stream: stream, bootRow: 1, count: 5,
+            bytes: (0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(generation)) })
     }
 
     static func encoded(_ records: [HandOverJournal.Record]) -> [UInt8] {

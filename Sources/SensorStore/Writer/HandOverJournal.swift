@@ -16,8 +16,7 @@ import SensorSystem
 /// own CRC-32C, little-endian:
 ///
 ///     magic u32 "SKHJ" | body length u32 | body CRC-32C u32 | reserved u32
-///     body: generation u64 | stream i64 | boot row i64 | min time i64 | max time i64 |
-///           min receive i64 | max receive i64 | sample count i64 |
+///     body: generation u64 | stream i64 | boot row i64 | sample count i64 |
 ///           payload: sample count × (sensor time, receive time, each value column) as i64 columns
 ///
 /// A torn or damaged record ends the journal where it starts: a crash tears only the last one,
@@ -29,17 +28,13 @@ final class HandOverJournal {
         var generation: UInt64
         var stream: Int64
         var bootRow: Int64
-        var minTime: Int64
-        var maxTime: Int64
-        var minReceive: Int64
-        var maxReceive: Int64
         var count: Int64
         var bytes: [UInt8]
     }
 
     static let magic: UInt32 = 0x4A48_4B53  // "SKHJ" read as little-endian bytes
     static let prefixSize = 16
-    static let fixedBodySize = 64
+    static let fixedBodySize = 32
     /// The longest body accepted back, and the most of a journal read at all: the writer keeps
     /// the journal below 16 MiB (`StoreWriter.journalFoldBytes`), so more is damage.
     static let maxBodySize = 32 << 20
@@ -179,8 +174,7 @@ final class HandOverJournal {
         var body: [UInt8] = []
         body.reserveCapacity(fixedBodySize + record.bytes.count)
         for field in [
-            Int64(bitPattern: record.generation), record.stream, record.bootRow, record.minTime, record.maxTime,
-            record.minReceive, record.maxReceive, record.count,
+            Int64(bitPattern: record.generation), record.stream, record.bootRow, record.count,
         ] {
             withUnsafeBytes(of: field.littleEndian) { body.append(contentsOf: $0) }
         }
@@ -217,8 +211,7 @@ final class HandOverJournal {
         var fields = ByteReader(body)
         let record = Record(
             generation: try fields.integer(), stream: try fields.integer(), bootRow: try fields.integer(),
-            minTime: try fields.integer(), maxTime: try fields.integer(), minReceive: try fields.integer(),
-            maxReceive: try fields.integer(), count: try fields.integer(), bytes: Array(fields.rest()))
+            count: try fields.integer(), bytes: Array(fields.rest()))
         return record.count > 0 ? record : nil
     }
 }

@@ -775,16 +775,13 @@ final class StoreWriter: @unchecked Sendable {
         for stream in open.keys.sorted() {
             guard let chunk = open[stream], chunk.hasUncommittedSamples else { continue }
             let range = max(chunk.journaledCount, chunk.durableCount)..<chunk.count
-            let times = chunk.samples.timeBounds(range)
-            let receives = chunk.samples.receiveBounds(range)
             HandOverJournal.encode(
                 .init(
                     generation: journalGeneration, stream: stream.rawValue, bootRow: chunk.bootRow,
-                    minTime: times.min, maxTime: times.max, minReceive: receives.min, maxReceive: receives.max,
                     count: Int64(range.count), bytes: HandOverJournal.payload(chunk.samples, range: range)),
                 into: &bytes)
             ends.append((stream, chunk.count))
-            earliest = min(earliest, times.min)
+            earliest = min(earliest, chunk.samples.timeBounds(range).min)
         }
         guard !ends.isEmpty else { return true }
         // A backlog's worth (a writer that fell behind) goes to SQLite: the journal stays short.
@@ -844,7 +841,6 @@ final class StoreWriter: @unchecked Sendable {
                     record.bytes, count: Int(clamping: record.count), columnCount: descriptor.schema.columns.count)
             else { continue }
             guard try db.scalar("SELECT count(*) FROM boots WHERE id = \(record.bootRow)") == 1 else { continue }
-            // The bounds are the samples' own, not the header's: every input is hostile.
             let all = 0..<samples.count
             try insertPiece(
                 stream: StreamID(rawValue: record.stream), bootRow: record.bootRow, count: samples.count,
