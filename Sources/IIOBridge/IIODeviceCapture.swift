@@ -8,19 +8,20 @@ import Synchronization
 /// accelerometer and gyroscope share it): the buffer is enabled when the first stream subscribes
 /// and disabled when the last one leaves (on only while someone records: docs/protocol.md §3.3).
 ///
-/// Two queues, so the data path never waits for sysfs (docs/iio.md §12.3):
+/// A queue and a lock, so the data path never waits for sysfs (docs/iio.md §12.3):
 /// - `controlQueue` runs the sysfs sequences of `BufferedCapture` (they may block) and the
 ///   subscriber bookkeeping. Discovery gives every generation of captures of one sysfs path the
 ///   same control queue, so an old capture's teardown can never land after a new one's enable.
-/// - `dataQueue` owns the open `/dev/iio:deviceN` (`IIOScanReader`, non-blocking) and the
-///   fan-out. A `ReadinessLoop` thread sleeps in `poll` on the fd and, on each wake-up, runs the
-///   read on `dataQueue` (`sync`: on the same thread, no hand-off): it drains what is queued,
-///   decodes every scan once, stamps it (`TimestampMapping`) and hands each stream its channels
-///   through its `SampleBatcher`. The chip's batches go out together (`ScanFanOut`: one hand-over
-///   per chip) when they span their half second, and a stream's at a gap, when the oldest held
-///   sample has waited `deliveryHold` (the loop's poll timeout), or when the stream leaves — so a
-///   chip read ten times a second wakes the rest of the daemon about twice a second
-///   (docs/iio.md §4, "Reading thread" and "Delivery").
+/// - `reading` (a `ConfinementLock`) guards the open `/dev/iio:deviceN` (`IIOScanReader`,
+///   non-blocking) and the fan-out. A `ReadinessLoop` thread sleeps in `poll` on the fd and, on
+///   each wake-up, reads holding the lock: it drains what is queued, decodes every scan once,
+///   stamps it (`TimestampMapping`) and hands each stream its channels through its
+///   `SampleBatcher`. The chip's batches go out together (`ScanFanOut`: one hand-over per chip)
+///   when they span their half second, and a stream's at a gap, when the oldest held sample has
+///   waited `deliveryHold` (the loop's poll timeout), or when the stream leaves — so a chip read
+///   ten times a second wakes the rest of the daemon about twice a second (docs/iio.md §4,
+///   "Reading thread" and "Delivery"). The control side takes the lock only for bookkeeping (a
+///   stream joins or leaves, reading starts or stops), never across sysfs.
 ///
 /// A read error stops reading. ENODEV (unplugged) waits for discovery to retire the capture; other
 /// errors restart the buffer after a second, with the interval recorded as a gap, at most three
@@ -29,15 +30,15 @@ import Synchronization
 /// `onEnableFailure`, which has the chip polled instead (docs/iio.md §4 "Errors").
 public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     // @unchecked: `subscribers`, `running`, `retired` are touched only on `controlQueue`;
-    // `reader`, `loop`, `fanOut`, `mapping`, `values`, `stamps`, `sensorTimes` and
-    // `failuresWithoutData` only on `dataQueue`. Each method asserts its queue.
+    // `reader`, `loop`, `fanOut`, `mapping`, `values`, `stamps`, `sensorTimes`,
+    // `failuresWithoutData` and `sawScans` only holding `reading`. Each method asserts which.
 
     public let sysfs: IIOSysfsDevice
     public let devnode: String
     public let description: IIODeviceDescription
     public let plan: DeviceCapturePlan
     public let controlQueue: DispatchQueue
-    public let dataQueue: DispatchQueue
+    private let reading = ConfinementLock()
     private let clock: any SystemClock
     private let pairing: ClockPairing
     private let log: Journal
@@ -62,7 +63,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     private var running = false
     private var retired = false
 
-    // dataQueue
+    // reading
     private var reader: IIOScanReader?
     private var loop: ReadinessLoop?
     private var fanOut: ScanFanOut
@@ -93,7 +94,6 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         self.description = description
         self.plan = plan
         self.controlQueue = controlQueue
-        self.dataQueue = DispatchQueue(label: "sensorkitd.iio.data.\(description.deviceName)", qos: .userInitiated)
         self.clock = clock
         self.pairing = pairing
         self.log = log
@@ -110,7 +110,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
             precondition(plan.layout.slot(for: channel) != nil, "\(channel) is not in \(description.deviceName)'s capture plan")
         }
         // The moment of asking, not of joining: a sibling stream may have started the buffer and
-        // read scans while this subscription waited for the control and reading queues.
+        // read scans while this subscription waited for the control queue and the reading lock.
         var asked = consumer
         if asked.since == nil { asked.since = clock.boottimeNanoseconds() }
         let consumer = asked
@@ -118,7 +118,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
             guard !retired else { return }
             subscribers[consumer.id] = consumer
             if running {
-                dataQueue.async { [self] in fanOut.adopt([consumer]) }
+                reading.withLock { fanOut.adopt([consumer]) }
             } else {
                 start()
             }
@@ -129,13 +129,13 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     /// holds is handed over before this returns (the pipeline drops events that arrive after its
     /// stop); the rest returns at once.
     public func unsubscribe(_ id: ObjectIdentifier) {
-        dataQueue.sync { fanOut.deliverPending(of: id) }
+        reading.withLock { fanOut.deliverPending(of: id) }
         controlQueue.async { [self] in
             guard subscribers.removeValue(forKey: id) != nil, running else { return }
             if subscribers.isEmpty {
                 stop(disableBuffer: true)
             } else {
-                dataQueue.async { [self] in fanOut.remove(id) }
+                reading.withLock { fanOut.remove(id) }
             }
         }
     }
@@ -151,10 +151,11 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         }
     }
 
-    /// Waits until everything queued so far on both queues has run (tests, shutdown).
+    /// Waits until everything queued so far on the control queue has run and the reading thread
+    /// is between wakes (tests, shutdown).
     public func settle() {
         controlQueue.sync {}
-        dataQueue.sync {}
+        reading.withLock {}
     }
 
     // MARK: Control queue
@@ -186,7 +187,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         }
         let reader: IIOScanReader
         do throws(SystemError) {
-            reader = try IIOScanReader(devnode: devnode, layout: plan.layout, queue: dataQueue)
+            reader = try IIOScanReader(devnode: devnode, layout: plan.layout)
         } catch {
             log.error("\(description.deviceName) (\(description.name)): \(error); not recording it")
             setStatus(.failed("\(error)"))
@@ -196,7 +197,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         setStatus(.waiting("buffer enabled, no scan yet"))
         running = true
         let everyone = Array(subscribers.values)
-        dataQueue.async { [self] in beginReading(reader, mapping: mapping, consumers: everyone) }
+        reading.withLock { beginReading(reader, mapping: mapping, consumers: everyone) }
     }
 
     /// Stop reading (the thread leaves and closes the fd; every stream gets what it holds), then
@@ -205,12 +206,12 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(controlQueue))
         running = false
         if !keepConsumers { setStatus(.idle) }
-        let loop = dataQueue.sync { () -> ReadinessLoop? in
+        let loop = reading.withLock { () -> ReadinessLoop? in
             defer { self.loop = nil }
             return self.loop
         }
-        loop?.stop()  // outside `dataQueue`: the thread may be waiting to enter it
-        dataQueue.sync {
+        loop?.stop()  // not holding `reading`: the thread may be waiting for it
+        reading.withLock {
             reader = nil
             if keepConsumers { fanOut.deliverAll() } else { fanOut.removeAll() }
         }
@@ -237,10 +238,10 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         return text.flatMap { IIOTimestampClock(rawValue: $0) } ?? description.timestampClock
     }
 
-    // MARK: Data queue
+    // MARK: Holding `reading`
 
     private func beginReading(_ reader: IIOScanReader, mapping: TimestampMapping, consumers everyone: [ScanConsumer]) {
-        dispatchPrecondition(condition: .onQueue(dataQueue))
+        reading.assertHeld()
         self.reader = reader
         self.mapping = mapping
         sawScans = false
@@ -250,7 +251,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
             loop = try ReadinessLoop(
                 name: "iio \(description.deviceName)", fileDescriptor: reader.fileDescriptor,
                 body: { [weak self] wake in self?.woke(wake) ?? .stop },
-                onExit: { [dataQueue] in dataQueue.sync { reader.close() } })
+                onExit: { [reading] in reading.withLock { reader.close() } })
         } catch {
             log.error(
                 "\(description.deviceName) (\(description.name)): cannot start its reading thread: \(error); not recording it")
@@ -266,7 +267,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     private func woke(_ wake: ReadinessLoop.Wake) -> ReadinessLoop.Next {
         var next = ReadinessLoop.Next.stop
         handOver {
-            next = dataQueue.sync {
+            next = reading.withLock {
                 switch wake {
                 case .readable:
                     return readable()
@@ -284,7 +285,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     /// The fd is readable: drain, stamp, split per stream, hand over what is due. Returns how
     /// long the loop may sleep before a held batch falls due.
     private func readable() -> ReadinessLoop.Next {
-        dispatchPrecondition(condition: .onQueue(dataQueue))
+        reading.assertHeld()
         guard let reader else { return .stop }
         // The buffers are moved into locals for the drain: the closure runs once per scan, and
         // each touch of a property of this class would be an exclusivity check at run time.
@@ -362,7 +363,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
 
     /// Reading stops (the loop's thread leaves and closes the fd); what the streams hold goes out.
     private func readFailed(_ error: SystemError) {
-        dispatchPrecondition(condition: .onQueue(dataQueue))
+        reading.assertHeld()
         reader = nil
         fanOut.deliverAll()
         let name = "\(description.deviceName) (\(description.name))"

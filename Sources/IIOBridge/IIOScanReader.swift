@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import SensorSystem
 
@@ -7,12 +6,12 @@ import SensorSystem
 /// and bytes are cut into whole scans by a `ScanAssembler`, so partial reads (umockdev's PTY)
 /// work as well as the kernel's whole-scan reads.
 ///
-/// Meant to be driven by a `ReadinessLoop` running `drain` on `queue` when the fd is readable.
+/// Meant to be driven by a `ReadinessLoop` running `drain` when the fd is readable; confined to
+/// its owner (`IIODeviceCapture` holds it under its reading lock).
 /// The kernel drops **new** scans when its FIFO is full (docs/iio.md §12.5), so a reader that falls
 /// behind loses data it cannot see here; the caller detects that from timestamp gaps.
 public final class IIOScanReader: @unchecked Sendable {
-    // @unchecked: the fd, assembler and buffer are touched only on `queue` (dispatchPrecondition).
-    public let queue: DispatchQueue
+    // @unchecked: the fd, assembler and buffer are touched only by the owner, one thread at a time.
     public let layout: ScanLayout
     public let fileDescriptor: Int32
     private var assembler: ScanAssembler
@@ -21,8 +20,7 @@ public final class IIOScanReader: @unchecked Sendable {
 
     /// Opens `devnode` (`open(O_RDONLY|O_NONBLOCK|O_CLOEXEC)`; does not block) for scans of
     /// `layout`. `readSize` bytes are read per call (rounded up to whole scans).
-    public init(devnode: String, layout: ScanLayout, queue: DispatchQueue, readSize: Int = 16_384) throws(SystemError) {
-        self.queue = queue
+    public init(devnode: String, layout: ScanLayout, readSize: Int = 16_384) throws(SystemError) {
         self.layout = layout
         fileDescriptor = try SystemCalls.open(devnode, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         assembler = ScanAssembler(scanBytes: layout.scanBytes)
@@ -50,7 +48,6 @@ public final class IIOScanReader: @unchecked Sendable {
     /// order.
     /// Throws on real errors (ENODEV when the device is unplugged).
     public func drain(maxReads: Int = 64, _ body: (UnsafeRawBufferPointer) -> Void) throws(SystemError) -> Drained {
-        dispatchPrecondition(condition: .onQueue(queue))
         precondition(!isClosed, "drain after close")
         var drained = Drained(bytes: 0, scans: 0, endOfFile: false)
         for _ in 0..<maxReads {
@@ -84,13 +81,11 @@ public final class IIOScanReader: @unchecked Sendable {
 
     /// Bytes of a scan begun but not finished.
     public var pendingByteCount: Int {
-        dispatchPrecondition(condition: .onQueue(queue))
-        return assembler.pendingByteCount
+        assembler.pendingByteCount
     }
 
     /// Closes the fd (`close`). The caller cancels its read source first.
     public func close() {
-        dispatchPrecondition(condition: .onQueue(queue))
         guard !isClosed else { return }
         isClosed = true
         SystemCalls.close(fileDescriptor)

@@ -27,7 +27,7 @@ import Testing
         defer { unlink(fifo) }
         let layout = try Self.layout()
         let queue = DispatchQueue(label: "iio-reader-test")
-        let reader = try IIOScanReader(devnode: fifo, layout: layout, queue: queue, readSize: 100)
+        let reader = try IIOScanReader(devnode: fifo, layout: layout, readSize: 100)
         let writer = open(fifo, O_WRONLY | O_CLOEXEC)
         #expect(writer >= 0)
         defer { close(writer) }
@@ -72,7 +72,7 @@ import Testing
     @Test func emptyFifoWouldBlockAndClosedWriterIsEndOfFile() throws {
         defer { unlink(fifo) }
         let queue = DispatchQueue(label: "iio-reader-test-2")
-        let reader = try IIOScanReader(devnode: fifo, layout: try Self.layout(), queue: queue)
+        let reader = try IIOScanReader(devnode: fifo, layout: try Self.layout())
         let writer = open(fifo, O_WRONLY | O_CLOEXEC)
         queue.sync {
             // Writer open, nothing written: EAGAIN is "nothing now", not an error, and not EOF.
@@ -90,7 +90,7 @@ import Testing
     @Test func missingDeviceNodeIsAnError() throws {
         defer { unlink(fifo) }
         #expect(throws: (any Error).self) {
-            try IIOScanReader(devnode: "/nonexistent/iio:device9", layout: try Self.layout(), queue: DispatchQueue(label: "x"))
+            try IIOScanReader(devnode: "/nonexistent/iio:device9", layout: try Self.layout())
         }
     }
 }
