@@ -17,7 +17,7 @@ import SensorSystem
 /// - `remove`: the sources are removed (the pipeline records the gap if the device comes back
 ///   while recording) and the capture retired.
 ///
-/// All of it runs on `queue`, never on a data queue: describing a device reads sysfs, which may
+/// All of it runs on `queue`, never on a reading thread: describing a device reads sysfs, which may
 /// block. Devices named in `Options.ignored` (by `iio:deviceN`, syspath or part name) are left
 /// alone.
 public final class IIODiscovery: @unchecked Sendable {

@@ -11,7 +11,7 @@ import SensorSystem
 /// and one when it comes back; when a connection drops, its sources are removed (the pipeline
 /// records the absence as a deletion record once they return). Polled functions (step counters,
 /// simple light sensors) are not read over the network. All of it runs on `queue`; libiio calls
-/// block on the network, never on a data queue.
+/// block on the network, never on a capture's reading queue or thread.
 public final class IIORemoteDiscovery: @unchecked Sendable {
     // @unchecked: `rigs` and `stopped` are touched only on `queue` (dispatchPrecondition).
     public struct Options: Sendable {
