@@ -6,8 +6,8 @@ import Synchronization
 /// that a method meant for a holder has one.
 ///
 /// Why not a serial `DispatchQueue` and `sync`: on Linux, `sync` from a thread that is not one of
-/// libdispatch's costs ≈ 0.1 µs when warm but 15–18 µs of CPU after the thread slept 100 ms —
-/// about a sixth of an IIO reading thread's whole wake — while this lock costs ≈ 1 µs cold
+/// libdispatch's costs ≈ 0.1 µs when warm but 15–17 µs of CPU after the thread slept 100 ms —
+/// about a seventh of an IIO reading thread's whole wake — while this lock costs ≈ 1 µs cold
 /// (docs/measurements/iio.md, "2026-12-06, night").
 public final class ConfinementLock: @unchecked Sendable {
     // @unchecked: the mutex is a pthread mutex of its own (never moved: heap-allocated here), and
