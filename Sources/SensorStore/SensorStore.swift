@@ -105,6 +105,16 @@ public final class SensorStore: Sendable {
     /// The descriptor of a stream.
     public func descriptor(of stream: StreamID) -> StreamDescriptor? { registry.descriptor(stream) }
 
+    /// Which of a stream's columns hold floats; nil when none does or the stream is unknown. Read
+    /// in place, for a batch's conversion at every hand-over: copying the whole descriptor out
+    /// retains and releases each of its strings and arrays, cold at every hand-over.
+    public func floatColumns(of stream: StreamID) -> [Bool]? {
+        registry.withDescriptor(stream) { descriptor -> [Bool]? in
+            let columns = descriptor.schema.columns
+            return columns.contains(where: \.isFloat) ? columns.map(\.isFloat) : nil
+        } ?? nil
+    }
+
     // MARK: Writing
 
     /// Hands samples to the store. Returns at once: the batch is converted, buffered and committed

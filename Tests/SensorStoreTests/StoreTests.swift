@@ -126,6 +126,16 @@ import Testing
         #expect(got == floats.map(\.bitPattern))
     }
 
+    @Test func floatColumnsNamesAStreamsFloatColumnsAndNothingForOneWithout() throws {
+        let fixture = try StoreFixture(Self.noHold)
+        let schema = SampleSchema([.integer(name: "raw", scale: 1, offset: 0, unit: ""), .float(name: "lux", unit: "lx")])
+        let light = try fixture.opened.register(StreamDescriptor(sensor: .ambientLightSensor, schema: schema))
+        let motion = try fixture.opened.register(.accelerometer)
+        #expect(fixture.opened.floatColumns(of: light) == [false, true])
+        #expect(fixture.opened.floatColumns(of: motion) == nil)
+        #expect(fixture.opened.floatColumns(of: StreamID(rawValue: 999)) == nil)
+    }
+
     @Test func rangesAreExclusiveBelowAndInclusiveAboveToTheNanosecond() throws {
         let fixture = try StoreFixture(Self.noHold)
         let stream = try fixture.opened.register(.accelerometer)

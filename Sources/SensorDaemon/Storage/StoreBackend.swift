@@ -91,7 +91,7 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
     /// A source's batch as the store takes it: a float column's values arrive as bit patterns,
     /// the store takes them as floats.
     func sampleBatch(_ batch: SourceBatch, of id: StreamID) -> SampleBatch {
-        let floats = store.descriptor(of: id)?.schema.columns.map(\.isFloat) ?? []
+        let floats = store.floatColumns(of: id) ?? []
         return SampleBatch(
             boot: batch.boot, sensorTimes: batch.sensorTimes, receiveTimes: batch.receiveTimes,
             columns: batch.columns.indices.map { i in
