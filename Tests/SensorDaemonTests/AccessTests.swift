@@ -5,6 +5,7 @@ import SensorKit
 import SensorKitModel
 import SensorSimulation
 import SensorSystem
+import SensorTestKit
 import Synchronization
 import Testing
 
@@ -175,10 +176,11 @@ import Testing
     static func asNobody(_ harness: DaemonHarness, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let ctl = harness.folder + "/sensorkitctl"
         if !FileManager.default.fileExists(atPath: ctl) {
-            try FileManager.default.copyItem(atPath: DaemonHarness.productsFolder + "/sensorkitctl", toPath: ctl)
+            try ExecutableForOthers.place(DaemonHarness.productsFolder + "/sensorkitctl", at: ctl)
         }
-        // 126: the copy is still open for writing in a child another test forked meanwhile
-        // (ETXTBSY) until that child execs; it passes in a moment.
+        // 126: where `ExecutableForOthers` had to copy, the copy may still be open for writing in
+        // a child another test forked meanwhile (ETXTBSY) until that child execs; it passes in a
+        // moment.
         var result = try DaemonHarness.asNobody(["/usr/bin/timeout", "30", ctl, "--socket", harness.socket] + arguments)
         for _ in 0..<50 where result.status == 126 {
             usleep(100_000)

@@ -440,31 +440,14 @@ final class DeviceUsageRig {
         return (agent, log)
     }
 
-    /// `binary` where nobody may run it: the checkout may sit in a folder only root can enter
-    /// (CI clones into a mode-0700 mktemp folder). A hard link in a folder of /tmp when the
-    /// binary is on the same file system and others may run it: no descriptor is ever open for
-    /// writing on a link, whereas a copy's was inherited by whatever a parallel test forked
-    /// meanwhile, and exec'ing the copy failed with ETXTBSY ("Text file busy", seen once in CI).
-    /// Otherwise a copy written through a close-on-exec descriptor. Stays in /tmp.
+    /// `binary` where nobody may run it (`ExecutableForOthers`), in a 0755 folder of /tmp.
     static func copyForNobody(_ binary: String) throws -> String {
         var template = Array("/tmp/skbin-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw SystemError("mkdtemp", errno: errno) }
         let folder = String(cString: made)
         chmod(folder, 0o755)
         let copy = folder + "/" + (binary as NSString).lastPathComponent
-        var status = stat()
-        if stat(binary, &status) == 0, status.st_mode & 0o005 == 0o005, link(binary, copy) == 0 { return copy }
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: binary)))
-        let descriptor = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
-        guard descriptor >= 0 else { throw SystemError("open \(copy)", errno: errno) }
-        defer { close(descriptor) }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { throw SystemError("write \(copy)", errno: errno) }
-            written += count
-        }
-        fchmod(descriptor, 0o755)
+        try ExecutableForOthers.place(binary, at: copy)
         return copy
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import SensorKit
 import SensorKitModel
 import SensorSimulation
+import SensorTestKit
 import Testing
 
 @testable import SensorDaemon
@@ -127,7 +128,7 @@ import Testing
         try time.advance(by: .milliseconds(800))
         #expect(DaemonHarness.eventually { harness.samplesVisible(to: DaemonHarness.studyApp) == 81 })
         let ctl = harness.folder + "/sensorkitctl"
-        try FileManager.default.copyItem(atPath: DaemonHarness.productsFolder + "/sensorkitctl", toPath: ctl)
+        try ExecutableForOthers.place(DaemonHarness.productsFolder + "/sensorkitctl", at: ctl)
         // nobody is a user of com.example.other but answers for no study: no stream.
         let nobody = try DaemonHarness.asNobody([ctl, "--socket", harness.socket, "--json", "status"])
         #expect(nobody.status == 0, "\(nobody.output)")

@@ -5,6 +5,7 @@ import SensorKit
 import SensorKitModel
 import SensorSimulation
 import SensorSystem
+import SensorTestKit
 import Synchronization
 import Testing
 
@@ -84,7 +85,7 @@ import Testing
         defer { harness.stop() }
         // sensorkitctl as nobody: bound to com.example.other only.
         let ctl = harness.folder + "/sensorkitctl"
-        try FileManager.default.copyItem(atPath: DaemonHarness.productsFolder + "/sensorkitctl", toPath: ctl)
+        try ExecutableForOthers.place(DaemonHarness.productsFolder + "/sensorkitctl", at: ctl)
         let refused = try DaemonHarness.asNobody([
             ctl, "--socket", harness.socket, "fetch", "--app", study, "--sensor", "accelerometer", "--from", "0", "--to", "now",
         ])

@@ -93,7 +93,7 @@ import Testing
         }
         // Another user still gets in.
         let ctl = harness.folder + "/sensorkitctl"
-        try FileManager.default.copyItem(atPath: DaemonHarness.productsFolder + "/sensorkitctl", toPath: ctl)
+        try ExecutableForOthers.place(DaemonHarness.productsFolder + "/sensorkitctl", at: ctl)
         let other = try DaemonHarness.asNobody([ctl, "--socket", harness.socket, "sensors"])
         #expect(other.status == 0, "\(other.output)")
         // The burst is one line in the log, with its count.
