@@ -98,14 +98,18 @@ import Testing
         let before = Self.descriptorsOpen(by: harness)
         let flood = DispatchGroup()
         let result = Mutex<(status: Int32, output: String)>((-1, ""))
-        DispatchQueue.global().async(group: flood) {
+        // On a thread of its own, not a libdispatch worker: the daemon in this process needs
+        // those for its connections (ReaderChurnTests says why).
+        flood.enter()
+        Thread {
+            defer { flood.leave() }
             let outcome =
                 (try? DaemonHarness.asNobody([
                     "/usr/bin/timeout", "60", TestEnvironment.python, script, harness.socket,
                     DaemonHarness.otherApp, String(connections), "16", "6",
                 ])) ?? (-1, "did not start")
             result.withLock { $0 = outcome }
-        }
+        }.start()
         var peak = before
         let watchEnd = Date().addingTimeInterval(2)
         while Date() < watchEnd {

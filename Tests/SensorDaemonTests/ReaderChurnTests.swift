@@ -47,11 +47,18 @@ import Testing
         #expect(DaemonHarness.eventually(10) { harness.samplesVisible(to: DaemonHarness.otherApp) > 0 })
 
         // Four clients at once, two of them as another user: every kind of goodbye, thousands of times.
+        // Each waits for its client on a thread of its own, not on libdispatch's workers: the
+        // daemon runs in this process, its connections' queues need those workers, and on Linux
+        // libdispatch keeps about one per core and adds more only as its once-a-second monitor
+        // finds them blocked. Four blocked waits there are the likely cause of the answers that
+        // took over the clients' 30 s in CI (two clients at once, on two days).
         let script = try Self.placeChurnScript(harness)
         let results = Mutex<[(status: Int32, output: String)]>([])
         let done = DispatchGroup()
         for client in 0..<4 {
-            DispatchQueue.global().async(group: done) {
+            done.enter()
+            Thread {
+                defer { done.leave() }
                 let result: (status: Int32, output: String)
                 do {
                     result = try Self.churn(
@@ -61,7 +68,7 @@ import Testing
                     result = (-1, "could not start the churn client: \(error)")
                 }
                 results.withLock { $0.append(result) }
-            }
+            }.start()
         }
         done.wait()
         for result in results.withLock({ $0 }) {
