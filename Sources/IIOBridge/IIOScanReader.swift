@@ -84,7 +84,8 @@ public final class IIOScanReader: @unchecked Sendable {
         assembler.pendingByteCount
     }
 
-    /// Closes the fd (`close`). The caller cancels its read source first.
+    /// Closes the fd (`close`), once nothing reads it any more (the reading thread closes it as it
+    /// leaves: `ReadinessLoop`'s `onExit`).
     public func close() {
         guard !isClosed else { return }
         isClosed = true
