@@ -19,7 +19,9 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
     private var timer: (any ScheduledTimer)?
     /// Whether each source watches now, so a ledger started later knows it.
     private var watching: [UsageObservation: Bool] = [:]
-    /// The last lock and screen state each source told, so a ledger started later begins with them.
+    /// The last lock and screen state each source told, and the app last brought to the front, so
+    /// a ledger started later begins with them: recording starts a few queue hops after the stake's
+    /// reply, and an app that came to the front in between is still the one in front.
     private var states: [String: UsageEvent] = [:]
     /// Since when which parts go unobserved, while recording (nil: every part is observed): the
     /// stretch becomes a deletion record when what is unobserved changes or its interval closes with a report.
@@ -61,6 +63,7 @@ public final class UsageRecorder: SensorSource, @unchecked Sendable {
             case .watching(let source, let on, _): watching[source] = on
             case .locked(_, _, let source): states["locked \(source.name)"] = event
             case .screen(_, _, let source): states["screen \(source.name)"] = event
+            case .foreground: states["foreground"] = event
             default: break
             }
             guard ledger != nil else { return }

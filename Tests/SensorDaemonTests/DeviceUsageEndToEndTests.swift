@@ -400,11 +400,21 @@ final class DeviceUsageRig {
 
     /// Connects an app, starts it recording `deviceUsageReport` and starts the agent. The caller
     /// closes `app`.
+    /// Waits until the device-usage source records: it starts a few queue hops after the stake's
+    /// reply, and its `events` count only what arrives after that.
+    func waitUntilRecording() throws {
+        let source = { (try? self.run.devices())?.first { $0.source == "session:device-usage" } }
+        guard IIODaemonRun.eventually(15, { source()?.recording == true }) else {
+            throw TestFailure("the device-usage source is not recording 15 s after the stake: \(String(describing: source()))")
+        }
+    }
+
     func recordWithAgent(waylandDisplay: String? = nil) throws -> Recording {
         let run = self.run
         let app = try run.connect()
         let (startSR, _) = try run.timeline(app)
         try run.startRecording(app, .deviceUsageReport)
+        try waitUntilRecording()
         let (_, log) = try startAgent(waylandDisplay: waylandDisplay)
         return Recording(
             app: app, startSR: startSR, agentLogPath: log,

@@ -51,8 +51,12 @@ import Testing
         let details = { (try? run.devices())?.first { $0.source == "session:device-usage" }?.details ?? [:] }
         #expect(IIODaemonRun.eventually(15) { details()["textInputSessions"] == "1" }, "\(details())\n\(run.log)")
         #expect(details()["typing"] == "1 keyboard(s)", "\(details())")
+        // The editor came to the front while recording started (a few queue hops after the reply):
+        // whether its event counted in `events` depends on which came first, but either way it is
+        // the app in front (`UsageRecorderTests.anAppBroughtToTheFrontBeforeRecordingStartsIsInFrontFromTheStart`).
+        let before = details()["events"].flatMap { Int($0) } ?? 0
         front(Self.chat, .socialNetworking)
-        #expect(IIODaemonRun.eventually(15) { details()["events"].flatMap { Int($0) } ?? 0 >= 3 }, "\(details())")
+        #expect(IIODaemonRun.eventually(15) { details()["events"].flatMap { Int($0) } ?? 0 > before }, "\(details())")
 
         let stop = app.call(.stopRecording) { $0.sensor = SRSensor.deviceUsageReport.rawValue }
         #expect(stop.error == nil, "\(stop)")

@@ -157,6 +157,37 @@ import Testing
         #expect(time.pendingTimers == 0)
     }
 
+    /// Recording starts a few queue hops after the stake's reply: an app brought to the front in
+    /// between (or any time before) is the app in front from the report's start, and text typed
+    /// in it counts into it (a CI failure of 2026-12-06 lost the foreground that came first).
+    @Test func anAppBroughtToTheFrontBeforeRecordingStartsIsInFrontFromTheStart() throws {
+        let time = ManualTime()
+        let recorder = UsageRecorder(clock: time, scheduler: time)
+        let delivered = Mutex<[SourceEvent]>([])
+        let start = time.boottimeNanoseconds()
+        let editor = UsageApp(id: "org.gnome.TextEditor", category: .productivity)
+        recorder.feed(.watching(.compositor, true, at: start))
+        recorder.feed(.foreground(app: editor, at: start))
+        try time.advance(by: .seconds(10))
+        recorder.setRecording(true) { event in delivered.withLock { $0.append(event) } }
+        recorder.feed(.textInput(at: time.boottimeNanoseconds()))
+        recorder.queue.sync {}
+        try time.advance(by: .seconds(490))
+        recorder.queue.sync {}
+        let events = delivered.withLock { $0 }
+        guard case .samples(let batch) = events.first else {
+            Issue.record("a report, not \(events)")
+            return
+        }
+        let columns = recorder.descriptor.columns.map(\.name)
+        let column = { (name: DeviceUsageFamily.Column) in batch.columns[columns.firstIndex(of: name.rawValue)!] }
+        let row = try #require(column(.entry).firstIndex(of: 1), "an application row: \(column(.entry))")
+        #expect(DesktopIDCode.decode(DeviceUsageFamily.Column.appWords.map { Double(column($0)[row]) }) == editor.id)
+        #expect(column(.textInputSessions)[row] == 1)
+        #expect(column(.usageTime)[row] == 490_000_000_000, "in front from the start of recording, not from before it")
+        recorder.setRecording(false) { _ in }
+    }
+
     /// `[device-usage] interval`: reports span the interval set, closed at its wall-clock multiples.
     @Test func aSetIntervalClosesReportsAtItsMultiples() throws {
         let time = ManualTime()
