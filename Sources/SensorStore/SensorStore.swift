@@ -265,16 +265,19 @@ public final class SensorStore: Sendable {
     /// - both rules apply to the receive time too: the hold to the later of sensor and receive
     ///   time, `notBefore` to the earlier (`SampleAdmission`).
     /// Samples still buffered (appended less than one commit interval ago) are not yet visible;
-    /// those in the hand-over journal are (`foldJournal(reaching:)`).
-    public func samples(sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64 = .min) throws -> SampleCursor
-    {
+    /// those in the hand-over journal are: the call waits for the writer to fold them first
+    /// (`foldJournal(reaching:)`), unless `foldingFirst` is false — for a caller that asked
+    /// `whenFolded(reaching:_:)` before and must not wait for the writer.
+    public func samples(
+        sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64 = .min, foldingFirst: Bool = true
+    ) throws -> SampleCursor {
         let now = try now()
         let policy = configuration.retention(for: sensor)
         let streams = registry.streams(sensor: sensor, device: device)
         guard !streams.isEmpty,
             let visible = policy.visibleRange(from: from, to: to, notBefore: notBefore, now: now)
         else { return SampleCursor(empty: readers) }
-        try foldJournal(reaching: visible.through)
+        if foldingFirst { try foldJournal(reaching: visible.through) }
         let writer = self.writer
         let admission = policy.admission(notBefore: notBefore, now: now)
         return SampleCursor(
@@ -289,10 +292,31 @@ public final class SensorStore: Sendable {
     /// interval away): a query whose range reaches them asks the writer to fold first. A study
     /// app's queries end a hold before now and never do.
     func foldJournal(reaching through: Int64) throws {
-        let since = writer.unfoldedSince.load(ordering: .acquiring)
-        guard since != .max, through >= since else { return }
+        guard journalHolds(reaching: through) else { return }
         let writer = self.writer
         try writer.thread.sync { try writer.foldJournal() }
+    }
+
+    /// Runs `ready` once the samples the store has taken in up to `through` (SR ns) can be read
+    /// without waiting for its writer: at once when the hand-over journal holds none of them,
+    /// else on the writer's thread once it has folded the journal (a fold that fails leaves them
+    /// out of that read; the writer's next tick tries again). For readers on queues that must not
+    /// block — a fetch, `health` — which then read with `foldingFirst: false`: a stalled writer
+    /// stalls them no more than it stalls a study app's fetch (docs/reliability.md).
+    public func whenFolded(reaching through: Int64, _ ready: @escaping @Sendable () -> Void) {
+        guard journalHolds(reaching: through) else { return ready() }
+        let writer = self.writer
+        let queued = writer.thread.async {
+            try? writer.foldJournal()
+            ready()
+        }
+        if !queued { ready() }  // closed: nothing will be folded
+    }
+
+    /// Whether the hand-over journal holds samples at or before `through` not yet in SQLite.
+    private func journalHolds(reaching through: Int64) -> Bool {
+        let since = writer.unfoldedSince.load(ordering: .acquiring)
+        return since != .max && through >= since
     }
 
     /// Deletion records of `sensor` on `device` that overlap `(from, to]` (SR ns), oldest first.

@@ -18,11 +18,17 @@ import Testing
     /// Holds the store's writer queue until `release`.
     final class WriterHold: Sendable {
         private let gate = DispatchSemaphore(value: 0)
+        private let entered = DispatchSemaphore(value: 0)
         init(_ harness: DaemonHarness) {
             let writer = (harness.daemon.store as! StoreBackend).store.writer
-            let gate = self.gate
-            writer.thread.async { gate.wait() }
+            let (gate, entered) = (self.gate, self.entered)
+            writer.thread.async {
+                entered.signal()
+                gate.wait()
+            }
         }
+        /// Whether the writer's thread is held within `seconds`.
+        func held(within seconds: Double) -> Bool { entered.wait(timeout: .now() + seconds) == .success }
         func release() { gate.signal() }
     }
 
@@ -72,6 +78,67 @@ import Testing
         #expect(!unanswered, "another client waited for the writer (after \(answered) answers)")
         #expect(start.wait(5)?.ok == true)
         #expect(status.wait(5)?.states?.first?.recording == true, "a request after startRecording sees the stake")
+    }
+
+    /// A lab fetch (hold 0) whose range reaches samples the hand-over journal still holds needs
+    /// the writer to fold them first. It asks without waiting: while the writer stalls, that
+    /// fetch waits alone — another client's requests are answered, `daemonStatus` (which reads
+    /// every connection's backlog) too — and once the writer goes on, the fetch returns the
+    /// journal's samples with the rest. (Until 2026-12-07 the fold was waited for on the control
+    /// queue, and every client waited with it.)
+    @Test func aFetchReachingTheJournalWaitsAloneWhileTheWriterStalls() throws {
+        let harness = try DaemonHarness(sources: [GeneratedSource()])
+        defer { harness.stop() }
+        try harness.grant([.accelerometer], to: DaemonHarness.studyApp)
+        let app = try harness.connect(app: DaemonHarness.studyApp)
+        let admin = try harness.connect(app: nil)
+        let other = try harness.connect(app: DaemonHarness.studyApp)
+        #expect(app.call(.startRecording) { $0.sensor = SRSensor.accelerometer.rawValue }.ok == true)
+        let writer = (harness.daemon.store as! StoreBackend).store.writer
+        // Held while the journal holds samples SQLite has not (a fold may come between the look
+        // and the hold: then again).
+        var hold: WriterHold?
+        for _ in 0..<20 {
+            #expect(DaemonHarness.eventually(10) { writer.unfoldedSince.load(ordering: .acquiring) != .max })
+            let candidate = WriterHold(harness)
+            #expect(candidate.held(within: 10))
+            if writer.unfoldedSince.load(ordering: .acquiring) != .max {
+                hold = candidate
+                break
+            }
+            candidate.release()
+        }
+        let writerHold = try #require(hold, "the journal never held unfolded samples while the writer was held")
+        let journalSince = writer.unfoldedSince.load(ordering: .acquiring)
+        let to = harness.now
+        let fetched = Mutex<(samples: [Int64], reply: WireReply)?>(nil)
+        Thread {
+            let (batches, reply) = DaemonHarness.fetchAll(app, sensor: .accelerometer, from: 0, to: to, timeout: 60)
+            fetched.withLock { $0 = (batches.flatMap(\.sensorTimes), reply) }
+        }.start()
+        let began = Date()
+        var answered = 0
+        var unanswered: String?
+        while Date().timeIntervalSince(began) < 2 {
+            guard Pending(admin, .daemonStatus).wait(10)?.ok == true else {
+                unanswered = "daemonStatus"
+                break
+            }
+            let status = Pending(other, .status) { $0.sensor = SRSensor.accelerometer.rawValue }
+            guard status.wait(10)?.ok == true else {
+                unanswered = "another app's status"
+                break
+            }
+            answered += 1
+        }
+        let waitedAlone = fetched.withLock { $0 == nil }
+        writerHold.release()
+        #expect(unanswered == nil, "\(unanswered ?? "") waited for the writer (after \(answered) answers)")
+        #expect(waitedAlone, "the fetch ended while the writer was held: it did not reach the journal")
+        #expect(DaemonHarness.eventually(30) { fetched.withLock { $0 != nil } })
+        let result = try #require(fetched.withLock { $0 })
+        #expect(result.reply.ok == true, "\(result.reply)")
+        #expect(result.samples.contains { $0 >= journalSince }, "the journal's samples (SR \(journalSince) on) are in the fetch")
     }
 
     /// A source plugged in while the writer stalls waits in the pipeline to open its stream;

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import SensorKitModel
 import SensorSystem
+import Synchronization
 
 /// One client's socket: reads frames, writes replies, never blocks and never buffers without
 /// bound. Confined to its own serial queue; every mutable field is touched only there. When to
@@ -122,17 +123,11 @@ final class ClientConnection: @unchecked Sendable {
         queue.async { self.enqueue(Outgoing(bytes: bytes, count: count, tail: tail, written: written)) }
     }
 
-    /// Bytes queued and not yet written (on `queue`).
-    var pendingCount: Int {
-        dispatchPrecondition(condition: .onQueue(queue))
-        return flow.pendingBytes
-    }
-
-    /// Requests read and not yet answered (on `queue`).
-    var queuedRequests: Int {
-        dispatchPrecondition(condition: .onQueue(queue))
-        return flow.unanswered
-    }
+    /// Bytes queued and not yet written, and requests read and not yet answered, as the last
+    /// event on `queue` left them; any queue (`daemonStatus` reads every connection's, and must
+    /// not wait for a queue a busy fetch holds).
+    var backlog: (bytes: Int, requests: Int) { published.withLock { $0 } }
+    private let published = Mutex((bytes: 0, requests: 0))
 
     /// The service finished with one request this connection handed it; callable from any queue.
     func requestAnswered() {
@@ -169,6 +164,8 @@ final class ClientConnection: @unchecked Sendable {
                 release(reason: reason)
             }
         }
+        let now = (bytes: flow.pendingBytes, requests: flow.unanswered)
+        published.withLock { $0 = now }
         return goOn
     }
 

@@ -1,8 +1,14 @@
 import SensorKitModel
 
 /// What the reader API needs from the recorded data (implemented over the store by
-/// `StoreArchive`). Called on fetch queues, never on the control queue.
+/// `StoreBackend`). Nothing here waits for the store's writer, so it may be called on the
+/// control queue and on connections' queues: what would wait is asked for with `whenReadable`.
 public protocol SampleArchive: Sendable {
+    /// Runs `ready` (on any thread) once what was recorded up to `to` (SR ns) can be read
+    /// without waiting for the store's writer — at once, or after the writer moved samples it
+    /// held aside into the database. A fetch and `health` read only after it.
+    func whenReadable(through to: Int64, _ ready: @escaping @Sendable () -> Void)
+
     /// Devices with stored data for a sensor (`fetchDevices`).
     func devices(for sensor: SRSensor) -> [SRDevice]
 

@@ -699,7 +699,9 @@ public final class ReaderService: @unchecked Sendable {
                 })
             session.fetches[request.id] = stream
             session.fetchSensors[request.id] = recorded
-            stream.start()
+            // Samples the store's hand-over journal holds are readable once the writer folded
+            // them; asked for without waiting, so a stalled writer stalls this fetch alone.
+            dependencies.archive.whenReadable(through: to) { stream.start() }
         }
     }
 
@@ -832,9 +834,7 @@ public final class ReaderService: @unchecked Sendable {
             if seesActivity {
                 // Bytes queued for clients that have not read them yet: bounded by credit and the
                 // per-connection limit, whatever clients ask for.
-                let backlogs = sessions.values.map { session in
-                    session.connection.queue.sync { (session.connection.pendingCount, session.connection.queuedRequests) }
-                }
+                let backlogs = sessions.values.map { $0.connection.backlog }
                 let queued = backlogs.reduce(0) { $0 + $1.0 }
                 reply.info?["connections"] = String(sessions.count)
                 reply.info?["fetches"] = String(sessions.values.reduce(0) { $0 + $1.fetches.count })
@@ -913,7 +913,8 @@ public final class ReaderService: @unchecked Sendable {
             }, uniquingKeysWith: { first, _ in first })
         let archive = dependencies.archive
         let id = request.id, connection = session.connection
-        healthQueue.async {
+        let queue = healthQueue
+        let compute: @Sendable () -> Void = {
             var reply = WireReply(id: id, ok: true)
             do {
                 var health = try archive.health(now: now, from: from, to: to, sensors: sensors)
@@ -931,6 +932,9 @@ public final class ReaderService: @unchecked Sendable {
             connection.send(WireJSON.boundedFrame(reply).encoded())
             self.queue.async { self.healthInFlight -= 1 }
         }
+        // The catalog shows what the journal holds once the writer folded it: asked for without
+        // waiting, so a stalled writer delays this answer alone.
+        archive.whenReadable(through: max(to, now)) { queue.async(execute: compute) }
     }
 
     private func consentSheet(_ app: AppManifest) -> WireConsentRequest {

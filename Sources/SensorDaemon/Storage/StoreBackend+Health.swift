@@ -2,7 +2,8 @@ import SensorKitModel
 import SensorStore
 
 extension StoreBackend {
-    /// The `health` figures from the store's catalog (docs/protocol.md §3.5).
+    /// The `health` figures from the store's catalog (docs/protocol.md §3.5). Never waits for
+    /// the writer: the caller asked `whenReadable(through:)` first.
     public func health(now: Int64, from: Int64, to: Int64, sensors: Set<SRSensor>?) throws -> WireHealth {
         let day: Int64 = 86_400_000_000_000, minute: Int64 = 60_000_000_000
         let dayStart = now.subtractingSaturating(day)
@@ -10,13 +11,15 @@ extension StoreBackend {
         func key(_ sensor: SRSensor, _ device: String) -> String { sensor.rawValue + "\u{0}" + device }
         // One pixel of a day-wide picture is about a minute; finer spans would only fill the reply.
         let mergeGap = max(1_000_000_000, to.subtractingSaturating(from) / 4_000)
-        let detail = try store.activity(from: from, to: to, mergeGap: mergeGap, maxSpans: WireHealth.maxSpansPerStream)
-            .filter { visible($0.sensor) }
+        let detail = try store.activity(
+            from: from, to: to, mergeGap: mergeGap, maxSpans: WireHealth.maxSpansPerStream, foldingFirst: false
+        )
+        .filter { visible($0.sensor) }
         let lastDay = Dictionary(
-            try store.activity(from: dayStart, to: now, maxSpans: 1).map { (key($0.sensor, $0.device), $0) },
+            try store.activity(from: dayStart, to: now, maxSpans: 1, foldingFirst: false).map { (key($0.sensor, $0.device), $0) },
             uniquingKeysWith: { first, _ in first })
         let lastMinute = Dictionary(
-            try store.activity(from: now.subtractingSaturating(minute), to: now, maxSpans: 1)
+            try store.activity(from: now.subtractingSaturating(minute), to: now, maxSpans: 1, foldingFirst: false)
                 .map { (key($0.sensor, $0.device), $0.samples) }, uniquingKeysWith: { first, _ in first })
         let summaries = Dictionary(grouping: try store.deletionSummary(from: dayStart, to: now)) { key($0.sensor, $0.device) }
         let records = Dictionary(

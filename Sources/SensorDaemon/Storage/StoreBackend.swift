@@ -174,6 +174,10 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
         return (retention.hold, retention.window)
     }
 
+    public func whenReadable(through to: Int64, _ ready: @escaping @Sendable () -> Void) {
+        store.whenFolded(reaching: to, ready)
+    }
+
     public func cursor(
         sensor: SRSensor, device: String, from: Int64, to: Int64, notBefore: Int64,
         chunkFormats: Set<UInt8>
@@ -185,7 +189,10 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
         guard let layout = BatchLayout.of(sensor) else {
             throw SRError(.dataInaccessible, message: "\(sensor.rawValue) has no layout")
         }
-        let cursor = try store.samples(sensor: sensor, device: device, from: from, to: to, notBefore: notBefore)
+        // The writer's fold was asked for before (`whenReadable`): waiting for it here would
+        // hold the control queue while the writer stalls.
+        let cursor = try store.samples(
+            sensor: sensor, device: device, from: from, to: to, notBefore: notBefore, foldingFirst: false)
         // Chunks go out as stored only where the client applies the same mapping (linear layouts).
         let handover =
             chunkFormats.isEmpty || !SensorFamilies.isLinear(layout)

@@ -36,10 +36,12 @@ extension SensorStore {
     /// (SR ns). At most `maxSpans` spans per stream: when there are more, the merge gap doubles
     /// until they fit. Reads only the catalog (chunk time bounds and sample counts), never a chunk.
     /// No hold or window applies: this says what is stored, not what an app may fetch.
-    public func activity(from: Int64, to: Int64, mergeGap: Int64 = 1_000_000_000, maxSpans: Int = 720) throws -> [StreamActivity]
-    {
+    /// `foldingFirst`: as for `samples`.
+    public func activity(
+        from: Int64, to: Int64, mergeGap: Int64 = 1_000_000_000, maxSpans: Int = 720, foldingFirst: Bool = true
+    ) throws -> [StreamActivity] {
         guard to > from else { return [] }
-        try foldJournal(reaching: to)
+        if foldingFirst { try foldJournal(reaching: to) }
         let db = try readers.checkOut()
         defer { readers.checkIn(db) }
         // The index is (stream, min_time): a chunk overlapping `from` starts at most its stream's

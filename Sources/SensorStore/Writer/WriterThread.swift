@@ -119,20 +119,23 @@ final class WriterThread: Sendable {
         precondition(isCurrent, "the store writer's state is touched off its thread")
     }
 
-    /// Queues `job` behind those already queued. Any thread. After `stop`, the job is dropped.
-    func async(_ job: @escaping Job) {
-        let wake = state.withLock { state -> Bool in
-            guard !state.stopped else { return false }
+    /// Queues `job` behind those already queued. Any thread. After `stop`, the job is dropped
+    /// and this returns false.
+    @discardableResult
+    func async(_ job: @escaping Job) -> Bool {
+        let (queued, wake) = state.withLock { state -> (Bool, Bool) in
+            guard !state.stopped else { return (false, false) }
             state.jobs.append(job)
-            guard state.sleeping, !state.borrowed else { return false }
+            guard state.sleeping, !state.borrowed else { return (true, false) }
             state.sleeping = false
             state.setFor = 1
-            return true
+            return (true, true)
         }
         // Outside the lock: the thread woken may preempt the caller at once, and would then
         // block on the lock the caller still held (two more switches per hand-over, measured).
         // Set late, after the thread has run and slept again, it only wakes it once for nothing.
         if wake { alarm.set(at: 1) }
+        return queued
     }
 
     /// Runs `job` on the caller's thread when the writer's thread sleeps with nothing queued, then
@@ -141,14 +144,20 @@ final class WriterThread: Sendable {
     /// the job (a commit, at times its sync). Not from the thread itself, nor from within a job.
     func runHereOrQueue(_ job: @escaping Job) {
         // Not started yet: nobody may stand in for a thread that has no alarms to ring.
-        guard let ring = ringer.withLock({ $0 }) else { return async(job) }
+        guard let ring = ringer.withLock({ $0 }) else {
+            async(job)
+            return
+        }
         let here = state.withLock { state -> Bool in
             guard !state.stopped, state.sleeping, !state.borrowed, state.jobs.isEmpty else { return false }
             state.borrowed = true
             state.borrows += 1
             return true
         }
-        guard here else { return async(job) }
+        guard here else {
+            async(job)
+            return
+        }
         standIn.store(UInt(pthread_self()), ordering: .relaxed)
         job()
         var jobs: [Job] = []
