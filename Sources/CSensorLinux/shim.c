@@ -87,3 +87,7 @@ int csl_epoll_wait(int ep, uint64_t *keys, uint8_t *readable, uint8_t *writable,
     }
     return n;
 }
+
+void csl_store_release_i64(int64_t *p, int64_t value) {
+    __atomic_store_n(p, value, __ATOMIC_RELEASE);
+}

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// `setRecording` is idempotent and never blocks (the capture's sysfs writes run on its control
 /// queue); `close` stops first. Events arrive on the capture's reading queue.
-public final class IIOBufferedSource: SensorSource {
+public final class IIOBufferedSource: StagingSource {
     public let descriptor: SourceDescriptor
     public let capture: any ScanCapture
     /// The channels behind the descriptor's columns, in column order.
@@ -17,6 +17,7 @@ public final class IIOBufferedSource: SensorSource {
     /// Nanoseconds between scans at the function's rate; nil when unknown.
     public let period: Int64?
     private let state = Mutex<(recording: Bool, closed: Bool)>((false, false))
+    private let staging = Mutex<(any SampleStaging)?>(nil)
 
     public init(descriptor: SourceDescriptor, capture: any ScanCapture, channels: [String], period: Int64?) {
         precondition(channels.count == descriptor.columns.count, "one channel per column")
@@ -41,6 +42,15 @@ public final class IIOBufferedSource: SensorSource {
             period: capture.plan.rates[function.kind]?.period)
     }
 
+    /// Room for a staged batch's span and a second more at the function's rate.
+    public var stagingCapacity: Int {
+        guard let period, period > 0 else { return 16_384 }
+        let span = SampleBatcher.stagedSpan.addingSaturating(1_000_000_000)
+        return Int(min(max(span / period + 64, 256), 1 << 20))
+    }
+
+    public func useStaging(_ staging: (any SampleStaging)?) { self.staging.withLock { $0 = staging } }
+
     /// Idle unless recording; then what the shared buffer is doing.
     public var captureStatus: CaptureStatus? {
         state.withLock { $0.recording } ? capture.status : .idle
@@ -54,7 +64,10 @@ public final class IIOBufferedSource: SensorSource {
         }
         guard changed else { return }
         if recording {
-            capture.subscribe(.init(id: ObjectIdentifier(self), channels: channels, period: period, deliver: deliver))
+            capture.subscribe(
+                .init(
+                    id: ObjectIdentifier(self), channels: channels, period: period, staging: staging.withLock { $0 },
+                    deliver: deliver))
         } else {
             capture.unsubscribe(ObjectIdentifier(self))
         }

@@ -50,7 +50,8 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     /// steadily read chip hands its batches over as they fill, and the deadline fires only for a
     /// chip that went quiet — whose last samples then wait no longer than a full batch's would.
     public static let defaultDeliveryHold: Int64 = 750_000_000
-    /// How long a read scan may wait in its stream's batch (0 hands every read over at once).
+    /// How long a read scan may wait in its stream's batch (0 hands every read over at once);
+    /// a staged batch waits as much longer as it may span (`ScanFanOut.deliverDue`).
     private let deliveryHold: Int64
     private let onEnableFailure: (@Sendable (BufferedCaptureError) -> Void)?
     private let currentStatus = Mutex<CaptureStatus>(.idle)
@@ -99,7 +100,8 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         self.log = log
         self.restartDelay = restartDelay
         decoder = ScanDecoder(layout: plan.layout)
-        fanOut = ScanFanOut(plan: plan, boot: clock.bootID)
+        // With a hold, batches whose streams stage their samples may span the store's fold pace.
+        fanOut = ScanFanOut(plan: plan, boot: clock.bootID, stagedSpan: deliveryHold > 0 ? SampleBatcher.stagedSpan : nil)
         estimatedPeriod = plan.rates.values.compactMap(\.period).min()
     }
 

@@ -17,6 +17,11 @@ public struct SampleBatcher: Sendable {
     /// 0.5 s): with batches of a second that reached 1.08 s; half a second keeps it well inside
     /// the 1 s the crash contract promises, for one more hand-over a second (docs/reliability.md).
     public static let maximumSpan: Int64 = 500_000_000
+    /// The longest a batch spans while its samples are staged (`staging`, `ScanFanOut`): a
+    /// killed daemon loses none of them, so they may wait for the store's fold pace (its sync
+    /// interval, 5 s) instead of half a second — one hand-over in five seconds instead of ten,
+    /// about a fifth of the reading thread's CPU (docs/measurements/iio.md).
+    public static let stagedSpan: Int64 = 5_000_000_000
 
     public let boot: BootID
     public let columnCount: Int
@@ -32,6 +37,11 @@ public struct SampleBatcher: Sendable {
     /// The last sample's sensor time, delivered or pending.
     public private(set) var lastSensorTime: Int64?
     private var interruption: String?
+    /// Where the pending samples are mirrored as they are appended (nil: nowhere); the owner
+    /// publishes how many (`SampleStaging.publish`), and a flush publishes none.
+    public var staging: (any SampleStaging)?
+    /// The longest a batch spans now: `maximumSpan`, or longer while the owner stages it.
+    public var spanLimit: Int64 = SampleBatcher.maximumSpan
 
     public init(boot: BootID, columnCount: Int, period: Int64?, gapCause: String = "kernel FIFO overflow") {
         precondition(columnCount > 0, "a stream has at least one column")
@@ -102,13 +112,21 @@ public struct SampleBatcher: Sendable {
         } else {
             interruption = nil  // nothing before the first sample to lose
         }
-        if let first = sensorTimes.first, sensorTime - first >= Self.maximumSpan {
+        if let first = sensorTimes.first, sensorTime - first >= spanLimit {
+            flush(into: &events)
+        } else if let staging, sensorTimes.count >= staging.capacity {
             flush(into: &events)
         }
         sensorTimes.append(sensorTime)
         receiveTimes.append(receiveTime)
         for column in 0..<columnCount { columns[column].append(value(column)) }
         lastSensorTime = sensorTime
+        if let staging {
+            let row = staging.slots + (sensorTimes.count - 1) * (2 + columnCount)
+            row[0] = sensorTime
+            row[1] = receiveTime
+            for column in 0..<columnCount { row[2 + column] = columns[column][sensorTimes.count - 1] }
+        }
     }
 
     /// Returns what is pending as one batch (nothing when empty).
@@ -119,6 +137,8 @@ public struct SampleBatcher: Sendable {
         sensorTimes.removeAll(keepingCapacity: true)
         receiveTimes.removeAll(keepingCapacity: true)
         for column in 0..<columnCount { columns[column].removeAll(keepingCapacity: true) }
+        // Before the next batch's samples overwrite the slots.
+        staging?.publish(count: 0, continuing: nil)
     }
 
     static func milliseconds(_ nanoseconds: Int64) -> String {

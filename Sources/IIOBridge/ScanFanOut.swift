@@ -11,16 +11,20 @@ public struct ScanConsumer: Sendable {
     /// from then on are the stream's, even those read before its subscription reached the reading
     /// queue (`ScanFanOut.adopt`). Nil: only scans read after it joined.
     public var since: Int64?
+    /// Where the stream's held samples are mirrored (nil: nowhere): then its batches may span
+    /// `SampleBatcher.stagedSpan` (`ScanFanOut`).
+    public let staging: (any SampleStaging)?
     public let deliver: @Sendable (SourceEvent) -> Void
 
     public init(
         id: ObjectIdentifier, channels: [String], period: Int64?, since: Int64? = nil,
-        deliver: @escaping @Sendable (SourceEvent) -> Void
+        staging: (any SampleStaging)? = nil, deliver: @escaping @Sendable (SourceEvent) -> Void
     ) {
         self.id = id
         self.channels = channels
         self.period = period
         self.since = since
+        self.staging = staging
         self.deliver = deliver
     }
 }
@@ -64,6 +68,9 @@ struct ScanFanOut {
         let consumer: ScanConsumer
         let positions: [Int]
         var batcher: SampleBatcher
+        /// The last sample of the batch handed over before the one held, when nothing was lost
+        /// in between (no gap, the same run): what a staged batch continues.
+        var continuing: Int64?
     }
 
     /// How far a scan's sensor time may lie from the moment it was read. A kernel stamps a scan
@@ -92,17 +99,33 @@ struct ScanFanOut {
     /// a machine whose cores are all busy.
     static let recentSpan: Int64 = 2_000_000_000
 
-    init(layout: ScanLayout, boot: BootID, scanPeriod: Int64? = nil) {
+    /// How long the chip's batches may span while every stream stages what it holds and
+    /// continues a batch handed over before (nil: `SampleBatcher.maximumSpan` always). The first
+    /// batch of a run and the one after a gap stay short: a replay after a crash takes in only
+    /// staged samples that continue what the store holds.
+    let stagedSpan: Int64?
+
+    init(layout: ScanLayout, boot: BootID, scanPeriod: Int64? = nil, stagedSpan: Int64? = nil) {
         self.layout = layout
         self.boot = boot
         self.scanPeriod = scanPeriod
+        self.stagedSpan = stagedSpan
         let scans = scanPeriod.map { Self.recentSpan / max($0, 1) } ?? 1024
         recent = RecentScans(width: layout.valueCount, capacity: Int(min(max(scans, 64), 4096)))
     }
 
     /// `init` with the scan period of a capture plan: its fastest function.
-    init(plan: DeviceCapturePlan, boot: BootID) {
-        self.init(layout: plan.layout, boot: boot, scanPeriod: plan.rates.values.compactMap(\.period).min())
+    init(plan: DeviceCapturePlan, boot: BootID, stagedSpan: Int64? = nil) {
+        self.init(
+            layout: plan.layout, boot: boot, scanPeriod: plan.rates.values.compactMap(\.period).min(), stagedSpan: stagedSpan)
+    }
+
+    /// The span the chip's batches are cut at now (see `stagedSpan`).
+    private var span: Int64 {
+        guard let stagedSpan, !streams.isEmpty,
+            streams.allSatisfy({ $0.consumer.staging != nil && $0.continuing != nil })
+        else { return SampleBatcher.maximumSpan }
+        return stagedSpan
     }
 
     /// Where the scan timeline jumps by more than a stream's gap threshold at the scan rate: the
@@ -141,6 +164,7 @@ struct ScanFanOut {
                 return position
             }
             var batcher = SampleBatcher(boot: boot, columnCount: positions.count, period: consumer.period)
+            batcher.staging = consumer.staging
             var events: [SourceEvent] = []
             if let since = consumer.since {
                 let first = recent.firstRead(atOrAfter: since)
@@ -207,8 +231,9 @@ struct ScanFanOut {
     private mutating func cuts(_ sensorTimes: [Int64], plausible: ClosedRange<Int64>) -> [Int] {
         guard !streams.isEmpty else { return [] }
         var cuts: [Int] = []
+        let span = self.span
         for (scan, time) in sensorTimes.enumerated() where plausible.contains(time) {
-            if let start = batchStart, time.subtractingSaturating(start) < SampleBatcher.maximumSpan { continue }
+            if let start = batchStart, time.subtractingSaturating(start) < span { continue }
             if batchStart != nil { cuts.append(scan) }
             batchStart = time
         }
@@ -224,7 +249,9 @@ struct ScanFanOut {
             batchStart = nil
             return nil
         }
-        let due = oldest.addingSaturating(hold)
+        // A long batch waits as much longer as it may span (a quiet chip's last one too).
+        let longer = span - SampleBatcher.maximumSpan
+        let due = oldest.addingSaturating(hold > 0 ? hold.addingSaturating(longer) : 0)
         guard due > now else {
             deliverAll()
             return nil
@@ -273,9 +300,11 @@ struct ScanFanOut {
         plausible: ClosedRange<Int64>, why: String, gaps: [(scan: Int, why: String)]
     ) {
         let width = layout.valueCount
+        let span = self.span
         let cuts = cuts(sensorTimes, plausible: plausible)
         for index in streams.indices {
             let positions = streams[index].positions
+            streams[index].batcher.spanLimit = span
             var events: [SourceEvent] = []
             var nextGap = gaps.startIndex
             var nextCut = cuts.startIndex
@@ -349,8 +378,18 @@ struct ScanFanOut {
         hand(events, to: index)
     }
 
-    private func hand(_ events: [SourceEvent], to index: Int) {
+    /// Delivers a stream's events in order, then publishes what its staging holds: the batch
+    /// held now, and whether it continues the one just handed over.
+    private mutating func hand(_ events: [SourceEvent], to index: Int) {
         let deliver = streams[index].consumer.deliver
-        for event in events { deliver(event) }
+        for event in events {
+            switch event {
+            case .samples(let batch): streams[index].continuing = batch.sensorTimes.last
+            case .gap: streams[index].continuing = nil
+            }
+            deliver(event)
+        }
+        streams[index].consumer.staging?.publish(
+            count: streams[index].batcher.pendingCount, continuing: streams[index].continuing)
     }
 }

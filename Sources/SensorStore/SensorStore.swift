@@ -1,5 +1,6 @@
 import Dispatch
 import SensorKitModel
+import SensorSystem
 import Synchronization
 
 /// The embargo store (docs/store.md): where recorded samples wait out the hold and live for the
@@ -30,6 +31,8 @@ public final class SensorStore: Sendable {
     let readers: ReaderPool
     private let inbox: AppendInbox
     private let isClosed = Mutex(false)
+    /// The staged-samples files handed out (`staging(for:capacity:)`), one per stream.
+    private let staged = Mutex<[StreamID: StagedSamplesFile]>([:])
 
     /// Opens (or creates) the store in `configuration.directory`: migrates the catalog, seals
     /// pieces left by a crash, sets up the purge alarm. `timeline` must have adopted `clock`'s
@@ -252,6 +255,34 @@ public final class SensorStore: Sendable {
         defer { writer.thread.stop() }
         try writer.thread.sync { try writer.close() }
         readers.closeAll()
+        // Staged samples not handed over before the close (a source that did not stop) stay
+        // for the next open's replay; empty files go.
+        for file in staged.withLock({ all in
+            defer { all.removeAll() }
+            return Array(all.values)
+        }) where file.publishedCount == 0 {
+            try? SystemCalls.unlink(file.mapping.path)
+        }
+    }
+
+    /// A file mapping in the store's directory where a source mirrors the samples of `stream` it
+    /// holds and has not handed over (docs/store.md, "Staged samples"), with room for `capacity`
+    /// samples (at least 1, at most 2^20) of the current boot. One per stream: asking again gives
+    /// the same one. Throws when the stream is unknown or the file cannot be made.
+    public func staging(for stream: StreamID, capacity: Int) throws -> any SampleStaging {
+        guard let columns = registry.withDescriptor(stream, { $0.schema.columns.count }) else {
+            throw StoreError.unknownStream(stream)
+        }
+        let boot = clock.now().boot
+        guard let anchor = timeline.withLock({ $0.anchors[boot] }) else { throw StoreError.unknownBoot(boot) }
+        return try staged.withLock { all -> any SampleStaging in
+            if let file = all[stream] { return file }
+            let file = try StagedSamplesFile(
+                directory: configuration.directory, stream: stream, boot: boot, anchor: anchor,
+                capacity: min(max(capacity, 1), StagedSamplesFile.maxCapacity), columns: columns)
+            all[stream] = file
+            return file
+        }
     }
 
     // MARK: Reading

@@ -451,6 +451,71 @@ final class LogLines: Sendable {
         #expect(accel.gaps.isEmpty && gyro.gaps.isEmpty)
     }
 
+    /// A `SampleStaging` in memory, keeping every publication.
+    final class MemoryStaging: SampleStaging, @unchecked Sendable {
+        let capacity: Int
+        let stride: Int
+        let slots: UnsafeMutablePointer<Int64>
+        private let published = Mutex<[(count: Int, continuing: Int64?)]>([])
+        init(capacity: Int, columns: Int) {
+            self.capacity = capacity
+            stride = 2 + columns
+            slots = .allocate(capacity: (2 + columns) * capacity)
+            slots.initialize(repeating: -1, count: (2 + columns) * capacity)
+        }
+        deinit { slots.deallocate() }
+        func publish(count: Int, continuing: Int64?) { published.withLock { $0.append((count, continuing)) } }
+        var last: (count: Int, continuing: Int64?)? { published.withLock { $0.last } }
+        func column(_ index: Int, count: Int) -> [Int64] { (0..<count).map { slots[$0 * stride + index] } }
+    }
+
+    /// Staged streams (docs/iio.md §4, "Staged batches"): the first batch of a run goes out after
+    /// half a second, the next ones after five; after every read the staging holds exactly what
+    /// the stream holds, published with the last sample handed over before it; a gap makes the
+    /// next batch short again (a replay could not prove it continues what was stored).
+    @Test func stagedStreamsHandOverEveryFiveSecondsAndMirrorWhatTheyHold() throws {
+        let layout = try makeCapture().1.plan.layout
+        var fanOut = ScanFanOut(
+            layout: layout, boot: BootID("boot-0"), scanPeriod: 10 * Self.ms, stagedSpan: SampleBatcher.stagedSpan)
+        let accel = EventLog()
+        let staging = MemoryStaging(capacity: 1024, columns: 3)
+        fanOut.adopt([
+            ScanConsumer(
+                id: ObjectIdentifier(accel), channels: ["in_accel_x", "in_accel_y", "in_accel_z"], period: 10 * Self.ms,
+                staging: staging, deliver: accel.deliver)
+        ])
+        var fed: [Int64] = []
+        var values: [Int64] = []
+        var handedAt: [Int] = []
+        // 13 s of reads of ten scans (100 ms each), then a second's jump, then 2 s more.
+        for read in 0..<150 {
+            let skip: Int64 = read >= 130 ? 1_000 * Self.ms : 0
+            let times = (0..<10).map { 1_000 * Self.ms + skip + Int64(read * 10 + $0) * 10 * Self.ms }
+            let scanValues = (0..<10).flatMap { i in (0..<layout.valueCount).map { Int64(read * 100 + i * 10 + $0) } }
+            let before = accel.batches.count
+            fanOut.distribute(values: scanValues, sensorTimes: times, receivedAt: times.last! + Self.ms)
+            fed += times
+            values += (0..<10).map { scanValues[$0 * layout.valueCount + layout.slot(for: "in_accel_x")!.firstValue!] }
+            if accel.batches.count > before { handedAt.append(read) }
+            let held = fed.count - accel.sensorTimes.count
+            let published = try #require(staging.last)
+            #expect(published.count == held, "read \(read)")
+            #expect(staging.column(0, count: held) == Array(fed.suffix(held)), "read \(read): the held sensor times")
+            #expect(staging.column(2, count: held) == Array(values.suffix(held)), "read \(read): the held x values")
+            // What the held batch continues: the batch handed over last, unless a gap came after it.
+            var continues: Int64?
+            if case .samples(let batch)? = accel.all.last { continues = batch.sensorTimes.last }
+            #expect(published.continuing == continues, "read \(read)")
+        }
+        // Cut at 0.5 s, then every 5 s; the jump (read 130) cuts and is a gap; the batch after it
+        // is short (the chip's half second since the last cut has passed: out at the next read).
+        #expect(handedAt == [5, 55, 105, 130, 131], "\(handedAt)")
+        #expect(accel.gaps.count == 1)
+        fanOut.deliverAll()
+        #expect(accel.sensorTimes == fed)
+        #expect(staging.last?.count == 0)
+    }
+
     /// A chip that goes quiet does not keep its last samples: they go out once they have waited
     /// the hold, measured on the capture's clock.
     @Test func whatAQuietChipHoldsGoesOutAfterTheHold() throws {

@@ -41,7 +41,7 @@ final class IIODaemonRun: @unchecked Sendable {
     /// A fresh folder: apps.d/<app> (entitlements, bound to this uid), sensorkitd.conf granting
     /// the app `grants` (the IIO sensors unless told).
     init(
-        extraConfig: String = "",
+        profile: String = "lab", extraConfig: String = "",
         entitlements: [String] = ["motion-accelerometer", "motion-rotation-rate", "ambient-light-sensor", "ambient-pressure"],
         grants: String = "accelerometer, rotationRate, ambientLightSensor, ambientPressure"
     ) throws {
@@ -69,7 +69,7 @@ final class IIODaemonRun: @unchecked Sendable {
             ["com.apple.developer.sensorkit.reader.allow": entitlements])
         try plist("Binding.plist", ["Users": [String(getuid())]])
         try """
-        profile = lab
+        profile = \(profile)
         [grant \(Self.app)]
         sensors = \(grants)
         \(extraConfig)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SensorKit
 import SensorKitModel
+import SensorSimulation
 import SensorTestKit
 import Testing
 
@@ -118,6 +119,54 @@ struct IIOEndToEndTests {
         #expect(source.details["timestamps"] == "kernel in_timestamp, boottime")
         #expect(source.details["scanBytes"] == "24")
         #expect(source.details["trigger"] == "bmi160-trigger")
+    }
+
+    /// A killed daemon loses none of the samples it held (docs/store.md, "Staged samples"): the
+    /// study profile holds a chip's batches for 5 s, mirrored into the state directory as they are
+    /// read, and the next start takes them in — exactly once, with the crash's deletion record
+    /// after them. Without the mirror the 2.5 s held at the kill would be gone.
+    @Test(.timeLimit(.minutes(3))) func aKilledDaemonKeepsTheSamplesItHeld() throws {
+        let run = try IIODaemonRun(profile: "study", extraConfig: "[store]\nhold = 0\n")
+        defer { run.stop() }
+        try run.startUnderUmockdevRun(device: Self.bmi160)
+        let first = try run.connect()
+        try run.startRecording(first, .accelerometer)
+        first.close()
+        run.stop()
+
+        // 3 s of scans, then silence: after the first half-second batch, everything is held.
+        let start = boottimeNow()
+        let scans = BMI160Scan.stream(count: 300, start: start, period: 10 * Self.ms)
+        let script = try run.write("stream.script", BMI160Scan.script(scans, perLine: 10, delay: 100))
+        try run.startUnderUmockdevRun(device: Self.bmi160, scripts: ["/dev/iio:device0": script])
+        let staged = run.folder + "/state/store.staged."
+        func stagedCount() -> Int64 {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: run.folder + "/state")) ?? []
+            return names.filter { (run.folder + "/state/" + $0).hasPrefix(staged) }.compactMap { name -> Int64? in
+                guard let data = FileManager.default.contents(atPath: run.folder + "/state/" + name), data.count >= 56 else {
+                    return nil
+                }
+                return data.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(fromByteOffset: 48, as: Int64.self)) }
+            }.max() ?? 0
+        }
+        #expect(IIODaemonRun.eventually(15) { stagedCount() >= 250 }, "staged \(stagedCount())\n\(run.log)")
+        let held = stagedCount()
+        let daemons = try CommandOutput.run(["/usr/bin/pgrep", "-f", "^\(IIODaemonRun.daemonBinary) --socket \(run.socket)"])
+        let pid = try #require(Int32(daemons.output.split(separator: "\n").first ?? ""), "no daemon: \(daemons)")
+        #expect(kill(pid, SIGKILL) == 0)
+        run.stopDaemon()
+
+        try run.startUnderUmockdevRun(device: Self.bmi160)
+        let app = try run.connect()
+        let (now, anchor) = try run.timeline(app)
+        let from = anchor + start - 1_000 * Self.ms
+        let accel = run.fetch(app, Self.accelerometer.rawValue, from: from, to: now).batch
+        #expect(
+            held >= 250 && accel.count == scans.count,
+            "\(accel.count) of \(scans.count) samples, \(held) of them held at the kill\n\(run.log)")
+        #expect(accel.sensorTimes.elementsEqual(scans.lazy.map { anchor + $0.timestamp }), "each scan once, in order")
+        let records = run.fetch(app, Self.accelTombstones, from: from, to: now).batch
+        #expect(records.count == 1 && (records.sensorTimes.first ?? 0) > anchor + scans.last!.timestamp, "\(records)\n\(run.log)")
     }
 
     // MARK: Dynamic scenarios: the testbed controller

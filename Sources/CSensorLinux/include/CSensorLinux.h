@@ -55,4 +55,9 @@ int csl_epoll_forget(int ep, int fd);
 /// number of events, or -1 and errno.
 int csl_epoll_wait(int ep, uint64_t *keys, uint8_t *readable, uint8_t *writable, int max);
 
+/// *p = value with release ordering: every store before it reaches memory first. For a count
+/// published in a shared file mapping after the data it counts, so a process killed between
+/// the two leaves the old count (a replay then reads only whole samples).
+void csl_store_release_i64(int64_t *p, int64_t value);
+
 #endif

@@ -184,6 +184,10 @@ public final class RecordingPipeline: RecordingControl, SourceRegistry, @uncheck
                 }
                 state.taking.withLock { $0 = true }
                 let journal = self.journal
+                // A source that can keep what it holds crash-safe may then hold it for seconds.
+                if let staged = state.source as? any StagingSource {
+                    staged.useStaging(sink.staging(stream: state.streamID, capacity: staged.stagingCapacity))
+                }
                 state.source.setRecording(true) { event in
                     Self.take(event, state: state, sink: sink, observer: observer, journal: journal)
                 }

@@ -10,8 +10,12 @@ public protocol RecordingSink: Sendable {
     func recordGap(stream: Int64, from: BootInstant, to: BootInstant, reason: SRDeletionReason)
     /// The stream stopped recording on purpose (no stakes): a crash from now on loses nothing of it.
     func recordingStopped(stream: Int64)
+    /// Where a source may mirror the samples of `stream` it holds (`SampleStaging`), with room for
+    /// `capacity`; nil when the sink keeps none.
+    func staging(stream: Int64, capacity: Int) -> (any SampleStaging)?
 }
 
 extension RecordingSink {
     public func handingOver(_ body: () -> Void) { body() }
+    public func staging(stream: Int64, capacity: Int) -> (any SampleStaging)? { nil }
 }

@@ -83,6 +83,15 @@ public final class StoreBackend: DaemonStore, ControlStorage, @unchecked Sendabl
 
     public func handingOver(_ body: () -> Void) { store.handingOver(body) }
 
+    public func staging(stream: Int64, capacity: Int) -> (any SampleStaging)? {
+        do {
+            return try store.staging(for: StreamID(rawValue: stream), capacity: capacity)
+        } catch {
+            journal.warning("stream \(stream): no staged samples (\(error)); its batches are handed over every half second")
+            return nil
+        }
+    }
+
     public func append(stream: Int64, _ batch: SourceBatch) {
         let id = StreamID(rawValue: stream)
         store.append(sampleBatch(batch, of: id), to: id)

@@ -232,6 +232,7 @@ final class StoreWriter: @unchecked Sendable {
             try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             try SystemCalls.unlink(configuration.journalPath)
         }
+        try replayStaged()
         try recoverPieces()
         crashLosses = try recordRunsEndedByCrash()
 
@@ -984,7 +985,7 @@ final class StoreWriter: @unchecked Sendable {
         liveSince[stream] = since
     }
 
-    private func bootRow(_ boot: BootID, anchor: Int64) throws -> Int64 {
+    func bootRow(_ boot: BootID, anchor: Int64) throws -> Int64 {
         if let row = bootRows[boot] { return row }
         let db = try database()
         try begin()
