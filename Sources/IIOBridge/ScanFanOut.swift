@@ -68,6 +68,9 @@ struct ScanFanOut {
         let consumer: ScanConsumer
         let positions: [Int]
         var batcher: SampleBatcher
+        /// Where what the stream holds is mirrored: its consumer's staging while batches may be
+        /// long (`stagedSpan`); none when every read goes out at once (the lab profile).
+        let staging: (any SampleStaging)?
         /// The last sample of the batch handed over before the one held, when nothing was lost
         /// in between (no gap, the same run): what a staged batch continues.
         var continuing: Int64?
@@ -123,7 +126,7 @@ struct ScanFanOut {
     /// The span the chip's batches are cut at now (see `stagedSpan`).
     private var span: Int64 {
         guard let stagedSpan, !streams.isEmpty,
-            streams.allSatisfy({ $0.consumer.staging != nil && $0.continuing != nil })
+            streams.allSatisfy({ $0.staging != nil && $0.continuing != nil })
         else { return SampleBatcher.maximumSpan }
         return stagedSpan
     }
@@ -164,7 +167,8 @@ struct ScanFanOut {
                 return position
             }
             var batcher = SampleBatcher(boot: boot, columnCount: positions.count, period: consumer.period)
-            batcher.staging = consumer.staging
+            let staging = stagedSpan == nil ? nil : consumer.staging
+            batcher.staging = staging
             var events: [SourceEvent] = []
             if let since = consumer.since {
                 let first = recent.firstRead(atOrAfter: since)
@@ -182,7 +186,7 @@ struct ScanFanOut {
                     }
                 }
             }
-            streams.append(Stream(consumer: consumer, positions: positions, batcher: batcher))
+            streams.append(Stream(consumer: consumer, positions: positions, batcher: batcher, staging: staging))
             hand(events, to: streams.count - 1)
             // Already read, and no read may come to hand them over (a quiet chip): now.
             deliverPending(streams.count - 1)
@@ -389,7 +393,7 @@ struct ScanFanOut {
             }
             deliver(event)
         }
-        streams[index].consumer.staging?.publish(
+        streams[index].staging?.publish(
             count: streams[index].batcher.pendingCount, continuing: streams[index].continuing)
     }
 }
