@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import SensorKitModel
 import SensorSystem
 import Synchronization
@@ -272,6 +273,9 @@ public final class SensorStore: Sendable {
     public func staging(for stream: StreamID, capacity: Int) throws -> any SampleStaging {
         guard let columns = registry.withDescriptor(stream, { $0.schema.columns.count }) else {
             throw StoreError.unknownStream(stream)
+        }
+        guard columns <= StagedSamplesFile.maxColumns else {
+            throw SystemError("staging \(stream): \(columns) columns, more than a staging file holds", errno: E2BIG)
         }
         let boot = clock.now().boot
         guard let anchor = timeline.withLock({ $0.anchors[boot] }) else { throw StoreError.unknownBoot(boot) }
