@@ -220,6 +220,16 @@ final class IIODaemonRun: @unchecked Sendable {
 
     // MARK: The reader API
 
+    /// A first run under umockdev with `device` (no feed) in which the app stakes `sensors`, so
+    /// that the next run records from its first scan.
+    func stakeInAFirstRun(_ sensors: [SRSensor], device: String) throws {
+        try startUnderUmockdevRun(device: device)
+        let first = try connect()
+        for sensor in sensors { try startRecording(first, sensor) }
+        first.close()
+        stop()
+    }
+
     /// Connects as the study app (or administrator) once the socket answers.
     func connect(app: String? = IIODaemonRun.app) throws -> ReaderConnection {
         var lastError: (any Error)?

@@ -55,12 +55,7 @@ struct IIOEndToEndTests {
     @Test(.timeLimit(.minutes(3))) func recordsKernelTimestampsAndValuesInSensorKitUnits() throws {
         let run = try IIODaemonRun()
         defer { run.stop() }
-        try run.startUnderUmockdevRun(device: Self.bmi160)
-        let first = try run.connect()
-        try run.startRecording(first, .accelerometer)
-        try run.startRecording(first, .rotationRate)
-        first.close()
-        run.stop()
+        try run.stakeInAFirstRun([.accelerometer, .rotationRate], device: Self.bmi160)
 
         let start = boottimeNow()
         let before = BMI160Scan.stream(count: 50, start: start, period: 10 * Self.ms)
@@ -128,11 +123,7 @@ struct IIOEndToEndTests {
     @Test(.timeLimit(.minutes(3))) func aKilledDaemonKeepsTheSamplesItHeld() throws {
         let run = try IIODaemonRun(profile: "study", extraConfig: "[store]\nhold = 0\n")
         defer { run.stop() }
-        try run.startUnderUmockdevRun(device: Self.bmi160)
-        let first = try run.connect()
-        try run.startRecording(first, .accelerometer)
-        first.close()
-        run.stop()
+        try run.stakeInAFirstRun([.accelerometer], device: Self.bmi160)
 
         // 3 s of scans, then silence: after the first half-second batch, everything is held.
         let start = boottimeNow()

@@ -30,11 +30,7 @@ struct ReloadTests {
         let run = try IIODaemonRun()
         defer { run.stop() }
         // First run: the app's stake, so the second run records from its first scan.
-        try run.startUnderUmockdevRun(device: IIOEndToEndTests.bmi160)
-        let first = try run.connect()
-        try run.startRecording(first, .accelerometer)
-        first.close()
-        run.stop()
+        try run.stakeInAFirstRun([.accelerometer], device: IIOEndToEndTests.bmi160)
 
         // 300 scans at 100 Hz, delivered over about 2.4 s; the reload lands in the middle.
         let start = boottimeNow()
