@@ -95,30 +95,31 @@ final class StagedSamplesFile: SampleStaging, @unchecked Sendable {
     }
 
     static func parse(_ bytes: [UInt8]) -> Left? {
-        guard bytes.count >= headerSize else { return nil }
-        func field(_ field: Field) -> Int64 {
-            bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(fromByteOffset: field.rawValue, as: Int64.self)) }
-        }
-        let header = UInt64(bitPattern: field(.magicAndVersion))
-        guard UInt32(truncatingIfNeeded: header) == magic, UInt32(truncatingIfNeeded: header >> 32) == version else { return nil }
-        let capacity = field(.capacity), columns = field(.columns), count = field(.count), continuing = field(.continuing)
-        guard (1...Int64(maxCapacity)).contains(capacity), (1...Int64(maxColumns)).contains(columns),
-            (0...capacity).contains(count), size(capacity: Int(capacity), columns: Int(columns)) == bytes.count,
-            count > 0, continuing != noContinuation
-        else { return nil }
-        let idBytes = bytes[(Field.boot.rawValue)..<(Field.boot.rawValue + 64)].prefix { $0 != 0 }
-        guard !idBytes.isEmpty, let boot = String(validating: idBytes, as: UTF8.self) else { return nil }
-        let (stride, n) = (Int(columns) + 2, Int(count))
-        func column(_ index: Int) -> [Int64] {
-            bytes.withUnsafeBytes { raw in
-                (0..<n).map {
-                    Int64(littleEndian: raw.loadUnaligned(fromByteOffset: headerSize + ($0 * stride + index) * 8, as: Int64.self))
-                }
+        var reader = ByteReader(bytes)
+        do throws(ByteTruncation) {
+            guard try reader.uint32() == magic, try reader.uint32() == version else { return nil }
+            let stream = try reader.integer(Int64.self), anchor = try reader.integer(Int64.self)
+            let capacity = try reader.integer(Int64.self), columns = try reader.integer(Int64.self)
+            let continuing = try reader.integer(Int64.self), count = try reader.integer(Int64.self)
+            _ = try reader.take(Field.boot.rawValue - reader.offset)  // reserved
+            let id = try reader.take(64).prefix { $0 != 0 }
+            guard (1...Int64(maxCapacity)).contains(capacity), (1...Int64(maxColumns)).contains(columns),
+                (1...capacity).contains(count), continuing != noContinuation,
+                size(capacity: Int(capacity), columns: Int(columns)) == bytes.count,
+                !id.isEmpty, let boot = String(validating: id, as: UTF8.self)
+            else { return nil }
+            let stride = Int(columns) + 2
+            let rows = try reader.array(Int(count) * stride, of: Int64.self)
+            func column(_ index: Int) -> [Int64] {
+                Swift.stride(from: index, to: rows.count, by: stride).map { Int64(littleEndian: rows[$0]) }
             }
+            return Left(
+                stream: stream, boot: boot, anchor: anchor, continuing: continuing,
+                samples: ChunkSamples(
+                    times: column(0), receiveTimes: column(1), columns: (0..<Int(columns)).map { column(2 + $0) }))
+        } catch {
+            return nil
         }
-        return Left(
-            stream: field(.stream), boot: boot, anchor: field(.anchor), continuing: continuing,
-            samples: ChunkSamples(times: column(0), receiveTimes: column(1), columns: (0..<Int(columns)).map { column(2 + $0) }))
     }
 }
 
@@ -170,10 +171,8 @@ extension StoreWriter {
         guard let fd = try? SystemCalls.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) else { return nil }
         defer { _ = SystemCalls.close(fd) }
         guard let status = try? SystemCalls.fstat(fd, path), status.st_mode & S_IFMT == S_IFREG,
-            (0...(64 << 20)).contains(Int(status.st_size))
+            let bytes = try? SystemFiles.read(fileDescriptor: fd, path: path, limit: 64 << 20 + 1), bytes.count <= 64 << 20
         else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
-        let read = bytes.withUnsafeMutableBytes { try? SystemCalls.pread(fd, into: $0, at: 0, path) }
-        return read == bytes.count ? bytes : nil
+        return bytes
     }
 }
