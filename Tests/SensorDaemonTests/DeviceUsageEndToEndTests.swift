@@ -369,6 +369,12 @@ final class DeviceUsageRig {
         if bus {
             system.kill()
             try system.start()
+        } else {
+            // The bus lets the name go only once it has seen the dead mock's socket close: until
+            // then `startLogind` could take the old owner for the new one and call a mock that is
+            // gone (a CI failure of 2026-12-07: "not provided by any .service files").
+            let address = system.address
+            #expect(IIODaemonRun.eventually(20) { !BLEBlueZEndToEndTests.owned(DeviceUsageEndToEndTests.login1, on: address) })
         }
         logind = try Self.startLogind(on: system, sessionUID: sessionUID)
     }
@@ -398,8 +404,6 @@ final class DeviceUsageRig {
         let details: () -> [String: String]
     }
 
-    /// Connects an app, starts it recording `deviceUsageReport` and starts the agent. The caller
-    /// closes `app`.
     /// Waits until the device-usage source records: it starts a few queue hops after the stake's
     /// reply, and its `events` count only what arrives after that.
     func waitUntilRecording() throws {
@@ -409,6 +413,8 @@ final class DeviceUsageRig {
         }
     }
 
+    /// Connects an app, starts it recording `deviceUsageReport` and starts the agent. The caller
+    /// closes `app`.
     func recordWithAgent(waylandDisplay: String? = nil) throws -> Recording {
         let run = self.run
         let app = try run.connect()
