@@ -262,6 +262,10 @@ import Testing
         report?.notificationUsageByCategory.values.flatMap { $0.map(\.event) } ?? []
     }
 
+    /// Reports a day long, so no quarter hour splits a test's few seconds into two (the rig's
+    /// default).
+    static let oneReport = "[device-usage]\ninterval = 1d\n"
+
     /// The reports stored so far, built by the family as the SensorKit client builds them.
     static func fetchReports(_ app: ReaderConnection, from: Int64, run: IIODaemonRun) throws
         -> [SRDeviceUsageReport]
@@ -297,10 +301,13 @@ final class DeviceUsageRig {
 
     /// `typing`: an evemu script the emulated keyboard types (umockdev) once its node is opened.
     /// `geoclue`: the GeoClue stand-in on the system bus too (docs/visits.md §4). `extraConfig`:
-    /// more of sensorkitd.conf (`[device-usage] interval = 6s`, say).
+    /// more of sensorkitd.conf (`[device-usage] interval = 6s`, say); by default reports a day
+    /// long (`DeviceUsageEndToEndTests.oneReport`), so a test that fetches the report its stop
+    /// closed gets all it recorded even when a quarter hour falls inside it.
     init(
         sessionUID: UInt32, typing: String? = nil, entitlements: [String] = ["device-usage"],
-        grants: String = "deviceUsageReport", geoclue: Bool = false, extraConfig: String = ""
+        grants: String = "deviceUsageReport", geoclue: Bool = false,
+        extraConfig: String = DeviceUsageEndToEndTests.oneReport
     ) throws {
         system = try PrivateBus(seconds: 90)
         sessionBus = try PrivateBus(seconds: 90)

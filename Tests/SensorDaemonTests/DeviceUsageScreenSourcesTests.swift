@@ -11,9 +11,6 @@ import Testing
 /// output off: docs/wayland.md §7), and unlocks from `org.gnome.ScreenSaver` where logind's
 /// `LockedHint` is never set (Phosh 0.24).
 extension DeviceUsageEndToEndTests {
-    /// Reports a day long, so no quarter hour splits the test's few seconds into two.
-    static let oneReport = "[device-usage]\ninterval = 1d\n"
-
     static var outputPowerCompositor: String {
         (IIODaemonRun.daemonBinary as NSString).deletingLastPathComponent + "/output-power-compositor"
     }
@@ -27,7 +24,7 @@ extension DeviceUsageEndToEndTests {
     func aCompositorsOutputPoweringOffAndOnIsOneWake() throws {
         let compositor = try OutputPowerStandIn(binary: Self.outputPowerCompositor)
         defer { compositor.close() }
-        let rig = try DeviceUsageRig(sessionUID: getuid(), extraConfig: Self.oneReport)
+        let rig = try DeviceUsageRig(sessionUID: getuid())
         defer { rig.stop() }
         let run = rig.run
         let recording = try rig.recordWithAgent(waylandDisplay: compositor.display)
@@ -57,7 +54,7 @@ extension DeviceUsageEndToEndTests {
                 (PrivateBus.daemonPath, "dbus-daemon"), ("/usr/bin/busctl", "systemd"), (TestEnvironment.python, "python3"),
             ])), .timeLimit(.minutes(3)))
     func theScreenSaverUnlocksWhereLogindSetsNoLockedHint() throws {
-        let rig = try DeviceUsageRig(sessionUID: getuid(), extraConfig: Self.oneReport)
+        let rig = try DeviceUsageRig(sessionUID: getuid())
         defer { rig.stop() }
         let screenSaver = "org.gnome.ScreenSaver"
         try rig.sessionBus.spawn(
