@@ -31,26 +31,42 @@ public struct SampleBatcher: Sendable {
     /// What a too-long step means for this stream, e.g. "kernel FIFO overflow".
     public let gapCause: String
 
-    private var sensorTimes: [Int64] = []
-    private var receiveTimes: [Int64] = []
-    private var columns: [[Int64]]
+    /// The pending samples, one row each: sensor time, receive time, then the columns. They live
+    /// in the staging's slots when there is one — the staged copy is the batch itself, written
+    /// once — and here otherwise; a flush turns them into a batch's columns.
+    private var rows: [Int64] = []
+    /// Samples collected and not yet returned in a batch.
+    public private(set) var pendingCount = 0
+    /// The first pending sample's sensor time; meaningless while nothing is pending.
+    private var firstPendingSensorTime: Int64 = 0
+    /// When the oldest sample not yet returned was received; nil when nothing is pending.
+    public private(set) var oldestPendingReceiveTime: Int64?
     /// The last sample's sensor time, delivered or pending.
     public private(set) var lastSensorTime: Int64?
     private var interruption: String?
-    /// Where the pending samples are mirrored as they are appended (nil: nowhere); the owner
+    /// Where the pending samples are kept as they are appended (nil: in the batcher); the owner
     /// publishes how many (`SampleStaging.publish`), and a flush publishes none.
-    public var staging: (any SampleStaging)?
+    public let staging: (any SampleStaging)?
+    /// `staging.slots`, read once: the mapping lives as long as the staging, and the batcher is
+    /// confined to its owner's queue, as the staging's writes are.
+    nonisolated(unsafe) private let stagingSlots: UnsafeMutablePointer<Int64>?
+    private let stagingCapacity: Int
     /// The longest a batch spans now: `maximumSpan`, or longer while the owner stages it.
     public var spanLimit: Int64 = SampleBatcher.maximumSpan
 
-    public init(boot: BootID, columnCount: Int, period: Int64?, gapCause: String = "kernel FIFO overflow") {
+    public init(
+        boot: BootID, columnCount: Int, period: Int64?, gapCause: String = "kernel FIFO overflow",
+        staging: (any SampleStaging)? = nil
+    ) {
         precondition(columnCount > 0, "a stream has at least one column")
         precondition(period.map { $0 > 0 } ?? true, "a period is positive")
         self.boot = boot
         self.columnCount = columnCount
         self.period = period
         self.gapCause = gapCause
-        columns = Array(repeating: [], count: columnCount)
+        self.staging = staging
+        stagingSlots = staging?.slots
+        stagingCapacity = staging?.capacity ?? .max
     }
 
     /// The smallest step between two samples that counts as lost data.
@@ -64,12 +80,6 @@ public struct SampleBatcher: Sendable {
         let lost = max(0, step / period - 1)
         return "\(cause): no samples for \(milliseconds(step)) at a \(milliseconds(period)) period, about \(lost) lost"
     }
-
-    /// Samples collected and not yet returned in a batch.
-    public var pendingCount: Int { sensorTimes.count }
-
-    /// When the oldest sample not yet returned was received; nil when nothing is pending.
-    public var oldestPendingReceiveTime: Int64? { receiveTimes.first }
 
     /// A read failed or the device stopped for a while: the step to the next sample is a gap.
     public mutating func interrupted(_ why: String) {
@@ -112,31 +122,51 @@ public struct SampleBatcher: Sendable {
         } else {
             interruption = nil  // nothing before the first sample to lose
         }
-        if let first = sensorTimes.first, sensorTime - first >= spanLimit {
-            flush(into: &events)
-        } else if let staging, sensorTimes.count >= staging.capacity {
+        if pendingCount > 0, sensorTime - firstPendingSensorTime >= spanLimit || pendingCount >= stagingCapacity {
             flush(into: &events)
         }
-        sensorTimes.append(sensorTime)
-        receiveTimes.append(receiveTime)
-        for column in 0..<columnCount { columns[column].append(value(column)) }
-        lastSensorTime = sensorTime
-        if let staging {
-            let row = staging.slots + (sensorTimes.count - 1) * (2 + columnCount)
+        let width = 2 + columnCount
+        if let stagingSlots {
+            let row = stagingSlots + pendingCount * width
             row[0] = sensorTime
             row[1] = receiveTime
-            for column in 0..<columnCount { row[2 + column] = columns[column][sensorTimes.count - 1] }
+            for column in 0..<columnCount { row[2 + column] = value(column) }
+        } else {
+            rows.append(sensorTime)
+            rows.append(receiveTime)
+            for column in 0..<columnCount { rows.append(value(column)) }
         }
+        if pendingCount == 0 {
+            firstPendingSensorTime = sensorTime
+            oldestPendingReceiveTime = receiveTime
+        }
+        pendingCount += 1
+        lastSensorTime = sensorTime
     }
 
     /// Returns what is pending as one batch (nothing when empty).
     public mutating func flush(into events: inout [SourceEvent]) {
-        guard !sensorTimes.isEmpty else { return }
-        events.append(
-            .samples(SourceBatch(boot: boot, sensorTimes: sensorTimes, receiveTimes: receiveTimes, inDescriptorOrder: columns)))
-        sensorTimes.removeAll(keepingCapacity: true)
-        receiveTimes.removeAll(keepingCapacity: true)
-        for column in 0..<columnCount { columns[column].removeAll(keepingCapacity: true) }
+        guard pendingCount > 0 else { return }
+        let count = pendingCount, columnCount = self.columnCount, width = 2 + columnCount
+        func batch(_ rows: UnsafePointer<Int64>) -> SourceBatch {
+            func cell(_ offset: Int) -> [Int64] {
+                [Int64](unsafeUninitializedCapacity: count) { cells, initialized in
+                    for sample in 0..<count { cells.initializeElement(at: sample, to: rows[sample * width + offset]) }
+                    initialized = count
+                }
+            }
+            return SourceBatch(
+                boot: boot, sensorTimes: cell(0), receiveTimes: cell(1), inDescriptorOrder: (0..<columnCount).map { cell(2 + $0) }
+            )
+        }
+        if let stagingSlots {
+            events.append(.samples(batch(stagingSlots)))
+        } else {
+            events.append(.samples(rows.withUnsafeBufferPointer { batch($0.baseAddress!) }))
+            rows.removeAll(keepingCapacity: true)
+        }
+        pendingCount = 0
+        oldestPendingReceiveTime = nil
         // Before the next batch's samples overwrite the slots.
         staging?.publish(count: 0, continuing: nil)
     }

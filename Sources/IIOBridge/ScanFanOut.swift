@@ -166,9 +166,8 @@ struct ScanFanOut {
                 }
                 return position
             }
-            var batcher = SampleBatcher(boot: boot, columnCount: positions.count, period: consumer.period)
             let staging = stagedSpan == nil ? nil : consumer.staging
-            batcher.staging = staging
+            var batcher = SampleBatcher(boot: boot, columnCount: positions.count, period: consumer.period, staging: staging)
             var events: [SourceEvent] = []
             if let since = consumer.since {
                 let first = recent.firstRead(atOrAfter: since)
