@@ -15,12 +15,15 @@ extension StoreBackend {
             from: from, to: to, mergeGap: mergeGap, maxSpans: WireHealth.maxSpansPerStream, foldingFirst: false
         )
         .filter { visible($0.sensor) }
-        let lastDay = Dictionary(
-            try store.activity(from: dayStart, to: now, maxSpans: 1, foldingFirst: false).map { (key($0.sensor, $0.device), $0) },
-            uniquingKeysWith: { first, _ in first })
+        // The minute before the day: each query reads what is committed when it runs, and the
+        // writer commits in between, so read in this order the day never counts fewer samples
+        // than the minute it contains (a test saw 101 for the day beside 252 for the minute).
         let lastMinute = Dictionary(
             try store.activity(from: now.subtractingSaturating(minute), to: now, maxSpans: 1, foldingFirst: false)
                 .map { (key($0.sensor, $0.device), $0.samples) }, uniquingKeysWith: { first, _ in first })
+        let lastDay = Dictionary(
+            try store.activity(from: dayStart, to: now, maxSpans: 1, foldingFirst: false).map { (key($0.sensor, $0.device), $0) },
+            uniquingKeysWith: { first, _ in first })
         let summaries = Dictionary(grouping: try store.deletionSummary(from: dayStart, to: now)) { key($0.sensor, $0.device) }
         let records = Dictionary(
             grouping: try store.deletionRecords(from: from, to: to, limitPerStream: WireHealth.maxRecordsPerStream + 1)
