@@ -81,19 +81,21 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     /// What every connection's queue (and through it every fetch's) runs on: one of a few shared
-    /// serial lanes, as many as there are cores, taken in turn by connection id.
+    /// serial lanes, two a core (at least 4, at most 16), taken in turn by connection id. A block
+    /// that waits (a fetch folding the store's journal first waits for the writer) holds up only
+    /// the connections of its lane.
     /// - Not a serial queue per connection: each would get a thread of its own whenever it has
     ///   work (serial queues target the overcommitting root queue), so 64 clients fetching at once
     ///   ran 64 threads, each with its frames in flight and its malloc arena, and the daemon's peak
-    ///   RSS grew with the number of clients (docs/measurements/fetch.md). The lanes run about as
-    ///   many at once as there are cores; the work is non-blocking socket I/O and reads of the
-    ///   store, which more threads cannot speed up.
+    ///   RSS grew with the number of clients (docs/measurements/fetch.md). The lanes run a few at
+    ///   once; the work is non-blocking socket I/O and reads of the store, which more threads
+    ///   cannot speed up.
     /// - Not one concurrent queue (which bounds threads the same way): its blocks run on the
     ///   non-overcommitting root queue, whose first worker starts libdispatch's worker monitor on
     ///   Linux — a timer that wakes the daemon once a second from then on, for as long as it runs
     ///   (docs/measurements/iio.md, "the worker monitor"). Serial lanes never start it.
     static let lanes: [DispatchQueue] = (0..<laneCount).map { DispatchQueue(label: "sensorkitd.reader.connections.\($0)") }
-    static let laneCount = min(max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 2), 16)
+    static let laneCount = min(max(2 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 4), 16)
 
     /// The lane of connection `id`.
     static func lane(of id: Int) -> DispatchQueue { lanes[Int(UInt(bitPattern: id) % UInt(laneCount))] }
