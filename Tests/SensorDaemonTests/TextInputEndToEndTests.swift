@@ -36,8 +36,6 @@ import Testing
         let admitted = agent.call(.agent)
         #expect(admitted.error == nil, "\(admitted)")
         let (startSR, _) = try run.timeline(app)
-        // The keyboard's node is opened now; umockdev types into it a second later.
-        try run.startRecording(app, .deviceUsageReport)
         var frames: [UInt8] = []
         func front(_ id: String, _ category: SRDeviceUsageReport.CategoryKey) {
             let reply = agent.call(.usage) {
@@ -47,13 +45,17 @@ import Testing
             }
             #expect(reply.error == nil, "\(reply)")
         }
+        // The editor is in front before recording starts, so it is in front when the keys come
+        // whatever the load (`UsageRecorderTests.anAppBroughtToTheFrontBeforeRecordingStartsIsInFrontFromTheStart`).
+        // Told after the start, it raced the typing: umockdev types a second after the keyboard's
+        // node is opened, and under the full suite's load the event sometimes came later (the
+        // report then gave the editor no session while the daemon had counted one).
         front(Self.editor, .productivity)
+        // The keyboard's node is opened now; umockdev types into it a second later.
+        try run.startRecording(app, .deviceUsageReport)
         let details = { (try? run.devices())?.first { $0.source == "session:device-usage" }?.details ?? [:] }
         #expect(IIODaemonRun.eventually(15) { details()["textInputSessions"] == "1" }, "\(details())\n\(run.log)")
         #expect(details()["typing"] == "1 keyboard(s)", "\(details())")
-        // The editor came to the front while recording started (a few queue hops after the reply):
-        // whether its event counted in `events` depends on which came first, but either way it is
-        // the app in front (`UsageRecorderTests.anAppBroughtToTheFrontBeforeRecordingStartsIsInFrontFromTheStart`).
         let before = details()["events"].flatMap { Int($0) } ?? 0
         front(Self.chat, .socialNetworking)
         #expect(IIODaemonRun.eventually(15) { details()["events"].flatMap { Int($0) } ?? 0 > before }, "\(details())")
