@@ -81,9 +81,10 @@ final class ClientConnection: @unchecked Sendable {
     }
 
     /// What every connection's queue (and through it every fetch's) runs on: one of a few shared
-    /// serial lanes, two a core (at least 4, at most 16), taken in turn by connection id. A block
-    /// that waits (a fetch folding the store's journal first waits for the writer) holds up only
-    /// the connections of its lane.
+    /// serial lanes, two a core (at least 4, at most 16), taken in turn by connection id. Nothing
+    /// on a connection's queue may block (docs/reliability.md, "A blocked worker delays every
+    /// connection"): a lane's connections wait for each other's work only. Two a core, not one:
+    /// the 64-client fetch ran faster (docs/measurements/fetch.md).
     /// - Not a serial queue per connection: each would get a thread of its own whenever it has
     ///   work (serial queues target the overcommitting root queue), so 64 clients fetching at once
     ///   ran 64 threads, each with its frames in flight and its malloc arena, and the daemon's peak
