@@ -358,9 +358,6 @@ struct ProcessFigures {
             earlier.threads.keys.filter { threads[$0] == nil }.count
         )
     }
-
-    /// Every live thread's on-CPU nanoseconds (finer than `cpuTicks`, but without ended threads).
-    var threadCPUNanoseconds: Int64 { threads.values.reduce(0) { $0 + $1.cpuNanoseconds } }
 }
 
 /// Lines from a pipe, one at a time, blocking.

@@ -841,7 +841,8 @@ public final class ReaderService: @unchecked Sendable {
                 reply.info?["queuedReplyBytes"] = String(queued)
                 reply.info?["maxQueuedRequests"] = String(backlogs.map(\.1).max() ?? 0)
                 reply.info?["recording"] = ledger.sensorsToRecord.map(\.rawValue).sorted().joined(separator: ",")
-                // The daemon's own cost, every thread's (a benchmark's whole-daemon figure). Not
+                // The daemon's own cost so far, every thread's, for an administrator (the battery
+                // bench reads the process from outside instead: a call would wake the daemon). Not
                 // for apps: switch counts polled often would time other sensors' events (keys).
                 if let usage = ProcessUsage.current {
                     reply.info?["cpuMicroseconds"] = String(usage.cpuMicroseconds)
