@@ -33,7 +33,7 @@ demo: deps
 
 # Performance figures beside anchors measured in the same run. SECTIONS picks some (default: every one):
 # store decode encode fetch iio live ble export daemon; parts alone: live-ble (live's BLE half),
-# ble-clock, ble-daemon, ble-bluez (ble's). E.g. `make bench SECTIONS=live` for the lab latency.
+# ble-clock, ble-daemon, ble-bluez (ble's), iio-daemon (iio's whole-daemon battery figures). E.g. `make bench SECTIONS=live` for the lab latency.
 SECTIONS ?=
 bench: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkit-bench

@@ -101,7 +101,9 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         self.restartDelay = restartDelay
         decoder = ScanDecoder(layout: plan.layout)
         // With a hold, batches whose streams stage their samples may span the store's fold pace.
-        fanOut = ScanFanOut(plan: plan, boot: clock.bootID, stagedSpan: deliveryHold > 0 ? SampleBatcher.stagedSpan : nil)
+        fanOut = ScanFanOut(
+            plan: plan, boot: clock.bootID, stagedSpan: deliveryHold > 0 ? SampleBatcher.stagedSpan : nil,
+            collectsDeliveries: true)
         estimatedPeriod = plan.rates.values.compactMap(\.period).min()
     }
 
@@ -120,7 +122,10 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
             guard !retired else { return }
             subscribers[consumer.id] = consumer
             if running {
-                reading.withLock { fanOut.adopt([consumer]) }
+                reading.withLock {
+                    fanOut.adopt([consumer])
+                    fanOut.deliverCollected()
+                }
             } else {
                 start()
             }
@@ -131,13 +136,19 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     /// holds is handed over before this returns (the pipeline drops events that arrive after its
     /// stop); the rest returns at once.
     public func unsubscribe(_ id: ObjectIdentifier) {
-        reading.withLock { fanOut.deliverPending(of: id) }
+        reading.withLock {
+            fanOut.deliverPending(of: id)
+            fanOut.deliverCollected()
+        }
         controlQueue.async { [self] in
             guard subscribers.removeValue(forKey: id) != nil, running else { return }
             if subscribers.isEmpty {
                 stop(disableBuffer: true)
             } else {
-                reading.withLock { fanOut.remove(id) }
+                reading.withLock {
+                    fanOut.remove(id)
+                    fanOut.deliverCollected()
+                }
             }
         }
     }
@@ -216,6 +227,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         reading.withLock {
             reader = nil
             if keepConsumers { fanOut.deliverAll() } else { fanOut.removeAll() }
+            fanOut.deliverCollected()
         }
         guard disableBuffer else { return }
         let failures = BufferedCapture.disable(plan.plan, on: sysfs, device: description)
@@ -249,6 +261,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         sawScans = false
         fanOut.keepOnly(Set(everyone.map(\.id)))
         fanOut.adopt(everyone)
+        fanOut.deliverCollected()
         do throws(SystemError) {
             loop = try ReadinessLoop(
                 name: "iio \(description.deviceName)", fileDescriptor: reader.fileDescriptor,
@@ -264,22 +277,29 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     }
 
     /// On the loop's thread: the fd is readable, a held batch fell due, or `poll` failed. What
-    /// the streams hand over in one wake is one hand-over (`handOver`): the chip's streams reach
-    /// the store together, for one writer wake-up.
+    /// the streams deliver in one wake is one hand-over (`handOver`): the chip's streams reach
+    /// the store together, for one writer wake-up. Most wakes deliver nothing (a batch spans
+    /// seconds of reads) and open no hand-over: its hops, cold after 100 ms of sleep, cost a
+    /// fifth of a wake (docs/measurements/iio.md). The fan-out collects what a wake delivers,
+    /// and the hand-over sends it under the lock again: whoever holds the lock sends what waits
+    /// first, so a stream's events keep their order, and the store's drain after the hand-over
+    /// runs without the lock.
     private func woke(_ wake: ReadinessLoop.Wake) -> ReadinessLoop.Next {
-        var next = ReadinessLoop.Next.stop
-        handOver {
-            next = reading.withLock {
-                switch wake {
-                case .readable:
-                    return readable()
-                case .deadline:
-                    return .wait(nanoseconds: fanOut.deliverDue(at: clock.boottimeNanoseconds(), hold: deliveryHold))
-                case let .failed(error):
-                    readFailed(error)
-                    return .stop
-                }
+        let (next, delivered) = reading.withLock { () -> (ReadinessLoop.Next, Bool) in
+            let next: ReadinessLoop.Next
+            switch wake {
+            case .readable:
+                next = readable()
+            case .deadline:
+                next = .wait(nanoseconds: fanOut.deliverDue(at: clock.boottimeNanoseconds(), hold: deliveryHold))
+            case let .failed(error):
+                readFailed(error)
+                next = .stop
             }
+            return (next, fanOut.hasCollected)
+        }
+        if delivered {
+            handOver { reading.withLock { fanOut.deliverCollected() } }
         }
         return next
     }

@@ -63,7 +63,25 @@ extension ScanCapture {
 /// waited the owner's hold (`deliverDue`), when a stream leaves (`remove`) and when the capture
 /// stops (`deliverAll`), so holding never loses a sample. Confined to its owner's reading queue
 /// (or lock).
+///
+/// A fan-out made with `collectsDeliveries` keeps what it delivers in an outbox until its owner
+/// calls `deliverCollected()`: a reading thread then opens the store's hand-over only at the rare
+/// wake that delivers something, not at every wake (docs/iio.md §4, "Delivery").
 struct ScanFanOut {
+    /// What one stream hands over: its events in order, then what its staging holds after them.
+    private struct Parcel {
+        let deliver: @Sendable (SourceEvent) -> Void
+        let events: [SourceEvent]
+        let staging: (any SampleStaging)?
+        let pendingCount: Int
+        let continuing: Int64?
+
+        func send() {
+            for event in events { deliver(event) }
+            staging?.publish(count: pendingCount, continuing: continuing)
+        }
+    }
+
     private struct Stream {
         let consumer: ScanConsumer
         let positions: [Int]
@@ -96,6 +114,12 @@ struct ScanFanOut {
     /// The sensor time of the first scan of the chip's batch being filled: every stream's batch is
     /// cut before the first scan `SampleBatcher.maximumSpan` after it. Nil when nothing is held.
     private var batchStart: Int64?
+    /// Delivered but not yet sent, oldest first (only with `collectsDeliveries`). Whoever holds the
+    /// fan-out sends it all (`deliverCollected`), so a stream's events reach it in order whichever
+    /// thread sends them.
+    private var outbox: [Parcel] = []
+    /// Deliveries wait in the outbox for `deliverCollected()` instead of going out at once.
+    let collectsDeliveries: Bool
 
     /// How long scans are kept for a stream that joins late: the kernel buffer's own length
     /// (docs/iio.md §4), far longer than a subscription takes to cross the capture's queues even on
@@ -108,19 +132,34 @@ struct ScanFanOut {
     /// staged samples that continue what the store holds.
     let stagedSpan: Int64?
 
-    init(layout: ScanLayout, boot: BootID, scanPeriod: Int64? = nil, stagedSpan: Int64? = nil) {
+    init(
+        layout: ScanLayout, boot: BootID, scanPeriod: Int64? = nil, stagedSpan: Int64? = nil, collectsDeliveries: Bool = false
+    ) {
         self.layout = layout
         self.boot = boot
         self.scanPeriod = scanPeriod
         self.stagedSpan = stagedSpan
+        self.collectsDeliveries = collectsDeliveries
         let scans = scanPeriod.map { Self.recentSpan / max($0, 1) } ?? 1024
         recent = RecentScans(width: layout.valueCount, capacity: Int(min(max(scans, 64), 4096)))
     }
 
     /// `init` with the scan period of a capture plan: its fastest function.
-    init(plan: DeviceCapturePlan, boot: BootID, stagedSpan: Int64? = nil) {
+    init(plan: DeviceCapturePlan, boot: BootID, stagedSpan: Int64? = nil, collectsDeliveries: Bool = false) {
         self.init(
-            layout: plan.layout, boot: boot, scanPeriod: plan.rates.values.compactMap(\.period).min(), stagedSpan: stagedSpan)
+            layout: plan.layout, boot: boot, scanPeriod: plan.rates.values.compactMap(\.period).min(), stagedSpan: stagedSpan,
+            collectsDeliveries: collectsDeliveries)
+    }
+
+    /// Something was delivered and waits in the outbox for `deliverCollected()`.
+    var hasCollected: Bool { !outbox.isEmpty }
+
+    /// Sends what the outbox holds, oldest first: each stream's events, then its staging's count.
+    mutating func deliverCollected() {
+        guard !outbox.isEmpty else { return }
+        let parcels = outbox
+        outbox.removeAll()
+        for parcel in parcels { parcel.send() }
     }
 
     /// The span the chip's batches are cut at now (see `stagedSpan`).
@@ -271,6 +310,7 @@ struct ScanFanOut {
     mutating func distribute(values: [Int64], sensorTimes: [Int64], receivedAt receive: Int64) -> Int {
         let count = sensorTimes.count
         guard count > 0 else { return 0 }
+        precondition(outbox.isEmpty, "the last read's deliveries were not sent (deliverCollected)")
         let width = layout.valueCount
         precondition(values.count >= count * width, "fewer values than scans")
         let earliest = receive.subtractingSaturating(Self.plausibleSkew)
@@ -382,17 +422,24 @@ struct ScanFanOut {
     }
 
     /// Delivers a stream's events in order, then publishes what its staging holds: the batch
-    /// held now, and whether it continues the one just handed over.
+    /// held now, and whether it continues the one just handed over. With `collectsDeliveries`,
+    /// into the outbox; a publication alone goes out at once unless something waits before it.
     private mutating func hand(_ events: [SourceEvent], to index: Int) {
-        let deliver = streams[index].consumer.deliver
         for event in events {
             switch event {
             case .samples(let batch): streams[index].continuing = batch.sensorTimes.last
             case .gap: streams[index].continuing = nil
             }
-            deliver(event)
         }
-        streams[index].staging?.publish(
-            count: streams[index].batcher.pendingCount, continuing: streams[index].continuing)
+        // Field by field: a copy of the stream would share its batcher's rows (see `inPlace`).
+        let parcel = Parcel(
+            deliver: streams[index].consumer.deliver, events: events, staging: streams[index].staging,
+            pendingCount: streams[index].batcher.pendingCount, continuing: streams[index].continuing)
+        guard !events.isEmpty || !outbox.isEmpty else {
+            parcel.send()
+            return
+        }
+        outbox.append(parcel)
+        if !collectsDeliveries { deliverCollected() }
     }
 }

@@ -37,6 +37,8 @@ enum IIOBenchmark {
             exit(try measureOne(result: arguments[1], output: arguments[2], command: Array(arguments.dropFirst(4))))
         } else if arguments.first == "iio-polled" {
             try IIOPolledBenchmark.child(Array(arguments.dropFirst()))
+        } else if arguments.contains("iio-daemon") {
+            try IIOWakeupBenchmark.runDaemonAlone()
         } else if arguments.isEmpty || arguments.contains("iio") {
             try run()
             try IIOPolledBenchmark.run(me: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))

@@ -28,7 +28,9 @@ enum IIODaemonWakeupBenchmark {
     /// Long enough that the feed outlasts the window, whenever the daemon opens the device.
     static let feedSeconds = 24
 
-    static func run(workdir: String, device: String, anchor: (wakeups: Double, cpu: Double)) throws {
+    /// `anchor`: `iio_readdev`'s figures by the difference of a long and a short run, printed
+    /// beside the anchor measured alike (nil when run alone: `iio-daemon`).
+    static func run(workdir: String, device: String, anchor: (wakeups: Double, cpu: Double)?) throws {
         let sensorkitd = (CommandLine.arguments[0] as NSString).deletingLastPathComponent + "/sensorkitd"
         guard FileManager.default.isExecutableFile(atPath: sensorkitd) else {
             print(
@@ -108,8 +110,9 @@ enum IIODaemonWakeupBenchmark {
         print(
             "  anchor measured as the daemon is: iio_readdev -b \(IIOWakeupBenchmark.burst) on the same feed, the same window, "
                 + "before and after the daemon: \(IIOBenchmark.format(anchorWakeups)) wake-ups/s, "
-                + "\(anchorRuns.map { IIOBenchmark.format($0) }.joined(separator: " and ")) CPU-µs per scan "
-                + "(the difference of a long and a short run above: \(IIOBenchmark.format(anchor.cpu * 1e6)))")
+                + "\(anchorRuns.map { IIOBenchmark.format($0) }.joined(separator: " and ")) CPU-µs per scan"
+                + (anchor.map { " (the difference of a long and a short run above: \(IIOBenchmark.format($0.cpu * 1e6)))" } ?? "")
+        )
         let cpuPerScan = busy.cpuMicroseconds / scansInWindow
         print(
             "  sensorkitd, whole daemon (stake on accel + gyro)  \(IIOBenchmark.format(busy.switchesPerSecond)) wake-ups/s, "

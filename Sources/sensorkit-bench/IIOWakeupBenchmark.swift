@@ -19,6 +19,24 @@ enum IIOWakeupBenchmark {
     static let burst = hertz / 10
     static let seconds = (long: 20, short: 5)
 
+    /// `sensorkit-bench iio-daemon`: the whole daemon beside `iio_readdev` measured alike, alone
+    /// (≈ 1.5 min instead of the section's ≈ 4), to compare two builds in alternating runs.
+    static func runDaemonAlone() throws {
+        print("\n== iio-daemon: the battery targets, whole daemon beside iio_readdev (issue 25) ==")
+        let workdir = NSTemporaryDirectory() + "sensorkit-bench-iio-\(getpid())"
+        try FileManager.default.createDirectory(atPath: workdir, withIntermediateDirectories: true)
+        defer {
+            if ProcessInfo.processInfo.environment["SENSORKIT_BENCH_KEEP"] == "1" {
+                print("  kept: \(workdir)")
+            } else {
+                try? FileManager.default.removeItem(atPath: workdir)
+            }
+        }
+        let device = workdir + "/bmi160-\(hertz)hz.umockdev"
+        try IIOBenchmark.describeDevice(hertz: hertz).write(toFile: device, atomically: true, encoding: .utf8)
+        try IIODaemonWakeupBenchmark.run(workdir: workdir, device: device, anchor: nil)
+    }
+
     static func run(workdir: String, me: String) throws {
         print(
             "\n  -- battery: 100 Hz 6-axis BMI160 in watermark-sized bursts (\(burst) scans every \(1000 * burst / hertz) ms), umockdev-fed (issue 15) --"

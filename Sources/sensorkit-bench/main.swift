@@ -2,7 +2,7 @@ import Foundation
 import SensorSystem
 
 // `make bench`: each section prints its figures beside anchors measured in the same run.
-// Usage: sensorkit-bench [section …]   (sections: store, decode, encode, fetch, iio, live, ble, export, daemon; ble-clock, ble-daemon: ble's clock mapping, daemon path alone; ble-bluez: bluez beside emulated; live-ble: live's BLE half alone; default: all)
+// Usage: sensorkit-bench [section …]   (sections: store, decode, encode, fetch, iio, live, ble, export, daemon; ble-clock, ble-daemon: ble's clock mapping, daemon path alone; ble-bluez: bluez beside emulated; live-ble: live's BLE half alone; iio-daemon: iio's whole-daemon battery figures alone; default: all)
 let sections = Array(CommandLine.arguments.dropFirst())
 // As sensorkitd and the SensorKit client do (SENSORKIT_MALLOC=default measures glibc's defaults).
 let allocator = AllocatorTuning.forBulkData()

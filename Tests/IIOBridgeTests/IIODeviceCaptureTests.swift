@@ -466,17 +466,23 @@ final class LogLines: Sendable {
         deinit { slots.deallocate() }
         func publish(count: Int, continuing: Int64?) { published.withLock { $0.append((count, continuing)) } }
         var last: (count: Int, continuing: Int64?)? { published.withLock { $0.last } }
+        var publications: Int { published.withLock { $0.count } }
+        func counts(since start: Int) -> [Int] { published.withLock { $0[start...].map(\.count) } }
         func column(_ index: Int, count: Int) -> [Int64] { (0..<count).map { slots[$0 * stride + index] } }
     }
 
     /// Staged streams (docs/iio.md §4, "Staged batches"): the first batch of a run goes out after
     /// half a second, the next ones after five; after every read the staging holds exactly what
     /// the stream holds, published with the last sample handed over before it; a gap makes the
-    /// next batch short again (a replay could not prove it continues what was stored).
-    @Test func stagedStreamsHandOverEveryFiveSecondsAndMirrorWhatTheyHold() throws {
+    /// next batch short again (a replay could not prove it continues what was stored). A fan-out
+    /// that collects its deliveries (a reading thread's) sends nothing, and publishes no samples
+    /// held behind a batch, until told — then the same, in the same order.
+    @Test(arguments: [false, true])
+    func stagedStreamsHandOverEveryFiveSecondsAndMirrorWhatTheyHold(collects: Bool) throws {
         let layout = try makeCapture().1.plan.layout
         var fanOut = ScanFanOut(
-            layout: layout, boot: BootID("boot-0"), scanPeriod: 10 * Self.ms, stagedSpan: SampleBatcher.stagedSpan)
+            layout: layout, boot: BootID("boot-0"), scanPeriod: 10 * Self.ms, stagedSpan: SampleBatcher.stagedSpan,
+            collectsDeliveries: collects)
         let accel = EventLog()
         let staging = MemoryStaging(capacity: 1024, columns: 3)
         fanOut.adopt([
@@ -493,7 +499,15 @@ final class LogLines: Sendable {
             let times = (0..<10).map { 1_000 * Self.ms + skip + Int64(read * 10 + $0) * 10 * Self.ms }
             let scanValues = (0..<10).flatMap { i in (0..<layout.valueCount).map { Int64(read * 100 + i * 10 + $0) } }
             let before = accel.batches.count
+            let publications = staging.publications
             fanOut.distribute(values: scanValues, sensorTimes: times, receivedAt: times.last! + Self.ms)
+            if fanOut.hasCollected {
+                #expect(collects && accel.batches.count == before, "read \(read): collected, not sent")
+                // The flush's retraction (0) comes at once; what the staging holds after the batch waits.
+                #expect(staging.counts(since: publications) == [0], "read \(read): published before the batch was sent")
+                fanOut.deliverCollected()
+            }
+            #expect(!fanOut.hasCollected)
             fed += times
             values += (0..<10).map { scanValues[$0 * layout.valueCount + layout.slot(for: "in_accel_x")!.firstValue!] }
             if accel.batches.count > before { handedAt.append(read) }
@@ -512,6 +526,7 @@ final class LogLines: Sendable {
         #expect(handedAt == [5, 55, 105, 130, 131], "\(handedAt)")
         #expect(accel.gaps.count == 1)
         fanOut.deliverAll()
+        fanOut.deliverCollected()
         #expect(accel.sensorTimes == fed)
         #expect(staging.last?.count == 0)
     }
