@@ -17,12 +17,21 @@ public struct DiskUsage: Hashable, Sendable {
     /// and its index.
     public var occupiedBytes: Int64 { storeBytes + walBytes + shmBytes }
 
-    /// Reads the page counts (SQLite pragmas) and `statvfs(2)` of the store's folder. May block
-    /// on disk I/O briefly.
-    static func measure(_ db: SQLiteDatabase, directory: String) throws -> DiskUsage {
-        let pageSize = try db.scalar("PRAGMA page_size") ?? 4096
-        let pages = try db.scalar("PRAGMA page_count") ?? 0
-        let free = try db.scalar("PRAGMA freelist_count") ?? 0
+    /// The page counts in one statement over SQLite's pragma functions, for `measure`: the writer
+    /// keeps it prepared, since compiling the pragmas anew cost most of a measurement, and the
+    /// budget measures before every commit.
+    static let pageCountsSQL =
+        "SELECT page_size, page_count, freelist_count FROM pragma_page_size(), pragma_page_count(), pragma_freelist_count()"
+
+    /// Reads the page counts (`pageCounts`: `pageCountsSQL` prepared on `db`) and `statvfs(2)`
+    /// of the store's folder. May block on disk I/O briefly.
+    static func measure(_ db: SQLiteDatabase, pageCounts: SQLiteStatement, directory: String) throws -> DiskUsage {
+        // Reset at once: a statement left on its row keeps a read transaction open.
+        defer { pageCounts.reset() }
+        guard try pageCounts.step() else { throw SQLiteError(operation: "step \(pageCountsSQL)", code: 0, message: "no row") }
+        let pageSize = pageCounts.int64(0)
+        let pages = pageCounts.int64(1)
+        let free = pageCounts.int64(2)
         // No -wal or -shm file (not yet created, or checkpointed away) counts as 0 bytes.
         let walBytes = (try? SystemCalls.stat(db.path + "-wal")).map { Int64($0.st_size) } ?? 0
         let shmBytes = (try? SystemCalls.stat(db.path + "-shm")).map { Int64($0.st_size) } ?? 0

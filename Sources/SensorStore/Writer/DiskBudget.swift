@@ -88,7 +88,7 @@ extension StoreWriter {
     /// Bytes over the budget (≤ 0 within it), and whether free space on the file system is what
     /// is short (then freed pages must go back to it).
     func budgetExcess() throws -> (excess: Int64, short: Bool) {
-        let usage = try DiskUsage.measure(try database(), directory: configuration.directory)
+        let usage = try measureDisk()
         let unwritten = open.values.reduce(0) { $0 + ($1.count - $1.durableCount) }
         let unsealed = open.values.reduce(0) { $0 + $1.count }
         // Their pieces, and one commit's WAL frames for the catalog and index pages beside them.
@@ -334,6 +334,6 @@ extension StoreWriter {
     /// Pages in use and free space on the store's file system.
     func diskUsage() throws -> DiskUsage {
         thread.assertCurrent()
-        return try DiskUsage.measure(try database(), directory: configuration.directory)
+        return try measureDisk()
     }
 }

@@ -115,6 +115,7 @@ final class StoreWriter: @unchecked Sendable {
         let insertRecord: SQLiteStatement
         let widenRecord: SQLiteStatement
         let markLive: SQLiteStatement
+        let pageCounts: SQLiteStatement
     }
 
     /// A deletion record on its way to the catalog.
@@ -209,7 +210,8 @@ final class StoreWriter: @unchecked Sendable {
                 persistent: true),
             widenRecord: try db.prepare(
                 "UPDATE deletion_records SET start_time = ?2, end_time = ?3 WHERE id = ?1", persistent: true),
-            markLive: try db.prepare("INSERT OR IGNORE INTO live_streams (stream, since) VALUES (?, ?)", persistent: true))
+            markLive: try db.prepare("INSERT OR IGNORE INTO live_streams (stream, since) VALUES (?, ?)", persistent: true),
+            pageCounts: try db.prepare(DiskUsage.pageCountsSQL, persistent: true))
 
         let streams = try db.prepare("SELECT id, descriptor FROM streams")
         while try streams.step() {
@@ -649,6 +651,12 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     // MARK: SQL
+
+    /// What the store occupies and the file system has left (`DiskUsage`), with the kept statement.
+    func measureDisk() throws -> DiskUsage {
+        guard let statements else { throw StoreError.closed }
+        return try DiskUsage.measure(try database(), pageCounts: statements.pageCounts, directory: configuration.directory)
+    }
 
     func database() throws -> SQLiteDatabase {
         guard let db else { throw StoreError.closed }
