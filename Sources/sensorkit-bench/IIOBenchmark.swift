@@ -54,9 +54,14 @@ enum IIOBenchmark {
             print("  skipped: \(tool) is missing (Debian umockdev, libiio-utils, coreutils)")
             return
         }
+        try withWorkdir { workdir in try run(workdir: workdir, scans: scans, small: small) }
+    }
+
+    /// Runs `body` in a new temporary folder, removed after it unless SENSORKIT_BENCH_KEEP=1
+    /// (which keeps the device descriptions and feeds, to profile a reader by hand).
+    static func withWorkdir(_ body: (String) throws -> Void) throws {
         let workdir = NSTemporaryDirectory() + "sensorkit-bench-iio-\(getpid())"
         try FileManager.default.createDirectory(atPath: workdir, withIntermediateDirectories: true)
-        // SENSORKIT_BENCH_KEEP=1 keeps the device descriptions and feeds, to profile a reader by hand.
         defer {
             if ProcessInfo.processInfo.environment["SENSORKIT_BENCH_KEEP"] == "1" {
                 print("  kept: \(workdir)")
@@ -64,6 +69,10 @@ enum IIOBenchmark {
                 try? FileManager.default.removeItem(atPath: workdir)
             }
         }
+        try body(workdir)
+    }
+
+    private static func run(workdir: String, scans: Int, small: Int) throws {
         let device = workdir + "/bmi160.umockdev"
         try deviceDescription.write(toFile: device, atomically: true, encoding: .utf8)
         let me = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")

@@ -23,18 +23,11 @@ enum IIOWakeupBenchmark {
     /// (≈ 1.5 min instead of the section's ≈ 4), to compare two builds in alternating runs.
     static func runDaemonAlone() throws {
         print("\n== iio-daemon: the battery targets, whole daemon beside iio_readdev (issue 25) ==")
-        let workdir = NSTemporaryDirectory() + "sensorkit-bench-iio-\(getpid())"
-        try FileManager.default.createDirectory(atPath: workdir, withIntermediateDirectories: true)
-        defer {
-            if ProcessInfo.processInfo.environment["SENSORKIT_BENCH_KEEP"] == "1" {
-                print("  kept: \(workdir)")
-            } else {
-                try? FileManager.default.removeItem(atPath: workdir)
-            }
+        try IIOBenchmark.withWorkdir { workdir in
+            let device = workdir + "/bmi160-\(hertz)hz.umockdev"
+            try IIOBenchmark.describeDevice(hertz: hertz).write(toFile: device, atomically: true, encoding: .utf8)
+            try IIODaemonWakeupBenchmark.run(workdir: workdir, device: device, anchor: nil)
         }
-        let device = workdir + "/bmi160-\(hertz)hz.umockdev"
-        try IIOBenchmark.describeDevice(hertz: hertz).write(toFile: device, atomically: true, encoding: .utf8)
-        try IIODaemonWakeupBenchmark.run(workdir: workdir, device: device, anchor: nil)
     }
 
     static func run(workdir: String, me: String) throws {
