@@ -279,8 +279,8 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     /// On the loop's thread: the fd is readable, a held batch fell due, or `poll` failed. What
     /// the streams deliver in one wake is one hand-over (`handOver`): the chip's streams reach
     /// the store together, for one writer wake-up. Most wakes deliver nothing (a batch spans
-    /// seconds of reads) and open no hand-over: its hops, cold after 100 ms of sleep, cost a
-    /// fifth of a wake (docs/measurements/iio.md). The fan-out collects what a wake delivers,
+    /// seconds of reads) and open no hand-over: its hops, cold after 100 ms of sleep, cost ≈ 6 %
+    /// of the daemon's CPU (docs/measurements/iio.md). The fan-out collects what a wake delivers,
     /// and the hand-over sends it under the lock again: whoever holds the lock sends what waits
     /// first, so a stream's events keep their order, and the store's drain after the hand-over
     /// runs without the lock.
