@@ -31,7 +31,7 @@ public final class DaemonHarness: @unchecked Sendable {
     /// the process's (systemd's variables), `stopDeadline` bounds `stop`.
     public init(
         config: String = "profile = lab\n", sources: [any SensorSource] = [],
-        clock: any SystemClock = LinuxSystemClock(), scheduler: any Scheduler = DispatchScheduler(),
+        clock: any SystemClock = LinuxSystemClock(), scheduler: any Scheduler = TickingScheduler(),
         environment: [String: String] = [:],
         stopDeadline: Double = 10, prepare: (_ folder: String) throws -> Void = { _ in }
     ) throws {

@@ -5,7 +5,8 @@ import Glibc
 import Synchronization
 
 /// A thread of its own that sleeps in `poll(2)` on one fd and runs `body` each time the fd is
-/// readable, or when a deadline the body asked for has passed.
+/// readable, or when a deadline the body asked for has passed. A negative fd is none (`poll`
+/// ignores it): a thread woken by its deadlines only (`TickThread`).
 ///
 /// Why not a `DispatchSourceRead`: on Linux, libdispatch's manager thread wakes from `epoll` and
 /// hands every readable event to a worker thread, so each readiness costs the process two

@@ -28,7 +28,7 @@ public final class Daemon: @unchecked Sendable {
         /// The reader socket handed over by systemd (`SocketActivation`), listening on `paths.socket`; nil: bind it.
         public var listener: Int32?
         /// Runs the periodic work, the watchdog and the fetches' timers (tests drive it by hand).
-        public var scheduler: any Scheduler = DispatchScheduler()
+        public var scheduler: any Scheduler = TickingScheduler()
         /// Where `NOTIFY_SOCKET` and `WATCHDOG_USEC` come from.
         public var environment: [String: String] = ProcessInfo.processInfo.environment
         /// Seconds a stop may take before what is left is cut short (well inside systemd's
@@ -131,7 +131,9 @@ public final class Daemon: @unchecked Sendable {
         // (docs/measurements/iio.md, "Whole daemon"). Saved every minute: each save is an atomic
         // write with its fsyncs, about eight disk waits, which every ten seconds were a sixth of
         // a recording daemon's wake-ups (docs/design-notes/0005-clock-steps.md).
-        housekeeping = parts.scheduler.schedule(on: housekeepingQueue, after: 10_000_000_000, repeating: 10_000_000_000) {
+        // A thread of its own (`scheduleTicks`): a libdispatch timer this slow started a new
+        // worker thread at every tick (docs/measurements/iio.md, "The housekeeping tick").
+        housekeeping = parts.scheduler.scheduleTicks(on: housekeepingQueue, every: 10_000_000_000) {
             let tick = ticks.withLock {
                 $0 += 1; return $0
             }

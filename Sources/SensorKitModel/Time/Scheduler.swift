@@ -13,6 +13,22 @@ public protocol Scheduler: Sendable {
         on queue: DispatchQueue, after delay: Int64, repeating interval: Int64?,
         _ body: @escaping @Sendable () -> Void
     ) -> any ScheduledTimer
+    /// Runs `body` on `queue` every `interval` ns, the first time `interval` from now, until the
+    /// returned timer is cancelled; after `cancel` returns the body is not running and does not
+    /// start again. For a timer that ticks for the process's whole life at a pace of seconds (the
+    /// daemon's housekeeping): the daemon's scheduler gives it a thread of its own
+    /// (`TickingScheduler`); by default it is `schedule(on:after:repeating:)`.
+    func scheduleTicks(
+        on queue: DispatchQueue, every interval: Int64, _ body: @escaping @Sendable () -> Void
+    ) -> any ScheduledTimer
+}
+
+extension Scheduler {
+    public func scheduleTicks(
+        on queue: DispatchQueue, every interval: Int64, _ body: @escaping @Sendable () -> Void
+    ) -> any ScheduledTimer {
+        schedule(on: queue, after: interval, repeating: interval, body)
+    }
 }
 
 /// A timer a `Scheduler` runs; after `cancel` its body does not start again.
