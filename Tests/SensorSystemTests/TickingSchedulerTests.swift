@@ -9,7 +9,8 @@ import Testing
 /// The daemon's ticking timers (`TickingScheduler.scheduleTicks`): each tick runs on its queue,
 /// always on the one thread the timer keeps (not on a pooled worker started for it), an interval
 /// apart, and never again once `cancel` has returned. Real time, short intervals, loose bounds
-/// for a loaded machine.
+/// for a loaded machine; the tests wait with `Task.sleep`, not by blocking a thread of the
+/// suite's shared pool.
 @Suite struct TickingSchedulerTests {
     final class Ticks: Sendable {
         struct Tick {
@@ -19,9 +20,9 @@ import Testing
         }
         let all = Mutex<[Tick]>([])
         var count: Int { all.withLock { $0.count } }
-        func waitFor(_ count: Int, seconds: Double = 5) -> Bool {
+        func waitFor(_ count: Int, seconds: Double = 30) async throws -> Bool {
             let deadline = Date().addingTimeInterval(seconds)
-            while self.count < count, Date() < deadline { usleep(2_000) }
+            while self.count < count, Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
             return self.count >= count
         }
     }
@@ -34,8 +35,8 @@ import Testing
         return queue
     }
 
-    @Test(.timeLimit(.minutes(1)))
-    func ticksOnItsQueueFromOneThreadAnIntervalApartUntilCancelled() throws {
+    @Test(.timeLimit(.minutes(3)))
+    func ticksOnItsQueueFromOneThreadAnIntervalApartUntilCancelled() async throws {
         let ticks = Ticks()
         let started = DispatchTime.now().uptimeNanoseconds
         let timer = TickingScheduler().scheduleTicks(on: Self.queue(), every: 50_000_000) {
@@ -46,7 +47,7 @@ import Testing
                         at: DispatchTime.now().uptimeNanoseconds))
             }
         }
-        #expect(ticks.waitFor(4))
+        #expect(try await ticks.waitFor(4))
         timer.cancel()
         let seen = ticks.all.withLock { $0 }
         #expect(seen.allSatisfy { $0.onQueue }, "every tick runs on the timer's queue")
@@ -56,35 +57,42 @@ import Testing
         for (earlier, later) in zip(seen, seen.dropFirst()) {
             #expect(later.at - earlier.at >= 40_000_000, "ticks keep their interval, none in a burst")
         }
-        usleep(200_000)
+        try await Task.sleep(for: .milliseconds(200))
         #expect(ticks.count == seen.count, "no tick after cancel returned")
     }
 
-    @Test(.timeLimit(.minutes(1)))
-    func cancelWaitsForARunningBodyAndWorksFromInsideIt() throws {
+    @Test(.timeLimit(.minutes(3)))
+    func cancelWaitsForARunningBodyAndWorksFromInsideIt() async throws {
         let events = Mutex<[String]>([])
-        let entered = DispatchSemaphore(value: 0)
         let slow = TickingScheduler().scheduleTicks(on: Self.queue(), every: 20_000_000) {
             events.withLock { $0.append("body started") }
-            entered.signal()
-            usleep(200_000)
+            usleep(200_000)  // on the timer's own thread
             events.withLock { $0.append("body ended") }
         }
-        #expect(entered.wait(timeout: .now() + 5) == .success)
+        let start = Date()
+        while events.withLock({ $0.isEmpty }), Date().timeIntervalSince(start) < 30 {
+            try await Task.sleep(for: .milliseconds(2))
+        }
         slow.cancel()
         events.withLock { $0.append("cancel returned") }
-        #expect(events.withLock { $0 } == ["body started", "body ended", "cancel returned"])
+        let seen = events.withLock { $0 }
+        #expect(seen.dropLast().last == "body ended", "cancel returned once the running body had ended: \(seen)")
+        #expect(seen.filter { $0 == "body started" }.count == seen.filter { $0 == "body ended" }.count)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(events.withLock { $0 } == seen, "no tick after cancel returned")
 
-        // A body that cancels its own timer: asked, not waited for (no deadlock), and no tick follows.
+        // A body that cancels its own timer: asked, not waited for (no deadlock), and no tick
+        // follows. Ticks before the test holds the timer (a loaded machine) count for nothing.
         let ticks = Ticks()
         let own = Mutex<(any ScheduledTimer)?>(nil)
         let timer = TickingScheduler().scheduleTicks(on: Self.queue(), every: 20_000_000) {
+            guard let timer = own.withLock({ $0 }) else { return }
             ticks.all.withLock { $0.append(.init(onQueue: true, thread: pthread_self(), at: 0)) }
-            own.withLock { $0 }?.cancel()
+            timer.cancel()
         }
         own.withLock { $0 = timer }
-        #expect(ticks.waitFor(1))
-        usleep(200_000)
+        #expect(try await ticks.waitFor(1))
+        try await Task.sleep(for: .milliseconds(200))
         #expect(ticks.count == 1)
         timer.cancel()
     }
