@@ -8,9 +8,9 @@ import Synchronization
 ///
 /// Why: on Linux a libdispatch timer wakes the manager thread, which hands the tick to a pooled
 /// worker, and a worker idle for 5 s leaves. So the housekeeping's 10 s tick started a new thread
-/// every time (its stack mapped and faulted in, then unmapped), and that cost a recording daemon
-/// about as much CPU as a fifth of its reading thread's (docs/measurements/iio.md, "The
-/// housekeeping tick"). A thread that stays costs one wake-up a tick.
+/// every time (its stack mapped and faulted in, then unmapped): ≈ 4 % of a recording daemon's
+/// CPU (docs/measurements/iio.md, "2026-12-07, evening"). A thread that stays costs one wake-up
+/// a tick.
 public struct TickingScheduler: Scheduler {
     private let dispatch = DispatchScheduler()
 

@@ -132,7 +132,7 @@ public final class Daemon: @unchecked Sendable {
         // write with its fsyncs, about eight disk waits, which every ten seconds were a sixth of
         // a recording daemon's wake-ups (docs/design-notes/0005-clock-steps.md).
         // A thread of its own (`scheduleTicks`): a libdispatch timer this slow started a new
-        // worker thread at every tick (docs/measurements/iio.md, "The housekeeping tick").
+        // worker thread at every tick (docs/measurements/iio.md, "2026-12-07, evening").
         housekeeping = parts.scheduler.scheduleTicks(on: housekeepingQueue, every: 10_000_000_000) {
             let tick = ticks.withLock {
                 $0 += 1; return $0
