@@ -38,53 +38,38 @@ public struct TickingScheduler: Scheduler {
     }
 }
 
-/// A thread that sleeps until each tick's deadline and runs the body on `queue` with
+/// A thread that sleeps an interval between ticks and runs the body on `queue` with
 /// `queue.sync`: on a serial queue nobody else is using, libdispatch runs the block right on the
 /// calling thread, so a tick wakes this one thread and no other, while the body stays serialized
-/// with the rest of the queue's work.
+/// with the rest of the queue's work. The interval counts from the end of a tick (the loop's
+/// `poll` timeout, monotonic, never early): a tick late by a busy machine or a suspend does not
+/// make the next one early or bring a burst of missed ones.
 final class TickThread: ScheduledTimer, Sendable {
-    private final class State: Sendable {
-        let cancelled = Atomic(false)
-        /// The next tick's deadline (monotonic ns); only the thread reads and moves it.
-        let next: Mutex<Int64>
-        init(next: Int64) { self.next = Mutex(next) }
+    private final class Cancelled: Sendable {
+        let value = Atomic(false)
     }
 
     private let loop: ReadinessLoop
-    private let state: State
+    private let cancelled = Cancelled()
 
     init(queue: DispatchQueue, interval: Int64, body: @escaping @Sendable () -> Void) throws(SystemError) {
         let period = max(1, interval)
-        // Deadlines on the monotonic clock: a tick late by a busy machine or a suspend does not
-        // make the next one early, and ticks missed meanwhile are skipped, not run in a burst.
-        let state = State(next: Self.now().addingSaturating(period))
+        let cancelled = self.cancelled
         loop = try ReadinessLoop(
             name: "ticks \(queue.label)", fileDescriptor: -1, firstTimeout: period,
             body: { wake in
-                guard case .deadline = wake, !state.cancelled.load(ordering: .acquiring) else { return .stop }
-                let due = state.next.withLock { $0 }
-                let now = Self.now()
-                guard now >= due else { return .wait(nanoseconds: due - now) }
+                guard case .deadline = wake, !cancelled.value.load(ordering: .acquiring) else { return .stop }
                 // Checked again on the queue: once `cancel` has returned, a tick that had not yet
                 // reached the queue must not run the body.
-                queue.sync { if !state.cancelled.load(ordering: .acquiring) { body() } }
-                let after = Self.now()
-                let following = state.next.withLock { next -> Int64 in
-                    next = next.addingSaturating(period)
-                    if next <= after { next = after.addingSaturating(period) }
-                    return next
-                }
-                return .wait(nanoseconds: following - after)
+                queue.sync { if !cancelled.value.load(ordering: .acquiring) { body() } }
+                return .wait(nanoseconds: period)
             }, onExit: {})
-        self.state = state
     }
 
     /// The body does not start again; returns once the thread has left (at once from inside the
     /// body, where it only asks).
     func cancel() {
-        state.cancelled.store(true, ordering: .releasing)
+        cancelled.value.store(true, ordering: .releasing)
         loop.stop()
     }
-
-    private static func now() -> Int64 { Int64(clamping: DispatchTime.now().uptimeNanoseconds) }
 }
