@@ -311,22 +311,26 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         guard let reader else { return .stop }
         // The buffers are moved into locals for the drain: the closure runs once per scan, and
         // each touch of a property of this class would be an exclusivity check at run time.
+        // `values` keeps the size of the largest read so far (only the first `stamps.count` scans'
+        // values are this read's): each scan is decoded straight into its slots, with no append
+        // (a uniqueness and a capacity check) per value.
         var values: [Int64] = []
         var stamps: [Int64] = []
         swap(&values, &self.values)
         swap(&stamps, &self.stamps)
-        values.removeAll(keepingCapacity: true)
         stamps.removeAll(keepingCapacity: true)
         var failure: SystemError?
         var endOfFile = false
-        let width = plan.layout.valueCount
         let decoder = self.decoder
+        let width = plan.layout.valueCount
+        var used = 0
         do throws(SystemError) {
             endOfFile = try reader.drain { scan in
-                let start = values.count
-                values.append(contentsOf: repeatElement(0, count: width))
+                let start = used
+                used += width
+                if values.count < used { values.append(contentsOf: repeatElement(0, count: max(width, values.count))) }
                 let stamp = values.withUnsafeMutableBufferPointer { all in
-                    decoder.decode(scan, into: UnsafeMutableBufferPointer(rebasing: all[start..<(start + width)]))
+                    decoder.decode(scan, into: UnsafeMutableBufferPointer(rebasing: all[start..<used]))
                 }
                 stamps.append(stamp ?? 0)
             }.endOfFile

@@ -12,8 +12,12 @@ struct RecentScans {
     private var values: [Int64] = []
     private(set) var sensorTimes: [Int64] = []
     private(set) var receiveTimes: [Int64] = []
-    /// Why the scan timeline jumped just before each scan (a FIFO overflow), nil when it did not.
-    private(set) var gapsBefore: [String?] = []
+    /// Why the scan timeline jumped just before a scan (a FIFO overflow), by the scan's number
+    /// since the first one kept ever (`dropped` + its index), oldest first. Sparse: jumps are
+    /// rare, and an optional string per scan cost the reading thread a tenth of its keeping.
+    private var gaps: [(scan: Int, why: String)] = []
+    /// Scans dropped from the front since the first one was kept.
+    private var dropped = 0
     /// When the newest scan that is no longer kept was read; nil when none was dropped.
     private(set) var evictedReceiveTime: Int64?
 
@@ -25,6 +29,20 @@ struct RecentScans {
 
     var count: Int { sensorTimes.count }
 
+    /// Why the scan timeline jumped just before kept scan `index`; nil when it did not.
+    func gapBefore(_ index: Int) -> String? {
+        let scan = dropped + index
+        var low = 0, high = gaps.count
+        while low < high {
+            let middle = (low + high) / 2
+            if gaps[middle].scan < scan { low = middle + 1 } else { high = middle }
+        }
+        return low < gaps.count && gaps[low].scan == scan ? gaps[low].why : nil
+    }
+
+    /// Whether no kept scan follows a jump.
+    var hasNoGaps: Bool { gaps.isEmpty }
+
     /// The values of kept scan `index`.
     func values(of index: Int) -> ArraySlice<Int64> { values[(index * width)..<((index + 1) * width)] }
 
@@ -33,7 +51,7 @@ struct RecentScans {
         values.append(contentsOf: scanValues)
         sensorTimes.append(sensorTime)
         receiveTimes.append(receiveTime)
-        gapsBefore.append(gapBefore)
+        if let gapBefore { gaps.append((dropped + sensorTimes.count - 1, gapBefore)) }
         // Trimmed in steps of `capacity`, not one scan at a time: each scan is moved once.
         if sensorTimes.count >= 2 * capacity { dropOldest(sensorTimes.count - capacity) }
     }
@@ -45,7 +63,6 @@ struct RecentScans {
         values.append(contentsOf: scanValues)
         sensorTimes.append(contentsOf: times)
         receiveTimes.append(contentsOf: repeatElement(receiveTime, count: times.count))
-        gapsBefore.append(contentsOf: repeatElement(nil, count: times.count))
         if sensorTimes.count >= 2 * capacity { dropOldest(sensorTimes.count - capacity) }
     }
 
@@ -75,7 +92,8 @@ struct RecentScans {
         values.removeAll()
         sensorTimes.removeAll()
         receiveTimes.removeAll()
-        gapsBefore.removeAll()
+        gaps.removeAll()
+        dropped = 0
         evictedReceiveTime = nil
     }
 
@@ -84,6 +102,7 @@ struct RecentScans {
         values.removeFirst(scans * width)
         sensorTimes.removeFirst(scans)
         receiveTimes.removeFirst(scans)
-        gapsBefore.removeFirst(scans)
+        dropped += scans
+        gaps.removeAll { $0.scan < dropped }
     }
 }

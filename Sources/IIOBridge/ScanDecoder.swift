@@ -12,7 +12,9 @@ public struct ScanDecoder: Hashable, Sendable {
         let bytes: Int
         let bigEndian: Bool
         let shift: UInt64
-        let realBits: Int
+        /// 64 − realbits: the value's top bit moved to bit 63 and back keeps `realbits` bits,
+        /// sign-extended by the arithmetic shift back when signed — no mask, no branch.
+        let unusedBits: UInt64
         let isSigned: Bool
     }
 
@@ -30,7 +32,7 @@ public struct ScanDecoder: Hashable, Sendable {
                 let step = Step(
                     offset: slot.offset + repetition * type.storageBytes, bytes: type.storageBytes,
                     bigEndian: type.endianness == .big, shift: UInt64(type.shift),
-                    realBits: type.realBits, isSigned: type.isSigned)
+                    unusedBits: UInt64(64 - type.realBits), isSigned: type.isSigned)
                 if slot.firstValue == nil {
                     if repetition == 0 { timestampStep = step }
                 } else {
@@ -62,8 +64,8 @@ public struct ScanDecoder: Hashable, Sendable {
     public func decode(_ bytes: UnsafeRawBufferPointer, into values: UnsafeMutableBufferPointer<Int64>) -> Int64? {
         precondition(bytes.count >= layout.scanBytes, "a partial scan reached the decoder")
         precondition(values.count >= steps.count, "value storage too small")
-        for (position, step) in steps.enumerated() {
-            values[position] = Self.extract(step, from: bytes)
+        steps.withUnsafeBufferPointer { steps in
+            for position in steps.indices { values[position] = Self.extract(steps[position], from: bytes) }
         }
         return timestampStep.map { Self.extract($0, from: bytes) }
     }
@@ -89,13 +91,9 @@ public struct ScanDecoder: Hashable, Sendable {
             let raw = bytes.loadUnaligned(fromByteOffset: step.offset, as: UInt64.self)
             word = step.bigEndian ? UInt64(bigEndian: raw) : UInt64(littleEndian: raw)
         }
-        word >>= step.shift
-        if step.realBits < 64 {
-            word &= (UInt64(1) << UInt64(step.realBits)) &- 1
-            if step.isSigned, word & (UInt64(1) << UInt64(step.realBits - 1)) != 0 {
-                word |= ~((UInt64(1) << UInt64(step.realBits)) &- 1)
-            }
-        }
-        return Int64(bitPattern: word)
+        // Both below 64 (`ScanType` keeps shift + realbits within the storage bits, realbits ≥ 1),
+        // so the masking shifts are exact.
+        word = (word &>> step.shift) &<< step.unusedBits
+        return step.isSigned ? Int64(bitPattern: word) &>> step.unusedBits : Int64(bitPattern: word &>> step.unusedBits)
     }
 }

@@ -217,7 +217,7 @@ struct ScanFanOut {
                     batcher.missed(since: from, "scans read while the stream was joining the running buffer were no longer held")
                 }
                 for scan in first..<recent.count {
-                    if let why = recent.gapsBefore[scan] { batcher.interrupted(why) }
+                    if let why = recent.gapBefore(scan) { batcher.interrupted(why) }
                     let values = recent.values(of: scan)
                     batcher.append(sensorTime: recent.sensorTimes[scan], receiveTime: recent.receiveTimes[scan], into: &events) {
                         values[values.startIndex + positions[$0]]

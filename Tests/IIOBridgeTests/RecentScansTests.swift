@@ -34,7 +34,7 @@ import Testing
                     atOnce.sensorTimes[atOnce.firstRead(atOrAfter: asked)...]
                         == oneByOne.sensorTimes[oneByOne.firstRead(atOrAfter: asked)...], "read \(read), \(asked)")
             }
-            #expect(atOnce.gapsBefore.allSatisfy { $0 == nil })
+            #expect(atOnce.hasNoGaps && (atOnce.firstKept..<atOnce.count).allSatisfy { atOnce.gapBefore($0) == nil })
         }
         #expect(atOnce.evictedReceiveTime != nil && oneByOne.evictedReceiveTime != nil, "the reads outgrew the capacity")
     }

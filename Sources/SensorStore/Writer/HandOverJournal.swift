@@ -169,20 +169,30 @@ final class HandOverJournal {
         return ChunkSamples(times: times, receiveTimes: receiveTimes, columns: (0..<columnCount).map { _ in column() })
     }
 
-    /// Appends `record`'s bytes to `buffer`.
+    /// Appends `record`'s bytes to `buffer`: header, then body, written in place (the checksum
+    /// is taken over the body where it lies and put into the header last), so the payload is
+    /// copied once.
     static func encode(_ record: Record, into buffer: inout [UInt8]) {
-        var body: [UInt8] = []
-        body.reserveCapacity(fixedBodySize + record.bytes.count)
-        for field in [
-            Int64(bitPattern: record.generation), record.stream, record.bootRow, record.count,
-        ] {
-            withUnsafeBytes(of: field.littleEndian) { body.append(contentsOf: $0) }
-        }
-        body.append(contentsOf: record.bytes)
-        for field in [magic, UInt32(body.count), CRC32C.checksum(body), 0] {
+        func append<Field: FixedWidthInteger>(_ field: Field) {
             withUnsafeBytes(of: field.littleEndian) { buffer.append(contentsOf: $0) }
         }
-        buffer.append(contentsOf: body)
+        let bodyCount = fixedBodySize + record.bytes.count
+        buffer.reserveCapacity(buffer.count + 16 + bodyCount)
+        let header = buffer.count
+        append(magic)
+        append(UInt32(bodyCount))
+        append(UInt32(0))  // the checksum, below
+        append(UInt32(0))  // reserved
+        let body = buffer.count
+        append(Int64(bitPattern: record.generation))
+        append(record.stream)
+        append(record.bootRow)
+        append(record.count)
+        buffer.append(contentsOf: record.bytes)
+        buffer.withUnsafeMutableBytes { all in
+            let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[body...]))
+            all.storeBytes(of: checksum.littleEndian, toByteOffset: header + 8, as: UInt32.self)
+        }
     }
 
     /// The whole records at the start of `bytes` and where the last one ends. Parsing stops at
