@@ -38,4 +38,30 @@ import Testing
         }
         #expect(atOnce.evictedReceiveTime != nil && oneByOne.evictedReceiveTime != nil, "the reads outgrew the capacity")
     }
+
+    /// A gap's reason stays with the scan after the jump while the scans before it are trimmed,
+    /// and leaves with that scan.
+    @Test func aGapStaysWithItsScanAcrossTrims() {
+        var recent = RecentScans(width: 1, capacity: 4)
+        func keep(_ time: Int64, gap: String? = nil) {
+            [time].withUnsafeBufferPointer { recent.append($0, sensorTime: time, receiveTime: time, gapBefore: gap) }
+        }
+        for time in Int64(0)..<3 { keep(time) }
+        keep(3, gap: "overflow at 3")
+        keep(4)
+        keep(5, gap: "overflow at 5")
+        func reasons() -> [Int64: String] {
+            var found: [Int64: String] = [:]
+            for index in 0..<recent.count { if let why = recent.gapBefore(index) { found[recent.sensorTimes[index]] = why } }
+            return found
+        }
+        #expect(reasons() == [3: "overflow at 3", 5: "overflow at 5"])
+        keep(6)
+        keep(7)  // eight kept: trimmed to the last four (4...7)
+        #expect(recent.sensorTimes == [4, 5, 6, 7])
+        #expect(reasons() == [5: "overflow at 5"])
+        for time in Int64(8)..<12 { keep(time) }  // trimmed again: 8...11, no gap left
+        #expect(recent.sensorTimes == [8, 9, 10, 11])
+        #expect(reasons().isEmpty && recent.hasNoGaps)
+    }
 }
