@@ -33,7 +33,7 @@ public struct TickingScheduler: Scheduler {
         do {
             return try TickThread(queue: queue, interval: interval, body: body)
         } catch {
-            return dispatch.schedule(on: queue, after: interval, repeating: interval, body)
+            return dispatch.scheduleTicks(on: queue, every: interval, body)
         }
     }
 }

@@ -177,7 +177,7 @@ final class HandOverJournal {
             withUnsafeBytes(of: field.littleEndian) { buffer.append(contentsOf: $0) }
         }
         let bodyCount = fixedBodySize + record.bytes.count
-        buffer.reserveCapacity(buffer.count + 16 + bodyCount)
+        buffer.reserveCapacity(buffer.count + prefixSize + bodyCount)
         let header = buffer.count
         append(magic)
         append(UInt32(bodyCount))
