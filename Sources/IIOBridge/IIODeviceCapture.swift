@@ -55,6 +55,13 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     private let deliveryHold: Int64
     private let onEnableFailure: (@Sendable (BufferedCaptureError) -> Void)?
     private let currentStatus = Mutex<CaptureStatus>(.idle)
+    /// Subscriptions asked for and not yet adopted by the fan-out. The reading thread keeps its
+    /// reads for late joiners (`ScanFanOut.keepsRecent`, a copy of every scan) only while one is
+    /// on its way. Counted before the request's moment (`ScanConsumer.since`) is taken and read
+    /// after a read's receive time, so a read not kept was received before any pending request
+    /// asked (a joiner takes only reads received since it asked); should the two cross within
+    /// nanoseconds, the joiner records the read as missed, a gap, never silence.
+    private let joining = Atomic<Int>(0)
 
     /// What the buffer is doing (`sensorkitctl devices`).
     public var status: CaptureStatus? { currentStatus.withLock { $0 } }
@@ -115,10 +122,12 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         }
         // The moment of asking, not of joining: a sibling stream may have started the buffer and
         // read scans while this subscription waited for the control queue and the reading lock.
+        joining.add(1, ordering: .sequentiallyConsistent)
         var asked = consumer
         if asked.since == nil { asked.since = clock.boottimeNanoseconds() }
         let consumer = asked
         controlQueue.async { [self] in
+            defer { joining.subtract(1, ordering: .sequentiallyConsistent) }
             guard !retired else { return }
             subscribers[consumer.id] = consumer
             if running {
@@ -163,6 +172,9 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
             if running { stop(disableBuffer: true) }
         }
     }
+
+    /// How many scans are kept for streams that join late (tests).
+    var keptScanCount: Int { reading.withLock { fanOut.recent.count } }
 
     /// Waits until everything queued so far on the control queue has run and the reading thread
     /// is between wakes (tests, shutdown).
@@ -340,6 +352,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         swap(&values, &self.values)
         swap(&stamps, &self.stamps)
         let receive = clock.boottimeNanoseconds()
+        fanOut.keepsRecent = joining.load(ordering: .sequentiallyConsistent) > 0
         distribute(receivedAt: receive)
         if let failure {
             readFailed(failure)

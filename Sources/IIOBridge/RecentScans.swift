@@ -88,6 +88,13 @@ struct RecentScans {
         return first > 0 && receiveTimes[first - 1] >= time
     }
 
+    /// A read was not kept (its owner knew no stream was joining): what was kept goes with it, so
+    /// the kept scans never have a hole in the middle, and the read counts as the newest evicted.
+    mutating func skipped(readAt receiveTime: Int64) {
+        if !sensorTimes.isEmpty { removeAll() }
+        evictedReceiveTime = receiveTime
+    }
+
     mutating func removeAll() {
         values.removeAll()
         sensorTimes.removeAll()

@@ -111,6 +111,11 @@ struct ScanFanOut {
     private(set) var implausibleScans = 0
     /// The scans read lately, for streams that join while the buffer runs (`adopt`).
     private(set) var recent: RecentScans
+    /// Whether reads are kept in `recent`. An owner that knows when a stream is on its way may
+    /// keep them only then (`IIODeviceCapture`: from its subscription to its `adopt`), so a chip
+    /// whose streams all run copies no scan a second time. A read not kept counts as evicted
+    /// (`RecentScans.skipped`): a stream that asked before it was received gets a gap for it.
+    var keepsRecent = true
     /// The sensor time of the first scan of the chip's batch being filled: every stream's batch is
     /// cut before the first scan `SampleBatcher.maximumSpan` after it. Nil when nothing is held.
     private var batchStart: Int64?
@@ -317,7 +322,11 @@ struct ScanFanOut {
         let latest = receive.addingSaturating(Self.plausibleSkew)
         let dropped = sensorTimes.lazy.filter { $0 < earliest || $0 > latest }.count
         let gaps = scanGaps(sensorTimes, plausible: earliest...latest)
-        remember(values: values, sensorTimes: sensorTimes, receivedAt: receive, plausible: earliest...latest, gaps: gaps)
+        if keepsRecent {
+            remember(values: values, sensorTimes: sensorTimes, receivedAt: receive, plausible: earliest...latest, gaps: gaps)
+        } else {
+            recent.skipped(readAt: receive)
+        }
         var why = ""
         if dropped > 0, let first = sensorTimes.first(where: { $0 < earliest || $0 > latest }) {
             implausibleScans += dropped

@@ -361,6 +361,7 @@ final class LogLines: Sendable {
         let (early, _) = Self.scans(layout, count: 10, start: 1_000 * Self.ms, period: 10 * Self.ms)
         feed(early)
         #expect(gyro.waitFor(samples: 10))
+        #expect(capture.keptScanCount == 0, "nobody joining: nothing kept")
 
         // The accelerometer asks while the control queue is busy: it joins only after more reads.
         clock.advance(nanoseconds: 5 * Self.ms)
@@ -382,6 +383,7 @@ final class LogLines: Sendable {
         let (later, laterStamps) = Self.scans(layout, count: 10, start: 1_500 * Self.ms, period: 10 * Self.ms)
         feed(later)
         #expect(accel.waitFor(samples: 40) && gyro.waitFor(samples: 50))
+        #expect(capture.keptScanCount == 0, "nobody on its way again: the next read dropped what the join kept")
         #expect(accel.sensorTimes == stamps + laterStamps)
         #expect(Array(gyro.sensorTimes.suffix(40)) == stamps + laterStamps)
         accelSource.close()
@@ -415,6 +417,36 @@ final class LogLines: Sendable {
         #expect(late.gaps.map { [$0.from, $0.to] } == [[kept[0] - 10 * Self.ms, kept[0]]], "\(late.gaps)")
         #expect(late.gaps.first?.why.contains("no longer held") == true)
         #expect(fresh.all.isEmpty, "nothing was read after it asked")
+    }
+
+    /// A fan-out told that nobody is joining keeps no read; a stream that asked before such a
+    /// read was received gets a gap for it, one that asked after gets no gap and the reads kept
+    /// once keeping resumed.
+    @Test func readsNotKeptForJoinersAreAGapForAnOlderRequestOnly() throws {
+        let layout = try makeCapture().1.plan.layout
+        var fanOut = ScanFanOut(layout: layout, boot: BootID("boot-0"), scanPeriod: 10 * Self.ms)
+        func read(_ first: Int, count: Int, at receive: Int64) -> [Int64] {
+            let stamps = (first..<(first + count)).map { 1_000 * Self.ms + Int64($0) * 10 * Self.ms }
+            let values = (first..<(first + count)).flatMap { i in (0..<layout.valueCount).map { Int64(i * 10 + $0) } }
+            fanOut.distribute(values: values, sensorTimes: stamps, receivedAt: receive)
+            return stamps
+        }
+        fanOut.keepsRecent = false
+        _ = read(0, count: 10, at: 1_100 * Self.ms)
+        #expect(fanOut.recent.count == 0)
+        fanOut.keepsRecent = true
+        let kept = read(10, count: 10, at: 1_200 * Self.ms)
+        let older = EventLog(), newer = EventLog()
+        func consumer(_ log: EventLog, since: Int64) -> ScanConsumer {
+            ScanConsumer(
+                id: ObjectIdentifier(log), channels: ["in_accel_x", "in_accel_y", "in_accel_z"], period: 10 * Self.ms,
+                since: since, deliver: log.deliver)
+        }
+        fanOut.adopt([consumer(older, since: 1_050 * Self.ms), consumer(newer, since: 1_150 * Self.ms)])
+        fanOut.deliverAll()
+        #expect(older.sensorTimes == kept && newer.sensorTimes == kept)
+        #expect(older.gaps.count == 1 && older.gaps.first?.why.contains("no longer held") == true, "\(older.gaps)")
+        #expect(newer.gaps.isEmpty)
     }
 
     /// One hand-over per chip (docs/iio.md §4, "Delivery"): a stream that joined 0.2 s after its

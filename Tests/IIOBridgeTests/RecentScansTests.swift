@@ -64,4 +64,19 @@ import Testing
         #expect(recent.sensorTimes == [8, 9, 10, 11])
         #expect(reasons().isEmpty && recent.hasNoGaps)
     }
+
+    /// A read not kept (no stream was joining) drops what was kept and counts as evicted: a
+    /// request older than it missed scans, a newer one did not, and keeping resumes without a
+    /// hole.
+    @Test func aReadNotKeptCountsAsEvicted() {
+        var recent = RecentScans(width: 1, capacity: 8)
+        [Int64(1), 2].withUnsafeBufferPointer { recent.append(reads: $0, sensorTimes: [10, 20], receiveTime: 100) }
+        recent.skipped(readAt: 200)
+        #expect(recent.count == 0 && recent.evictedReceiveTime == 200)
+        #expect(recent.missedScans(readSince: 150) && recent.missedScans(readSince: 200))
+        #expect(!recent.missedScans(readSince: 201))
+        [Int64(3)].withUnsafeBufferPointer { recent.append(reads: $0, sensorTimes: [30], receiveTime: 300) }
+        #expect(recent.sensorTimes == [30] && recent.firstRead(atOrAfter: 201) == 0)
+        #expect(!recent.missedScans(readSince: 250))
+    }
 }
