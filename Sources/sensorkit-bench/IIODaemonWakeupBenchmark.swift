@@ -14,8 +14,9 @@ import SensorSystem
 /// the process CPU clock, and /proc's context switches of every thread, per thread by name),
 /// without a call to the daemon that would wake it. The samples are fetched through the client
 /// afterwards, so the figure cannot come from a daemon that recorded nothing. The ratio's anchor is
-/// `iio_readdev` on the same feed measured the same way, once before and once after the daemon
-/// (`readdevWindow`).
+/// `iio_readdev` on the same feed, below a `umockdev-run` of its own, measured the same way over
+/// the same window beside the daemon (`Readdev`); the ratio to it alone, once before and once after
+/// the daemon (`readdevWindow`), is printed beside it.
 ///
 /// The daemon runs as on a tablet: a system bus with logind on it (`tabletSystemBus`), and the
 /// window in the steady state — it starts `settle` s after the daemon, once the threads
@@ -84,14 +85,21 @@ enum IIODaemonWakeupBenchmark {
         let launched = Date()
         let second = try Run(sensorkitd, rig, device: device, script: script, log: workdir + "/daemon-paced")
         defer { second.stop() }
+        // The anchor again, beside the daemon: its own umockdev device and the same feed, read over
+        // the same window, so a machine that drifts between windows moves both (the ratio before
+        // and after moved by a fifth from run to run; docs/measurements/iio.md, "2026-12-07, late").
+        let beside = try Readdev(device: device, script: script, scans: scans, log: workdir + "/readdev-beside")
+        defer { beside.finish() }
         // A client has talked to the daemon before the window, as one always has on a tablet: it
         // starts threads of libdispatch's that retire before the window (within ≈ 5 s).
         let early = try rig.connect(app: app)
         early.close()
         usleep(UInt32(max(0, settle - Date().timeIntervalSince(launched)) * 1e6))
         let start = DaemonWindow.Reading(pid: second.daemon)
+        let besideStart = DaemonWindow.Reading(pid: beside.pid)
         usleep(UInt32(window * 1e6))
         let busy = DaemonWindow(from: start, to: DaemonWindow.Reading(pid: second.daemon))
+        let anchorBeside = DaemonWindow(from: besideStart, to: DaemonWindow.Reading(pid: beside.pid))
         let reader = try rig.connect(app: app)
         defer { reader.close() }
         let atWindowEnd = fetchedCount(reader)
@@ -101,15 +109,19 @@ enum IIODaemonWakeupBenchmark {
             return recorded >= scans
         }
         second.stop()
+        beside.finish()
         let anchorAfter = try readdevWindow(device: device, script: script, scans: scans, log: workdir + "/readdev-window-2")
 
         let scansInWindow = busy.seconds * Double(hertz)
         let anchorRuns = [anchorBefore, anchorAfter].map { $0.cpuMicroseconds / ($0.seconds * Double(hertz)) }
         let anchorPerScan = anchorRuns.reduce(0, +) / Double(anchorRuns.count)
         let anchorWakeups = (anchorBefore.switchesPerSecond + anchorAfter.switchesPerSecond) / 2
+        let besidePerScan = anchorBeside.cpuMicroseconds / (anchorBeside.seconds * Double(hertz))
         print(
-            "  anchor measured as the daemon is: iio_readdev -b \(IIOWakeupBenchmark.burst) on the same feed, the same window, "
-                + "before and after the daemon: \(IIOBenchmark.format(anchorWakeups)) wake-ups/s, "
+            "  anchor measured as the daemon is: iio_readdev -b \(IIOWakeupBenchmark.burst) on the same feed, "
+                + "beside the daemon in its window (a umockdev device of its own): "
+                + "\(IIOBenchmark.format(anchorBeside.switchesPerSecond)) wake-ups/s, \(IIOBenchmark.format(besidePerScan)) CPU-µs per scan; "
+                + "alone in the same length of window before and after the daemon: \(IIOBenchmark.format(anchorWakeups)) wake-ups/s, "
                 + "\(anchorRuns.map { IIOBenchmark.format($0) }.joined(separator: " and ")) CPU-µs per scan"
                 + (anchor.map { " (the difference of a long and a short run above: \(IIOBenchmark.format($0.cpu * 1e6)))" } ?? "")
         )
@@ -121,10 +133,13 @@ enum IIODaemonWakeupBenchmark {
                 + (busy.ended > 0 ? " but the \(busy.ended) that ended in the window" : "") + ")"
         )
         print("  (sensorkitd's system bus: a private dbus-daemon with python-dbusmock's logind on it, as a tablet has one)")
-        let cpuRatio = cpuPerScan / max(1e-12, anchorPerScan)
+        // The target's ratio is the one beside: the two in the same seconds of the same machine.
+        let cpuRatio = cpuPerScan / max(1e-12, besidePerScan)
         print(
-            "  ratio sensorkitd ÷ iio_readdev (measured alike): \(IIOBenchmark.format(busy.switchesPerSecond / max(1e-9, anchorWakeups)))× wake-ups, "
-                + "\(IIOBenchmark.format(cpuRatio))× CPU per scan (targets: ≤ 12 wake-ups/s, ≤ 1.5× CPU per scan)"
+            "  ratio sensorkitd ÷ iio_readdev beside it (the same window): "
+                + "\(IIOBenchmark.format(busy.switchesPerSecond / max(1e-9, anchorBeside.switchesPerSecond)))× wake-ups, "
+                + "\(IIOBenchmark.format(cpuRatio))× CPU per scan (targets: ≤ 12 wake-ups/s, ≤ 1.5× CPU per scan); "
+                + "÷ iio_readdev alone before and after: \(IIOBenchmark.format(cpuPerScan / max(1e-12, anchorPerScan)))× CPU per scan"
         )
         print(
             "  battery targets, whole daemon beside iio_readdev: wake-ups \(IIOBenchmark.format(busy.switchesPerSecond))/s "
@@ -164,28 +179,51 @@ enum IIODaemonWakeupBenchmark {
     /// difference of `IIOWakeupBenchmark` counts its start-up and end in neither run alike, and
     /// moved between 4.0 and 7.3 µs a scan from run to run; the window read 5.4–5.5 in three runs.
     static func readdevWindow(device: String, script: String, scans: Int, log: String) throws -> DaemonWindow {
-        let group = try IIOBenchmark.spawn(
-            IIOBenchmark.umockdevRun(device: device, script: script, seconds: 120)
-                + ["/usr/bin/iio_readdev", "-s", String(scans), "-b", String(IIOWakeupBenchmark.burst), "iio:device0"],
-            stdout: "/dev/null", stderr: log + ".err")
-        let launched = Date()
-        defer {
-            // It stops by itself once it has read the feed; umockdev-run cleans up after it then.
-            let deadline = Date().addingTimeInterval(Double(feedSeconds) + 10)
+        let reader = try Readdev(device: device, script: script, scans: scans, log: log)
+        defer { reader.finish() }
+        usleep(UInt32(max(0, settle - Date().timeIntervalSince(reader.launched)) * 1e6))
+        let start = DaemonWindow.Reading(pid: reader.pid)
+        usleep(UInt32(window * 1e6))
+        return DaemonWindow(from: start, to: DaemonWindow.Reading(pid: reader.pid))
+    }
+
+    /// `iio_readdev -b burst` reading the paced feed below a `umockdev-run` of its own; `pid` is
+    /// the reader below it. It stops by itself once it has read the feed.
+    final class Readdev {
+        let group: ChildProcess
+        let pid: pid_t
+        let launched: Date
+        private var finished = false
+
+        init(device: String, script: String, scans: Int, log: String) throws {
+            group = try IIOBenchmark.spawn(
+                IIOBenchmark.umockdevRun(device: device, script: script, seconds: 120)
+                    + ["/usr/bin/iio_readdev", "-s", String(scans), "-b", String(IIOWakeupBenchmark.burst), "iio:device0"],
+                stdout: "/dev/null", stderr: log + ".err")
+            launched = Date()
+            var found: pid_t?
+            for _ in 0..<500 where found == nil {
+                found = Run.descendant(of: group.pid, named: "iio_readdev")
+                if found == nil { usleep(10_000) }
+            }
+            guard let found else {
+                kill(-group.pid, SIGKILL)
+                group.wait()
+                throw IIOBenchmark.BenchError("no iio_readdev below umockdev-run; see \(log).err")
+            }
+            pid = found
+        }
+
+        /// Waits for the feed to be read (umockdev-run cleans up after it then), then ends the
+        /// group; once.
+        func finish() {
+            guard !finished else { return }
+            finished = true
+            let deadline = launched.addingTimeInterval(Double(feedSeconds) + 10)
             while group.isRunning && Date() < deadline { usleep(50_000) }
             kill(-group.pid, SIGKILL)
             group.wait()
         }
-        var readdev: pid_t?
-        for _ in 0..<500 where readdev == nil {
-            readdev = Run.descendant(of: group.pid, named: "iio_readdev")
-            if readdev == nil { usleep(10_000) }
-        }
-        guard let readdev else { throw IIOBenchmark.BenchError("no iio_readdev below umockdev-run; see \(log).err") }
-        usleep(UInt32(max(0, settle - Date().timeIntervalSince(launched)) * 1e6))
-        let start = DaemonWindow.Reading(pid: readdev)
-        usleep(UInt32(window * 1e6))
-        return DaemonWindow(from: start, to: DaemonWindow.Reading(pid: readdev))
     }
 
     /// Accelerometer samples the app can fetch now (hold 0).
