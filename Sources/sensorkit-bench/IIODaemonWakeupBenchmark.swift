@@ -201,17 +201,8 @@ enum IIODaemonWakeupBenchmark {
                     + ["/usr/bin/iio_readdev", "-s", String(scans), "-b", String(IIOWakeupBenchmark.burst), "iio:device0"],
                 stdout: "/dev/null", stderr: log + ".err")
             launched = Date()
-            var found: pid_t?
-            for _ in 0..<500 where found == nil {
-                found = Run.descendant(of: group.pid, named: "iio_readdev")
-                if found == nil { usleep(10_000) }
-            }
-            guard let found else {
-                kill(-group.pid, SIGKILL)
-                group.wait()
-                throw IIOBenchmark.BenchError("no iio_readdev below umockdev-run; see \(log).err")
-            }
-            pid = found
+            pid = try Run.descendant(
+                of: group, named: "iio_readdev", within: 5, missing: "no iio_readdev below umockdev-run; see \(log).err")
         }
 
         /// Waits for the feed to be read (umockdev-run cleans up after it then), then ends the
@@ -285,17 +276,9 @@ enum IIODaemonWakeupBenchmark {
             defer { unsetenv("NOTIFY_SOCKET") }
             group = try IIOBenchmark.spawn(
                 wrapper + [sensorkitd] + rig.daemonArguments, stdout: log + ".log", stderr: log + ".log.err")
-            var found: pid_t?
-            for _ in 0..<200 where found == nil {
-                found = Self.descendant(of: group.pid, named: "sensorkitd")
-                if found == nil { usleep(10_000) }
-            }
-            guard let found else {
-                kill(-group.pid, SIGKILL)
-                group.wait()
-                throw IIOBenchmark.BenchError("no sensorkitd below \(wrapper.first ?? "?"); see \(log).log.err")
-            }
-            daemon = found
+            daemon = try Self.descendant(
+                of: group, named: "sensorkitd", within: 2,
+                missing: "no sensorkitd below \(wrapper.first ?? "?"); see \(log).log.err")
         }
 
         func ready(seconds: Double) -> Bool { listener.waitFor("READY=1", seconds: seconds) }
@@ -307,6 +290,20 @@ enum IIODaemonWakeupBenchmark {
             while group.isRunning && Date() < deadline { usleep(10_000) }
             kill(-group.pid, SIGKILL)
             group.wait()
+        }
+
+        /// The process named `name` below `group`, looked for every 10 ms for `seconds`; when it
+        /// does not appear, the group is killed and `missing` thrown.
+        static func descendant(of group: ChildProcess, named name: String, within seconds: Double, missing: String) throws
+            -> pid_t
+        {
+            for _ in 0..<max(1, Int(seconds * 100)) {
+                if let found = descendant(of: group.pid, named: name) { return found }
+                usleep(10_000)
+            }
+            kill(-group.pid, SIGKILL)
+            group.wait()
+            throw IIOBenchmark.BenchError(missing)
         }
 
         /// The first process named `name` whose parent chain reaches `root`, from /proc/*/stat.
