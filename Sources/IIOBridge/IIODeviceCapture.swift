@@ -120,9 +120,10 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         for channel in consumer.channels {
             precondition(plan.layout.slot(for: channel) != nil, "\(channel) is not in \(description.deviceName)'s capture plan")
         }
+        // Counted before the moment below is taken (`joining`), until the fan-out adopted it.
+        joining.add(1, ordering: .sequentiallyConsistent)
         // The moment of asking, not of joining: a sibling stream may have started the buffer and
         // read scans while this subscription waited for the control queue and the reading lock.
-        joining.add(1, ordering: .sequentiallyConsistent)
         var asked = consumer
         if asked.since == nil { asked.since = clock.boottimeNanoseconds() }
         let consumer = asked

@@ -178,9 +178,9 @@ final class HandOverJournal {
         }
         let bodyCount = fixedBodySize + record.bytes.count
         buffer.reserveCapacity(buffer.count + prefixSize + bodyCount)
-        let header = buffer.count
         append(magic)
         append(UInt32(bodyCount))
+        let checksumAt = buffer.count
         append(UInt32(0))  // the checksum, below
         append(UInt32(0))  // reserved
         let body = buffer.count
@@ -191,7 +191,7 @@ final class HandOverJournal {
         buffer.append(contentsOf: record.bytes)
         buffer.withUnsafeMutableBytes { all in
             let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[body...]))
-            all.storeBytes(of: checksum.littleEndian, toByteOffset: header + 8, as: UInt32.self)
+            all.storeBytes(of: checksum.littleEndian, toByteOffset: checksumAt, as: UInt32.self)
         }
     }
 
