@@ -29,16 +29,15 @@ import Synchronization
 /// driver registers no trigger without an interrupt line, e.g. mxc4005) is reported once to
 /// `onEnableFailure`, which has the chip polled instead (docs/iio.md §4 "Errors").
 public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
-    // @unchecked: `subscribers`, `running`, `retired` are touched only on `controlQueue`;
-    // `reader`, `loop`, `fanOut`, `mapping`, `values`, `stamps`, `sensorTimes`,
-    // `failuresWithoutData` and `sawScans` only holding `reading`. Each method asserts which.
+    // @unchecked: `subscribers`, `running`, `retired` are touched only on `controlQueue` (each
+    // method asserts it); the reading side is reached only through `reading`.
 
     public let sysfs: IIOSysfsDevice
     public let devnode: String
     public let description: IIODeviceDescription
     public let plan: DeviceCapturePlan
     public let controlQueue: DispatchQueue
-    private let reading = ConfinementLock()
+    private let reading: ConfinementLock<ReadingSide>
     private let clock: any SystemClock
     private let pairing: ClockPairing
     private let log: Journal
@@ -71,20 +70,25 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     private var running = false
     private var retired = false
 
-    // reading
-    private var reader: IIOScanReader?
-    private var loop: ReadinessLoop?
-    private var fanOut: ScanFanOut
-    private var mapping: TimestampMapping = .boottime
+    /// What the reading thread shares with the control side: reached only holding `reading`, as
+    /// an `inout` the compiler checks (a class's stored `var`s would be checked at run time, at
+    /// every touch of every wake: `ConfinementLock`).
+    private struct ReadingSide {
+        var reader: IIOScanReader?
+        var loop: ReadinessLoop?
+        var fanOut: ScanFanOut
+        var mapping: TimestampMapping = .boottime
+        var values: [Int64] = []
+        var stamps: [Int64] = []
+        var sensorTimes: [Int64] = []
+        var failuresWithoutData = 0
+        /// A scan arrived since the buffer was (re)enabled.
+        var sawScans = false
+    }
+
     /// Runs a wake's deliveries as one hand-over into the store (`SourceRegistry.handingOver`).
     private let handOver: @Sendable (() -> Void) -> Void
     private let decoder: ScanDecoder
-    private var values: [Int64] = []
-    private var stamps: [Int64] = []
-    private var sensorTimes: [Int64] = []
-    private var failuresWithoutData = 0
-    /// A scan arrived since the buffer was (re)enabled.
-    private var sawScans = false
 
     public init(
         sysfs: IIOSysfsDevice, devnode: String, description: IIODeviceDescription, plan: DeviceCapturePlan,
@@ -108,9 +112,11 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         self.restartDelay = restartDelay
         decoder = ScanDecoder(layout: plan.layout)
         // With a hold, batches whose streams stage their samples may span the store's fold pace.
-        fanOut = ScanFanOut(
-            plan: plan, boot: clock.bootID, stagedSpan: deliveryHold > 0 ? SampleBatcher.stagedSpan : nil,
-            collectsDeliveries: true)
+        reading = ConfinementLock(
+            ReadingSide(
+                fanOut: ScanFanOut(
+                    plan: plan, boot: clock.bootID, stagedSpan: deliveryHold > 0 ? SampleBatcher.stagedSpan : nil,
+                    collectsDeliveries: true)))
         estimatedPeriod = plan.rates.values.compactMap(\.period).min()
     }
 
@@ -132,9 +138,9 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
             guard !retired else { return }
             subscribers[consumer.id] = consumer
             if running {
-                reading.withLock {
-                    fanOut.adopt([consumer])
-                    fanOut.deliverCollected()
+                reading.withLock { side in
+                    side.fanOut.adopt([consumer])
+                    side.fanOut.deliverCollected()
                 }
             } else {
                 start()
@@ -146,18 +152,18 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     /// holds is handed over before this returns (the pipeline drops events that arrive after its
     /// stop); the rest returns at once.
     public func unsubscribe(_ id: ObjectIdentifier) {
-        reading.withLock {
-            fanOut.deliverPending(of: id)
-            fanOut.deliverCollected()
+        reading.withLock { side in
+            side.fanOut.deliverPending(of: id)
+            side.fanOut.deliverCollected()
         }
         controlQueue.async { [self] in
             guard subscribers.removeValue(forKey: id) != nil, running else { return }
             if subscribers.isEmpty {
                 stop(disableBuffer: true)
             } else {
-                reading.withLock {
-                    fanOut.remove(id)
-                    fanOut.deliverCollected()
+                reading.withLock { side in
+                    side.fanOut.remove(id)
+                    side.fanOut.deliverCollected()
                 }
             }
         }
@@ -175,13 +181,13 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     }
 
     /// How many scans are kept for streams that join late (tests).
-    var keptScanCount: Int { reading.withLock { fanOut.recent.count } }
+    var keptScanCount: Int { reading.withLock { $0.fanOut.recent.count } }
 
     /// Waits until everything queued so far on the control queue has run and the reading thread
     /// is between wakes (tests, shutdown).
     public func settle() {
         controlQueue.sync {}
-        reading.withLock {}
+        reading.withLock { _ in }
     }
 
     // MARK: Control queue
@@ -223,7 +229,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         setStatus(.waiting("buffer enabled, no scan yet"))
         running = true
         let everyone = Array(subscribers.values)
-        reading.withLock { beginReading(reader, mapping: mapping, consumers: everyone) }
+        reading.withLock { beginReading(reader, mapping: mapping, consumers: everyone, &$0) }
     }
 
     /// Stop reading (the thread leaves and closes the fd; every stream gets what it holds), then
@@ -232,15 +238,15 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         dispatchPrecondition(condition: .onQueue(controlQueue))
         running = false
         if !keepConsumers { setStatus(.idle) }
-        let loop = reading.withLock { () -> ReadinessLoop? in
-            defer { self.loop = nil }
-            return self.loop
+        let loop = reading.withLock { side -> ReadinessLoop? in
+            defer { side.loop = nil }
+            return side.loop
         }
         loop?.stop()  // not holding `reading`: the thread may be waiting for it
-        reading.withLock {
-            reader = nil
-            if keepConsumers { fanOut.deliverAll() } else { fanOut.removeAll() }
-            fanOut.deliverCollected()
+        reading.withLock { side in
+            side.reader = nil
+            if keepConsumers { side.fanOut.deliverAll() } else { side.fanOut.removeAll() }
+            side.fanOut.deliverCollected()
         }
         guard disableBuffer else { return }
         let failures = BufferedCapture.disable(plan.plan, on: sysfs, device: description)
@@ -267,24 +273,28 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
 
     // MARK: Holding `reading`
 
-    private func beginReading(_ reader: IIOScanReader, mapping: TimestampMapping, consumers everyone: [ScanConsumer]) {
-        reading.assertHeld()
-        self.reader = reader
-        self.mapping = mapping
-        sawScans = false
-        fanOut.keepOnly(Set(everyone.map(\.id)))
-        fanOut.adopt(everyone)
-        fanOut.deliverCollected()
+    private func beginReading(
+        _ reader: IIOScanReader, mapping: TimestampMapping, consumers everyone: [ScanConsumer], _ side: inout ReadingSide
+    ) {
+        side.reader = reader
+        side.mapping = mapping
+        side.sawScans = false
+        side.fanOut.keepOnly(Set(everyone.map(\.id)))
+        side.fanOut.adopt(everyone)
+        side.fanOut.deliverCollected()
+        // Held weakly (a capture that goes stops its thread at the next wake), in a `let`: a
+        // `[weak self]` capture is a variable, checked for exclusive access at every wake.
+        weak let capture = self
         do throws(SystemError) {
-            loop = try ReadinessLoop(
+            side.loop = try ReadinessLoop(
                 name: "iio \(description.deviceName)", fileDescriptor: reader.fileDescriptor,
-                body: { [weak self] wake in self?.woke(wake) ?? .stop },
-                onExit: { [reading] in reading.withLock { reader.close() } })
+                body: { wake in capture?.woke(wake) ?? .stop },
+                onExit: { [reading, descriptor = reader.descriptor] in reading.withLock { _ in descriptor.close() } })
         } catch {
             log.error(
                 "\(description.deviceName) (\(description.name)): cannot start its reading thread: \(error); not recording it")
             setStatus(.failed("\(error)"))
-            self.reader = nil
+            side.reader = nil
             reader.close()
         }
     }
@@ -298,39 +308,37 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
     /// first, so a stream's events keep their order, and the store's drain after the hand-over
     /// runs without the lock.
     private func woke(_ wake: ReadinessLoop.Wake) -> ReadinessLoop.Next {
-        let (next, delivered) = reading.withLock { () -> (ReadinessLoop.Next, Bool) in
+        let (next, delivered) = reading.withLock { side -> (ReadinessLoop.Next, Bool) in
             let next: ReadinessLoop.Next
             switch wake {
             case .readable:
-                next = readable()
+                next = readable(&side)
             case .deadline:
-                next = .wait(nanoseconds: fanOut.deliverDue(at: clock.boottimeNanoseconds(), hold: deliveryHold))
+                next = .wait(nanoseconds: side.fanOut.deliverDue(at: clock.boottimeNanoseconds(), hold: deliveryHold))
             case let .failed(error):
-                readFailed(error)
+                readFailed(error, &side)
                 next = .stop
             }
-            return (next, fanOut.hasCollected)
+            return (next, side.fanOut.hasCollected)
         }
         if delivered {
-            handOver { reading.withLock { fanOut.deliverCollected() } }
+            handOver { reading.withLock { $0.fanOut.deliverCollected() } }
         }
         return next
     }
 
     /// The fd is readable: drain, stamp, split per stream, hand over what is due. Returns how
     /// long the loop may sleep before a held batch falls due.
-    private func readable() -> ReadinessLoop.Next {
-        reading.assertHeld()
-        guard let reader else { return .stop }
-        // The buffers are moved into locals for the drain: the closure runs once per scan, and
-        // each touch of a property of this class would be an exclusivity check at run time.
+    private func readable(_ side: inout ReadingSide) -> ReadinessLoop.Next {
+        guard side.reader != nil else { return .stop }
+        // The buffers are moved into locals for the drain, whose closure runs once per scan.
         // `values` keeps the size of the largest read so far (only the first `stamps.count` scans'
         // values are this read's): each scan is decoded straight into its slots, with no append
         // (a uniqueness and a capacity check) per value.
         var values: [Int64] = []
         var stamps: [Int64] = []
-        swap(&values, &self.values)
-        swap(&stamps, &self.stamps)
+        swap(&values, &side.values)
+        swap(&stamps, &side.stamps)
         stamps.removeAll(keepingCapacity: true)
         var failure: SystemError?
         var endOfFile = false
@@ -338,7 +346,7 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         let width = plan.layout.valueCount
         var used = 0
         do throws(SystemError) {
-            endOfFile = try reader.drain { scan in
+            endOfFile = try side.reader!.drain { scan in
                 let start = used
                 used += width
                 if values.count < used { values.append(contentsOf: repeatElement(0, count: max(width, values.count))) }
@@ -350,13 +358,13 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
         } catch {
             failure = error
         }
-        swap(&values, &self.values)
-        swap(&stamps, &self.stamps)
+        swap(&values, &side.values)
+        swap(&stamps, &side.stamps)
         let receive = clock.boottimeNanoseconds()
-        fanOut.keepsRecent = joining.load(ordering: .sequentiallyConsistent) > 0
-        distribute(receivedAt: receive)
+        side.fanOut.keepsRecent = joining.load(ordering: .sequentiallyConsistent) > 0
+        distribute(receivedAt: receive, &side)
         if let failure {
-            readFailed(failure)
+            readFailed(failure, &side)
             return .stop
         }
         if endOfFile {
@@ -364,57 +372,57 @@ public final class IIODeviceCapture: ScanCapture, @unchecked Sendable {
                 "\(description.deviceName): \(devnode) reached end of file (a regular file or a closed mock, not a kernel buffer); no more scans"
             )
             setStatus(.failed("\(devnode) reached end of file"))
-            self.reader = nil
-            fanOut.deliverAll()
+            side.reader = nil
+            side.fanOut.deliverAll()
             return .stop
         }
-        return .wait(nanoseconds: fanOut.deliverDue(at: receive, hold: deliveryHold))
+        return .wait(nanoseconds: side.fanOut.deliverDue(at: receive, hold: deliveryHold))
     }
 
     /// Stamps the drained scans (`TimestampMapping`) and hands them to every stream.
-    private func distribute(receivedAt receive: Int64) {
-        let count = stamps.count
+    private func distribute(receivedAt receive: Int64, _ side: inout ReadingSide) {
+        let count = side.stamps.count
         guard count > 0 else { return }
-        if !sawScans {
-            sawScans = true
+        if !side.sawScans {
+            side.sawScans = true
             setStatus(.recording)
         }
-        failuresWithoutData = 0
-        sensorTimes.removeAll(keepingCapacity: true)
-        switch mapping {
+        side.failuresWithoutData = 0
+        side.sensorTimes.removeAll(keepingCapacity: true)
+        switch side.mapping {
         case .boottime:
-            sensorTimes.append(contentsOf: stamps)
+            side.sensorTimes.append(contentsOf: side.stamps)
         case let .mapped(clock):
             let offset = pairing.boottimeOffset(of: clock)
-            for stamp in stamps { sensorTimes.append(stamp &+ offset) }
+            for stamp in side.stamps { side.sensorTimes.append(stamp &+ offset) }
         case .estimated:
             let period = estimatedPeriod ?? 0
             for scan in 0..<count {
-                sensorTimes.append(receive.subtractingSaturating(Int64(count - 1 - scan).multipliedSaturating(by: period)))
+                side.sensorTimes.append(
+                    receive.subtractingSaturating(Int64(count - 1 - scan).multipliedSaturating(by: period)))
             }
         }
-        let dropped = fanOut.distribute(values: values, sensorTimes: sensorTimes, receivedAt: receive)
+        let dropped = side.fanOut.distribute(values: side.values, sensorTimes: side.sensorTimes, receivedAt: receive)
         if dropped > 0 {
             log.warning(
-                "\(description.deviceName): \(dropped) of \(count) scans had an impossible timestamp and were dropped (\(fanOut.implausibleScans) in all); recorded as a gap"
+                "\(description.deviceName): \(dropped) of \(count) scans had an impossible timestamp and were dropped (\(side.fanOut.implausibleScans) in all); recorded as a gap"
             )
         }
     }
 
     /// Reading stops (the loop's thread leaves and closes the fd); what the streams hold goes out.
-    private func readFailed(_ error: SystemError) {
-        reading.assertHeld()
-        reader = nil
-        fanOut.deliverAll()
+    private func readFailed(_ error: SystemError, _ side: inout ReadingSide) {
+        side.reader = nil
+        side.fanOut.deliverAll()
         let name = "\(description.deviceName) (\(description.name))"
         if error.errno == ENODEV {
             log.warning("\(name): \(error): the device is gone; no more scans until it is added again")
             setStatus(.waiting("the device is gone (\(error))"))
             return
         }
-        failuresWithoutData += 1
-        fanOut.interrupt("read failed: \(error)")
-        guard failuresWithoutData <= 3 else {
+        side.failuresWithoutData += 1
+        side.fanOut.interrupt("read failed: \(error)")
+        guard side.failuresWithoutData <= 3 else {
             log.error("\(name): \(error) again; giving up until recording restarts")
             setStatus(.failed("\(error), four times in a row"))
             return

@@ -1,35 +1,53 @@
 import Glibc
 import SensorSystem
+import Synchronization
 
 /// Reads scans from `/dev/iio:deviceN` without ever blocking: the fd is opened `O_NONBLOCK`,
 /// every `read` goes through `nonBlockingSyscall` (EAGAIN is "nothing more now", not an error),
 /// and bytes are cut into whole scans by a `ScanAssembler`, so partial reads (umockdev's PTY)
 /// work as well as the kernel's whole-scan reads.
 ///
-/// Meant to be driven by a `ReadinessLoop` running `drain` when the fd is readable; confined to
-/// its owner (`IIODeviceCapture` holds it under its reading lock).
+/// Meant to be driven by a `ReadinessLoop` running `drain` when the fd is readable. A value, so
+/// that its owner keeps it in state reached as an `inout` (`IIODeviceCapture` keeps it in its
+/// reading lock's state), where the compiler checks each touch instead of the runtime; the open fd
+/// is a `Descriptor` object that copies share, closed once by whoever ends reading and, should
+/// nobody, when the last copy goes.
 /// The kernel drops **new** scans when its FIFO is full (docs/iio.md §12.5), so a reader that falls
 /// behind loses data it cannot see here; the caller detects that from timestamp gaps.
-public final class IIOScanReader: @unchecked Sendable {
-    // @unchecked: the fd, assembler and buffer are touched only by the owner, one thread at a time.
+public struct IIOScanReader: Sendable {
+    /// The open fd: closed once (`close()`), or when nothing refers to it any more.
+    public final class Descriptor: Sendable {
+        public let number: Int32
+        private let closed = Atomic<Bool>(false)
+
+        init(_ number: Int32) { self.number = number }
+
+        deinit { close() }
+
+        /// Closes the fd (`close`); once, whoever asks first.
+        public func close() {
+            guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            SystemCalls.close(number)
+        }
+
+        var isClosed: Bool { closed.load(ordering: .acquiring) }
+    }
+
     public let layout: ScanLayout
-    public let fileDescriptor: Int32
+    public let descriptor: Descriptor
     private var assembler: ScanAssembler
     private var buffer: [UInt8]
-    private var isClosed = false
+
+    public var fileDescriptor: Int32 { descriptor.number }
 
     /// Opens `devnode` (`open(O_RDONLY|O_NONBLOCK|O_CLOEXEC)`; does not block) for scans of
     /// `layout`. `readSize` bytes are read per call (rounded up to whole scans).
     public init(devnode: String, layout: ScanLayout, readSize: Int = 16_384) throws(SystemError) {
         self.layout = layout
-        fileDescriptor = try SystemCalls.open(devnode, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        descriptor = Descriptor(try SystemCalls.open(devnode, O_RDONLY | O_NONBLOCK | O_CLOEXEC))
         assembler = ScanAssembler(scanBytes: layout.scanBytes)
         let scans = max(1, (readSize + layout.scanBytes - 1) / layout.scanBytes)
         buffer = [UInt8](repeating: 0, count: scans * layout.scanBytes)
-    }
-
-    deinit {
-        if !isClosed { SystemCalls.close(fileDescriptor) }
     }
 
     /// What one `drain` did.
@@ -47,8 +65,8 @@ public final class IIOScanReader: @unchecked Sendable {
     /// (so one busy device cannot starve its queue), calling `body` with each whole scan in stream
     /// order.
     /// Throws on real errors (ENODEV when the device is unplugged).
-    public func drain(maxReads: Int = 64, _ body: (UnsafeRawBufferPointer) -> Void) throws(SystemError) -> Drained {
-        precondition(!isClosed, "drain after close")
+    public mutating func drain(maxReads: Int = 64, _ body: (UnsafeRawBufferPointer) -> Void) throws(SystemError) -> Drained {
+        precondition(!descriptor.isClosed, "drain after close")
         var drained = Drained(bytes: 0, scans: 0, endOfFile: false)
         for _ in 0..<maxReads {
             let fd = fileDescriptor
@@ -85,10 +103,6 @@ public final class IIOScanReader: @unchecked Sendable {
     }
 
     /// Closes the fd (`close`), once nothing reads it any more (the reading thread closes it as it
-    /// leaves: `ReadinessLoop`'s `onExit`).
-    public func close() {
-        guard !isClosed else { return }
-        isClosed = true
-        SystemCalls.close(fileDescriptor)
-    }
+    /// leaves: `ReadinessLoop`'s `onExit`). Every copy's fd is the same one.
+    public func close() { descriptor.close() }
 }

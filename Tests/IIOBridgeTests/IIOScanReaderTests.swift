@@ -27,7 +27,8 @@ import Testing
         defer { unlink(fifo) }
         let layout = try Self.layout()
         let queue = DispatchQueue(label: "iio-reader-test")
-        let reader = try IIOScanReader(devnode: fifo, layout: layout, readSize: 100)
+        // Confined to the queue, which runs the handler and the checks after it.
+        nonisolated(unsafe) var reader = try IIOScanReader(devnode: fifo, layout: layout, readSize: 100)
         let writer = open(fifo, O_WRONLY | O_CLOEXEC)
         #expect(writer >= 0)
         defer { close(writer) }
@@ -72,7 +73,7 @@ import Testing
     @Test func emptyFifoWouldBlockAndClosedWriterIsEndOfFile() throws {
         defer { unlink(fifo) }
         let queue = DispatchQueue(label: "iio-reader-test-2")
-        let reader = try IIOScanReader(devnode: fifo, layout: try Self.layout())
+        var reader = try IIOScanReader(devnode: fifo, layout: try Self.layout())
         let writer = open(fifo, O_WRONLY | O_CLOEXEC)
         queue.sync {
             // Writer open, nothing written: EAGAIN is "nothing now", not an error, and not EOF.
@@ -85,6 +86,31 @@ import Testing
             #expect((try? reader.drain { _ in })?.endOfFile == true)
             reader.close()
         }
+    }
+
+    @Test func copiesShareOneFdClosedOnceWhoeverClosesIt() throws {
+        defer { unlink(fifo) }
+        let reader = try IIOScanReader(devnode: fifo, layout: try Self.layout())
+        var copy = reader
+        let writer = open(fifo, O_WRONLY | O_CLOEXEC)
+        defer { close(writer) }
+        #expect(copy.fileDescriptor == reader.fileDescriptor)
+        #expect((try? copy.drain { _ in }) == .init(bytes: 0, scans: 0, endOfFile: false))
+        #expect(!reader.descriptor.isClosed)
+        reader.close()
+        #expect(copy.descriptor.isClosed)
+        copy.close()  // a second close does nothing (the number may be someone else's by now)
+    }
+
+    @Test func theFdClosesWhenTheLastCopyGoes() throws {
+        defer { unlink(fifo) }
+        weak var descriptor: IIOScanReader.Descriptor?
+        do {
+            let reader = try IIOScanReader(devnode: fifo, layout: try Self.layout())
+            descriptor = reader.descriptor
+            #expect(descriptor?.isClosed == false)
+        }
+        #expect(descriptor == nil)
     }
 
     @Test func missingDeviceNodeIsAnError() throws {
