@@ -37,9 +37,9 @@ demo: deps
 SECTIONS ?=
 bench: deps
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkit-bench
-	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkitd  # the daemon section starts the real one
+	$(STATIC_BUILD) --product sensorkitd  # the sections that start a daemon start it as installed
 	$(SWIFT) build -c release $(SWIFT_FLAGS) --product sensorkit-wearable  # live (BLE) and ble-bluez feed from it
-	.build/release/sensorkit-bench $(SECTIONS)
+	SENSORKIT_BENCH_DAEMON=.build/static/release/sensorkitd .build/release/sensorkit-bench $(SECTIONS)
 
 # Each parser's libFuzzer target for a bounded time (FUZZ_SECONDS per target); crashes become tests.
 fuzz: deps

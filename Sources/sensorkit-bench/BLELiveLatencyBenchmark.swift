@@ -34,7 +34,7 @@ enum BLELiveLatencyBenchmark {
             "\n== live (BLE): a wearable's sample from the daemon's receipt of its notification to a live subscriber, real sensorkitd, emulated H10 (issue 30) =="
         )
         let folder = (CommandLine.arguments[0] as NSString).deletingLastPathComponent
-        let sensorkitd = folder + "/sensorkitd"
+        let sensorkitd = DaemonUnderTest.path
         let wearable = folder + "/sensorkit-wearable"
         for tool in ["/usr/bin/timeout", sensorkitd, wearable] where !FileManager.default.isExecutableFile(atPath: tool) {
             print("  skipped: \(tool) is missing (make bench builds sensorkitd and sensorkit-wearable; Debian coreutils)")

@@ -22,8 +22,7 @@ enum DaemonBenchmark {
 
     static func run() throws {
         print("\n== daemon")
-        let products = (CommandLine.arguments[0] as NSString).deletingLastPathComponent
-        let sensorkitd = products + "/sensorkitd"
+        let sensorkitd = DaemonUnderTest.path
         guard FileManager.default.isExecutableFile(atPath: sensorkitd) else {
             print("skipped: no \(sensorkitd) (make bench builds it; by hand: swift build -c release --product sensorkitd)")
             return

@@ -32,7 +32,7 @@ enum IIODaemonWakeupBenchmark {
     /// `anchor`: `iio_readdev`'s figures by the difference of a long and a short run, printed
     /// beside the anchor measured alike (nil when run alone: `iio-daemon`).
     static func run(workdir: String, device: String, anchor: (wakeups: Double, cpu: Double)?) throws {
-        let sensorkitd = (CommandLine.arguments[0] as NSString).deletingLastPathComponent + "/sensorkitd"
+        let sensorkitd = DaemonUnderTest.path
         guard FileManager.default.isExecutableFile(atPath: sensorkitd) else {
             print(
                 "  whole daemon: skipped, no \(sensorkitd) (make bench builds it; by hand: swift build -c release --product sensorkitd)"
@@ -132,6 +132,7 @@ enum IIODaemonWakeupBenchmark {
                 + "CPU from the process's CPU clock, every thread, ended ones included; wake-ups from /proc, every thread"
                 + (busy.ended > 0 ? " but the \(busy.ended) that ended in the window" : "") + ")"
         )
+        print("  (sensorkitd: \(sensorkitd))")
         print("  (sensorkitd's system bus: a private dbus-daemon with python-dbusmock's logind on it, as a tablet has one)")
         // The target's ratio is the one beside: the two in the same seconds of the same machine.
         let cpuRatio = cpuPerScan / max(1e-12, besidePerScan)

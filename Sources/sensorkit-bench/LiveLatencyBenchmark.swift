@@ -21,7 +21,7 @@ enum LiveLatencyBenchmark {
 
     static func run() throws {
         print("\n== live: a sample from the device read to a live subscriber, real sensorkitd, umockdev-fed (issue 30) ==")
-        let sensorkitd = (CommandLine.arguments[0] as NSString).deletingLastPathComponent + "/sensorkitd"
+        let sensorkitd = DaemonUnderTest.path
         for tool in ["/usr/bin/umockdev-run", "/usr/bin/timeout", sensorkitd]
         where !FileManager.default.isExecutableFile(atPath: tool) {
             print("  skipped: \(tool) is missing (make bench builds sensorkitd; Debian umockdev, coreutils)")
